@@ -1,0 +1,27 @@
+package dev.privagg.privacy;
+
+/**
+ * Turns a privacy ledger into an (epsilon, delta) guarantee. Implementations are pure functions of
+ * the ledger and their own immutable parameters.
+ */
+public interface Accountant {
+  /** Name used in ledgers, job specs and the CLI: {@code rdp}, {@code advanced}, {@code basic}. */
+  String name();
+
+  /** The smallest epsilon this accountant can prove for {@code ledger} at {@code delta}. */
+  PrivacySpent epsilon(PrivacyLedger ledger, double delta);
+
+  /** The smallest delta this accountant can prove for {@code ledger} at {@code epsilon}. */
+  double delta(PrivacyLedger ledger, double epsilon);
+
+  /** The accountant with the given name and default parameters. */
+  static Accountant named(String name) {
+    return switch (name) {
+      case "rdp" -> RdpAccountant.withDefaultOrders();
+      case "advanced" -> new AdvancedCompositionAccountant();
+      case "basic" -> new BasicCompositionAccountant();
+      default -> throw new IllegalArgumentException(
+          "accountant must be one of rdp, advanced, basic, was '" + name + "'");
+    };
+  }
+}

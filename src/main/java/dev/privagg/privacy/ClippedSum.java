@@ -1,0 +1,150 @@
+package dev.privagg.privacy;
+
+import java.util.Arrays;
+
+/**
+ * Running sum of clipped client updates in exact fixed-point arithmetic.
+ *
+ * <p>Each clipped value v (|v| <= C, since the clipped update has L2 norm <= C) is stored as the
+ * integer trunc(v * 2^40 / C). Truncation toward zero never increases a magnitude, so the
+ * quantised update still has L2 norm <= C and the sensitivity of the sum stays C. Integer addition
+ * is associative and commutative, so the sum is bit-identical whatever order updates arrive in:
+ * a round recomputed after a failure gives the same sum (DESIGN, Reliability). Up to 2^22
+ * contributions fit in a long without overflow; the quantum C * 2^-40 is far below float32
+ * resolution.
+ *
+ * <p>Memory is one long per model coordinate, independent of how many updates were added.
+ */
+public final class ClippedSum {
+  /** Fixed-point scale: one unit is {@code clipNorm * 2^-FRACTION_BITS}. */
+  static final int FRACTION_BITS = 40;
+
+  /** |sum| <= count * 2^40 < 2^63 as long as count <= 2^22. */
+  public static final long MAX_CONTRIBUTIONS = 1L << 22;
+
+  private final ClippingPolicy policy;
+  private final int[] tensorSizes;
+  private final int[] offsets;
+  private final long[] units;
+  private final double unitsPerValue;
+  private long contributions;
+
+  /** An empty sum for updates with the given tensor sizes, clipped by {@code policy}. */
+  public ClippedSum(ClippingPolicy policy, int[] tensorSizes) {
+    if (policy == null) {
+      throw new IllegalArgumentException("policy must be set, was null");
+    }
+    this.policy = policy;
+    this.tensorSizes = tensorSizes.clone();
+    this.offsets = new int[tensorSizes.length];
+    long dimension = 0;
+    for (int t = 0; t < tensorSizes.length; t++) {
+      if (tensorSizes[t] < 1) {
+        throw new IllegalArgumentException(
+            "tensor sizes must be >= 1, was " + tensorSizes[t] + " for tensor " + t);
+      }
+      offsets[t] = (int) dimension;
+      dimension += tensorSizes[t];
+    }
+    if (dimension > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("model dimension must fit an array, was " + dimension);
+    }
+    this.units = new long[(int) dimension];
+    this.unitsPerValue = Math.scalb(1.0, FRACTION_BITS) / policy.clipNorm();
+  }
+
+  /**
+   * Clips {@code tensors} and adds them to the sum.
+   *
+   * @return what clipping did (pre-clip norm, whether it clipped)
+   * @throws NonFiniteUpdateException if the update holds NaN or infinity; the sum is unchanged
+   * @throws IllegalArgumentException if the tensor sizes differ from this sum's
+   */
+  public ClipResult add(float[][] tensors) {
+    checkShape(tensors);
+    if (contributions >= MAX_CONTRIBUTIONS) {
+      throw new IllegalStateException(
+          "a round holds at most " + MAX_CONTRIBUTIONS + " contributions");
+    }
+    ClipResult result = policy.clip(tensors);
+    for (int t = 0; t < tensors.length; t++) {
+      accumulate(tensors[t], result.scale(t) * unitsPerValue, offsets[t]);
+    }
+    contributions++;
+    return result;
+  }
+
+  private void accumulate(float[] values, double factor, int offset) {
+    long[] target = units;
+    for (int i = 0; i < values.length; i++) {
+      target[offset + i] += (long) (values[i] * factor); // cast truncates toward zero
+    }
+  }
+
+  /** Adds another sum of the same shape and policy (for parallel partial sums). */
+  public void addAll(ClippedSum other) {
+    if (!Arrays.equals(tensorSizes, other.tensorSizes)
+        || other.policy.clipNorm() != policy.clipNorm()) {
+      throw new IllegalArgumentException("sums of different shape or clipNorm cannot be merged");
+    }
+    if (contributions + other.contributions > MAX_CONTRIBUTIONS) {
+      throw new IllegalStateException(
+          "a round holds at most " + MAX_CONTRIBUTIONS + " contributions");
+    }
+    for (int i = 0; i < units.length; i++) {
+      units[i] += other.units[i];
+    }
+    contributions += other.contributions;
+  }
+
+  /** Number of updates added. Sensitive: never publish it with a model. */
+  public long contributions() {
+    return contributions;
+  }
+
+  /** Total number of coordinates. */
+  public int dimension() {
+    return units.length;
+  }
+
+  /** The sum as doubles, one per coordinate, in tensor order. */
+  public double[] toDoubles() {
+    double valuePerUnit = policy.clipNorm() * Math.scalb(1.0, -FRACTION_BITS);
+    double[] out = new double[units.length];
+    for (int i = 0; i < units.length; i++) {
+      out[i] = units[i] * valuePerUnit;
+    }
+    return out;
+  }
+
+  /** The raw fixed-point units (a copy), for checkpointing. */
+  public long[] units() {
+    return units.clone();
+  }
+
+  /** Restores a sum from checkpointed units and contribution count. */
+  public static ClippedSum restore(
+      ClippingPolicy policy, int[] tensorSizes, long[] units, long contributions) {
+    ClippedSum sum = new ClippedSum(policy, tensorSizes);
+    if (units.length != sum.units.length) {
+      throw new IllegalArgumentException(
+          "checkpointed sum has " + units.length + " coordinates, expected " + sum.units.length);
+    }
+    System.arraycopy(units, 0, sum.units, 0, units.length);
+    sum.contributions = contributions;
+    return sum;
+  }
+
+  private void checkShape(float[][] tensors) {
+    if (tensors.length != tensorSizes.length) {
+      throw new IllegalArgumentException(
+          "update has " + tensors.length + " tensors, expected " + tensorSizes.length);
+    }
+    for (int t = 0; t < tensors.length; t++) {
+      if (tensors[t].length != tensorSizes[t]) {
+        throw new IllegalArgumentException(
+            "tensor " + t + " has " + tensors[t].length + " values, expected " + tensorSizes[t]);
+      }
+    }
+  }
+}
