@@ -1,0 +1,33 @@
+package dev.privagg.cli;
+
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.RdpAccountant;
+import picocli.CommandLine.Option;
+
+/** The {@code --accountant} and {@code --orders} options shared by epsilon and plan. */
+final class AccountantOption {
+  @Option(
+      names = "--accountant",
+      defaultValue = "rdp",
+      description = "rdp (default), advanced or basic composition.")
+  String name;
+
+  @Option(
+      names = "--orders",
+      paramLabel = "A,B,...",
+      description = "RDP orders to search instead of the default 1.1..10.9, 11..63, 128..1024.")
+  String orders;
+
+  Accountant build(Flags flags) {
+    if (!name.equals("rdp") && !name.equals("advanced") && !name.equals("basic")) {
+      throw flags.fail("--accountant must be one of rdp, advanced, basic, was '" + name + "'");
+    }
+    if (orders != null) {
+      if (!name.equals("rdp")) {
+        throw flags.fail("--orders only applies to --accountant rdp, was " + name);
+      }
+      return RdpAccountant.withOrders(flags.orders("--orders", orders));
+    }
+    return Accountant.named(name);
+  }
+}

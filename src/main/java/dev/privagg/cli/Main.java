@@ -1,0 +1,58 @@
+package dev.privagg.cli;
+
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/** Entry point of the {@code privagg} command-line tool. */
+@Command(
+    name = "privagg",
+    mixinStandardHelpOptions = true,
+    versionProvider = Main.Version.class,
+    description = "Differentially private federated aggregation: privacy math and job tools.",
+    subcommands = {
+      EpsilonCommand.class,
+      PlanCommand.class,
+      SigmaCommand.class,
+      StatusCommand.class,
+      CommandLine.HelpCommand.class
+    })
+public final class Main implements Runnable {
+  @Spec CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  public static void main(String[] args) {
+    System.exit(execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+  }
+
+  /** Runs the tool with the given streams and returns its exit code (0 ok, 1 failed, 2 usage). */
+  public static int execute(String[] args, PrintWriter out, PrintWriter err) {
+    CommandLine cli = new CommandLine(new Main());
+    cli.setOut(out);
+    cli.setErr(err);
+    cli.setExecutionExceptionHandler(
+        (ex, commandLine, parseResult) -> {
+          if (ex instanceof IllegalArgumentException) {
+            commandLine.getErr().println("error: " + ex.getMessage());
+            return 1;
+          }
+          throw ex;
+        });
+    return cli.execute(args);
+  }
+
+  /** Reports the version from the jar manifest, or "dev" when run from classes. */
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      String version = Main.class.getPackage().getImplementationVersion();
+      return new String[] {"privagg " + (version == null ? "dev" : version)};
+    }
+  }
+}

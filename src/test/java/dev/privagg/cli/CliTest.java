@@ -1,0 +1,144 @@
+package dev.privagg.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.withinPercentage;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class CliTest {
+  private final ObjectMapper json = new ObjectMapper();
+
+  record Run(int exitCode, String out, String err) {}
+
+  static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = Main.execute(args, new PrintWriter(out), new PrintWriter(err));
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void epsilon_json_printsEpsilonAndOrder() throws Exception {
+    Run run =
+        run("epsilon", "--noise-multiplier", "1.3", "--sampling-rate", "0.0025", "--rounds", "6000",
+            "--delta", "1e-5", "--json");
+    assertThat(run.exitCode()).isZero();
+    JsonNode node = json.readTree(run.out());
+    assertThat(node.get("epsilon").asDouble()).isCloseTo(0.72422340261, withinPercentage(1e-6));
+    assertThat(node.get("order").asDouble()).isEqualTo(19.0);
+  }
+
+  @Test
+  void epsilon_text_namesTheBestOrder() {
+    Run run =
+        run("epsilon", "--noise-multiplier", "1.3", "--sampling-rate", "0.0025", "--rounds", "6000",
+            "--delta", "1e-5");
+    assertThat(run.out()).contains("epsilon 0.724223").contains("best order 19");
+  }
+
+  @Test
+  void epsilon_customOrders_replaceTheDefaults() throws Exception {
+    Run run =
+        run("epsilon", "--noise-multiplier", "1.3", "--sampling-rate", "0.0025", "--rounds", "6000",
+            "--delta", "1e-5", "--orders", "2,4.5,8", "--json");
+    assertThat(json.readTree(run.out()).get("order").asDouble()).isIn(2.0, 4.5, 8.0);
+  }
+
+  @Test
+  void epsilon_advanced_hasNoOrder_andIsLooser() throws Exception {
+    Run run =
+        run("epsilon", "--noise-multiplier", "1.3", "--sampling-rate", "0.0025", "--rounds", "6000",
+            "--delta", "1e-5", "--accountant", "advanced", "--json");
+    JsonNode node = json.readTree(run.out());
+    assertThat(node.get("order").isNull()).isTrue();
+    assertThat(node.get("epsilon").asDouble()).isGreaterThan(0.7243);
+  }
+
+  @Test
+  void plan_json_printsANoiseMultiplierWithinTarget() throws Exception {
+    Run run =
+        run("plan", "--target-epsilon", "1", "--delta", "1e-5", "--rounds", "6000",
+            "--sampling-rate", "0.0025", "--json");
+    double z = json.readTree(run.out()).get("noiseMultiplier").asDouble();
+    Run check =
+        run("epsilon", "--noise-multiplier", Double.toString(z), "--sampling-rate", "0.0025",
+            "--rounds", "6000", "--delta", "1e-5", "--json");
+    assertThat(json.readTree(check.out()).get("epsilon").asDouble()).isLessThanOrEqualTo(1.0);
+  }
+
+  @Test
+  void sigma_json_analyticByDefault() throws Exception {
+    Run run = run("sigma", "--epsilon", "1", "--delta", "1e-5", "--json");
+    assertThat(json.readTree(run.out()).get("sigma").asDouble()).isCloseTo(3.7306, withinPercentage(0.01));
+  }
+
+  @Test
+  void sigma_classic_refusesEpsilonOne_namingAnalytic() {
+    Run run = run("sigma", "--epsilon", "1", "--delta", "1e-5", "--calibration", "classic");
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err()).contains("--epsilon must be < 1 with --calibration classic")
+        .contains("--calibration analytic");
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "--noise-multiplier, -1, '--noise-multiplier must be >= 0 and finite, was -1.0'",
+    "--noise-multiplier, NaN, '--noise-multiplier must be >= 0 and finite, was NaN'",
+    "--sampling-rate, 0, '--sampling-rate must be in (0, 1], was 0.0'",
+    "--sampling-rate, 1.5, '--sampling-rate must be in (0, 1], was 1.5'",
+    "--rounds, 0, '--rounds must be >= 1, was 0'",
+    "--delta, 1, '--delta must be in (0, 1), was 1.0'",
+    "--delta, NaN, '--delta must be in (0, 1), was NaN'"
+  })
+  void epsilon_badArgument_exitsNonZero_namingFlagAndRange(String flag, String value, String message) {
+    String[] args = {"epsilon", "--noise-multiplier", "1", "--sampling-rate", "0.1", "--rounds", "10",
+        "--delta", "1e-5"};
+    for (int i = 1; i < args.length; i += 2) {
+      if (args[i].equals(flag)) {
+        args[i + 1] = value;
+      }
+    }
+    Run run = run(args);
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err()).startsWith(message);
+  }
+
+  @Test
+  void plan_zeroTarget_exitsNonZero() {
+    Run run =
+        run("plan", "--target-epsilon", "0", "--delta", "1e-5", "--rounds", "10",
+            "--sampling-rate", "0.1");
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err()).startsWith("--target-epsilon must be > 0 and finite, was 0.0");
+  }
+
+  @Test
+  void status_showsEachAccountant_andHowMuchLooserThanRdp() throws Exception {
+    Run run =
+        run("status", "--noise-multiplier", "1.1", "--sampling-rate", "0.2", "--rounds-done", "10",
+            "--budget-epsilon", "20", "--delta", "1e-5", "--json");
+    JsonNode rows = json.readTree(run.out()).get("accountants");
+    assertThat(rows).hasSize(3);
+    assertThat(rows.get(0).get("accountant").asText()).isEqualTo("rdp");
+    assertThat(rows.get(0).get("looserThanRdp").asDouble()).isEqualTo(1.0);
+    assertThat(rows.get(1).get("looserThanRdp").asDouble()).isGreaterThan(1.0);
+    assertThat(rows.get(0).get("roundsRemaining").asLong())
+        .isGreaterThan(rows.get(2).get("roundsRemaining").asLong());
+  }
+
+  @Test
+  void everyCommand_hasHelp() {
+    for (String command : new String[] {"epsilon", "plan", "sigma", "status"}) {
+      Run run = run(command, "--help");
+      assertThat(run.exitCode()).isZero();
+      assertThat(run.out()).contains("Usage: privagg " + command);
+    }
+    assertThat(run("--help").out()).contains("epsilon", "plan", "sigma", "status");
+  }
+}
