@@ -12,8 +12,8 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * Where the Gaussian noise of a release comes from (DESIGN invariant 6). Every release asks for
  * one {@link NoiseStream} per (jobId, round); every source but {@link #zero()} samples with
- * {@link ChaChaGaussianStream} (ChaCha20 bits, Holohan-Braghin sum of two normals), so the
- * sources differ only in how the ChaCha20 key is chosen:
+ * {@link ChaChaGaussianStream} (ChaCha bits, Holohan-Braghin sum of two normals), so the
+ * sources differ only in how the ChaCha key is chosen:
  *
  * <ul>
  *   <li>{@link #secure()}: a fresh 256-bit key per stream from the operating system's
@@ -64,7 +64,7 @@ public sealed interface NoiseSource extends Serializable {
     public NoiseStream forRound(String jobId, long round) {
       byte[] key = new byte[32];
       OS_RANDOM.nextBytes(key);
-      return new ChaChaGaussianStream(new ChaCha20(key, 0));
+      return new ChaChaGaussianStream(new ChaCha(key, 0));
     }
 
     @Override
@@ -101,7 +101,7 @@ public sealed interface NoiseSource extends Serializable {
         Mac mac = Mac.getInstance("HmacSHA256");
         mac.init(new SecretKeySpec(secretKey, "HmacSHA256"));
         byte[] key = mac.doFinal(streamLabel("privagg/keyed-noise/v1", jobId, round));
-        return new ChaChaGaussianStream(new ChaCha20(key, 0));
+        return new ChaChaGaussianStream(new ChaCha(key, 0));
       } catch (GeneralSecurityException e) {
         throw new IllegalStateException("HmacSHA256 is required by every Java platform", e);
       }
@@ -126,7 +126,7 @@ public sealed interface NoiseSource extends Serializable {
         MessageDigest sha = MessageDigest.getInstance("SHA-256");
         sha.update(ByteBuffer.allocate(Long.BYTES).putLong(seed).array());
         byte[] key = sha.digest(streamLabel("privagg/seeded-noise/v1", jobId, round));
-        return new ChaChaGaussianStream(new ChaCha20(key, 0));
+        return new ChaChaGaussianStream(new ChaCha(key, 0));
       } catch (GeneralSecurityException e) {
         throw new IllegalStateException("SHA-256 is required by every Java platform", e);
       }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
+import org.apache.commons.statistics.inference.ChiSquareTest;
 import org.apache.commons.statistics.inference.KolmogorovSmirnovTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -13,7 +14,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Statistical tests use fixed seeds, so they are deterministic. The stated false-failure rates
  * are for a seed drawn at random: the mean check (|mean| < 5 standard errors) fails with
  * probability 6e-7, the variance check (5 standard errors) about 1e-6, and the KS check (p >
- * 1e-4) with probability 1e-4.
+ * 1e-4) with probability 1e-4, and the binned chi-square check (p > 1e-4) with probability 1e-4.
  */
 class NoiseSourceTest {
   private static final int N = 200_000;
@@ -29,7 +30,7 @@ class NoiseSourceTest {
       0x00000001, 0x09000000, 0x4a000000, 0x00000000
     };
     int[] out = new int[16];
-    ChaCha20.block(state, out);
+    ChaCha.block(state, out, ChaCha.RFC8439_ROUNDS);
     assertThat(out)
         .containsExactly(
             0xe4e7f110, 0x15593bd1, 0x1fdd0f50, 0xc47120a3,
@@ -43,6 +44,41 @@ class NoiseSourceTest {
   void seededSource_isStandardNormal(long seed) {
     double[] x = sample(NoiseSource.seeded(seed).forRound("job", 1));
     assertStandardNormal(x);
+  }
+
+  @Test
+  void seededSource_binFrequenciesMatchTheNormal_includingTails() {
+    // 1M samples in 0.25-wide bins over [-5, 5] plus two tail bins: catches a wrong ziggurat
+    // layer, wedge or tail that moments and KS can miss. Chi-square p > 1e-4.
+    int n = 1_000_000;
+    int bins = 42;
+    long[] observed = new long[bins];
+    NoiseStream stream = NoiseSource.seeded(99).forRound("job", 3);
+    for (int i = 0; i < n; i++) {
+      double x = stream.nextStandardNormal();
+      int bin = x < -5 ? 0 : x >= 5 ? bins - 1 : 1 + (int) ((x + 5) / 0.25);
+      observed[bin]++;
+    }
+    double[] expected = new double[bins];
+    expected[0] = LogMath.normalCdf(-5);
+    expected[bins - 1] = LogMath.normalCdf(-5);
+    for (int b = 1; b < bins - 1; b++) {
+      double lo = -5 + (b - 1) * 0.25;
+      expected[b] = LogMath.normalCdf(lo + 0.25) - LogMath.normalCdf(lo);
+    }
+    // Merge the two tiny tail bins into their neighbours so every expected count is >= 5.
+    long[] obs = new long[bins - 2];
+    double[] exp = new double[bins - 2];
+    for (int b = 1; b < bins - 1; b++) {
+      obs[b - 1] = observed[b];
+      exp[b - 1] = expected[b];
+    }
+    obs[0] += observed[0];
+    exp[0] += expected[0];
+    obs[bins - 3] += observed[bins - 1];
+    exp[bins - 3] += expected[bins - 1];
+    double p = ChiSquareTest.withDefaults().test(exp, obs).getPValue();
+    assertThat(p).as("chi-square p-value").isGreaterThan(1e-4);
   }
 
   @Test
