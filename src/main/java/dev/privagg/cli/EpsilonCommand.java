@@ -19,10 +19,16 @@ import picocli.CommandLine.Spec;
 final class EpsilonCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Option(names = "--noise-multiplier", required = true, description = "Noise std / clip norm (>= 0).")
+  @Option(
+      names = "--noise-multiplier",
+      required = true,
+      description = "Noise std / clip norm (>= 0).")
   double noiseMultiplier;
 
-  @Option(names = "--sampling-rate", required = true, description = "Poisson sampling rate q in (0, 1].")
+  @Option(
+      names = "--sampling-rate",
+      required = true,
+      description = "Poisson sampling rate q in (0, 1].")
   double samplingRate;
 
   @Option(names = "--rounds", required = true, description = "Number of rounds T (>= 1).")

@@ -28,7 +28,8 @@ public final class Main implements Runnable {
   }
 
   public static void main(String[] args) {
-    System.exit(execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+    System.exit(
+        execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
   }
 
   /** Runs the tool with the given streams and returns its exit code (0 ok, 1 failed, 2 usage). */

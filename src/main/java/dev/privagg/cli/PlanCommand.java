@@ -28,7 +28,10 @@ final class PlanCommand implements Callable<Integer> {
   @Option(names = "--rounds", required = true, description = "Planned rounds T (>= 1).")
   long rounds;
 
-  @Option(names = "--sampling-rate", required = true, description = "Poisson sampling rate q in (0, 1].")
+  @Option(
+      names = "--sampling-rate",
+      required = true,
+      description = "Poisson sampling rate q in (0, 1].")
   double samplingRate;
 
   @Mixin AccountantOption accountant;

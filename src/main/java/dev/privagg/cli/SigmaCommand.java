@@ -27,7 +27,10 @@ final class SigmaCommand implements Callable<Integer> {
   @Option(names = "--delta", required = true, description = "Delta of the release in (0, 1).")
   double delta;
 
-  @Option(names = "--sensitivity", defaultValue = "1", description = "L2 sensitivity (> 0, default 1).")
+  @Option(
+      names = "--sensitivity",
+      defaultValue = "1",
+      description = "L2 sensitivity (> 0, default 1).")
   double sensitivity;
 
   @Option(
@@ -48,8 +51,9 @@ final class SigmaCommand implements Callable<Integer> {
         switch (calibration) {
           case "analytic" -> GaussianCalibration.Method.ANALYTIC;
           case "classic" -> GaussianCalibration.Method.CLASSIC;
-          default -> throw flags.fail(
-              "--calibration must be analytic or classic, was '" + calibration + "'");
+          default ->
+              throw flags.fail(
+                  "--calibration must be analytic or classic, was '" + calibration + "'");
         };
     if (method == GaussianCalibration.Method.CLASSIC && !(epsilon < 1)) {
       throw flags.fail(

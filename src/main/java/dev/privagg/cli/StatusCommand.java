@@ -27,16 +27,25 @@ final class StatusCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Option(names = "--noise-multiplier", required = true, description = "Noise std / clip norm (>= 0).")
+  @Option(
+      names = "--noise-multiplier",
+      required = true,
+      description = "Noise std / clip norm (>= 0).")
   double noiseMultiplier;
 
-  @Option(names = "--sampling-rate", required = true, description = "Poisson sampling rate q in (0, 1].")
+  @Option(
+      names = "--sampling-rate",
+      required = true,
+      description = "Poisson sampling rate q in (0, 1].")
   double samplingRate;
 
   @Option(names = "--rounds-done", required = true, description = "Rounds already released (>= 0).")
   long roundsDone;
 
-  @Option(names = "--budget-epsilon", required = true, description = "Epsilon budget (> 0, may be Infinity).")
+  @Option(
+      names = "--budget-epsilon",
+      required = true,
+      description = "Epsilon budget (> 0, may be Infinity).")
   double budgetEpsilon;
 
   @Option(names = "--delta", required = true, description = "Delta in (0, 1).")

@@ -20,8 +20,9 @@ public interface Accountant {
       case "rdp" -> RdpAccountant.withDefaultOrders();
       case "advanced" -> new AdvancedCompositionAccountant();
       case "basic" -> new BasicCompositionAccountant();
-      default -> throw new IllegalArgumentException(
-          "accountant must be one of rdp, advanced, basic, was '" + name + "'");
+      default ->
+          throw new IllegalArgumentException(
+              "accountant must be one of rdp, advanced, basic, was '" + name + "'");
     };
   }
 }

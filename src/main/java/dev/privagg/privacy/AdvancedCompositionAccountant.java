@@ -3,10 +3,10 @@ package dev.privagg.privacy;
 /**
  * Advanced composition (Dwork, Rothblum, Vadhan 2010, Theorem III.3; Dwork and Roth 2014, Theorem
  * 3.20), in its form for rounds with different epsilon_i: the composition is (epsilon', T delta_r +
- * delta')-DP with epsilon' = sqrt(2 ln(1/delta') sum epsilon_i^2) + sum epsilon_i (e^epsilon_i - 1).
- * Here delta' = delta / 2 and the other half is split evenly over the T rounds (delta_r = delta /
- * (2T)). When basic composition is tighter (few rounds, large epsilon_i) its value is reported, as
- * both bounds hold.
+ * delta')-DP with epsilon' = sqrt(2 ln(1/delta') sum epsilon_i^2) + sum epsilon_i (e^epsilon_i -
+ * 1). Here delta' = delta / 2 and the other half is split evenly over the T rounds (delta_r = delta
+ * / (2T)). When basic composition is tighter (few rounds, large epsilon_i) its value is reported,
+ * as both bounds hold.
  */
 public final class AdvancedCompositionAccountant extends CompositionAccountant {
   @Override

@@ -1,15 +1,15 @@
 package dev.privagg.privacy;
 
 /**
- * The ChaCha block function (RFC 8439, Section 2.3) used as a deterministic random bit generator:
- * a 256-bit key, a 64-bit stream id and a 64-bit block counter (the original Bernstein layout, so
- * one stream can run for 2^64 blocks). Given the same key and stream id it always yields the same
- * bits; without the key the output is indistinguishable from random.
+ * The ChaCha block function (RFC 8439, Section 2.3) used as a deterministic random bit generator: a
+ * 256-bit key, a 64-bit stream id and a 64-bit block counter (the original Bernstein layout, so one
+ * stream can run for 2^64 blocks). Given the same key and stream id it always yields the same bits;
+ * without the key the output is indistinguishable from random.
  *
  * <p>Noise uses 12 rounds (ChaCha12, the generator behind Rust's {@code rand::rngs::StdRng}): the
- * best known attacks reach 7 rounds, and Aumasson, "Too Much Crypto" (2019) argues 8 suffice.
- * 12 rounds instead of 20 is what lets one core draw 10M secure Gaussians in well under a second.
- * The 20-round function is kept to check the implementation against RFC 8439's test vector.
+ * best known attacks reach 7 rounds, and Aumasson, "Too Much Crypto" (2019) argues 8 suffice. 12
+ * rounds instead of 20 is what lets one core draw 10M secure Gaussians in well under a second. The
+ * 20-round function is kept to check the implementation against RFC 8439's test vector.
  */
 final class ChaCha {
   /** Rounds of the RFC 8439 cipher, ChaCha20. */
@@ -81,39 +81,71 @@ final class ChaCha {
     int x15 = state[15];
     for (int i = 0; i < rounds / 2; i++) {
       // column rounds
-      x0 += x4; x12 = Integer.rotateLeft(x12 ^ x0, 16);
-      x8 += x12; x4 = Integer.rotateLeft(x4 ^ x8, 12);
-      x0 += x4; x12 = Integer.rotateLeft(x12 ^ x0, 8);
-      x8 += x12; x4 = Integer.rotateLeft(x4 ^ x8, 7);
-      x1 += x5; x13 = Integer.rotateLeft(x13 ^ x1, 16);
-      x9 += x13; x5 = Integer.rotateLeft(x5 ^ x9, 12);
-      x1 += x5; x13 = Integer.rotateLeft(x13 ^ x1, 8);
-      x9 += x13; x5 = Integer.rotateLeft(x5 ^ x9, 7);
-      x2 += x6; x14 = Integer.rotateLeft(x14 ^ x2, 16);
-      x10 += x14; x6 = Integer.rotateLeft(x6 ^ x10, 12);
-      x2 += x6; x14 = Integer.rotateLeft(x14 ^ x2, 8);
-      x10 += x14; x6 = Integer.rotateLeft(x6 ^ x10, 7);
-      x3 += x7; x15 = Integer.rotateLeft(x15 ^ x3, 16);
-      x11 += x15; x7 = Integer.rotateLeft(x7 ^ x11, 12);
-      x3 += x7; x15 = Integer.rotateLeft(x15 ^ x3, 8);
-      x11 += x15; x7 = Integer.rotateLeft(x7 ^ x11, 7);
+      x0 += x4;
+      x12 = Integer.rotateLeft(x12 ^ x0, 16);
+      x8 += x12;
+      x4 = Integer.rotateLeft(x4 ^ x8, 12);
+      x0 += x4;
+      x12 = Integer.rotateLeft(x12 ^ x0, 8);
+      x8 += x12;
+      x4 = Integer.rotateLeft(x4 ^ x8, 7);
+      x1 += x5;
+      x13 = Integer.rotateLeft(x13 ^ x1, 16);
+      x9 += x13;
+      x5 = Integer.rotateLeft(x5 ^ x9, 12);
+      x1 += x5;
+      x13 = Integer.rotateLeft(x13 ^ x1, 8);
+      x9 += x13;
+      x5 = Integer.rotateLeft(x5 ^ x9, 7);
+      x2 += x6;
+      x14 = Integer.rotateLeft(x14 ^ x2, 16);
+      x10 += x14;
+      x6 = Integer.rotateLeft(x6 ^ x10, 12);
+      x2 += x6;
+      x14 = Integer.rotateLeft(x14 ^ x2, 8);
+      x10 += x14;
+      x6 = Integer.rotateLeft(x6 ^ x10, 7);
+      x3 += x7;
+      x15 = Integer.rotateLeft(x15 ^ x3, 16);
+      x11 += x15;
+      x7 = Integer.rotateLeft(x7 ^ x11, 12);
+      x3 += x7;
+      x15 = Integer.rotateLeft(x15 ^ x3, 8);
+      x11 += x15;
+      x7 = Integer.rotateLeft(x7 ^ x11, 7);
       // diagonal rounds
-      x0 += x5; x15 = Integer.rotateLeft(x15 ^ x0, 16);
-      x10 += x15; x5 = Integer.rotateLeft(x5 ^ x10, 12);
-      x0 += x5; x15 = Integer.rotateLeft(x15 ^ x0, 8);
-      x10 += x15; x5 = Integer.rotateLeft(x5 ^ x10, 7);
-      x1 += x6; x12 = Integer.rotateLeft(x12 ^ x1, 16);
-      x11 += x12; x6 = Integer.rotateLeft(x6 ^ x11, 12);
-      x1 += x6; x12 = Integer.rotateLeft(x12 ^ x1, 8);
-      x11 += x12; x6 = Integer.rotateLeft(x6 ^ x11, 7);
-      x2 += x7; x13 = Integer.rotateLeft(x13 ^ x2, 16);
-      x8 += x13; x7 = Integer.rotateLeft(x7 ^ x8, 12);
-      x2 += x7; x13 = Integer.rotateLeft(x13 ^ x2, 8);
-      x8 += x13; x7 = Integer.rotateLeft(x7 ^ x8, 7);
-      x3 += x4; x14 = Integer.rotateLeft(x14 ^ x3, 16);
-      x9 += x14; x4 = Integer.rotateLeft(x4 ^ x9, 12);
-      x3 += x4; x14 = Integer.rotateLeft(x14 ^ x3, 8);
-      x9 += x14; x4 = Integer.rotateLeft(x4 ^ x9, 7);
+      x0 += x5;
+      x15 = Integer.rotateLeft(x15 ^ x0, 16);
+      x10 += x15;
+      x5 = Integer.rotateLeft(x5 ^ x10, 12);
+      x0 += x5;
+      x15 = Integer.rotateLeft(x15 ^ x0, 8);
+      x10 += x15;
+      x5 = Integer.rotateLeft(x5 ^ x10, 7);
+      x1 += x6;
+      x12 = Integer.rotateLeft(x12 ^ x1, 16);
+      x11 += x12;
+      x6 = Integer.rotateLeft(x6 ^ x11, 12);
+      x1 += x6;
+      x12 = Integer.rotateLeft(x12 ^ x1, 8);
+      x11 += x12;
+      x6 = Integer.rotateLeft(x6 ^ x11, 7);
+      x2 += x7;
+      x13 = Integer.rotateLeft(x13 ^ x2, 16);
+      x8 += x13;
+      x7 = Integer.rotateLeft(x7 ^ x8, 12);
+      x2 += x7;
+      x13 = Integer.rotateLeft(x13 ^ x2, 8);
+      x8 += x13;
+      x7 = Integer.rotateLeft(x7 ^ x8, 7);
+      x3 += x4;
+      x14 = Integer.rotateLeft(x14 ^ x3, 16);
+      x9 += x14;
+      x4 = Integer.rotateLeft(x4 ^ x9, 12);
+      x3 += x4;
+      x14 = Integer.rotateLeft(x14 ^ x3, 8);
+      x9 += x14;
+      x4 = Integer.rotateLeft(x4 ^ x9, 7);
     }
     out[0] = x0 + state[0];
     out[1] = x1 + state[1];

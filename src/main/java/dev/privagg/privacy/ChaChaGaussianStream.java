@@ -5,27 +5,31 @@ package dev.privagg.privacy;
  *
  * <p>Each normal comes from a 256-layer ziggurat (Marsaglia and Tsang, "The Ziggurat Method for
  * Generating Random Variables", 2000), in the form of Doornik, "An Improved Ziggurat Method to
- * Generate Normal Random Samples", 2005: one 64-bit draw gives the layer (8 bits), the sign (1
- * bit) and a 53-bit uniform, so layer and value are independent. Most samples cost one draw and a
+ * Generate Normal Random Samples", 2005: one 64-bit draw gives the layer (8 bits), the sign (1 bit)
+ * and a 53-bit uniform, so layer and value are independent. Most samples cost one draw and a
  * multiply; the wedges use exp and the tail Marsaglia's exact tail method.
  *
  * <p>Floating-point defence: each sample returned is (n1 + n2) / sqrt(2) with n1 and n2 two
- * independent normals, the defence of Holohan and Braghin, "Secure Random Sampling in
- * Differential Privacy", ESORICS 2021 (as adopted by IBM's diffprivlib): a single sample leaves
- * gaps in the set of reachable doubles that let an attacker who sees x + noise rule out values of
- * x (Mironov 2012's floating-point attack, adapted to the Gaussian); the sum fills those gaps.
- * {@link StrictMath} keeps every sample bit-identical on every JVM, which keyed replay relies on.
+ * independent normals, the defence of Holohan and Braghin, "Secure Random Sampling in Differential
+ * Privacy", ESORICS 2021 (as adopted by IBM's diffprivlib): a single sample leaves gaps in the set
+ * of reachable doubles that let an attacker who sees x + noise rule out values of x (Mironov 2012's
+ * floating-point attack, adapted to the Gaussian); the sum fills those gaps. {@link StrictMath}
+ * keeps every sample bit-identical on every JVM, which keyed replay relies on.
  */
 final class ChaChaGaussianStream implements NoiseStream {
   private static final double INV_SQRT2 = 1 / Math.sqrt(2);
   private static final double UNIT = 0x1p-53;
   private static final int LAYERS = 256;
+
   /** Start of the tail, for 256 layers (Marsaglia and Tsang 2000; also numpy's ziggurat). */
   private static final double R = 3.6541528853610088;
+
   /** Area of each layer under the unnormalised density exp(-x^2 / 2). */
   private static final double V = 4.92867323399e-3;
+
   /** X[i] is the right edge of layer i; X[0] = V / f(R) is the base layer's stretched width. */
   private static final double[] X = new double[LAYERS + 1];
+
   /** F[i] = f(X[i]). */
   private static final double[] F = new double[LAYERS + 1];
 
@@ -33,7 +37,8 @@ final class ChaChaGaussianStream implements NoiseStream {
     X[0] = V / density(R);
     X[1] = R;
     for (int i = 1; i < LAYERS; i++) {
-      X[i + 1] = i == LAYERS - 1 ? 0 : StrictMath.sqrt(-2 * StrictMath.log(V / X[i] + density(X[i])));
+      X[i + 1] =
+          i == LAYERS - 1 ? 0 : StrictMath.sqrt(-2 * StrictMath.log(V / X[i] + density(X[i])));
     }
     for (int i = 0; i <= LAYERS; i++) {
       F[i] = density(X[i]);

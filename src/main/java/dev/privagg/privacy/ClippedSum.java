@@ -6,10 +6,10 @@ import java.util.Arrays;
  * Running sum of clipped client updates in exact fixed-point arithmetic.
  *
  * <p>Each clipped value v (|v| <= C, since the clipped update has L2 norm <= C) is stored as the
- * integer trunc(v * 2^40 / C). Truncation toward zero never increases a magnitude, so the
- * quantised update still has L2 norm <= C and the sensitivity of the sum stays C. Integer addition
- * is associative and commutative, so the sum is bit-identical whatever order updates arrive in:
- * a round recomputed after a failure gives the same sum (DESIGN, Reliability). Up to 2^22
+ * integer trunc(v * 2^40 / C). Truncation toward zero never increases a magnitude, so the quantised
+ * update still has L2 norm <= C and the sensitivity of the sum stays C. Integer addition is
+ * associative and commutative, so the sum is bit-identical whatever order updates arrive in: a
+ * round recomputed after a failure gives the same sum (DESIGN, Reliability). Up to 2^22
  * contributions fit in a long without overflow; the quantum C * 2^-40 is far below float32
  * resolution.
  *

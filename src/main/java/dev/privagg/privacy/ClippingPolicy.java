@@ -3,8 +3,8 @@ package dev.privagg.privacy;
 import java.util.Arrays;
 
 /**
- * L2 clipping of a client update made of several tensors, so that the whole update's L2 norm is
- * at most {@code clipNorm} (DESIGN invariant 1; McMahan et al. 2018, DP-FedAvg).
+ * L2 clipping of a client update made of several tensors, so that the whole update's L2 norm is at
+ * most {@code clipNorm} (DESIGN invariant 1; McMahan et al. 2018, DP-FedAvg).
  *
  * <ul>
  *   <li>{@link #flat}: one factor min(1, C / ||u||) for all tensors together.
@@ -13,9 +13,9 @@ import java.util.Arrays;
  *       split is equal (C_l = C / sqrt(L)) or proportional to sqrt(tensor size).
  * </ul>
  *
- * <p>Floating point: the norm is computed in double, whose rounding could leave a clipped update
- * a relative 1e-9 above its bound. Clipping therefore scales to {@code bound * (1 - 2^-20)}, so
- * the true norm stays <= the bound for any model below 2^30 parameters; unclipped updates are
+ * <p>Floating point: the norm is computed in double, whose rounding could leave a clipped update a
+ * relative 1e-9 above its bound. Clipping therefore scales to {@code bound * (1 - 2^-20)}, so the
+ * true norm stays <= the bound for any model below 2^30 parameters; unclipped updates are
  * untouched. A NaN or infinite value raises {@link NonFiniteUpdateException}.
  */
 public final class ClippingPolicy {

@@ -3,9 +3,9 @@ package dev.privagg.privacy;
 /**
  * Shared part of the basic and advanced composition accountants: each round of the ledger is
  * released as an (epsilon_r, delta_r) Gaussian mechanism, where epsilon_r is the tight epsilon of
- * the Gaussian at delta_r (Balle and Wang 2018, Theorem 8), amplified by Poisson sampling with
- * rate q as epsilon_q = log(1 + q (e^epsilon_r - 1)) at delta_q = q delta_r (Balle, Barthe,
- * Gaboardi, NeurIPS 2018: Poisson subsampling under add/remove adjacency).
+ * the Gaussian at delta_r (Balle and Wang 2018, Theorem 8), amplified by Poisson sampling with rate
+ * q as epsilon_q = log(1 + q (e^epsilon_r - 1)) at delta_q = q delta_r (Balle, Barthe, Gaboardi,
+ * NeurIPS 2018: Poisson subsampling under add/remove adjacency).
  */
 abstract class CompositionAccountant implements Accountant {
 

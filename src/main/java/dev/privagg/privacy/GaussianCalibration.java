@@ -76,8 +76,8 @@ public final class GaussianCalibration {
   }
 
   /**
-   * The tight delta at {@code epsilon} of a Gaussian whose std is {@code noiseMultiplier} times
-   * the sensitivity (Balle and Wang 2018, Theorem 8), evaluated in log space.
+   * The tight delta at {@code epsilon} of a Gaussian whose std is {@code noiseMultiplier} times the
+   * sensitivity (Balle and Wang 2018, Theorem 8), evaluated in log space.
    */
   public static double gaussianDelta(double epsilon, double noiseMultiplier) {
     double t = noiseMultiplier;
@@ -90,8 +90,8 @@ public final class GaussianCalibration {
   }
 
   /**
-   * The smallest epsilon at which a Gaussian with the given noise multiplier is (epsilon,
-   * delta)-DP (the inverse of Theorem 8 in epsilon); infinite for a noise multiplier of 0.
+   * The smallest epsilon at which a Gaussian with the given noise multiplier is (epsilon, delta)-DP
+   * (the inverse of Theorem 8 in epsilon); infinite for a noise multiplier of 0.
    */
   public static double gaussianEpsilon(double noiseMultiplier, double delta) {
     Checks.nonNegativeFinite("noiseMultiplier", noiseMultiplier);

@@ -5,8 +5,8 @@ package dev.privagg.privacy;
  * stay within a target (epsilon, delta) under a given accountant.
  *
  * <p>Bisection on the noise multiplier, which every accountant here maps monotonically to epsilon.
- * The result is always the upper end of the final bracket, whose epsilon was computed and is <=
- * the target; returning the midpoint or lower end can overshoot the target (the bug of Opacus issue
+ * The result is always the upper end of the final bracket, whose epsilon was computed and is <= the
+ * target; returning the midpoint or lower end can overshoot the target (the bug of Opacus issue
  * #346).
  */
 public final class NoisePlanner {
@@ -67,7 +67,8 @@ public final class NoisePlanner {
   }
 
   private PrivacySpent spent(double noiseMultiplier, double delta, long rounds, double q) {
-    PrivacyLedger ledger = PrivacyLedger.of(PrivacyEvent.sampledGaussian(noiseMultiplier, q, rounds));
+    PrivacyLedger ledger =
+        PrivacyLedger.of(PrivacyEvent.sampledGaussian(noiseMultiplier, q, rounds));
     return accountant.epsilon(ledger, delta);
   }
 }

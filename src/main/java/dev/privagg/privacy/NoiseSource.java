@@ -10,14 +10,14 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Where the Gaussian noise of a release comes from (DESIGN invariant 6). Every release asks for
- * one {@link NoiseStream} per (jobId, round); every source but {@link #zero()} samples with
- * {@link ChaChaGaussianStream} (ChaCha bits, Holohan-Braghin sum of two normals), so the
- * sources differ only in how the ChaCha key is chosen:
+ * Where the Gaussian noise of a release comes from (DESIGN invariant 6). Every release asks for one
+ * {@link NoiseStream} per (jobId, round); every source but {@link #zero()} samples with {@link
+ * ChaChaGaussianStream} (ChaCha bits, Holohan-Braghin sum of two normals), so the sources differ
+ * only in how the ChaCha key is chosen:
  *
  * <ul>
- *   <li>{@link #secure()}: a fresh 256-bit key per stream from the operating system's
- *       {@link SecureRandom}. The production default.
+ *   <li>{@link #secure()}: a fresh 256-bit key per stream from the operating system's {@link
+ *       SecureRandom}. The production default.
  *   <li>{@link #keyed(byte[])}: key = HMAC-SHA256(secret, jobId, round). The same secret, job and
  *       round always give the same stream, so a round recomputed after a failure releases the
  *       identical model; without the secret the noise is unpredictable.
@@ -30,7 +30,9 @@ public sealed interface NoiseSource extends Serializable {
   /** The noise stream for one release. */
   NoiseStream forRound(String jobId, long round);
 
-  /** The name published with a model: {@code secure}, {@code keyed}, {@code seeded}, {@code zero}. */
+  /**
+   * The name published with a model: {@code secure}, {@code keyed}, {@code seeded}, {@code zero}.
+   */
   String kind();
 
   /** Fresh OS-seeded randomness for every stream. */

@@ -1,8 +1,6 @@
 package dev.privagg.privacy;
 
-/**
- * An update held NaN or an infinity. Callers turn it into a reject; it never reaches a sum.
- */
+/** An update held NaN or an infinity. Callers turn it into a reject; it never reaches a sum. */
 public final class NonFiniteUpdateException extends IllegalArgumentException {
   private final int tensorIndex;
   private final int valueIndex;

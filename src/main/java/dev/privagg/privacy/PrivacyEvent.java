@@ -2,8 +2,8 @@ package dev.privagg.privacy;
 
 /**
  * One entry of a privacy ledger: {@code count} applications of a Gaussian mechanism with noise
- * multiplier {@code noiseMultiplier} (std divided by L2 sensitivity) on a Poisson sample taken
- * with rate {@code samplingRate}. A noise multiplier of 0 is allowed and costs infinite epsilon.
+ * multiplier {@code noiseMultiplier} (std divided by L2 sensitivity) on a Poisson sample taken with
+ * rate {@code samplingRate}. A noise multiplier of 0 is allowed and costs infinite epsilon.
  */
 public record PrivacyEvent(
     MechanismKind kind, double noiseMultiplier, double samplingRate, long count) {

@@ -91,9 +91,9 @@ public final class RdpAccountant implements Accountant {
   }
 
   /**
-   * Balle et al. 2020, Thm. 21: eps = rdp + log1p(-1/a) - log(delta * a) / (a - 1). When
-   * delta^2 + expm1(-rdp) >= 0 the pair is already (0, delta)-DP. Orders at or below 1.01 are
-   * skipped because the bound is numerically unstable there.
+   * Balle et al. 2020, Thm. 21: eps = rdp + log1p(-1/a) - log(delta * a) / (a - 1). When delta^2 +
+   * expm1(-rdp) >= 0 the pair is already (0, delta)-DP. Orders at or below 1.01 are skipped because
+   * the bound is numerically unstable there.
    */
   static double epsilonFromRdp(double order, double rdp, double delta) {
     if (Double.isInfinite(rdp)) {
@@ -109,8 +109,8 @@ public final class RdpAccountant implements Accountant {
   }
 
   /**
-   * log delta for a target epsilon: the minimum of the KL (Pinsker-type) bound
-   * 0.5 log(1 - exp(-rdp)) and the inverse of Thm. 21, as dp_accounting computes it.
+   * log delta for a target epsilon: the minimum of the KL (Pinsker-type) bound 0.5 log(1 -
+   * exp(-rdp)) and the inverse of Thm. 21, as dp_accounting computes it.
    */
   static double logDeltaFromRdp(double order, double rdp, double epsilon) {
     if (Double.isInfinite(rdp)) {

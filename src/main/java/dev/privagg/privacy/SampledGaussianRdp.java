@@ -9,8 +9,8 @@ package dev.privagg.privacy;
  * exactly at every order: by the finite binomial sum at integer orders (Section 3.3, eq. for
  * integer alpha) and by the two convergent series of Section 3.3 at fractional orders (no upper
  * bound is substituted). All sums run in log space, so large orders and tiny {@code q} neither
- * overflow nor underflow. Edge cases: {@code q = 0} gives 0; {@code z = 0} gives +infinity;
- * {@code q = 1} gives the plain Gaussian's {@code alpha / (2 z^2)} (Mironov 2017, Prop. 7).
+ * overflow nor underflow. Edge cases: {@code q = 0} gives 0; {@code z = 0} gives +infinity; {@code
+ * q = 1} gives the plain Gaussian's {@code alpha / (2 z^2)} (Mironov 2017, Prop. 7).
  */
 public final class SampledGaussianRdp {
   /** Series terms below exp(-30) relative to unity no longer change A_alpha in double precision. */
@@ -62,10 +62,10 @@ public final class SampledGaussianRdp {
   }
 
   /**
-   * Mironov et al. 2019, Sec. 3.3, fractional alpha: A = A0 + A1, two series split at
-   * z0 = z^2 log(1/q - 1) + 1/2, each term weighted by a Gaussian tail (erfc) probability. The
-   * generalised binomial coefficients change sign, so each series is accumulated with signed
-   * log-space additions.
+   * Mironov et al. 2019, Sec. 3.3, fractional alpha: A = A0 + A1, two series split at z0 = z^2
+   * log(1/q - 1) + 1/2, each term weighted by a Gaussian tail (erfc) probability. The generalised
+   * binomial coefficients change sign, so each series is accumulated with signed log-space
+   * additions.
    */
   private static double logAFractionalOrder(double q, double z, double alpha) {
     double logA0 = Double.NEGATIVE_INFINITY;

@@ -17,16 +17,17 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Clip-and-accumulate of one client update of {@code dimension} float32 values into the
- * fixed-point round sum: the per-update hot path of a round. GB/s of payload = 4 * dimension /
- * (time per op).
+ * Clip-and-accumulate of one client update of {@code dimension} float32 values into the fixed-point
+ * round sum: the per-update hot path of a round. GB/s of payload = 4 * dimension / (time per op).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgs = {"-Xmx2g"})
+@Fork(
+    value = 1,
+    jvmArgs = {"-Xmx2g"})
 public class ClipAndAccumulateBenchmark {
   @Param({"1000000"})
   int dimension;

@@ -21,7 +21,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 @Warmup(iterations = 2, time = 3)
 @Measurement(iterations = 5, time = 3)
-@Fork(value = 1, jvmArgs = {"-Xmx2g"})
+@Fork(
+    value = 1,
+    jvmArgs = {"-Xmx2g"})
 public class NoiseBenchmark {
   @Param({"10000000"})
   int coordinates;

@@ -26,8 +26,17 @@ class CliTest {
   @Test
   void epsilon_json_printsEpsilonAndOrder() throws Exception {
     Run run =
-        run("epsilon", "--noise-multiplier", "1.3", "--sampling-rate", "0.0025", "--rounds", "6000",
-            "--delta", "1e-5", "--json");
+        run(
+            "epsilon",
+            "--noise-multiplier",
+            "1.3",
+            "--sampling-rate",
+            "0.0025",
+            "--rounds",
+            "6000",
+            "--delta",
+            "1e-5",
+            "--json");
     assertThat(run.exitCode()).isZero();
     JsonNode node = json.readTree(run.out());
     assertThat(node.get("epsilon").asDouble()).isCloseTo(0.72422340261, withinPercentage(1e-6));
@@ -37,24 +46,54 @@ class CliTest {
   @Test
   void epsilon_text_namesTheBestOrder() {
     Run run =
-        run("epsilon", "--noise-multiplier", "1.3", "--sampling-rate", "0.0025", "--rounds", "6000",
-            "--delta", "1e-5");
+        run(
+            "epsilon",
+            "--noise-multiplier",
+            "1.3",
+            "--sampling-rate",
+            "0.0025",
+            "--rounds",
+            "6000",
+            "--delta",
+            "1e-5");
     assertThat(run.out()).contains("epsilon 0.724223").contains("best order 19");
   }
 
   @Test
   void epsilon_customOrders_replaceTheDefaults() throws Exception {
     Run run =
-        run("epsilon", "--noise-multiplier", "1.3", "--sampling-rate", "0.0025", "--rounds", "6000",
-            "--delta", "1e-5", "--orders", "2,4.5,8", "--json");
+        run(
+            "epsilon",
+            "--noise-multiplier",
+            "1.3",
+            "--sampling-rate",
+            "0.0025",
+            "--rounds",
+            "6000",
+            "--delta",
+            "1e-5",
+            "--orders",
+            "2,4.5,8",
+            "--json");
     assertThat(json.readTree(run.out()).get("order").asDouble()).isIn(2.0, 4.5, 8.0);
   }
 
   @Test
   void epsilon_advanced_hasNoOrder_andIsLooser() throws Exception {
     Run run =
-        run("epsilon", "--noise-multiplier", "1.3", "--sampling-rate", "0.0025", "--rounds", "6000",
-            "--delta", "1e-5", "--accountant", "advanced", "--json");
+        run(
+            "epsilon",
+            "--noise-multiplier",
+            "1.3",
+            "--sampling-rate",
+            "0.0025",
+            "--rounds",
+            "6000",
+            "--delta",
+            "1e-5",
+            "--accountant",
+            "advanced",
+            "--json");
     JsonNode node = json.readTree(run.out());
     assertThat(node.get("order").isNull()).isTrue();
     assertThat(node.get("epsilon").asDouble()).isGreaterThan(0.7243);
@@ -63,26 +102,46 @@ class CliTest {
   @Test
   void plan_json_printsANoiseMultiplierWithinTarget() throws Exception {
     Run run =
-        run("plan", "--target-epsilon", "1", "--delta", "1e-5", "--rounds", "6000",
-            "--sampling-rate", "0.0025", "--json");
+        run(
+            "plan",
+            "--target-epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--rounds",
+            "6000",
+            "--sampling-rate",
+            "0.0025",
+            "--json");
     double z = json.readTree(run.out()).get("noiseMultiplier").asDouble();
     Run check =
-        run("epsilon", "--noise-multiplier", Double.toString(z), "--sampling-rate", "0.0025",
-            "--rounds", "6000", "--delta", "1e-5", "--json");
+        run(
+            "epsilon",
+            "--noise-multiplier",
+            Double.toString(z),
+            "--sampling-rate",
+            "0.0025",
+            "--rounds",
+            "6000",
+            "--delta",
+            "1e-5",
+            "--json");
     assertThat(json.readTree(check.out()).get("epsilon").asDouble()).isLessThanOrEqualTo(1.0);
   }
 
   @Test
   void sigma_json_analyticByDefault() throws Exception {
     Run run = run("sigma", "--epsilon", "1", "--delta", "1e-5", "--json");
-    assertThat(json.readTree(run.out()).get("sigma").asDouble()).isCloseTo(3.7306, withinPercentage(0.01));
+    assertThat(json.readTree(run.out()).get("sigma").asDouble())
+        .isCloseTo(3.7306, withinPercentage(0.01));
   }
 
   @Test
   void sigma_classic_refusesEpsilonOne_namingAnalytic() {
     Run run = run("sigma", "--epsilon", "1", "--delta", "1e-5", "--calibration", "classic");
     assertThat(run.exitCode()).isEqualTo(2);
-    assertThat(run.err()).contains("--epsilon must be < 1 with --calibration classic")
+    assertThat(run.err())
+        .contains("--epsilon must be < 1 with --calibration classic")
         .contains("--calibration analytic");
   }
 
@@ -96,9 +155,19 @@ class CliTest {
     "--delta, 1, '--delta must be in (0, 1), was 1.0'",
     "--delta, NaN, '--delta must be in (0, 1), was NaN'"
   })
-  void epsilon_badArgument_exitsNonZero_namingFlagAndRange(String flag, String value, String message) {
-    String[] args = {"epsilon", "--noise-multiplier", "1", "--sampling-rate", "0.1", "--rounds", "10",
-        "--delta", "1e-5"};
+  void epsilon_badArgument_exitsNonZero_namingFlagAndRange(
+      String flag, String value, String message) {
+    String[] args = {
+      "epsilon",
+      "--noise-multiplier",
+      "1",
+      "--sampling-rate",
+      "0.1",
+      "--rounds",
+      "10",
+      "--delta",
+      "1e-5"
+    };
     for (int i = 1; i < args.length; i += 2) {
       if (args[i].equals(flag)) {
         args[i + 1] = value;
@@ -112,8 +181,16 @@ class CliTest {
   @Test
   void plan_zeroTarget_exitsNonZero() {
     Run run =
-        run("plan", "--target-epsilon", "0", "--delta", "1e-5", "--rounds", "10",
-            "--sampling-rate", "0.1");
+        run(
+            "plan",
+            "--target-epsilon",
+            "0",
+            "--delta",
+            "1e-5",
+            "--rounds",
+            "10",
+            "--sampling-rate",
+            "0.1");
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.err()).startsWith("--target-epsilon must be > 0 and finite, was 0.0");
   }
@@ -121,8 +198,19 @@ class CliTest {
   @Test
   void status_showsEachAccountant_andHowMuchLooserThanRdp() throws Exception {
     Run run =
-        run("status", "--noise-multiplier", "1.1", "--sampling-rate", "0.2", "--rounds-done", "10",
-            "--budget-epsilon", "20", "--delta", "1e-5", "--json");
+        run(
+            "status",
+            "--noise-multiplier",
+            "1.1",
+            "--sampling-rate",
+            "0.2",
+            "--rounds-done",
+            "10",
+            "--budget-epsilon",
+            "20",
+            "--delta",
+            "1e-5",
+            "--json");
     JsonNode rows = json.readTree(run.out()).get("accountants");
     assertThat(rows).hasSize(3);
     assertThat(rows.get(0).get("accountant").asText()).isEqualTo("rdp");

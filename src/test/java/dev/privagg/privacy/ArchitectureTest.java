@@ -25,7 +25,8 @@ class ArchitectureTest {
                   line ->
                       line.contains("org.apache.flink")
                           || line.contains("org.apache.kafka")
-                          || (line.contains("dev.privagg.") && !line.contains("dev.privagg.privacy")))
+                          || (line.contains("dev.privagg.")
+                              && !line.contains("dev.privagg.privacy")))
               .toList();
     }
     assertThat(Files.isDirectory(PRIVACY)).isTrue();

@@ -26,9 +26,9 @@ class CompositionAccountantTest {
     int rounds = 1000;
     PrivacyLedger ledger = PrivacyLedger.of(PrivacyEvent.gaussian(50.0, rounds));
     double e = GaussianCalibration.gaussianEpsilon(50.0, 1e-5 / (2 * rounds));
-    double expected =
-        Math.sqrt(2 * rounds * Math.log(1 / 0.5e-5)) * e + rounds * e * Math.expm1(e);
-    assertThat(advanced.epsilon(ledger, 1e-5).epsilon()).isCloseTo(expected, withinPercentage(1e-9));
+    double expected = Math.sqrt(2 * rounds * Math.log(1 / 0.5e-5)) * e + rounds * e * Math.expm1(e);
+    assertThat(advanced.epsilon(ledger, 1e-5).epsilon())
+        .isCloseTo(expected, withinPercentage(1e-9));
   }
 
   @Test

@@ -39,7 +39,9 @@ class NoisePlannerTest {
 
   @Test
   void unreachableTarget_isRefusedWithAHint() {
-    assertThatThrownBy(() -> new NoisePlanner(new BasicCompositionAccountant()).plan(1e-9, 1e-12, 1_000_000, 1))
+    assertThatThrownBy(
+            () ->
+                new NoisePlanner(new BasicCompositionAccountant()).plan(1e-9, 1e-12, 1_000_000, 1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("raise targetEpsilon or delta, or plan fewer rounds");
   }

@@ -11,14 +11,15 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Statistical tests use fixed seeds, so they are deterministic. The stated false-failure rates
- * are for a seed drawn at random: the mean check (|mean| < 5 standard errors) fails with
- * probability 6e-7, the variance check (5 standard errors) about 1e-6, and the KS check (p >
- * 1e-4) with probability 1e-4, and the binned chi-square check (p > 1e-4) with probability 1e-4.
+ * Statistical tests use fixed seeds, so they are deterministic. The stated false-failure rates are
+ * for a seed drawn at random: the mean check (|mean| < 5 standard errors) fails with probability
+ * 6e-7, the variance check (5 standard errors) about 1e-6, and the KS check (p > 1e-4) with
+ * probability 1e-4, and the binned chi-square check (p > 1e-4) with probability 1e-4.
  */
 class NoiseSourceTest {
   private static final int N = 200_000;
-  private static final byte[] KEY = "0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] KEY =
+      "0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
   @Test
   void chacha20Block_matchesRfc8439TestVector() {
@@ -33,10 +34,22 @@ class NoiseSourceTest {
     ChaCha.block(state, out, ChaCha.RFC8439_ROUNDS);
     assertThat(out)
         .containsExactly(
-            0xe4e7f110, 0x15593bd1, 0x1fdd0f50, 0xc47120a3,
-            0xc7f4d1c7, 0x0368c033, 0x9aaa2204, 0x4e6cd4c3,
-            0x466482d2, 0x09aa9f07, 0x05d7c214, 0xa2028bd9,
-            0xd19c12b5, 0xb94e16de, 0xe883d0cb, 0x4e3c50a2);
+            0xe4e7f110,
+            0x15593bd1,
+            0x1fdd0f50,
+            0xc47120a3,
+            0xc7f4d1c7,
+            0x0368c033,
+            0x9aaa2204,
+            0x4e6cd4c3,
+            0x466482d2,
+            0x09aa9f07,
+            0x05d7c214,
+            0xa2028bd9,
+            0xd19c12b5,
+            0xb94e16de,
+            0xe883d0cb,
+            0x4e3c50a2);
   }
 
   @ParameterizedTest

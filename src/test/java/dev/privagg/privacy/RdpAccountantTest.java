@@ -160,7 +160,9 @@ class RdpAccountantTest {
     assertThat(orders).endsWith(128, 256, 512, 1024);
   }
 
-  /** Midpoint-rule integral of A_alpha for the sampled Gaussian; independent of the code under test. */
+  /**
+   * Midpoint-rule integral of A_alpha for the sampled Gaussian; independent of the code under test.
+   */
   private static double integrateA(double q, double z, double alpha) {
     int steps = 400_000;
     double lo = -40 * z;
@@ -172,7 +174,9 @@ class RdpAccountantTest {
       double logDensity = -x * x / (2 * z * z) - Math.log(z * Math.sqrt(2 * Math.PI));
       double t = (2 * x - 1) / (2 * z * z); // log of the likelihood ratio mu1 / mu0
       double logRatio =
-          t > 0 ? t + Math.log(q) + Math.log1p((1 - q) / q * Math.exp(-t)) : Math.log1p(q * Math.expm1(t));
+          t > 0
+              ? t + Math.log(q) + Math.log1p((1 - q) / q * Math.exp(-t))
+              : Math.log1p(q * Math.expm1(t));
       sum += Math.exp(logDensity + alpha * logRatio);
     }
     return sum * h;
