@@ -19,17 +19,7 @@ import picocli.CommandLine.Spec;
 final class EpsilonCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Option(
-      names = "--noise-multiplier",
-      required = true,
-      description = "Noise std / clip norm (>= 0).")
-  double noiseMultiplier;
-
-  @Option(
-      names = "--sampling-rate",
-      required = true,
-      description = "Poisson sampling rate q in (0, 1].")
-  double samplingRate;
+  @Mixin MechanismOptions mechanism;
 
   @Option(names = "--rounds", required = true, description = "Number of rounds T (>= 1).")
   long rounds;
@@ -44,13 +34,10 @@ final class EpsilonCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     Flags flags = new Flags(spec);
-    flags.nonNegative("--noise-multiplier", noiseMultiplier);
-    flags.samplingRate("--sampling-rate", samplingRate);
-    flags.atLeastOne("--rounds", rounds);
+    PrivacyEvent event = mechanism.rounds(flags, flags.atLeastOne("--rounds", rounds));
     flags.delta("--delta", delta);
     Accountant acc = accountant.build(flags);
-    PrivacyLedger ledger =
-        PrivacyLedger.of(PrivacyEvent.sampledGaussian(noiseMultiplier, samplingRate, rounds));
+    PrivacyLedger ledger = PrivacyLedger.of(event);
     PrivacySpent spent = acc.epsilon(ledger, delta);
     String text =
         String.format(

@@ -27,17 +27,7 @@ final class StatusCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Option(
-      names = "--noise-multiplier",
-      required = true,
-      description = "Noise std / clip norm (>= 0).")
-  double noiseMultiplier;
-
-  @Option(
-      names = "--sampling-rate",
-      required = true,
-      description = "Poisson sampling rate q in (0, 1].")
-  double samplingRate;
+  @Mixin MechanismOptions mechanism;
 
   @Option(names = "--rounds-done", required = true, description = "Rounds already released (>= 0).")
   long roundsDone;
@@ -56,8 +46,7 @@ final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     Flags flags = new Flags(spec);
-    flags.nonNegative("--noise-multiplier", noiseMultiplier);
-    flags.samplingRate("--sampling-rate", samplingRate);
+    PrivacyEvent round = mechanism.rounds(flags, 1);
     if (roundsDone < 0) {
       throw flags.fail("--rounds-done must be >= 0, was " + roundsDone);
     }
@@ -66,7 +55,6 @@ final class StatusCommand implements Callable<Integer> {
     }
     flags.delta("--delta", delta);
 
-    PrivacyEvent round = PrivacyEvent.sampledGaussian(noiseMultiplier, samplingRate, 1);
     PrivacyLedger ledger =
         roundsDone == 0 ? PrivacyLedger.EMPTY : PrivacyLedger.of(round.times(roundsDone));
     List<Map<String, Object>> rows = new ArrayList<>();
