@@ -28,14 +28,19 @@ public final class NoisePlanner {
 
   /** Smallest noise multiplier such that the planned rounds spend at most targetEpsilon. */
   public Plan plan(double targetEpsilon, double delta, long rounds, double samplingRate) {
+    Checks.samplingRate("samplingRate", samplingRate);
+    return plan(targetEpsilon, delta, rounds, new RoundCharge(samplingRate, false, 0));
+  }
+
+  /** The same for rounds charged as {@code charge} says (replace-one, noisy cohort). */
+  public Plan plan(double targetEpsilon, double delta, long rounds, RoundCharge charge) {
     Checks.positiveFinite("targetEpsilon", targetEpsilon);
     Checks.openUnitInterval("delta", delta);
     Checks.atLeastOne("rounds", rounds);
-    Checks.samplingRate("samplingRate", samplingRate);
 
     double lo = 0; // epsilon(0) is infinite, so lo is always on the unsafe side
     double hi = 1;
-    PrivacySpent hiSpent = spent(hi, delta, rounds, samplingRate);
+    PrivacySpent hiSpent = spent(hi, delta, rounds, charge);
     while (!(hiSpent.epsilon() <= targetEpsilon)) {
       lo = hi;
       hi *= 2;
@@ -51,11 +56,11 @@ public final class NoisePlanner {
                 + rounds
                 + " rounds; raise targetEpsilon or delta, or plan fewer rounds");
       }
-      hiSpent = spent(hi, delta, rounds, samplingRate);
+      hiSpent = spent(hi, delta, rounds, charge);
     }
     while (hi - lo > RELATIVE_TOLERANCE * hi) {
       double mid = 0.5 * (lo + hi);
-      PrivacySpent midSpent = spent(mid, delta, rounds, samplingRate);
+      PrivacySpent midSpent = spent(mid, delta, rounds, charge);
       if (midSpent.epsilon() <= targetEpsilon) {
         hi = mid;
         hiSpent = midSpent;
@@ -66,9 +71,9 @@ public final class NoisePlanner {
     return new Plan(hi, hiSpent);
   }
 
-  private PrivacySpent spent(double noiseMultiplier, double delta, long rounds, double q) {
-    PrivacyLedger ledger =
-        PrivacyLedger.of(PrivacyEvent.sampledGaussian(noiseMultiplier, q, rounds));
+  private PrivacySpent spent(
+      double noiseMultiplier, double delta, long rounds, RoundCharge charge) {
+    PrivacyLedger ledger = PrivacyLedger.of(charge.event(noiseMultiplier, rounds));
     return accountant.epsilon(ledger, delta);
   }
 }

@@ -1,0 +1,133 @@
+package dev.privagg.spec;
+
+import dev.privagg.privacy.ClippingPolicy;
+import dev.privagg.privacy.GaussianMechanism;
+import dev.privagg.privacy.RoundCharge;
+import java.io.Serializable;
+import java.util.List;
+
+/**
+ * A validated training job: model shape, round policy, privacy parameters and topics. Built only by
+ * {@link JobSpecReader}, so an instance always satisfies every rule the reader checks; the noise
+ * multiplier is already resolved (planned from a target epsilon when the spec asked for it).
+ */
+public record JobSpec(
+    String jobId,
+    Model model,
+    Rounds rounds,
+    Privacy privacy,
+    double serverLearningRate,
+    long maxRecordBytes,
+    Topics topics)
+    implements Serializable {
+
+  /** One tensor of the model. */
+  public record TensorSpec(String name, int[] shape) implements Serializable {
+    /** Number of float32 values. */
+    public int size() {
+      int size = 1;
+      for (int dim : shape) {
+        size = Math.multiplyExact(size, dim);
+      }
+      return size;
+    }
+  }
+
+  /** Tensors and how the initial model (round 0) is set: zeros, or N(0, initStd^2) from a seed. */
+  public record Model(List<TensorSpec> tensors, String init, long initSeed, double initStd)
+      implements Serializable {
+    /** Sizes of the tensors, in order. */
+    public int[] tensorSizes() {
+      return tensors.stream().mapToInt(TensorSpec::size).toArray();
+    }
+
+    /** Total number of parameters. */
+    public int dimension() {
+      return tensors.stream().mapToInt(TensorSpec::size).sum();
+    }
+  }
+
+  /**
+   * Round policy. {@code expectedClients} is the data-independent denominator m; rounds close at
+   * the timeout, or at m updates when {@code closeEarly}; {@code minimumCohort} (0 = off) needs a
+   * noisy count of at least that many to release.
+   */
+  public record Rounds(
+      long timeoutMillis,
+      int expectedClients,
+      boolean closeEarly,
+      int minimumCohort,
+      double minimumCohortNoiseStd)
+      implements Serializable {}
+
+  /** How updates are sampled and what rate the accountant may use. */
+  public record Sampling(String mode, double rate, long populationSize, long expectedCohort)
+      implements Serializable {
+    /** The rate the accountant uses: 1 without sampling. */
+    public double accountingRate() {
+      return switch (mode) {
+        case "server-poisson" -> rate;
+        case "declared-client-poisson" -> (double) expectedCohort / populationSize;
+        default -> 1.0;
+      };
+    }
+
+    /** True when the rate is the operator's claim rather than enforced by the job. */
+    public boolean declared() {
+      return mode.equals("declared-client-poisson");
+    }
+  }
+
+  /** Where noise comes from: secure, keyed (key from a file or an environment variable), seeded. */
+  public record Noise(String source, long seed, String keyFile, String keyEnv)
+      implements Serializable {}
+
+  /** Privacy parameters; {@code noiseMultiplier} is resolved. */
+  public record Privacy(
+      double clipNorm,
+      String clipping,
+      String layerSplit,
+      double noiseMultiplier,
+      double targetEpsilon,
+      long plannedRounds,
+      double delta,
+      double budgetEpsilon,
+      String accountant,
+      Sampling sampling,
+      Noise noise)
+      implements Serializable {}
+
+  /** Kafka topics; every job of one Flink job shares them. */
+  public record Topics(String updates, String models, String rounds, String ledger, String rejects)
+      implements Serializable {
+    /** All five names. */
+    public List<String> all() {
+      return List.of(updates, models, rounds, ledger, rejects);
+    }
+  }
+
+  /** The clipping policy this spec asks for. */
+  public ClippingPolicy clippingPolicy() {
+    if (privacy.clipping().equals("flat")) {
+      return ClippingPolicy.flat(privacy.clipNorm());
+    }
+    ClippingPolicy.LayerSplit split =
+        privacy.layerSplit().equals("equal")
+            ? ClippingPolicy.LayerSplit.EQUAL
+            : ClippingPolicy.LayerSplit.SQRT_SIZE;
+    return ClippingPolicy.perLayer(privacy.clipNorm(), model.tensorSizes(), split);
+  }
+
+  /** How a round of this job is charged to the budget. */
+  public RoundCharge roundCharge() {
+    return new RoundCharge(
+        privacy.sampling().accountingRate(),
+        rounds.closeEarly(),
+        rounds.minimumCohort() > 0 ? rounds.minimumCohortNoiseStd() : 0);
+  }
+
+  /** The Gaussian mechanism on the sum. */
+  public GaussianMechanism mechanism() {
+    return new GaussianMechanism(privacy.noiseMultiplier(), privacy.clipNorm());
+  }
+}

@@ -1,0 +1,323 @@
+package dev.privagg.spec;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.NoisePlanner;
+import dev.privagg.privacy.RoundCharge;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+import org.yaml.snakeyaml.error.YAMLException;
+
+/**
+ * Reads and validates a YAML job spec (see jobs/ for examples). Every refusal is a {@link
+ * SpecException} naming the key and the fix, thrown before any job starts.
+ */
+public final class JobSpecReader {
+  private static final Pattern JOB_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,99}");
+  private static final ObjectMapper TREE = new ObjectMapper();
+
+  private JobSpecReader() {}
+
+  /** Reads the spec at {@code file}. */
+  public static JobSpec read(Path file) {
+    String text;
+    try {
+      text = Files.readString(file);
+    } catch (IOException e) {
+      throw new SpecException(file.toString(), "spec", "cannot be read: " + e.getMessage());
+    }
+    return parse(file.toString(), text);
+  }
+
+  /** Reads several specs for one Flink job: job ids must differ and topics must agree. */
+  public static List<JobSpec> readAll(List<Path> files) {
+    List<JobSpec> specs = new ArrayList<>();
+    Set<String> ids = new HashSet<>();
+    for (Path file : files) {
+      JobSpec spec = read(file);
+      if (!ids.add(spec.jobId())) {
+        throw new SpecException(
+            file.toString(),
+            "jobId",
+            "'" + spec.jobId() + "' is used by another spec; give each training job its own id");
+      }
+      if (!specs.isEmpty() && !specs.get(0).topics().equals(spec.topics())) {
+        throw new SpecException(
+            file.toString(),
+            "topics",
+            "differ from those of "
+                + specs.get(0).jobId()
+                + "; all jobs of one Flink job share the same topics");
+      }
+      specs.add(spec);
+    }
+    return specs;
+  }
+
+  /** Parses spec text; {@code source} names it in messages. */
+  public static JobSpec parse(String source, String text) {
+    JsonNode root;
+    try {
+      // SnakeYAML's safe loader builds only plain maps, lists and scalars, and reads .inf.
+      root = TREE.valueToTree(new Yaml(new SafeConstructor(new LoaderOptions())).load(text));
+    } catch (YAMLException | IllegalArgumentException e) {
+      throw new SpecException(source, "spec", "is not valid YAML: " + e.getMessage());
+    }
+    YamlSection spec = new YamlSection(source, "", root);
+    String jobId = spec.string("jobId", "name the training job, e.g. digits-softmax");
+    if (!JOB_ID.matcher(jobId).matches()) {
+      throw spec.fail(
+          "jobId",
+          "must be 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit, was '"
+              + jobId
+              + "'");
+    }
+    JobSpec.Model model =
+        model(spec.section("model", "list the model's tensors under model.tensors"));
+    JobSpec.Rounds rounds =
+        rounds(spec.section("rounds", "set rounds.timeout and rounds.expectedClients"));
+    YamlSection privacySection =
+        spec.section("privacy", "set privacy.clipNorm, noise, delta and budget");
+    double lr =
+        spec.number("serverLearningRate", 1.0, "the factor applied to the noisy average update");
+    if (!(lr > 0 && Double.isFinite(lr))) {
+      throw spec.fail("serverLearningRate", "must be > 0 and finite, was " + lr);
+    }
+    long defaultMax = 2L * 4 * model.dimension() + (1 << 20);
+    long maxRecordBytes =
+        spec.integer("maxRecordBytes", defaultMax, "largest accepted update record in bytes");
+    if (maxRecordBytes < 1024) {
+      throw spec.fail("maxRecordBytes", "must be >= 1024, was " + maxRecordBytes);
+    }
+    JobSpec.Topics topics = topics(spec.optionalSection("topics"));
+    JobSpec.Privacy privacy = privacy(privacySection, rounds);
+    spec.finish();
+    return new JobSpec(jobId, model, rounds, privacy, lr, maxRecordBytes, topics);
+  }
+
+  private static JobSpec.Model model(YamlSection s) {
+    List<JobSpec.TensorSpec> tensors = new ArrayList<>();
+    Set<String> names = new HashSet<>();
+    long dimension = 0;
+    for (YamlSection t :
+        s.sections(
+            "tensors", "each with a name and a shape, e.g. {name: weights, shape: [64, 10]}")) {
+      String name = t.string("name", "a unique tensor name");
+      if (!names.add(name)) {
+        throw t.fail("name", "'" + name + "' is used twice; tensor names must be unique");
+      }
+      int[] shape = t.intList("shape", "the tensor's dimensions, e.g. [64, 10]");
+      t.finish();
+      JobSpec.TensorSpec tensor = new JobSpec.TensorSpec(name, shape);
+      long size = 1;
+      for (int dim : shape) {
+        size *= dim;
+      }
+      dimension += size;
+      if (dimension > Integer.MAX_VALUE - 8) {
+        throw t.fail("shape", "makes the model larger than 2^31 parameters");
+      }
+      tensors.add(tensor);
+    }
+    String init = s.choice("init", "zeros", List.of("zeros", "random"));
+    long seed = s.integer("initSeed", 0, "seed of the random initial weights");
+    double std = s.number("initStd", 0.01, "std of the random initial weights");
+    if (!(std > 0 && Double.isFinite(std))) {
+      throw s.fail("initStd", "must be > 0 and finite, was " + std);
+    }
+    s.finish();
+    return new JobSpec.Model(List.copyOf(tensors), init, seed, std);
+  }
+
+  private static JobSpec.Rounds rounds(YamlSection s) {
+    long timeout = s.durationMillis("timeout", "how long each round stays open, e.g. 30s");
+    if (timeout < 100) {
+      throw s.fail("timeout", "must be at least 100ms, was " + timeout + "ms");
+    }
+    long m = s.integer("expectedClients", "the expected cohort size m, the average's denominator");
+    if (m < 1 || m > Integer.MAX_VALUE) {
+      throw s.fail("expectedClients", "must be >= 1, was " + m);
+    }
+    boolean closeEarly = s.bool("closeEarly", false);
+    YamlSection cohort = s.optionalSection("minimumCohort");
+    int minimum = 0;
+    double countStd = 0;
+    if (cohort != null) {
+      long count = cohort.integer("count", "release only when the noisy count reaches this");
+      if (count < 1 || count > Integer.MAX_VALUE) {
+        throw cohort.fail("count", "must be >= 1, was " + count);
+      }
+      countStd = cohort.number("noiseStd", "std of the Gaussian noise on the count, e.g. 2.0");
+      if (!(countStd > 0 && Double.isFinite(countStd))) {
+        throw cohort.fail(
+            "noiseStd",
+            "must be > 0 and finite (the count is charged to the budget), was " + countStd);
+      }
+      cohort.finish();
+      minimum = (int) count;
+    }
+    s.finish();
+    return new JobSpec.Rounds(timeout, (int) m, closeEarly, minimum, countStd);
+  }
+
+  private static JobSpec.Privacy privacy(YamlSection s, JobSpec.Rounds rounds) {
+    double clipNorm = s.number("clipNorm", "the L2 bound each update is clipped to, e.g. 1.0");
+    if (!(clipNorm > 0 && Double.isFinite(clipNorm))) {
+      throw s.fail("clipNorm", "must be > 0 and finite, was " + clipNorm);
+    }
+    String clipping = s.choice("clipping", "flat", List.of("flat", "per-layer"));
+    String split = s.choice("layerSplit", "equal", List.of("equal", "sqrt-size"));
+    double delta = s.number("delta", "e.g. 1e-5, well below 1 / number of clients");
+    if (!(delta > 0 && delta < 1)) {
+      throw s.fail("delta", "must be in (0, 1), was " + delta);
+    }
+    double budget =
+        s.number(
+            "budgetEpsilon", "total epsilon the job may spend, or .inf for a non-private baseline");
+    if (!(budget > 0)) {
+      throw s.fail("budgetEpsilon", "must be > 0 (or .inf), was " + budget);
+    }
+    String accountant = s.choice("accountant", "rdp", List.of("rdp", "advanced", "basic"));
+    JobSpec.Sampling sampling = sampling(s.optionalSection("sampling"));
+    JobSpec.Noise noise = noise(s.optionalSection("noise"));
+
+    boolean hasZ = s.has("noiseMultiplier");
+    boolean hasTarget = s.has("targetEpsilon");
+    double targetEpsilon = Double.NaN;
+    long plannedRounds = 0;
+    double z;
+    RoundCharge charge =
+        new RoundCharge(
+            sampling.accountingRate(),
+            rounds.closeEarly(),
+            rounds.minimumCohort() > 0 ? rounds.minimumCohortNoiseStd() : 0);
+    if (hasZ == hasTarget) {
+      throw s.fail(
+          "noiseMultiplier",
+          "or privacy.targetEpsilon (with privacy.plannedRounds): set exactly one of them");
+    }
+    if (hasZ) {
+      z = s.number("noiseMultiplier", "noise std / clipNorm, e.g. 1.1");
+      if (!(z >= 0 && Double.isFinite(z))) {
+        throw s.fail("noiseMultiplier", "must be >= 0 and finite, was " + z);
+      }
+      if (z == 0 && Double.isFinite(budget)) {
+        throw s.fail(
+            "noiseMultiplier",
+            "is 0, which spends infinite epsilon; set privacy.budgetEpsilon: .inf for a non-private baseline, or use a positive noise multiplier");
+      }
+    } else {
+      targetEpsilon = s.number("targetEpsilon", "epsilon the planned rounds may spend");
+      if (!(targetEpsilon > 0 && Double.isFinite(targetEpsilon))) {
+        throw s.fail("targetEpsilon", "must be > 0 and finite, was " + targetEpsilon);
+      }
+      plannedRounds = s.integer("plannedRounds", "how many rounds targetEpsilon must cover");
+      if (plannedRounds < 1) {
+        throw s.fail("plannedRounds", "must be >= 1, was " + plannedRounds);
+      }
+      try {
+        z =
+            new NoisePlanner(Accountant.named(accountant))
+                .plan(targetEpsilon, delta, plannedRounds, charge)
+                .noiseMultiplier();
+      } catch (IllegalArgumentException e) {
+        throw s.fail("targetEpsilon", "cannot be reached: " + e.getMessage());
+      }
+    }
+    s.finish();
+    return new JobSpec.Privacy(
+        clipNorm,
+        clipping,
+        split,
+        z,
+        targetEpsilon,
+        plannedRounds,
+        delta,
+        budget,
+        accountant,
+        sampling,
+        noise);
+  }
+
+  private static JobSpec.Sampling sampling(YamlSection s) {
+    if (s == null) {
+      return new JobSpec.Sampling("none", 1.0, 0, 0);
+    }
+    String mode =
+        s.choice("mode", "none", List.of("none", "server-poisson", "declared-client-poisson"));
+    double rate = 1.0;
+    long population = 0;
+    long cohort = 0;
+    if (mode.equals("server-poisson")) {
+      rate = s.number("rate", "probability the job keeps each arriving update, e.g. 0.2");
+      if (!(rate > 0 && rate <= 1)) {
+        throw s.fail("rate", "must be in (0, 1], was " + rate);
+      }
+    } else if (mode.equals("declared-client-poisson")) {
+      population = s.integer("populationSize", "number of clients that sample themselves");
+      cohort = s.integer("expectedCohort", "expected number of clients per round");
+      if (population < 1) {
+        throw s.fail("populationSize", "must be >= 1, was " + population);
+      }
+      if (cohort < 1 || cohort > population) {
+        throw s.fail("expectedCohort", "must be in [1, populationSize], was " + cohort);
+      }
+    }
+    s.finish();
+    return new JobSpec.Sampling(mode, rate, population, cohort);
+  }
+
+  private static JobSpec.Noise noise(YamlSection s) {
+    if (s == null) {
+      return new JobSpec.Noise("secure", 0, null, null);
+    }
+    String source = s.choice("source", "secure", List.of("secure", "keyed", "seeded"));
+    long seed = 0;
+    String keyFile = null;
+    String keyEnv = null;
+    if (source.equals("seeded")) {
+      seed = s.integer("seed", "the public seed (tests and experiments only)");
+    } else if (source.equals("keyed")) {
+      keyFile = s.string("keyFile", null, "file holding the secret noise key");
+      keyEnv = s.string("keyEnv", null, "environment variable holding the secret noise key");
+      if ((keyFile == null) == (keyEnv == null)) {
+        throw s.fail("keyFile", "or privacy.noise.keyEnv: set exactly one for source keyed");
+      }
+    }
+    s.finish();
+    return new JobSpec.Noise(source, seed, keyFile, keyEnv);
+  }
+
+  private static JobSpec.Topics topics(YamlSection s) {
+    if (s == null) {
+      return new JobSpec.Topics(
+          "privagg.updates",
+          "privagg.models",
+          "privagg.rounds",
+          "privagg.ledger",
+          "privagg.rejects");
+    }
+    JobSpec.Topics topics =
+        new JobSpec.Topics(
+            s.string("updates", "privagg.updates", "topic clients write ClientUpdate records to"),
+            s.string("models", "privagg.models", "public topic of GlobalModel records"),
+            s.string("rounds", "privagg.rounds", "public topic of RoundAnnouncement records"),
+            s.string("ledger", "privagg.ledger", "operator-internal privacy ledger topic"),
+            s.string("rejects", "privagg.rejects", "operator-internal rejects topic"));
+    s.finish();
+    if (new HashSet<>(topics.all()).size() != 5) {
+      throw s.fail("", "must name five different topics, was " + topics.all());
+    }
+    return topics;
+  }
+}

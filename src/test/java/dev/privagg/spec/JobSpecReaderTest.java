@@ -1,0 +1,119 @@
+package dev.privagg.spec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.PrivacyLedger;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+class JobSpecReaderTest {
+  static final String MINIMAL =
+      """
+      jobId: test-job
+      model:
+        tensors:
+          - {name: w, shape: [3, 2]}
+          - {name: b, shape: [2]}
+      rounds:
+        timeout: 2s
+        expectedClients: 4
+      privacy:
+        clipNorm: 1.0
+        noiseMultiplier: 1.0
+        delta: 1e-5
+        budgetEpsilon: 10
+      """;
+
+  @Test
+  void exampleSpec_inJobsFolder_isValid_andPlansItsNoise() {
+    JobSpec spec = JobSpecReader.read(Path.of("jobs/digits-softmax.yaml"));
+    assertThat(spec.jobId()).isEqualTo("digits-softmax");
+    assertThat(spec.model().dimension()).isEqualTo(650);
+    double z = spec.privacy().noiseMultiplier();
+    double eps =
+        Accountant.named("rdp")
+            .epsilon(PrivacyLedger.of(spec.roundCharge().event(z, 50)), 1e-5)
+            .epsilon();
+    assertThat(eps).isLessThanOrEqualTo(4.0).isGreaterThan(3.99);
+  }
+
+  @Test
+  void minimalSpec_takesDocumentedDefaults() {
+    JobSpec spec = JobSpecReader.parse("t", MINIMAL);
+    assertThat(spec.rounds().timeoutMillis()).isEqualTo(2000);
+    assertThat(spec.privacy().sampling().mode()).isEqualTo("none");
+    assertThat(spec.privacy().sampling().accountingRate()).isEqualTo(1.0);
+    assertThat(spec.privacy().noise().source()).isEqualTo("secure");
+    assertThat(spec.topics().updates()).isEqualTo("privagg.updates");
+    assertThat(spec.serverLearningRate()).isEqualTo(1.0);
+  }
+
+  @Test
+  void unknownKey_isRefused_namingItAndTheKnownKeys() {
+    String typo = MINIMAL.replace("  clipNorm: 1.0", "  clipNorm: 1.0\n  clipnorm: 2.0");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", typo))
+        .isInstanceOf(SpecException.class)
+        .hasMessageStartingWith("t: privacy.clipnorm is not a known key")
+        .hasMessageContaining("clipNorm");
+  }
+
+  @Test
+  void missingRequiredKey_isRefused_withAHint() {
+    String missing = MINIMAL.replace("  delta: 1e-5\n", "");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", missing))
+        .isInstanceOf(SpecException.class)
+        .hasMessageStartingWith("t: privacy.delta is required");
+  }
+
+  @Test
+  void invalidValues_areRefused_namingKeyAndRule() {
+    assertThatThrownBy(
+            () -> JobSpecReader.parse("t", MINIMAL.replace("clipNorm: 1.0", "clipNorm: -1")))
+        .hasMessage("t: privacy.clipNorm must be > 0 and finite, was -1.0");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", MINIMAL.replace("delta: 1e-5", "delta: 1")))
+        .hasMessage("t: privacy.delta must be in (0, 1), was 1.0");
+    assertThatThrownBy(
+            () -> JobSpecReader.parse("t", MINIMAL.replace("timeout: 2s", "timeout: soon")))
+        .hasMessageStartingWith("t: rounds.timeout must be a duration");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", MINIMAL.replace("shape: [2]", "shape: [0]")))
+        .hasMessageStartingWith("t: model.tensors[1].shape entries must be whole numbers >= 1");
+  }
+
+  @Test
+  void zeroNoise_needsAnInfiniteBudget() {
+    String zero = MINIMAL.replace("noiseMultiplier: 1.0", "noiseMultiplier: 0");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", zero))
+        .hasMessageContaining("privacy.noiseMultiplier is 0")
+        .hasMessageContaining("budgetEpsilon: .inf");
+    JobSpec baseline =
+        JobSpecReader.parse("t", zero.replace("budgetEpsilon: 10", "budgetEpsilon: .inf"));
+    assertThat(baseline.privacy().budgetEpsilon()).isInfinite();
+  }
+
+  @Test
+  void noiseMultiplierAndTargetEpsilon_areMutuallyExclusive() {
+    String both =
+        MINIMAL.replace(
+            "noiseMultiplier: 1.0",
+            "noiseMultiplier: 1.0\n  targetEpsilon: 2\n  plannedRounds: 10");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", both))
+        .hasMessageContaining("set exactly one of them");
+  }
+
+  @Test
+  void earlyClose_plansForReplaceOne_soItNeedsTwiceTheNoise() {
+    String planned =
+        MINIMAL.replace("noiseMultiplier: 1.0", "targetEpsilon: 2\n  plannedRounds: 10");
+    double addRemove = JobSpecReader.parse("t", planned).privacy().noiseMultiplier();
+    double replaceOne =
+        JobSpecReader.parse(
+                "t",
+                planned.replace("expectedClients: 4", "expectedClients: 4\n  closeEarly: true"))
+            .privacy()
+            .noiseMultiplier();
+    assertThat(replaceOne)
+        .isCloseTo(2 * addRemove, org.assertj.core.api.Assertions.within(1e-4 * replaceOne));
+  }
+}
