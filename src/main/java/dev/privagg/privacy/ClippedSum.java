@@ -31,6 +31,10 @@ public final class ClippedSum {
 
   /** An empty sum for updates with the given tensor sizes, clipped by {@code policy}. */
   public ClippedSum(ClippingPolicy policy, int[] tensorSizes) {
+    this(policy, tensorSizes, null);
+  }
+
+  private ClippedSum(ClippingPolicy policy, int[] tensorSizes, long[] units) {
     if (policy == null) {
       throw new IllegalArgumentException("policy must be set, was null");
     }
@@ -49,7 +53,11 @@ public final class ClippedSum {
     if (dimension > Integer.MAX_VALUE - 8) {
       throw new IllegalArgumentException("model dimension must fit an array, was " + dimension);
     }
-    this.units = new long[(int) dimension];
+    if (units != null && units.length != dimension) {
+      throw new IllegalArgumentException(
+          "sum has " + units.length + " coordinates, expected " + dimension);
+    }
+    this.units = units != null ? units : new long[(int) dimension];
     this.unitsPerValue = Math.scalb(1.0, FRACTION_BITS) / policy.clipNorm();
   }
 
@@ -120,6 +128,17 @@ public final class ClippedSum {
   /** The raw fixed-point units (a copy), for checkpointing. */
   public long[] units() {
     return units.clone();
+  }
+
+  /**
+   * A sum that works directly on {@code units} (no copy), for state that holds the array: adds
+   * change the caller's array in place.
+   */
+  public static ClippedSum wrap(
+      ClippingPolicy policy, int[] tensorSizes, long[] units, long contributions) {
+    ClippedSum sum = new ClippedSum(policy, tensorSizes, units);
+    sum.contributions = contributions;
+    return sum;
   }
 
   /** Restores a sum from checkpointed units and contribution count. */

@@ -126,6 +126,18 @@ public record JobSpec(
         rounds.minimumCohort() > 0 ? rounds.minimumCohortNoiseStd() : 0);
   }
 
+  /** The round-0 model: zeros, or N(0, initStd^2) weights from initSeed (same on every run). */
+  public float[] initialWeights() {
+    float[] weights = new float[model.dimension()];
+    if (model.init().equals("random")) {
+      java.util.SplittableRandom random = new java.util.SplittableRandom(model.initSeed());
+      for (int i = 0; i < weights.length; i++) {
+        weights[i] = (float) (random.nextGaussian() * model.initStd());
+      }
+    }
+    return weights;
+  }
+
   /** The Gaussian mechanism on the sum. */
   public GaussianMechanism mechanism() {
     return new GaussianMechanism(privacy.noiseMultiplier(), privacy.clipNorm());

@@ -1,0 +1,64 @@
+package dev.privagg.job;
+
+import dev.privagg.spec.JobSpec;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.streaming.api.functions.ProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+/** Decodes and validates raw updates; anything unusable goes to the rejects side output. */
+final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
+  static final OutputTag<OutboundRecord> REJECTS = new OutputTag<>("rejects") {};
+
+  private final List<JobSpec> specs;
+  private final UpdateValidator validator;
+  private final String rejectsTopic;
+  private transient Map<String, JobMetrics> metrics;
+
+  DecodeFunction(List<JobSpec> specs) {
+    this.specs = List.copyOf(specs);
+    this.validator = new UpdateValidator(specs);
+    this.rejectsTopic = specs.get(0).topics().rejects();
+  }
+
+  @Override
+  public void open(OpenContext context) {
+    metrics = new HashMap<>();
+    for (JobSpec spec : specs) {
+      metrics.put(spec.jobId(), new JobMetrics(getRuntimeContext().getMetricGroup(), spec.jobId()));
+    }
+  }
+
+  @Override
+  public void processElement(RawUpdate raw, Context ctx, Collector<DecodedUpdate> out) {
+    UpdateValidator.Result result = validator.validate(raw);
+    if (result.update() != null) {
+      out.collect(result.update());
+      return;
+    }
+    UpdateValidator.Rejection r = result.rejection();
+    JobMetrics jobMetrics = r.jobId() == null ? null : metrics.get(r.jobId());
+    if (jobMetrics != null) {
+      jobMetrics.rejected(r.reason());
+    }
+    // Oversize records are not copied into the rejects topic; their position identifies them.
+    byte[] original =
+        r.reason() == dev.privagg.avro.RejectReason.RECORD_TOO_LARGE ? null : raw.value;
+    ctx.output(
+        REJECTS,
+        Records.reject(
+            rejectsTopic,
+            r.reason(),
+            r.detail(),
+            r.jobId(),
+            r.clientId(),
+            r.round(),
+            raw.topic,
+            raw.partition,
+            raw.offset,
+            original));
+  }
+}

@@ -1,0 +1,48 @@
+package dev.privagg.job;
+
+import dev.privagg.avro.RejectReason;
+import java.util.EnumMap;
+import java.util.Map;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
+
+/**
+ * Flink metrics of one training job, under group {@code privagg.job.<jobId>}. Exact counts are
+ * operator-internal, like the ledger.
+ */
+final class JobMetrics {
+  final Counter roundsReleased;
+  final Counter roundsNotReleased;
+  final Counter updatesAccepted;
+  final Counter updatesNotSampled;
+  final Counter updatesClipped;
+  private final Map<RejectReason, Counter> rejected = new EnumMap<>(RejectReason.class);
+  private volatile double epsilonSpent;
+  private volatile double clippedFraction;
+
+  JobMetrics(MetricGroup operatorGroup, String jobId) {
+    MetricGroup group = operatorGroup.addGroup("privagg").addGroup("job", jobId);
+    roundsReleased = group.counter("roundsReleased");
+    roundsNotReleased = group.counter("roundsNotReleased");
+    updatesAccepted = group.counter("updatesAccepted");
+    updatesNotSampled = group.counter("updatesNotSampled");
+    updatesClipped = group.counter("updatesClipped");
+    for (RejectReason reason : RejectReason.values()) {
+      rejected.put(reason, group.addGroup("rejected").counter(reason.name()));
+    }
+    group.gauge("epsilonSpent", () -> epsilonSpent);
+    group.gauge("clippedFraction", () -> clippedFraction);
+  }
+
+  void rejected(RejectReason reason) {
+    rejected.get(reason).inc();
+  }
+
+  void epsilonSpent(double epsilon) {
+    epsilonSpent = epsilon;
+  }
+
+  void lastRound(long contributions, long clipped) {
+    clippedFraction = contributions == 0 ? 0 : (double) clipped / contributions;
+  }
+}

@@ -1,0 +1,20 @@
+package dev.privagg.job;
+
+/**
+ * Per-job progress kept in keyed state. {@code ledger} holds the accountant's events (see {@link
+ * LedgerCodec}); epsilon is always derived from it.
+ */
+public class JobProgress {
+  /** The open round (or the round that would have opened when the budget ran out). */
+  public long currentRound;
+
+  /** The round of the latest released model: what the open round trains on. */
+  public long modelRound;
+
+  public long deadlineMillis;
+  public boolean exhausted;
+  public byte[] ledger;
+  public float[] model;
+
+  public JobProgress() {}
+}

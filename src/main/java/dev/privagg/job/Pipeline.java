@@ -1,0 +1,45 @@
+package dev.privagg.job;
+
+import dev.privagg.spec.JobSpec;
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/**
+ * The privagg dataflow, from raw update records to encoded output records (DESIGN, data flow).
+ * Production wires Kafka to both ends ({@link PrivaggJob}); tests call the same method.
+ */
+public final class Pipeline {
+  private Pipeline() {}
+
+  /**
+   * Builds decode -> keyBy(jobId) -> rounds, and returns every output record (rejects included).
+   */
+  public static DataStream<OutboundRecord> build(
+      StreamExecutionEnvironment env, List<JobSpec> specs, DataStream<RawUpdate> updates) {
+    if (specs.isEmpty()) {
+      throw new IllegalArgumentException("at least one job spec is needed");
+    }
+    SingleOutputStreamOperator<DecodedUpdate> decoded =
+        updates.process(new DecodeFunction(specs)).name("decode-validate").uid("decode-validate");
+
+    // One start event per job publishes round 0 and opens round 1 without waiting for traffic;
+    // replayed after a restore, it is ignored because the job's state already exists.
+    DataStream<String> starts =
+        env.fromData(Types.STRING, specs.stream().map(JobSpec::jobId).toArray(String[]::new))
+            .name("job-starts")
+            .uid("job-starts");
+
+    SingleOutputStreamOperator<OutboundRecord> rounds =
+        decoded
+            .keyBy(u -> u.jobId, Types.STRING)
+            .connect(starts.keyBy(id -> id, Types.STRING))
+            .process(new RoundAggregator(specs))
+            .name("round-aggregator")
+            .uid("round-aggregator");
+
+    return rounds.union(decoded.getSideOutput(DecodeFunction.REJECTS));
+  }
+}

@@ -1,0 +1,168 @@
+package dev.privagg.job;
+
+import dev.privagg.io.TopicAdmin;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.Collector;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.apache.kafka.clients.producer.ProducerRecord;
+
+/**
+ * The privagg Flink job on Kafka: exactly-once from the updates topic to the output topics.
+ *
+ * <p>Entry point for {@code flink run}: {@code --spec FILE [--spec FILE...] --bootstrap-servers
+ * HOST:PORT [--checkpoint-interval-ms N]}.
+ */
+public final class PrivaggJob {
+  /** How the job connects to Kafka and checkpoints. */
+  public record Settings(String bootstrapServers, long checkpointIntervalMillis, int parallelism) {}
+
+  private PrivaggJob() {}
+
+  public static void main(String[] args) throws Exception {
+    List<Path> specs = new ArrayList<>();
+    String bootstrap = null;
+    long interval = 1000;
+    for (int i = 0; i < args.length; i++) {
+      String value = i + 1 < args.length ? args[i + 1] : null;
+      switch (args[i]) {
+        case "--spec" -> specs.add(Path.of(require(args[i], value)));
+        case "--bootstrap-servers" -> bootstrap = require(args[i], value);
+        case "--checkpoint-interval-ms" -> interval = Long.parseLong(require(args[i], value));
+        default ->
+            throw new IllegalArgumentException(
+                "unknown argument "
+                    + args[i]
+                    + "; use --spec FILE --bootstrap-servers HOST:PORT [--checkpoint-interval-ms N]");
+      }
+      i++;
+    }
+    if (specs.isEmpty() || bootstrap == null) {
+      throw new IllegalArgumentException(
+          "--spec FILE and --bootstrap-servers HOST:PORT are required");
+    }
+    List<JobSpec> jobSpecs = JobSpecReader.readAll(specs);
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    define(env, jobSpecs, new Settings(bootstrap, interval, env.getParallelism()));
+    env.execute("privagg " + jobIds(jobSpecs));
+  }
+
+  private static String require(String flag, String value) {
+    if (value == null) {
+      throw new IllegalArgumentException(flag + " needs a value");
+    }
+    return value;
+  }
+
+  /** Creates missing topics sized for the jobs' models. */
+  public static List<String> ensureTopics(
+      String bootstrapServers, List<JobSpec> specs, int updatePartitions) throws Exception {
+    JobSpec.Topics t = specs.get(0).topics();
+    long maxUpdate = specs.stream().mapToLong(JobSpec::maxRecordBytes).max().orElseThrow();
+    long maxModel =
+        specs.stream().mapToLong(s -> 4L * s.model().dimension() + (1 << 20)).max().orElseThrow();
+    Map<String, String> updates = Map.of("max.message.bytes", Long.toString(maxUpdate));
+    Map<String, String> models = Map.of("max.message.bytes", Long.toString(maxModel));
+    return TopicAdmin.ensure(
+        bootstrapServers,
+        List.of(
+            new TopicAdmin.TopicPlan(t.updates(), updatePartitions, updates),
+            new TopicAdmin.TopicPlan(t.models(), 1, models),
+            new TopicAdmin.TopicPlan(t.rounds(), 1, Map.of()),
+            new TopicAdmin.TopicPlan(t.ledger(), 1, Map.of()),
+            new TopicAdmin.TopicPlan(t.rejects(), 1, updates)));
+  }
+
+  /** Defines source, pipeline and sink on {@code env}. */
+  public static void define(
+      StreamExecutionEnvironment env, List<JobSpec> specs, Settings settings) {
+    env.enableCheckpointing(settings.checkpointIntervalMillis());
+    env.setParallelism(settings.parallelism());
+    JobSpec.Topics topics = specs.get(0).topics();
+    String name = "privagg-" + Integer.toHexString(jobIds(specs).hashCode());
+    long maxRecord =
+        specs.stream()
+            .mapToLong(s -> Math.max(s.maxRecordBytes(), 4L * s.model().dimension() + (1 << 20)))
+            .max()
+            .orElseThrow();
+
+    KafkaSource<RawUpdate> source =
+        KafkaSource.<RawUpdate>builder()
+            .setBootstrapServers(settings.bootstrapServers())
+            .setTopics(topics.updates())
+            .setGroupId(name)
+            // A fresh job starts at the end of the topic: older updates belong to earlier runs.
+            .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.LATEST))
+            .setDeserializer(new RawUpdateDeserializer())
+            .setProperty("isolation.level", "read_committed")
+            .setProperty("max.partition.fetch.bytes", Long.toString(Math.max(maxRecord, 1 << 20)))
+            .setProperty("fetch.max.bytes", Long.toString(Math.max(maxRecord, 50L << 20)))
+            .build();
+    DataStream<RawUpdate> updates =
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), "updates-source")
+            .uid("updates-source");
+
+    KafkaSink<OutboundRecord> sink =
+        KafkaSink.<OutboundRecord>builder()
+            .setBootstrapServers(settings.bootstrapServers())
+            .setRecordSerializer(new OutboundSerializer())
+            .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+            .setTransactionalIdPrefix(name)
+            // At or below the broker's transaction.max.timeout.ms (15 min by default).
+            .setProperty("transaction.timeout.ms", "600000")
+            .setProperty("max.request.size", Long.toString(maxRecord))
+            .build();
+    Pipeline.build(env, specs, updates).sinkTo(sink).name("kafka-sink").uid("kafka-sink");
+  }
+
+  /** Starts the job without blocking (tests and {@code privagg run}). */
+  public static JobClient start(
+      StreamExecutionEnvironment env, List<JobSpec> specs, Settings settings) throws Exception {
+    define(env, specs, settings);
+    return env.executeAsync("privagg " + jobIds(specs));
+  }
+
+  private static String jobIds(List<JobSpec> specs) {
+    return specs.stream().map(JobSpec::jobId).collect(Collectors.joining(","));
+  }
+
+  /** Keeps each record's position so rejects can point back to it. */
+  static final class RawUpdateDeserializer implements KafkaRecordDeserializationSchema<RawUpdate> {
+    @Override
+    public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<RawUpdate> out) {
+      out.collect(
+          new RawUpdate(record.topic(), record.partition(), record.offset(), record.value()));
+    }
+
+    @Override
+    public TypeInformation<RawUpdate> getProducedType() {
+      return TypeInformation.of(RawUpdate.class);
+    }
+  }
+
+  /** Each output record names its own topic. */
+  static final class OutboundSerializer implements KafkaRecordSerializationSchema<OutboundRecord> {
+    @Override
+    public ProducerRecord<byte[], byte[]> serialize(
+        OutboundRecord element, KafkaSinkContext context, Long timestamp) {
+      return new ProducerRecord<>(element.topic, element.key, element.value);
+    }
+  }
+}

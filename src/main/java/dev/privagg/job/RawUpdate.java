@@ -1,0 +1,18 @@
+package dev.privagg.job;
+
+/** A record as read from the updates topic: where it came from and its value bytes. */
+public class RawUpdate {
+  public String topic;
+  public int partition;
+  public long offset;
+  public byte[] value;
+
+  public RawUpdate() {}
+
+  public RawUpdate(String topic, int partition, long offset, byte[] value) {
+    this.topic = topic;
+    this.partition = partition;
+    this.offset = offset;
+    this.value = value;
+  }
+}

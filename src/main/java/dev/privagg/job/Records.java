@@ -1,0 +1,123 @@
+package dev.privagg.job;
+
+import dev.privagg.avro.GlobalModel;
+import dev.privagg.avro.LedgerEntry;
+import dev.privagg.avro.LedgerOutcome;
+import dev.privagg.avro.PrivacyStatement;
+import dev.privagg.avro.RejectReason;
+import dev.privagg.avro.RejectedUpdate;
+import dev.privagg.avro.RoundAnnouncement;
+import dev.privagg.avro.Tensor;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.io.Float32;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.spec.JobSpec;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Builds the encoded output records of a job; keys are the job id, so a job keeps its order. */
+final class Records {
+  private Records() {}
+
+  static OutboundRecord model(
+      JobSpec spec, long round, float[] weights, double epsilon, String noiseSource) {
+    List<Tensor> tensors = new ArrayList<>();
+    int offset = 0;
+    for (JobSpec.TensorSpec t : spec.model().tensors()) {
+      List<Integer> shape = new ArrayList<>();
+      for (int dim : t.shape()) {
+        shape.add(dim);
+      }
+      tensors.add(new Tensor(t.name(), shape, Float32.write(weights, offset, t.size())));
+      offset += t.size();
+    }
+    JobSpec.Privacy p = spec.privacy();
+    PrivacyStatement privacy =
+        PrivacyStatement.newBuilder()
+            .setEpsilon(epsilon)
+            .setDelta(p.delta())
+            .setAccountant(p.accountant())
+            .setNoiseMultiplier(p.noiseMultiplier())
+            .setClipNorm(p.clipNorm())
+            .setSamplingRate(spec.roundCharge().replaceOne() ? 1.0 : p.sampling().accountingRate())
+            .setSamplingMode(p.sampling().mode())
+            .setNoiseSource(noiseSource)
+            .setAdjacency(spec.roundCharge().adjacency())
+            .setBudgetEpsilon(p.budgetEpsilon())
+            .build();
+    GlobalModel model = new GlobalModel(spec.jobId(), round, tensors, privacy);
+    return new OutboundRecord(spec.topics().models(), key(spec), AvroCodec.encode(model));
+  }
+
+  static OutboundRecord announcement(
+      JobSpec spec, long round, long baseModelRound, long deadlineMillis) {
+    RoundAnnouncement a =
+        new RoundAnnouncement(spec.jobId(), round, baseModelRound, deadlineMillis);
+    return new OutboundRecord(spec.topics().rounds(), key(spec), AvroCodec.encode(a));
+  }
+
+  static OutboundRecord ledger(
+      JobSpec spec,
+      long round,
+      LedgerOutcome outcome,
+      PrivacyEvent charged,
+      double epsilonSpent,
+      long contributions,
+      Double noisyCount,
+      long nowMillis) {
+    JobSpec.Privacy p = spec.privacy();
+    LedgerEntry entry =
+        LedgerEntry.newBuilder()
+            .setJobId(spec.jobId())
+            .setRound(round)
+            .setOutcome(outcome)
+            .setMechanismKind(charged == null ? null : charged.kind().name())
+            .setChargedNoiseMultiplier(charged == null ? null : charged.noiseMultiplier())
+            .setChargedSamplingRate(charged == null ? null : charged.samplingRate())
+            .setAdjacency(spec.roundCharge().adjacency())
+            .setSamplingMode(p.sampling().mode())
+            .setSamplingDeclared(p.sampling().declared())
+            .setEpsilonSpent(epsilonSpent)
+            .setDelta(p.delta())
+            .setAccountant(p.accountant())
+            .setBudgetEpsilon(p.budgetEpsilon())
+            .setContributions(contributions)
+            .setNoisyCount(noisyCount)
+            .setTimestampMillis(nowMillis)
+            .build();
+    return new OutboundRecord(spec.topics().ledger(), key(spec), AvroCodec.encode(entry));
+  }
+
+  static OutboundRecord reject(
+      String rejectsTopic,
+      RejectReason reason,
+      String detail,
+      String jobId,
+      String clientId,
+      Long round,
+      String sourceTopic,
+      int sourcePartition,
+      long sourceOffset,
+      byte[] originalBytes) {
+    RejectedUpdate rejected =
+        RejectedUpdate.newBuilder()
+            .setReason(reason)
+            .setDetail(detail)
+            .setJobId(jobId)
+            .setClientId(clientId)
+            .setRound(round)
+            .setSourceTopic(sourceTopic)
+            .setSourcePartition(sourcePartition)
+            .setSourceOffset(sourceOffset)
+            .setOriginalBytes(originalBytes == null ? null : ByteBuffer.wrap(originalBytes))
+            .build();
+    byte[] key = jobId == null ? null : jobId.getBytes(StandardCharsets.UTF_8);
+    return new OutboundRecord(rejectsTopic, key, AvroCodec.encode(rejected));
+  }
+
+  private static byte[] key(JobSpec spec) {
+    return spec.jobId().getBytes(StandardCharsets.UTF_8);
+  }
+}

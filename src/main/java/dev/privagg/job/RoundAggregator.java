@@ -1,0 +1,333 @@
+package dev.privagg.job;
+
+import dev.privagg.avro.LedgerOutcome;
+import dev.privagg.avro.RejectReason;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.BudgetStatus;
+import dev.privagg.privacy.ClipResult;
+import dev.privagg.privacy.ClippedSum;
+import dev.privagg.privacy.NoiseSource;
+import dev.privagg.privacy.NoiseStream;
+import dev.privagg.privacy.NoisyAverage;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.spec.JobSpec;
+import java.security.SecureRandom;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
+import org.apache.flink.util.Collector;
+
+/**
+ * Rounds of one training job per key (the job id). Input 1: validated updates; input 2: job starts.
+ * Output: encoded models, announcements, ledger entries and rejects.
+ *
+ * <p>Round r opens when r-1 closes and is announced with its deadline. Every valid update for r
+ * that reaches this operator before the deadline is clipped into the fixed-point sum (no cap). At
+ * the deadline (or at m updates when the spec closes early) the round is charged to the ledger, and
+ * released only if the budget still holds afterwards (DESIGN invariants 4 and 8).
+ */
+final class RoundAggregator
+    extends KeyedCoProcessFunction<String, DecodedUpdate, String, OutboundRecord> {
+  static final String PROGRESS_STATE = "job-progress";
+  static final String OPEN_ROUND_STATE = "open-round";
+  static final String SEEN_CLIENTS_STATE = "seen-clients";
+
+  private final Map<String, JobSpec> specs = new HashMap<>();
+  private transient Map<String, NoiseSource> noiseSources;
+  private transient Map<String, JobMetrics> metrics;
+  private transient SecureRandom sampler;
+  private transient ValueState<JobProgress> progressState;
+  private transient ValueState<OpenRound> openRoundState;
+  private transient MapState<String, Boolean> seenClients;
+
+  RoundAggregator(List<JobSpec> specs) {
+    for (JobSpec spec : specs) {
+      this.specs.put(spec.jobId(), spec);
+    }
+  }
+
+  @Override
+  public void open(OpenContext context) {
+    progressState =
+        getRuntimeContext()
+            .getState(new ValueStateDescriptor<>(PROGRESS_STATE, Types.POJO(JobProgress.class)));
+    openRoundState =
+        getRuntimeContext()
+            .getState(new ValueStateDescriptor<>(OPEN_ROUND_STATE, Types.POJO(OpenRound.class)));
+    seenClients =
+        getRuntimeContext()
+            .getMapState(new MapStateDescriptor<>(SEEN_CLIENTS_STATE, Types.STRING, Types.BOOLEAN));
+    noiseSources = new HashMap<>();
+    metrics = new HashMap<>();
+    for (JobSpec spec : specs.values()) {
+      noiseSources.put(spec.jobId(), NoiseSources.forSpec(spec));
+      metrics.put(spec.jobId(), new JobMetrics(getRuntimeContext().getMetricGroup(), spec.jobId()));
+    }
+    sampler = new SecureRandom();
+  }
+
+  @Override
+  public void processElement2(String jobId, Context ctx, Collector<OutboundRecord> out)
+      throws Exception {
+    ensureStarted(specs.get(jobId), ctx, out);
+  }
+
+  @Override
+  public void processElement1(DecodedUpdate update, Context ctx, Collector<OutboundRecord> out)
+      throws Exception {
+    JobSpec spec = specs.get(update.jobId);
+    JobProgress progress = ensureStarted(spec, ctx, out);
+    JobMetrics jobMetrics = metrics.get(spec.jobId());
+    if (progress.exhausted) {
+      reject(
+          spec,
+          update,
+          RejectReason.BUDGET_EXHAUSTED,
+          "the job's privacy budget is spent; no more rounds run",
+          out);
+      return;
+    }
+    if (update.round < progress.currentRound) {
+      reject(
+          spec,
+          update,
+          RejectReason.STALE_ROUND,
+          "round " + update.round + " is closed; round " + progress.currentRound + " is open",
+          out);
+      return;
+    }
+    if (update.round > progress.currentRound) {
+      reject(
+          spec,
+          update,
+          RejectReason.FUTURE_ROUND,
+          "round " + update.round + " is not open yet; round " + progress.currentRound + " is open",
+          out);
+      return;
+    }
+    if (seenClients.contains(update.clientId)) {
+      reject(
+          spec,
+          update,
+          RejectReason.DUPLICATE_CLIENT,
+          "client " + update.clientId + " already sent an update for round " + update.round,
+          out);
+      return;
+    }
+    // Remember the client even when sampling drops it, so a retry cannot buy a second draw.
+    seenClients.put(update.clientId, Boolean.TRUE);
+    String mode = spec.privacy().sampling().mode();
+    if (mode.equals("server-poisson")
+        && !(sampler.nextDouble() < spec.privacy().sampling().rate())) {
+      jobMetrics.updatesNotSampled.inc();
+      return;
+    }
+    OpenRound round = openRoundState.value();
+    ClippedSum sum =
+        ClippedSum.wrap(
+            spec.clippingPolicy(), spec.model().tensorSizes(), round.units, round.contributions);
+    ClipResult clip = sum.add(update.tensors);
+    round.contributions = sum.contributions();
+    round.clipped += clip.clipped() ? 1 : 0;
+    openRoundState.update(round);
+    jobMetrics.updatesAccepted.inc();
+    if (clip.clipped()) {
+      jobMetrics.updatesClipped.inc();
+    }
+    if (spec.rounds().closeEarly() && round.contributions >= spec.rounds().expectedClients()) {
+      ctx.timerService().deleteProcessingTimeTimer(progress.deadlineMillis);
+      closeRound(spec, progress, round, ctx.timerService().currentProcessingTime(), out);
+      openNextRound(spec, progress, ctx, out);
+      progressState.update(progress);
+    }
+  }
+
+  @Override
+  public void onTimer(long timestamp, OnTimerContext ctx, Collector<OutboundRecord> out)
+      throws Exception {
+    JobProgress progress = progressState.value();
+    // A deleted or superseded deadline can still fire; only the open round's deadline counts.
+    if (progress == null || progress.exhausted || timestamp != progress.deadlineMillis) {
+      return;
+    }
+    JobSpec spec = specs.get(ctx.getCurrentKey());
+    closeRound(spec, progress, openRoundState.value(), timestamp, out);
+    openNextRound(spec, progress, ctx, out);
+    progressState.update(progress);
+  }
+
+  /** First contact with a job: publish the initial model (round 0) and open round 1. */
+  private JobProgress ensureStarted(JobSpec spec, Context ctx, Collector<OutboundRecord> out)
+      throws Exception {
+    JobProgress progress = progressState.value();
+    if (progress != null) {
+      return progress; // already running (e.g. the start event replayed after a restore)
+    }
+    progress = new JobProgress();
+    progress.model = spec.initialWeights();
+    progress.ledger = LedgerCodec.write(PrivacyLedger.EMPTY);
+    out.collect(Records.model(spec, 0, progress.model, 0.0, noiseSources.get(spec.jobId()).kind()));
+    openNextRound(spec, progress, ctx, out);
+    progressState.update(progress);
+    return progress;
+  }
+
+  /** Opens the next round if one more round fits the budget; otherwise marks the job exhausted. */
+  private void openNextRound(
+      JobSpec spec, JobProgress progress, Context ctx, Collector<OutboundRecord> out)
+      throws Exception {
+    long now = ctx.timerService().currentProcessingTime();
+    progress.currentRound++;
+    PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
+    Accountant accountant = Accountant.named(spec.privacy().accountant());
+    PrivacyEvent next = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
+    if (!BudgetStatus.fits(
+        accountant, ledger, spec.privacy().budgetEpsilon(), spec.privacy().delta(), next)) {
+      exhaust(spec, progress, ledger, now, out);
+      return;
+    }
+    openRoundState.update(new OpenRound(spec.model().dimension()));
+    progress.deadlineMillis = now + spec.rounds().timeoutMillis();
+    ctx.timerService().registerProcessingTimeTimer(progress.deadlineMillis);
+    out.collect(
+        Records.announcement(
+            spec, progress.currentRound, progress.modelRound, progress.deadlineMillis));
+  }
+
+  /** Charges the round, then releases it unless the noisy minimum-cohort rule says no. */
+  private void closeRound(
+      JobSpec spec, JobProgress progress, OpenRound round, long now, Collector<OutboundRecord> out)
+      throws Exception {
+    long r = progress.currentRound;
+    JobMetrics jobMetrics = metrics.get(spec.jobId());
+    jobMetrics.lastRound(round.contributions, round.clipped);
+    PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
+    Accountant accountant = Accountant.named(spec.privacy().accountant());
+    PrivacyEvent charge = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
+    // Budget before release (invariant 4): checked again here, whatever was checked at opening.
+    if (!BudgetStatus.fits(
+        accountant, ledger, spec.privacy().budgetEpsilon(), spec.privacy().delta(), charge)) {
+      exhaust(spec, progress, ledger, now, out);
+      return;
+    }
+    ledger = ledger.append(charge);
+    progress.ledger = LedgerCodec.write(ledger);
+    double epsilon = accountant.epsilon(ledger, spec.privacy().delta()).epsilon();
+    jobMetrics.epsilonSpent(epsilon);
+
+    // One noise stream per (job, round): the count's noise is drawn first, then the sum's.
+    NoiseStream noise = noiseSources.get(spec.jobId()).forRound(spec.jobId(), r);
+    Double noisyCount = null;
+    boolean release = true;
+    if (spec.rounds().minimumCohort() > 0) {
+      noisyCount =
+          round.contributions + spec.rounds().minimumCohortNoiseStd() * noise.nextStandardNormal();
+      release = noisyCount >= spec.rounds().minimumCohort();
+    }
+    if (release) {
+      double[] sum =
+          ClippedSum.wrap(
+                  spec.clippingPolicy(),
+                  spec.model().tensorSizes(),
+                  round.units,
+                  round.contributions)
+              .toDoubles();
+      NoisyAverage.apply(
+          progress.model,
+          sum,
+          spec.mechanism(),
+          noise,
+          spec.rounds().expectedClients(),
+          spec.serverLearningRate());
+      progress.modelRound = r;
+      out.collect(
+          Records.model(spec, r, progress.model, epsilon, noiseSources.get(spec.jobId()).kind()));
+      out.collect(
+          Records.ledger(
+              spec,
+              r,
+              LedgerOutcome.RELEASED,
+              charge,
+              epsilon,
+              round.contributions,
+              noisyCount,
+              now));
+      jobMetrics.roundsReleased.inc();
+    } else {
+      out.collect(
+          Records.ledger(
+              spec,
+              r,
+              LedgerOutcome.NOT_RELEASED_MIN_COHORT,
+              charge,
+              epsilon,
+              round.contributions,
+              noisyCount,
+              now));
+      jobMetrics.roundsNotReleased.inc();
+    }
+    clearRound();
+  }
+
+  /** The budget cannot cover another round: record it once, stop announcing, drop round state. */
+  private void exhaust(
+      JobSpec spec,
+      JobProgress progress,
+      PrivacyLedger ledger,
+      long now,
+      Collector<OutboundRecord> out)
+      throws Exception {
+    progress.exhausted = true;
+    double epsilon =
+        Accountant.named(spec.privacy().accountant())
+            .epsilon(ledger, spec.privacy().delta())
+            .epsilon();
+    out.collect(
+        Records.ledger(
+            spec,
+            progress.currentRound,
+            LedgerOutcome.BUDGET_EXHAUSTED,
+            null,
+            epsilon,
+            0,
+            null,
+            now));
+    clearRound();
+  }
+
+  /** Round state is per round: cleared at every close so memory never grows with rounds. */
+  private void clearRound() {
+    openRoundState.clear();
+    seenClients.clear();
+  }
+
+  private void reject(
+      JobSpec spec,
+      DecodedUpdate update,
+      RejectReason reason,
+      String detail,
+      Collector<OutboundRecord> out) {
+    metrics.get(spec.jobId()).rejected(reason);
+    // Bytes were decoded upstream; the source position identifies the original record.
+    out.collect(
+        Records.reject(
+            spec.topics().rejects(),
+            reason,
+            detail,
+            update.jobId,
+            update.clientId,
+            update.round,
+            update.sourceTopic,
+            update.sourcePartition,
+            update.sourceOffset,
+            null));
+  }
+}

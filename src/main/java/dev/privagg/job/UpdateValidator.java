@@ -1,0 +1,151 @@
+package dev.privagg.job;
+
+import dev.privagg.avro.ClientUpdate;
+import dev.privagg.avro.RejectReason;
+import dev.privagg.avro.Tensor;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.io.Float32;
+import dev.privagg.spec.JobSpec;
+import java.io.Serializable;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Decodes a raw update and checks it against its job's spec: size, encoding, known job, tensor
+ * names, shapes and byte lengths, finite values. Round, duplicate and budget checks need the job's
+ * state and happen in {@link RoundAggregator}.
+ */
+final class UpdateValidator implements Serializable {
+  private final Map<String, JobSpec> specs = new HashMap<>();
+  private final long maxRecordBytes;
+
+  UpdateValidator(List<JobSpec> specs) {
+    long max = 0;
+    for (JobSpec spec : specs) {
+      this.specs.put(spec.jobId(), spec);
+      max = Math.max(max, spec.maxRecordBytes());
+    }
+    this.maxRecordBytes = max;
+  }
+
+  /** The outcome: either {@code update} or a reject with reason and detail. */
+  record Result(DecodedUpdate update, Rejection rejection) {}
+
+  /** Why an update was not accepted, with whatever of its identity could be read. */
+  record Rejection(RejectReason reason, String detail, String jobId, String clientId, Long round) {}
+
+  Result validate(RawUpdate raw) {
+    int size = raw.value == null ? 0 : raw.value.length;
+    if (size > maxRecordBytes) {
+      return reject(
+          RejectReason.RECORD_TOO_LARGE,
+          size + " bytes exceeds the limit of " + maxRecordBytes,
+          null);
+    }
+    ClientUpdate update;
+    try {
+      update = AvroCodec.decodeUpdate(raw.value);
+    } catch (AvroCodec.UpdateDecodeException e) {
+      RejectReason reason =
+          e.failure() == AvroCodec.DecodeFailure.UNKNOWN_SCHEMA
+              ? RejectReason.UNKNOWN_SCHEMA
+              : RejectReason.UNDECODABLE;
+      return reject(reason, e.getMessage(), null);
+    }
+    JobSpec spec = specs.get(update.getJobId());
+    if (spec == null) {
+      return reject(
+          RejectReason.UNKNOWN_JOB,
+          "no job '" + update.getJobId() + "' runs here; known jobs: " + specs.keySet(),
+          update);
+    }
+    if (size > spec.maxRecordBytes()) {
+      return reject(
+          RejectReason.RECORD_TOO_LARGE,
+          size + " bytes exceeds the job's limit of " + spec.maxRecordBytes(),
+          update);
+    }
+    List<JobSpec.TensorSpec> expected = spec.model().tensors();
+    if (update.getTensors().size() != expected.size()) {
+      return reject(
+          RejectReason.WRONG_TENSORS,
+          "has "
+              + update.getTensors().size()
+              + " tensors, the job expects "
+              + expected.size()
+              + " "
+              + names(expected),
+          update);
+    }
+    Map<String, Tensor> byName = new HashMap<>();
+    for (Tensor tensor : update.getTensors()) {
+      byName.put(tensor.getName(), tensor);
+    }
+    float[][] values = new float[expected.size()][];
+    for (int t = 0; t < expected.size(); t++) {
+      JobSpec.TensorSpec want = expected.get(t);
+      Tensor got = byName.get(want.name());
+      if (got == null) {
+        return reject(
+            RejectReason.WRONG_TENSORS,
+            "has no tensor '" + want.name() + "'; the job expects " + names(expected),
+            update);
+      }
+      int[] shape = got.getShape().stream().mapToInt(Integer::intValue).toArray();
+      if (!Arrays.equals(shape, want.shape())) {
+        return reject(
+            RejectReason.WRONG_TENSORS,
+            "tensor '"
+                + want.name()
+                + "' has shape "
+                + Arrays.toString(shape)
+                + ", expected "
+                + Arrays.toString(want.shape()),
+            update);
+      }
+      int bytes = got.getData().remaining();
+      if (bytes != 4 * want.size()) {
+        return reject(
+            RejectReason.WRONG_TENSORS,
+            "tensor '"
+                + want.name()
+                + "' holds "
+                + bytes
+                + " bytes, expected "
+                + 4 * want.size()
+                + " (float32 little-endian)",
+            update);
+      }
+      values[t] = new float[want.size()];
+      Float32.read(got.getData(), values[t], 0, want.size());
+      for (int i = 0; i < values[t].length; i++) {
+        if (!Float.isFinite(values[t][i])) {
+          return reject(
+              RejectReason.NON_FINITE_VALUES,
+              "tensor '" + want.name() + "' holds " + values[t][i] + " at index " + i,
+              update);
+        }
+      }
+    }
+    return new Result(
+        new DecodedUpdate(update.getJobId(), update.getClientId(), update.getRound(), values, raw),
+        null);
+  }
+
+  private static Result reject(RejectReason reason, String detail, ClientUpdate update) {
+    return new Result(
+        null,
+        new Rejection(
+            reason,
+            detail,
+            update == null ? null : update.getJobId(),
+            update == null ? null : update.getClientId(),
+            update == null ? null : update.getRound()));
+  }
+
+  private static String names(List<JobSpec.TensorSpec> tensors) {
+    return tensors.stream().map(JobSpec.TensorSpec::name).toList().toString();
+  }
+}

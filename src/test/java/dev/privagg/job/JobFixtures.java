@@ -1,0 +1,102 @@
+package dev.privagg.job;
+
+import dev.privagg.avro.GlobalModel;
+import dev.privagg.avro.LedgerEntry;
+import dev.privagg.avro.RejectedUpdate;
+import dev.privagg.avro.RoundAnnouncement;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.io.Float32;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.util.List;
+
+/** Specs, updates and output readers that read like the domain. */
+final class JobFixtures {
+  static final String JOB = "job-a";
+  static final long T0 = 0;
+  static final long TIMEOUT = 1000;
+
+  private JobFixtures() {}
+
+  /**
+   * A 3-parameter model (w[2], b[1]), clip norm 1, m = 2, 1 s rounds; extra YAML lines appended.
+   */
+  static JobSpec spec(String privacy, String rounds) {
+    return JobSpecReader.parse(
+        "fixture",
+        """
+        jobId: %s
+        model:
+          tensors:
+            - {name: w, shape: [2]}
+            - {name: b, shape: [1]}
+        rounds:
+          timeout: 1000ms
+          expectedClients: 2
+        %s
+        privacy:
+          clipNorm: 1.0
+          delta: 1.0e-5
+        %s
+        """
+            .formatted(JOB, indent(rounds), indent(privacy)));
+  }
+
+  /** No noise, infinite budget: releases are exact. */
+  static JobSpec exactSpec(String rounds) {
+    return spec("noiseMultiplier: 0\nbudgetEpsilon: .inf", rounds);
+  }
+
+  private static String indent(String lines) {
+    if (lines.isEmpty()) {
+      return "";
+    }
+    return "  " + lines.replace("\n", "\n  ");
+  }
+
+  static DecodedUpdate update(String client, long round, float w0, float w1, float b) {
+    return new DecodedUpdate(
+        JOB, client, round, new float[][] {{w0, w1}, {b}}, new RawUpdate("updates", 0, 42, null));
+  }
+
+  static List<GlobalModel> models(List<OutboundRecord> out) {
+    return out.stream()
+        .filter(r -> r.topic.equals("privagg.models"))
+        .map(r -> AvroCodec.decodeModel(r.value))
+        .toList();
+  }
+
+  static List<RoundAnnouncement> announcements(List<OutboundRecord> out) {
+    return out.stream()
+        .filter(r -> r.topic.equals("privagg.rounds"))
+        .map(r -> AvroCodec.decodeAnnouncement(r.value))
+        .toList();
+  }
+
+  static List<LedgerEntry> ledger(List<OutboundRecord> out) {
+    return out.stream()
+        .filter(r -> r.topic.equals("privagg.ledger"))
+        .map(r -> AvroCodec.decodeLedgerEntry(r.value))
+        .toList();
+  }
+
+  static List<RejectedUpdate> rejects(List<OutboundRecord> out) {
+    return out.stream()
+        .filter(r -> r.topic.equals("privagg.rejects"))
+        .map(r -> AvroCodec.decodeReject(r.value))
+        .toList();
+  }
+
+  /** All values of a model, tensors concatenated in order. */
+  static float[] weights(GlobalModel model) {
+    int n = model.getTensors().stream().mapToInt(t -> t.getData().remaining() / 4).sum();
+    float[] out = new float[n];
+    int offset = 0;
+    for (var tensor : model.getTensors()) {
+      int count = tensor.getData().remaining() / 4;
+      Float32.read(tensor.getData(), out, offset, count);
+      offset += count;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,284 @@
+package dev.privagg.job;
+
+import static dev.privagg.job.JobFixtures.JOB;
+import static dev.privagg.job.JobFixtures.TIMEOUT;
+import static dev.privagg.job.JobFixtures.announcements;
+import static dev.privagg.job.JobFixtures.exactSpec;
+import static dev.privagg.job.JobFixtures.ledger;
+import static dev.privagg.job.JobFixtures.models;
+import static dev.privagg.job.JobFixtures.rejects;
+import static dev.privagg.job.JobFixtures.spec;
+import static dev.privagg.job.JobFixtures.update;
+import static dev.privagg.job.JobFixtures.weights;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.privagg.avro.LedgerEntry;
+import dev.privagg.avro.LedgerOutcome;
+import dev.privagg.avro.RejectReason;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.BudgetStatus;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.spec.JobSpec;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
+import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class RoundAggregatorTest {
+  private KeyedTwoInputStreamOperatorTestHarness<String, DecodedUpdate, String, OutboundRecord>
+      harness;
+
+  private void start(JobSpec spec, OperatorSubtaskState restoreFrom) throws Exception {
+    harness =
+        new KeyedTwoInputStreamOperatorTestHarness<>(
+            new KeyedCoProcessOperator<>(new RoundAggregator(List.of(spec))),
+            u -> u.jobId,
+            id -> id,
+            Types.STRING);
+    harness.setProcessingTime(JobFixtures.T0);
+    if (restoreFrom != null) {
+      harness.initializeState(restoreFrom);
+    }
+    harness.open();
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    if (harness != null) {
+      harness.close();
+    }
+  }
+
+  private List<OutboundRecord> drain() {
+    List<OutboundRecord> out = new ArrayList<>(harness.extractOutputValues());
+    harness.getOutput().clear();
+    return out;
+  }
+
+  @Test
+  void jobStart_publishesInitialModel_andAnnouncesRoundOne() throws Exception {
+    start(exactSpec(""), null);
+    harness.processElement2(JOB, 0);
+    List<OutboundRecord> out = drain();
+    assertThat(models(out))
+        .singleElement()
+        .satisfies(
+            m -> {
+              assertThat(m.getRound()).isZero();
+              assertThat(weights(m)).containsExactly(0f, 0f, 0f);
+            });
+    assertThat(announcements(out))
+        .singleElement()
+        .satisfies(
+            a -> {
+              assertThat(a.getRound()).isEqualTo(1);
+              assertThat(a.getBaseModelRound()).isZero();
+              assertThat(a.getDeadlineMillis()).isEqualTo(TIMEOUT);
+            });
+    assertThat(harness.numProcessingTimeTimers()).isEqualTo(1);
+  }
+
+  @Test
+  void roundClosesAtDeadline_releasesOneModel_dividedByM_andClearsRoundState() throws Exception {
+    start(exactSpec(""), null);
+    harness.processElement2(JOB, 0);
+    drain();
+    harness.processElement1(update("c1", 1, 0.3f, 0.4f, 0f), 10); // norm 0.5: unclipped
+    harness.processElement1(update("c2", 1, 3f, 0f, 4f), 20); // norm 5: clipped to 1
+    harness.processElement1(update("c3", 1, 0f, 0f, 0f), 30); // a third client is not capped
+    harness.setProcessingTime(TIMEOUT);
+    List<OutboundRecord> out = drain();
+    assertThat(models(out))
+        .singleElement()
+        .satisfies(
+            m -> {
+              assertThat(m.getRound()).isEqualTo(1);
+              assertThat(m.getPrivacy().getEpsilon()).isInfinite();
+              float[] w = weights(m);
+              // (0.3 + 0.6, 0.4 + 0, 0 + 0.8) / m=2, clipped value scaled by (1 - 2^-20).
+              assertThat(w[0]).isCloseTo(0.45f, within(1e-5f));
+              assertThat(w[1]).isCloseTo(0.2f, within(1e-5f));
+              assertThat(w[2]).isCloseTo(0.4f, within(1e-5f));
+            });
+    assertThat(ledger(out))
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.getOutcome()).isEqualTo(LedgerOutcome.RELEASED);
+              assertThat(e.getContributions()).isEqualTo(3);
+            });
+    assertThat(announcements(out))
+        .singleElement()
+        .satisfies(
+            a -> {
+              assertThat(a.getRound()).isEqualTo(2);
+              assertThat(a.getBaseModelRound()).isEqualTo(1);
+            });
+    assertThat(harness.numProcessingTimeTimers()).isEqualTo(1);
+    // Seen-clients state was cleared: c1 may send again in round 2.
+    harness.processElement1(update("c1", 2, 0f, 0f, 0f), TIMEOUT + 1);
+    assertThat(rejects(drain())).isEmpty();
+  }
+
+  @Test
+  void staleFutureAndDuplicateUpdates_areRejected_andDoNotChangeTheModel() throws Exception {
+    start(exactSpec(""), null);
+    harness.processElement2(JOB, 0);
+    harness.processElement1(update("c1", 1, 0.1f, 0f, 0f), 1);
+    harness.processElement1(update("c1", 1, 0.5f, 0f, 0f), 2); // duplicate
+    harness.processElement1(update("c2", 2, 0.5f, 0f, 0f), 3); // future
+    harness.setProcessingTime(TIMEOUT);
+    harness.processElement1(update("c3", 1, 0.5f, 0f, 0f), TIMEOUT + 1); // stale
+    List<OutboundRecord> out = drain();
+    assertThat(rejects(out))
+        .extracting(r -> r.getReason())
+        .containsExactly(
+            RejectReason.DUPLICATE_CLIENT, RejectReason.FUTURE_ROUND, RejectReason.STALE_ROUND);
+    assertThat(rejects(out))
+        .allSatisfy(
+            r -> {
+              assertThat(r.getSourceOffset()).isEqualTo(42);
+              assertThat(r.getJobId()).isEqualTo(JOB);
+            });
+    assertThat(weights(models(out).get(1))[0]).isCloseTo(0.05f, within(1e-6f));
+  }
+
+  @Test
+  void earlyClose_atM_releasesAtOnce_chargedAsReplaceOne() throws Exception {
+    start(
+        spec(
+            "noiseMultiplier: 2.0\nbudgetEpsilon: 100\nsampling: {mode: server-poisson, rate: 1.0}\nnoise: {source: seeded, seed: 1}",
+            "closeEarly: true"),
+        null);
+    harness.processElement2(JOB, 0);
+    drain();
+    harness.processElement1(update("c1", 1, 0.1f, 0f, 0f), 1);
+    harness.processElement1(update("c2", 1, 0.1f, 0f, 0f), 2);
+    List<OutboundRecord> out = drain();
+    LedgerEntry entry = ledger(out).get(0);
+    assertThat(entry.getOutcome()).isEqualTo(LedgerOutcome.RELEASED);
+    assertThat(entry.getAdjacency()).isEqualTo("replace-one");
+    assertThat(entry.getChargedNoiseMultiplier()).isEqualTo(1.0); // z / 2
+    assertThat(entry.getChargedSamplingRate()).isEqualTo(1.0); // no amplification
+    assertThat(entry.getMechanismKind()).isEqualTo("GAUSSIAN");
+    double expected =
+        Accountant.named("rdp")
+            .epsilon(PrivacyLedger.of(PrivacyEvent.gaussian(1.0, 1)), 1e-5)
+            .epsilon();
+    assertThat(entry.getEpsilonSpent()).isEqualTo(expected);
+    assertThat(announcements(out))
+        .singleElement()
+        .satisfies(a -> assertThat(a.getRound()).isEqualTo(2));
+    // The old deadline timer was deleted; only round 2's remains.
+    assertThat(harness.numProcessingTimeTimers()).isEqualTo(1);
+  }
+
+  @Test
+  void minimumCohort_notReached_recordsTheRound_andReannouncesTheSameModel() throws Exception {
+    start(
+        spec(
+            "noiseMultiplier: 1.0\nbudgetEpsilon: 1000\nnoise: {source: seeded, seed: 3}",
+            "minimumCohort: {count: 4, noiseStd: 0.5}"),
+        null);
+    harness.processElement2(JOB, 0);
+    drain();
+    harness.processElement1(update("c1", 1, 0.1f, 0f, 0f), 1);
+    harness.setProcessingTime(TIMEOUT);
+    List<OutboundRecord> out = drain();
+    assertThat(models(out)).isEmpty();
+    LedgerEntry entry = ledger(out).get(0);
+    assertThat(entry.getOutcome()).isEqualTo(LedgerOutcome.NOT_RELEASED_MIN_COHORT);
+    assertThat(entry.getNoisyCount()).isLessThan(4.0); // 1 update + N(0, 0.5^2)
+    // Charged with the combined noise multiplier (1^-2 + 0.5^-2)^(-1/2), even though unreleased.
+    assertThat(entry.getChargedNoiseMultiplier()).isCloseTo(1 / Math.sqrt(1 + 4), within(1e-12));
+    assertThat(announcements(out))
+        .singleElement()
+        .satisfies(
+            a -> {
+              assertThat(a.getRound()).isEqualTo(2);
+              assertThat(a.getBaseModelRound()).isZero();
+            });
+  }
+
+  @Test
+  void minimumCohort_reached_releases() throws Exception {
+    start(
+        spec(
+            "noiseMultiplier: 1.0\nbudgetEpsilon: 1000\nnoise: {source: seeded, seed: 3}",
+            "minimumCohort: {count: 4, noiseStd: 0.5}"),
+        null);
+    harness.processElement2(JOB, 0);
+    for (int c = 0; c < 8; c++) { // 8 updates against a minimum of 4: 8 std of margin
+      harness.processElement1(update("c" + c, 1, 0.1f, 0f, 0f), 1 + c);
+    }
+    harness.setProcessingTime(TIMEOUT);
+    List<OutboundRecord> out = drain();
+    assertThat(ledger(out))
+        .singleElement()
+        .satisfies(e -> assertThat(e.getOutcome()).isEqualTo(LedgerOutcome.RELEASED));
+    assertThat(models(out)).hasSize(2);
+  }
+
+  @Test
+  void exhaustedBudget_publishesNothingMore_andRejectsLaterUpdates() throws Exception {
+    JobSpec spec =
+        spec("noiseMultiplier: 2.0\nbudgetEpsilon: 6\nnoise: {source: seeded, seed: 5}", "");
+    PrivacyEvent round = spec.roundCharge().event(2.0, 1);
+    long fit =
+        BudgetStatus.of(Accountant.named("rdp"), PrivacyLedger.EMPTY, 6, 1e-5, round)
+            .roundsRemaining();
+    assertThat(fit).isBetween(2L, 20L);
+    start(spec, null);
+    harness.processElement2(JOB, 0);
+    for (long r = 1; r <= fit; r++) {
+      harness.setProcessingTime(r * TIMEOUT);
+    }
+    List<OutboundRecord> out = drain();
+    assertThat(models(out)).hasSize((int) fit + 1); // round 0 plus every round that fit
+    assertThat(ledger(out))
+        .last()
+        .satisfies(
+            e -> {
+              assertThat(e.getOutcome()).isEqualTo(LedgerOutcome.BUDGET_EXHAUSTED);
+              assertThat(e.getEpsilonSpent()).isLessThanOrEqualTo(6.0);
+            });
+    assertThat(announcements(out)).hasSize((int) fit);
+    assertThat(harness.numProcessingTimeTimers()).isZero();
+    harness.processElement1(update("c1", fit + 1, 0f, 0f, 0f), fit * TIMEOUT + 1);
+    assertThat(rejects(drain()))
+        .singleElement()
+        .satisfies(r -> assertThat(r.getReason()).isEqualTo(RejectReason.BUDGET_EXHAUSTED));
+  }
+
+  @Test
+  void snapshotAndRestore_keepsTheLedgerAndModel_andIgnoresTheReplayedStart() throws Exception {
+    JobSpec spec =
+        spec("noiseMultiplier: 1.0\nbudgetEpsilon: 50\nnoise: {source: seeded, seed: 9}", "");
+    start(spec, null);
+    harness.processElement2(JOB, 0);
+    harness.processElement1(update("c1", 1, 0.1f, 0f, 0f), 1);
+    harness.setProcessingTime(TIMEOUT);
+    float[] released = weights(models(drain()).get(1));
+    OperatorSubtaskState snapshot = harness.snapshot(1, TIMEOUT);
+    harness.close();
+
+    start(spec, snapshot);
+    harness.setProcessingTime(TIMEOUT);
+    harness.processElement2(JOB, TIMEOUT); // the start event again, as after a restore
+    assertThat(drain()).isEmpty();
+    harness.setProcessingTime(2 * TIMEOUT);
+    List<OutboundRecord> out = drain();
+    PrivacyLedger two = PrivacyLedger.of(spec.roundCharge().event(1.0, 2));
+    assertThat(ledger(out).get(0).getEpsilonSpent())
+        .isEqualTo(Accountant.named("rdp").epsilon(two, 1e-5).epsilon());
+    assertThat(models(out).get(0).getRound()).isEqualTo(2);
+    assertThat(weights(models(out).get(0)))
+        .isNotEqualTo(released); // noise moved it on from round 1
+  }
+}
