@@ -21,7 +21,6 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
@@ -32,7 +31,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  */
 public final class PrivaggJob {
   /** How the job connects to Kafka and checkpoints. */
-  public record Settings(String bootstrapServers, long checkpointIntervalMillis, int parallelism) {}
+  public record Settings(
+      String bootstrapServers, long checkpointIntervalMillis, int parallelism, long startMillis) {}
+
+  private static final long START_MARGIN_MILLIS = 5_000;
 
   private PrivaggJob() {}
 
@@ -60,7 +62,10 @@ public final class PrivaggJob {
     }
     List<JobSpec> jobSpecs = JobSpecReader.readAll(specs);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-    define(env, jobSpecs, new Settings(bootstrap, interval, env.getParallelism()));
+    define(
+        env,
+        jobSpecs,
+        new Settings(bootstrap, interval, env.getParallelism(), System.currentTimeMillis()));
     env.execute("privagg " + jobIds(jobSpecs));
   }
 
@@ -78,7 +83,15 @@ public final class PrivaggJob {
     long maxUpdate = specs.stream().mapToLong(JobSpec::maxRecordBytes).max().orElseThrow();
     long maxModel =
         specs.stream().mapToLong(s -> 4L * s.model().dimension() + (1 << 20)).max().orElseThrow();
-    Map<String, String> updates = Map.of("max.message.bytes", Long.toString(maxUpdate));
+    // The broker accepts records above the job's limit so that the job can reject them with a
+    // reason instead of the producer failing silently; LogAppendTime makes record time the
+    // broker's, which is what the job's starting position is measured in.
+    Map<String, String> updates =
+        Map.of(
+            "max.message.bytes",
+            Long.toString(maxUpdate + (1 << 20)),
+            "message.timestamp.type",
+            "LogAppendTime");
     Map<String, String> models = Map.of("max.message.bytes", Long.toString(maxModel));
     return TopicAdmin.ensure(
         bootstrapServers,
@@ -87,7 +100,10 @@ public final class PrivaggJob {
             new TopicAdmin.TopicPlan(t.models(), 1, models),
             new TopicAdmin.TopicPlan(t.rounds(), 1, Map.of()),
             new TopicAdmin.TopicPlan(t.ledger(), 1, Map.of()),
-            new TopicAdmin.TopicPlan(t.rejects(), 1, updates)));
+            new TopicAdmin.TopicPlan(
+                t.rejects(),
+                1,
+                Map.of("max.message.bytes", Long.toString(maxUpdate + (1 << 20))))));
   }
 
   /** Defines source, pipeline and sink on {@code env}. */
@@ -108,8 +124,11 @@ public final class PrivaggJob {
             .setBootstrapServers(settings.bootstrapServers())
             .setTopics(topics.updates())
             .setGroupId(name)
-            // A fresh job starts at the end of the topic: older updates belong to earlier runs.
-            .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.LATEST))
+            // A fresh job reads from its own start time (a restore uses checkpointed offsets):
+            // older updates belong to earlier runs, and nothing sent after an announcement is
+            // missed however long partition discovery takes.
+            .setStartingOffsets(
+                OffsetsInitializer.timestamp(settings.startMillis() - START_MARGIN_MILLIS))
             .setDeserializer(new RawUpdateDeserializer())
             .setProperty("isolation.level", "read_committed")
             .setProperty("max.partition.fetch.bytes", Long.toString(Math.max(maxRecord, 1 << 20)))

@@ -1,0 +1,200 @@
+package dev.privagg.job;
+
+import dev.privagg.avro.GlobalModel;
+import dev.privagg.avro.LedgerEntry;
+import dev.privagg.avro.RejectedUpdate;
+import dev.privagg.avro.RoundAnnouncement;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.test.KafkaClusterTestKit;
+import org.apache.kafka.common.test.TestKitNodes;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A real KRaft broker (in-process, once per class) and a Flink MiniCluster with two slots, with
+ * helpers to run the job, produce updates and read the output topics as a client would.
+ */
+abstract class KafkaFlinkTestBase {
+  @RegisterExtension
+  static final MiniClusterExtension FLINK =
+      new MiniClusterExtension(
+          new MiniClusterResourceConfiguration.Builder()
+              .setNumberTaskManagers(1)
+              .setNumberSlotsPerTaskManager(2)
+              .build());
+
+  static KafkaClusterTestKit kafka;
+  static String bootstrap;
+  private final List<JobClient> jobs = new ArrayList<>();
+  private final Map<String, KafkaConsumer<byte[], byte[]>> consumers = new ConcurrentHashMap<>();
+
+  @BeforeAll
+  static void startKafka() throws Exception {
+    kafka =
+        new KafkaClusterTestKit.Builder(
+                new TestKitNodes.Builder()
+                    .setCombined(true)
+                    .setNumBrokerNodes(1)
+                    .setNumControllerNodes(1)
+                    .build())
+            .setConfigProp("offsets.topic.replication.factor", "1")
+            .setConfigProp("transaction.state.log.replication.factor", "1")
+            .setConfigProp("transaction.state.log.min.isr", "1")
+            .setConfigProp("group.initial.rebalance.delay.ms", "0")
+            .build();
+    kafka.format();
+    kafka.startup();
+    kafka.waitForReadyBrokers();
+    bootstrap = kafka.bootstrapServers();
+  }
+
+  @AfterAll
+  static void stopKafka() throws Exception {
+    if (kafka != null) {
+      kafka.close();
+    }
+  }
+
+  @AfterEach
+  void cancelJobs() throws Exception {
+    for (JobClient job : jobs) {
+      job.cancel().get();
+    }
+    jobs.clear();
+    consumers.values().forEach(KafkaConsumer::close);
+    consumers.clear();
+  }
+
+  /** A spec whose job id and topics are unique to this test run. */
+  static JobSpec spec(String yamlBody) {
+    String id = "it-" + UUID.randomUUID().toString().substring(0, 8);
+    String yaml =
+        ("jobId: %s\n%s\ntopics:\n  updates: %s.updates\n  models: %s.models\n  rounds: %s.rounds\n"
+                + "  ledger: %s.ledger\n  rejects: %s.rejects\n")
+            .formatted(id, yamlBody, id, id, id, id, id);
+    return JobSpecReader.parse(id, yaml);
+  }
+
+  /** Creates the topics and starts the job on the MiniCluster. */
+  void startJob(JobSpec spec, int parallelism) throws Exception {
+    PrivaggJob.ensureTopics(bootstrap, List.of(spec), 2);
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    jobs.add(
+        PrivaggJob.start(
+            env,
+            List.of(spec),
+            new PrivaggJob.Settings(bootstrap, 300, parallelism, System.currentTimeMillis())));
+  }
+
+  void produce(String topic, String key, byte[]... values) {
+    Properties props = new Properties();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 64 << 20);
+    try (KafkaProducer<byte[], byte[]> producer =
+        new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+      for (byte[] value : values) {
+        producer.send(new ProducerRecord<>(topic, key == null ? null : key.getBytes(), value));
+      }
+      producer.flush();
+    }
+  }
+
+  /** Polls a topic (read_committed, from the start) until {@code done} holds for what was read. */
+  <T> List<T> readUntil(
+      String topic, Function<byte[], T> decode, Predicate<List<T>> done, Duration timeout) {
+    KafkaConsumer<byte[], byte[]> consumer =
+        consumers.computeIfAbsent(
+            topic,
+            t -> {
+              Properties props = new Properties();
+              props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+              props.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + UUID.randomUUID());
+              props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+              props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+              props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 64 << 20);
+              KafkaConsumer<byte[], byte[]> c =
+                  new KafkaConsumer<>(
+                      props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+              c.subscribe(List.of(t));
+              return c;
+            });
+    List<T> seen =
+        readCache.computeIfAbsent(topic, t -> new ArrayList<>()).stream()
+            .map(o -> (T) o)
+            .collect(java.util.stream.Collectors.toCollection(ArrayList::new));
+    long end = System.currentTimeMillis() + timeout.toMillis();
+    while (!done.test(seen)) {
+      if (System.currentTimeMillis() > end) {
+        throw new AssertionError(
+            "timed out reading " + topic + "; read " + seen.size() + " records: " + seen);
+      }
+      for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+        T value = decode.apply(record.value());
+        seen.add(value);
+        readCache.get(topic).add(value);
+      }
+    }
+    return seen;
+  }
+
+  private final Map<String, List<Object>> readCache = new ConcurrentHashMap<>();
+
+  List<GlobalModel> modelsUntil(JobSpec spec, Predicate<List<GlobalModel>> done, Duration timeout) {
+    return readUntil(spec.topics().models(), AvroCodec::decodeModel, done, timeout);
+  }
+
+  List<RoundAnnouncement> announcementsUntil(
+      JobSpec spec, Predicate<List<RoundAnnouncement>> done, Duration timeout) {
+    return readUntil(spec.topics().rounds(), AvroCodec::decodeAnnouncement, done, timeout);
+  }
+
+  List<LedgerEntry> ledgerUntil(JobSpec spec, Predicate<List<LedgerEntry>> done, Duration timeout) {
+    return readUntil(spec.topics().ledger(), AvroCodec::decodeLedgerEntry, done, timeout);
+  }
+
+  List<RejectedUpdate> rejectsUntil(
+      JobSpec spec, Predicate<List<RejectedUpdate>> done, Duration timeout) {
+    return readUntil(spec.topics().rejects(), AvroCodec::decodeReject, done, timeout);
+  }
+
+  /** Waits for round {@code round}'s announcement. */
+  RoundAnnouncement awaitRound(JobSpec spec, long round) {
+    List<RoundAnnouncement> all =
+        announcementsUntil(
+            spec, l -> l.stream().anyMatch(a -> a.getRound() == round), Duration.ofSeconds(60));
+    return all.stream().filter(a -> a.getRound() == round).findFirst().orElseThrow();
+  }
+
+  /** Waits for the model of round {@code round}. */
+  GlobalModel awaitModel(JobSpec spec, long round) {
+    List<GlobalModel> all =
+        modelsUntil(
+            spec, l -> l.stream().anyMatch(m -> m.getRound() == round), Duration.ofSeconds(60));
+    return all.stream().filter(m -> m.getRound() == round).findFirst().orElseThrow();
+  }
+}
