@@ -100,15 +100,29 @@ abstract class KafkaFlinkTestBase {
     return JobSpecReader.parse(id, yaml);
   }
 
-  /** Creates the topics and starts the job on the MiniCluster. */
-  void startJob(JobSpec spec, int parallelism) throws Exception {
-    PrivaggJob.ensureTopics(bootstrap, List.of(spec), 2);
+  /** Another training job on the same topics as {@code sibling}, served by the same Flink job. */
+  static JobSpec siblingSpec(JobSpec sibling, String jobId, String yamlBody) {
+    JobSpec.Topics t = sibling.topics();
+    String yaml =
+        "jobId: %s\n%s\ntopics:\n  updates: %s\n  models: %s\n  rounds: %s\n  ledger: %s\n  rejects: %s\n"
+            .formatted(
+                jobId, yamlBody, t.updates(), t.models(), t.rounds(), t.ledger(), t.rejects());
+    return JobSpecReader.parse(jobId, yaml);
+  }
+
+  /** Creates the topics and starts one Flink job serving {@code specs} on the MiniCluster. */
+  void startJob(List<JobSpec> specs, int parallelism) throws Exception {
+    PrivaggJob.ensureTopics(bootstrap, specs, 2);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     jobs.add(
         PrivaggJob.start(
             env,
-            List.of(spec),
+            specs,
             new PrivaggJob.Settings(bootstrap, 300, parallelism, System.currentTimeMillis())));
+  }
+
+  void startJob(JobSpec spec, int parallelism) throws Exception {
+    startJob(List.of(spec), parallelism);
   }
 
   void produce(String topic, String key, byte[]... values) {

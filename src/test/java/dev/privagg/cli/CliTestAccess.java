@@ -1,0 +1,34 @@
+package dev.privagg.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+
+/** Runs {@code privagg epsilon --json} in-process, for tests outside this package. */
+public final class CliTestAccess {
+  private CliTestAccess() {}
+
+  public static double epsilon(double z, double q, long rounds, double delta) throws Exception {
+    StringWriter out = new StringWriter();
+    int code =
+        Main.execute(
+            new String[] {
+              "epsilon",
+              "--noise-multiplier",
+              Double.toString(z),
+              "--sampling-rate",
+              Double.toString(q),
+              "--rounds",
+              Long.toString(rounds),
+              "--delta",
+              Double.toString(delta),
+              "--json"
+            },
+            new PrintWriter(out),
+            new PrintWriter(new StringWriter()));
+    if (code != 0) {
+      throw new IllegalStateException("privagg epsilon exited " + code);
+    }
+    return new ObjectMapper().readTree(out.toString()).get("epsilon").asDouble();
+  }
+}
