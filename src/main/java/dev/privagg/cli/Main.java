@@ -17,6 +17,7 @@ import picocli.CommandLine.Spec;
       PlanCommand.class,
       SigmaCommand.class,
       StatusCommand.class,
+      RunCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {
@@ -39,7 +40,7 @@ public final class Main implements Runnable {
     cli.setErr(err);
     cli.setExecutionExceptionHandler(
         (ex, commandLine, parseResult) -> {
-          if (ex instanceof IllegalArgumentException) {
+          if (ex instanceof IllegalArgumentException || ex instanceof IllegalStateException) {
             commandLine.getErr().println("error: " + ex.getMessage());
             return 1;
           }

@@ -33,8 +33,13 @@ public final class JobSpecReader {
     String text;
     try {
       text = Files.readString(file);
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw new SpecException(
+          file.toString(),
+          "spec",
+          "does not exist; pass the path of a YAML job spec such as jobs/digits-softmax.yaml");
     } catch (IOException e) {
-      throw new SpecException(file.toString(), "spec", "cannot be read: " + e.getMessage());
+      throw new SpecException(file.toString(), "spec", "cannot be read: " + e);
     }
     return parse(file.toString(), text);
   }

@@ -1,0 +1,114 @@
+package dev.privagg.cli;
+
+import dev.privagg.job.PrivaggJob;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code privagg run}: the job on an embedded Flink MiniCluster against a given broker. */
+@Command(
+    name = "run",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Run the aggregation job on a local Flink MiniCluster until stopped (Ctrl-C).",
+      "Validates every spec first, creates missing topics, then prints each job's plan."
+    })
+final class RunCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--spec",
+      required = true,
+      paramLabel = "FILE",
+      description = "Job spec (YAML); repeat for several training jobs on the same topics.")
+  List<Path> specs;
+
+  @Option(
+      names = "--bootstrap-servers",
+      required = true,
+      paramLabel = "HOST:PORT",
+      description = "Kafka bootstrap servers.")
+  String bootstrapServers;
+
+  @Option(
+      names = "--parallelism",
+      defaultValue = "1",
+      description = "Flink parallelism (default 1).")
+  int parallelism;
+
+  @Option(
+      names = "--checkpoint-interval-ms",
+      defaultValue = "1000",
+      description =
+          "Checkpoint interval; outputs become visible at each checkpoint (default 1000).")
+  long checkpointIntervalMillis;
+
+  @Option(
+      names = "--update-partitions",
+      defaultValue = "2",
+      description = "Partitions of the updates topic when it is created (default 2).")
+  int updatePartitions;
+
+  @Override
+  public Integer call() throws Exception {
+    Flags flags = new Flags(spec);
+    flags.atLeastOne("--parallelism", parallelism);
+    flags.atLeastOne("--checkpoint-interval-ms", checkpointIntervalMillis);
+    flags.atLeastOne("--update-partitions", updatePartitions);
+    List<JobSpec> jobs = JobSpecReader.readAll(specs);
+    var out = spec.commandLine().getOut();
+    for (JobSpec job : jobs) {
+      JobSpec.Privacy p = job.privacy();
+      out.printf(
+          "job %s: %d parameters, m=%d, round timeout %d ms, clipNorm %s, noise multiplier %s%s,"
+              + " budget epsilon %s at delta %s (%s, sampling %s, %s)%n",
+          job.jobId(),
+          job.model().dimension(),
+          job.rounds().expectedClients(),
+          job.rounds().timeoutMillis(),
+          Text.number(p.clipNorm()),
+          Text.number(p.noiseMultiplier()),
+          Double.isNaN(p.targetEpsilon())
+              ? ""
+              : " (planned for epsilon "
+                  + Text.number(p.targetEpsilon())
+                  + " over "
+                  + p.plannedRounds()
+                  + " rounds)",
+          Text.number(p.budgetEpsilon()),
+          Text.number(p.delta()),
+          p.accountant(),
+          p.sampling().mode(),
+          job.roundCharge().adjacency());
+    }
+    List<String> created = PrivaggJob.ensureTopics(bootstrapServers, jobs, updatePartitions);
+    out.println(
+        created.isEmpty()
+            ? "topics exist: " + jobs.get(0).topics().all()
+            : "created topics: " + created);
+    out.flush();
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    JobClient client =
+        PrivaggJob.start(
+            env,
+            jobs,
+            new PrivaggJob.Settings(
+                bootstrapServers,
+                checkpointIntervalMillis,
+                parallelism,
+                System.currentTimeMillis()));
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> client.cancel().join()));
+    out.println("running as Flink job " + client.getJobID() + "; Ctrl-C stops it");
+    out.flush();
+    client.getJobExecutionResult().get();
+    return 0;
+  }
+}
