@@ -236,6 +236,7 @@ class RoundAggregatorTest {
     assertThat(fit).isBetween(2L, 20L);
     start(spec, null);
     harness.processElement2(JOB, 0);
+    harness.processElement1(update("c0", 1, 0.1f, 0f, 0f), 1); // leaves round state behind
     for (long r = 1; r <= fit; r++) {
       harness.setProcessingTime(r * TIMEOUT);
     }
@@ -250,6 +251,8 @@ class RoundAggregatorTest {
             });
     assertThat(announcements(out)).hasSize((int) fit);
     assertThat(harness.numProcessingTimeTimers()).isZero();
+    // Only the job progress (ledger, model) remains: round accumulator and seen clients are gone.
+    assertThat(harness.numKeyedStateEntries()).isEqualTo(1);
     harness.processElement1(update("c1", fit + 1, 0f, 0f, 0f), fit * TIMEOUT + 1);
     assertThat(rejects(drain()))
         .singleElement()
