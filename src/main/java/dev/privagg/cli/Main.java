@@ -18,6 +18,7 @@ import picocli.CommandLine.Spec;
       SigmaCommand.class,
       StatusCommand.class,
       RunCommand.class,
+      SimulateCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -145,7 +145,7 @@ final class RoundAggregator
     if (spec.rounds().closeEarly() && round.contributions >= spec.rounds().expectedClients()) {
       ctx.timerService().deleteProcessingTimeTimer(progress.deadlineMillis);
       closeRound(spec, progress, round, ctx.timerService().currentProcessingTime(), out);
-      openNextRound(spec, progress, ctx, out);
+      openNextRound(spec, progress, ctx, out, 0);
       progressState.update(progress);
     }
   }
@@ -160,7 +160,7 @@ final class RoundAggregator
     }
     JobSpec spec = specs.get(ctx.getCurrentKey());
     closeRound(spec, progress, openRoundState.value(), timestamp, out);
-    openNextRound(spec, progress, ctx, out);
+    openNextRound(spec, progress, ctx, out, 0);
     progressState.update(progress);
   }
 
@@ -175,14 +175,21 @@ final class RoundAggregator
     progress.model = spec.initialWeights();
     progress.ledger = LedgerCodec.write(PrivacyLedger.EMPTY);
     out.collect(Records.model(spec, 0, progress.model, 0.0, noiseSources.get(spec.jobId()).kind()));
-    openNextRound(spec, progress, ctx, out);
+    openNextRound(spec, progress, ctx, out, spec.rounds().startGraceMillis());
     progressState.update(progress);
     return progress;
   }
 
-  /** Opens the next round if one more round fits the budget; otherwise marks the job exhausted. */
+  /**
+   * Opens the next round if one more round fits the budget; otherwise marks the job exhausted.
+   * {@code extraMillis} lengthens the round (round 1's start grace).
+   */
   private void openNextRound(
-      JobSpec spec, JobProgress progress, Context ctx, Collector<OutboundRecord> out)
+      JobSpec spec,
+      JobProgress progress,
+      Context ctx,
+      Collector<OutboundRecord> out,
+      long extraMillis)
       throws Exception {
     long now = ctx.timerService().currentProcessingTime();
     progress.currentRound++;
@@ -195,7 +202,7 @@ final class RoundAggregator
       return;
     }
     openRoundState.update(new OpenRound(spec.model().dimension()));
-    progress.deadlineMillis = now + spec.rounds().timeoutMillis();
+    progress.deadlineMillis = now + spec.rounds().timeoutMillis() + extraMillis;
     ctx.timerService().registerProcessingTimeTimer(progress.deadlineMillis);
     out.collect(
         Records.announcement(

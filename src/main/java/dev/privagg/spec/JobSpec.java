@@ -50,10 +50,12 @@ public record JobSpec(
   /**
    * Round policy. {@code expectedClients} is the data-independent denominator m; rounds close at
    * the timeout, or at m updates when {@code closeEarly}; {@code minimumCohort} (0 = off) needs a
-   * noisy count of at least that many to release.
+   * noisy count of at least that many to release. Round 1 stays open {@code startGraceMillis}
+   * longer: its announcement is only visible once the new job's first checkpoint completes.
    */
   public record Rounds(
       long timeoutMillis,
+      long startGraceMillis,
       int expectedClients,
       boolean closeEarly,
       int minimumCohort,

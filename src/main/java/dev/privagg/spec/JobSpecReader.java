@@ -149,6 +149,10 @@ public final class JobSpecReader {
     if (timeout < 100) {
       throw s.fail("timeout", "must be at least 100ms, was " + timeout + "ms");
     }
+    long grace =
+        s.has("startGrace")
+            ? s.durationMillis("startGrace", "extra time for round 1, e.g. 5s")
+            : 5_000;
     long m = s.integer("expectedClients", "the expected cohort size m, the average's denominator");
     if (m < 1 || m > Integer.MAX_VALUE) {
       throw s.fail("expectedClients", "must be >= 1, was " + m);
@@ -172,7 +176,7 @@ public final class JobSpecReader {
       minimum = (int) count;
     }
     s.finish();
-    return new JobSpec.Rounds(timeout, (int) m, closeEarly, minimum, countStd);
+    return new JobSpec.Rounds(timeout, grace, (int) m, closeEarly, minimum, countStd);
   }
 
   private static JobSpec.Privacy privacy(YamlSection s, JobSpec.Rounds rounds) {

@@ -32,6 +32,7 @@ final class JobFixtures {
             - {name: b, shape: [1]}
         rounds:
           timeout: 1000ms
+          startGrace: 0ms
           expectedClients: 2
         %s
         privacy:

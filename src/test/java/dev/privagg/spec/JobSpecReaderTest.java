@@ -43,6 +43,7 @@ class JobSpecReaderTest {
   void minimalSpec_takesDocumentedDefaults() {
     JobSpec spec = JobSpecReader.parse("t", MINIMAL);
     assertThat(spec.rounds().timeoutMillis()).isEqualTo(2000);
+    assertThat(spec.rounds().startGraceMillis()).isEqualTo(5000);
     assertThat(spec.privacy().sampling().mode()).isEqualTo("none");
     assertThat(spec.privacy().sampling().accountingRate()).isEqualTo(1.0);
     assertThat(spec.privacy().noise().source()).isEqualTo("secure");

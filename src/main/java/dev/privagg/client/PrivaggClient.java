@@ -1,0 +1,180 @@
+package dev.privagg.client;
+
+import dev.privagg.avro.GlobalModel;
+import dev.privagg.avro.RoundAnnouncement;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.io.Float32;
+import dev.privagg.spec.JobSpec;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * A client of one privagg training job: follows the public rounds and models topics ({@code
+ * read_committed}) and sends updates. Usable by a client application on its own, and by the
+ * simulator for many simulated clients at once.
+ */
+public final class PrivaggClient implements AutoCloseable {
+  private final JobSpec spec;
+  private final KafkaProducer<byte[], byte[]> producer;
+  private final KafkaConsumer<byte[], byte[]> consumer;
+  private final Map<Long, RoundAnnouncement> rounds = new ConcurrentHashMap<>();
+  private final Map<Long, GlobalModel> models = new ConcurrentHashMap<>();
+  private volatile long latestModelRound = -1;
+
+  /** Connects to {@code bootstrapServers}; reads both public topics from their beginning. */
+  public PrivaggClient(JobSpec spec, String bootstrapServers) {
+    this.spec = spec;
+    long modelBytes = 4L * spec.model().dimension() + (1 << 20);
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    p.put(
+        ProducerConfig.MAX_REQUEST_SIZE_CONFIG,
+        (int) Math.min(Integer.MAX_VALUE, spec.maxRecordBytes()));
+    p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+    Properties c = new Properties();
+    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    c.put(ConsumerConfig.GROUP_ID_CONFIG, "privagg-client-" + UUID.randomUUID());
+    c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    c.put(
+        ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG,
+        (int) Math.min(Integer.MAX_VALUE, modelBytes));
+    consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    consumer.subscribe(List.of(spec.topics().rounds(), spec.topics().models()));
+  }
+
+  /** Sends an update for {@code round} (tensors in the spec's order); returns when acknowledged. */
+  public void send(long round, String clientId, float[][] tensors) {
+    byte[] value = ClientUpdates.encode(spec, round, clientId, tensors);
+    try {
+      producer
+          .send(
+              new ProducerRecord<>(
+                  spec.topics().updates(), clientId.getBytes(StandardCharsets.UTF_8), value))
+          .get();
+    } catch (Exception e) {
+      throw new IllegalStateException(
+          "could not send the update of "
+              + clientId
+              + " for round "
+              + round
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  /** Sends without waiting; call {@link #flush()} to wait for all. */
+  public void sendAsync(long round, String clientId, float[][] tensors) {
+    producer.send(
+        new ProducerRecord<>(
+            spec.topics().updates(),
+            clientId.getBytes(StandardCharsets.UTF_8),
+            ClientUpdates.encode(spec, round, clientId, tensors)));
+  }
+
+  public void flush() {
+    producer.flush();
+  }
+
+  /** Reads what has arrived on the public topics, waiting at most {@code wait}. */
+  public void poll(Duration wait) {
+    for (ConsumerRecord<byte[], byte[]> record : consumer.poll(wait)) {
+      if (record.key() == null
+          || !new String(record.key(), StandardCharsets.UTF_8).equals(spec.jobId())) {
+        continue; // other jobs share the topics
+      }
+      if (record.topic().equals(spec.topics().rounds())) {
+        RoundAnnouncement a = AvroCodec.decodeAnnouncement(record.value());
+        rounds.put(a.getRound(), a);
+      } else {
+        GlobalModel m = AvroCodec.decodeModel(record.value());
+        models.put(m.getRound(), m);
+        latestModelRound = Math.max(latestModelRound, m.getRound());
+      }
+    }
+  }
+
+  /** Waits until round {@code round} is announced. */
+  public RoundAnnouncement awaitRound(long round, Duration timeout) throws TimeoutException {
+    long end = System.nanoTime() + timeout.toNanos();
+    while (!rounds.containsKey(round)) {
+      if (System.nanoTime() > end) {
+        throw new TimeoutException(
+            "round " + round + " of job " + spec.jobId() + " was not announced within " + timeout);
+      }
+      poll(Duration.ofMillis(100));
+    }
+    return rounds.get(round);
+  }
+
+  /** Waits until the model of round {@code round} is released. */
+  public GlobalModel awaitModel(long round, Duration timeout) throws TimeoutException {
+    long end = System.nanoTime() + timeout.toNanos();
+    while (!models.containsKey(round)) {
+      if (System.nanoTime() > end) {
+        throw new TimeoutException(
+            "the model of round "
+                + round
+                + " of job "
+                + spec.jobId()
+                + " did not arrive within "
+                + timeout);
+      }
+      poll(Duration.ofMillis(100));
+    }
+    return models.get(round);
+  }
+
+  /** The latest announced round seen so far, or null. */
+  public RoundAnnouncement latestRound() {
+    return rounds.keySet().stream().max(Long::compare).map(rounds::get).orElse(null);
+  }
+
+  /** The model of {@code round} if it was seen. */
+  public GlobalModel model(long round) {
+    return models.get(round);
+  }
+
+  /** The latest released model seen so far, or null. */
+  public GlobalModel latestModel() {
+    return latestModelRound < 0 ? null : models.get(latestModelRound);
+  }
+
+  /** A model's tensors as doubles, in the spec's order. */
+  public static double[][] weights(GlobalModel model) {
+    double[][] out = new double[model.getTensors().size()][];
+    for (int t = 0; t < out.length; t++) {
+      var data = model.getTensors().get(t).getData();
+      float[] values = new float[data.remaining() / 4];
+      Float32.read(data, values, 0, values.length);
+      out[t] = new double[values.length];
+      for (int i = 0; i < values.length; i++) {
+        out[t][i] = values[i];
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public void close() {
+    producer.close(Duration.ofSeconds(5));
+    consumer.close(Duration.ofSeconds(5));
+  }
+}

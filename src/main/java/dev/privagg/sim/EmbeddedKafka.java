@@ -1,0 +1,46 @@
+package dev.privagg.sim;
+
+import org.apache.kafka.common.test.KafkaClusterTestKit;
+import org.apache.kafka.common.test.TestKitNodes;
+
+/**
+ * A real single-node KRaft broker (combined broker and controller) inside this JVM, for the demo
+ * and simulations without a broker of their own. Closing it stops it and deletes its logs.
+ */
+public final class EmbeddedKafka implements AutoCloseable {
+  private final KafkaClusterTestKit cluster;
+
+  private EmbeddedKafka(KafkaClusterTestKit cluster) {
+    this.cluster = cluster;
+  }
+
+  /** Formats and starts the broker; returns when it accepts clients. */
+  public static EmbeddedKafka start() throws Exception {
+    KafkaClusterTestKit cluster =
+        new KafkaClusterTestKit.Builder(
+                new TestKitNodes.Builder()
+                    .setCombined(true)
+                    .setNumBrokerNodes(1)
+                    .setNumControllerNodes(1)
+                    .build())
+            .setConfigProp("offsets.topic.replication.factor", "1")
+            .setConfigProp("transaction.state.log.replication.factor", "1")
+            .setConfigProp("transaction.state.log.min.isr", "1")
+            .setConfigProp("group.initial.rebalance.delay.ms", "0")
+            .setDeleteOnClose(true)
+            .build();
+    cluster.format();
+    cluster.startup();
+    cluster.waitForReadyBrokers();
+    return new EmbeddedKafka(cluster);
+  }
+
+  public String bootstrapServers() {
+    return cluster.bootstrapServers();
+  }
+
+  @Override
+  public void close() throws Exception {
+    cluster.close();
+  }
+}

@@ -1,0 +1,229 @@
+package dev.privagg.sim;
+
+import dev.privagg.avro.GlobalModel;
+import dev.privagg.avro.RoundAnnouncement;
+import dev.privagg.client.PrivaggClient;
+import dev.privagg.client.data.Dataset;
+import dev.privagg.client.data.Datasets;
+import dev.privagg.client.data.Partitioner;
+import dev.privagg.client.train.LocalTrainer;
+import dev.privagg.client.train.Metrics;
+import dev.privagg.client.train.Model;
+import dev.privagg.job.PrivaggJob;
+import dev.privagg.privacy.NoiseSource;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/**
+ * Trains a real model on a real dataset through the real pipeline: the privagg Flink job on a Kafka
+ * broker, with simulated clients that follow the public rounds topic. For each announced round
+ * every client takes the announced base model, trains on its own partition and sends its update
+ * before the deadline; the server's Poisson sampling decides which ones count.
+ */
+public final class Simulation {
+  /** Checkpoints publish outputs; a short interval keeps rounds snappy in simulations. */
+  static final long CHECKPOINT_INTERVAL_MILLIS = 300;
+
+  private Simulation() {}
+
+  /** One released round as a client sees it. */
+  public record RoundResult(
+      long round, int clientsSent, double epsilon, double accuracy, long millis) {}
+
+  /** The outcome: per-round progress, the final model's accuracy, privacy and attack AUC. */
+  public record Result(
+      SimulationConfig config,
+      JobSpec spec,
+      List<RoundResult> rounds,
+      double finalAccuracy,
+      double epsilon,
+      double membershipAuc) {}
+
+  /** Runs one simulation against {@code bootstrapServers}; {@code progress} sees every round. */
+  public static Result run(
+      SimulationConfig config, String bootstrapServers, Consumer<RoundResult> progress)
+      throws Exception {
+    Datasets.Split data = Datasets.load(config.dataset(), config.seed());
+    Model model =
+        Model.named(
+            config.model(), data.train().numFeatures(), data.train().numClasses(), config.hidden());
+    int[][] parts =
+        config.partition().equals("iid")
+            ? Partitioner.iid(data.train().size(), config.clients(), config.seed())
+            : Partitioner.dirichlet(
+                data.train().labels(),
+                data.train().numClasses(),
+                config.clients(),
+                config.alpha(),
+                config.seed());
+    List<Dataset> local = new ArrayList<>();
+    for (int[] part : parts) {
+      local.add(data.train().subset(part));
+    }
+    JobSpec spec = JobSpecReader.parse("simulation", specYaml(config, model));
+    PrivaggJob.ensureTopics(bootstrapServers, List.of(spec), 2);
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    JobClient job =
+        PrivaggJob.start(
+            env,
+            List.of(spec),
+            new PrivaggJob.Settings(
+                bootstrapServers, CHECKPOINT_INTERVAL_MILLIS, 1, System.currentTimeMillis()));
+    List<RoundResult> results = new ArrayList<>();
+    NoiseSource clientNoise =
+        config.noiseSource().equals("seeded")
+            ? NoiseSource.seeded(config.seed())
+            : NoiseSource.secure();
+    Duration wait = Duration.ofMillis(config.roundTimeoutMillis() * 3 + 60_000);
+    long start = System.currentTimeMillis();
+    GlobalModel last;
+    try (PrivaggClient client = new PrivaggClient(spec, bootstrapServers)) {
+      last = client.awaitModel(0, wait);
+      for (long r = 1; r <= config.rounds(); r++) {
+        RoundAnnouncement round = client.awaitRound(r, wait);
+        double[][] base = PrivaggClient.weights(client.awaitModel(round.getBaseModelRound(), wait));
+        final long roundNo = r;
+        List<float[][]> updates =
+            IntStream.range(0, config.clients())
+                .parallel()
+                .mapToObj(
+                    c ->
+                        local.get(c).size() == 0
+                            ? null
+                            : LocalTrainer.train(
+                                    model,
+                                    base,
+                                    local.get(c),
+                                    config.training(),
+                                    new SplittableRandom(
+                                        config.seed() * 1_000_003L + roundNo * 7919L + c),
+                                    clientNoise.forRound("client-" + c, roundNo))
+                                .update())
+                .collect(Collectors.toList());
+        int sent = 0;
+        for (int c = 0; c < updates.size(); c++) {
+          if (updates.get(c) != null) {
+            client.sendAsync(r, "client-" + c, updates.get(c));
+            sent++;
+          }
+        }
+        client.flush();
+        if (System.currentTimeMillis() > round.getDeadlineMillis()) {
+          System.err.println(
+              "warning: round "
+                  + r
+                  + "'s updates were sent after its deadline; raise the round timeout");
+        }
+        last = client.awaitModel(r, wait);
+        double accuracy = Metrics.accuracy(model, PrivaggClient.weights(last), data.test());
+        RoundResult result =
+            new RoundResult(
+                r,
+                sent,
+                last.getPrivacy().getEpsilon(),
+                accuracy,
+                System.currentTimeMillis() - start);
+        results.add(result);
+        progress.accept(result);
+      }
+    } finally {
+      job.cancel().get();
+    }
+    double[][] finalWeights = PrivaggClient.weights(last);
+    double auc =
+        Metrics.lossThresholdAuc(
+            Metrics.losses(model, finalWeights, data.train()),
+            Metrics.losses(model, finalWeights, data.test()));
+    return new Result(
+        config,
+        spec,
+        results,
+        Metrics.accuracy(model, finalWeights, data.test()),
+        last.getPrivacy().getEpsilon(),
+        auc);
+  }
+
+  /** The job spec of a simulation: unique job id and topics, so runs never mix. */
+  static String specYaml(SimulationConfig c, Model model) {
+    String id = "sim-" + c.dataset() + "-" + UUID.randomUUID().toString().substring(0, 8);
+    StringBuilder tensors = new StringBuilder();
+    for (JobSpec.TensorSpec t : model.tensors()) {
+      tensors
+          .append("    - {name: ")
+          .append(t.name())
+          .append(", shape: ")
+          .append(java.util.Arrays.toString(t.shape()))
+          .append("}\n");
+    }
+    String init =
+        model.name().equals("mlp")
+            ? "random\n  initSeed: " + c.seed() + "\n  initStd: 0.1"
+            : "zeros";
+    String noise;
+    if (c.noiseMultiplier() == 0) {
+      noise = "noiseMultiplier: 0\n  budgetEpsilon: .inf";
+    } else if (Double.isNaN(c.noiseMultiplier())) {
+      noise =
+          "targetEpsilon: "
+              + c.targetEpsilon()
+              + "\n  plannedRounds: "
+              + c.rounds()
+              + "\n  budgetEpsilon: "
+              + c.targetEpsilon();
+    } else {
+      noise = "noiseMultiplier: " + c.noiseMultiplier() + "\n  budgetEpsilon: .inf";
+    }
+    String sampling =
+        c.expectedClients() == c.clients()
+            ? "{mode: none}"
+            : "{mode: server-poisson, rate: " + c.samplingRate() + "}";
+    String noiseSource =
+        c.noiseSource().equals("seeded")
+            ? "{source: seeded, seed: " + c.seed() + "}"
+            : "{source: secure}";
+    return """
+        jobId: %s
+        model:
+          tensors:
+        %s  init: %s
+        rounds:
+          timeout: %dms
+          expectedClients: %d
+        privacy:
+          clipNorm: %s
+          %s
+          delta: %s
+          sampling: %s
+          noise: %s
+        serverLearningRate: %s
+        topics: {updates: %s.updates, models: %s.models, rounds: %s.rounds, ledger: %s.ledger, rejects: %s.rejects}
+        """
+        .formatted(
+            id,
+            tensors,
+            init,
+            c.roundTimeoutMillis(),
+            c.expectedClients(),
+            c.clipNorm(),
+            noise,
+            c.delta(),
+            sampling,
+            noiseSource,
+            c.serverLearningRate(),
+            id,
+            id,
+            id,
+            id,
+            id);
+  }
+}
