@@ -19,6 +19,7 @@ import picocli.CommandLine.Spec;
       StatusCommand.class,
       RunCommand.class,
       SimulateCommand.class,
+      DemoCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

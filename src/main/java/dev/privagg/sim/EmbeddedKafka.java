@@ -9,9 +9,14 @@ import org.apache.kafka.common.test.TestKitNodes;
  */
 public final class EmbeddedKafka implements AutoCloseable {
   private final KafkaClusterTestKit cluster;
+  private final Thread shutdownHook;
+  private boolean closed;
 
   private EmbeddedKafka(KafkaClusterTestKit cluster) {
     this.cluster = cluster;
+    // Ctrl-C skips try-with-resources; the hook still stops the broker and deletes its logs.
+    this.shutdownHook = new Thread(this::closeQuietly, "embedded-kafka-shutdown");
+    Runtime.getRuntime().addShutdownHook(shutdownHook);
   }
 
   /** Formats and starts the broker; returns when it accepts clients. */
@@ -40,7 +45,22 @@ public final class EmbeddedKafka implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
+  public synchronized void close() throws Exception {
+    if (closed) {
+      return;
+    }
+    closed = true;
     cluster.close();
+    if (Thread.currentThread() != shutdownHook) {
+      Runtime.getRuntime().removeShutdownHook(shutdownHook);
+    }
+  }
+
+  private void closeQuietly() {
+    try {
+      close();
+    } catch (Exception e) {
+      System.err.println("could not stop the in-process Kafka broker cleanly: " + e);
+    }
   }
 }

@@ -1,0 +1,88 @@
+package dev.privagg.sim;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
+/** CSV, JSON and PNG outputs of simulations and evaluations. */
+public final class Reports {
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+  static {
+    System.setProperty("java.awt.headless", "true");
+  }
+
+  private Reports() {}
+
+  /** A line to draw: name, x values, y values and optional error bars (null for none). */
+  public record Series(String name, double[] x, double[] y, double[] errors) {}
+
+  /** Writes a PNG line chart; series with error bars are drawn with them. */
+  public static void lineChart(
+      Path png,
+      String title,
+      String xTitle,
+      String yTitle,
+      List<Series> series,
+      Double yMin,
+      Double yMax)
+      throws IOException {
+    XYChart chart =
+        new XYChartBuilder()
+            .width(800)
+            .height(500)
+            .title(title)
+            .xAxisTitle(xTitle)
+            .yAxisTitle(yTitle)
+            .build();
+    chart.getStyler().setChartBackgroundColor(Color.WHITE);
+    chart.getStyler().setPlotBackgroundColor(Color.WHITE);
+    chart.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.InsideSE);
+    if (yMin != null) {
+      chart.getStyler().setYAxisMin(yMin);
+    }
+    if (yMax != null) {
+      chart.getStyler().setYAxisMax(yMax);
+    }
+    for (Series s : series) {
+      XYSeries added =
+          s.errors() == null
+              ? chart.addSeries(s.name(), s.x(), s.y())
+              : chart.addSeries(s.name(), s.x(), s.y(), s.errors());
+      added.setMarker(SeriesMarkers.CIRCLE);
+      added.setLineStyle(new BasicStroke(2f));
+    }
+    Files.createDirectories(png.toAbsolutePath().getParent());
+    BitmapEncoder.saveBitmap(chart, png.toString(), BitmapEncoder.BitmapFormat.PNG);
+  }
+
+  public static void json(Path file, Object value) throws IOException {
+    Files.createDirectories(file.toAbsolutePath().getParent());
+    JSON.writeValue(file.toFile(), value);
+  }
+
+  /** Writes a CSV with a header; values are written with {@link String#valueOf}. */
+  public static void csv(Path file, List<String> header, List<List<Object>> rows)
+      throws IOException {
+    StringBuilder out = new StringBuilder(String.join(",", header)).append('\n');
+    for (List<Object> row : rows) {
+      for (int i = 0; i < row.size(); i++) {
+        out.append(i == 0 ? "" : ",").append(row.get(i));
+      }
+      out.append('\n');
+    }
+    Files.createDirectories(file.toAbsolutePath().getParent());
+    Files.writeString(file, out);
+  }
+}

@@ -1,0 +1,59 @@
+package dev.privagg.job;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.privagg.client.train.TrainingOptions;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.sim.Simulation;
+import dev.privagg.sim.SimulationConfig;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Simulated clients on Digits through the real broker and the job on a MiniCluster. */
+class SimulationIT extends KafkaFlinkTestBase {
+  private static SimulationConfig digits(double z, int clients, int cohort, int rounds) {
+    return new SimulationConfig(
+        "digits",
+        "softmax",
+        0,
+        clients,
+        cohort,
+        rounds,
+        "iid",
+        0.5,
+        z,
+        Double.NaN,
+        1e-5,
+        1.0,
+        1.0,
+        TrainingOptions.sgd(2, 8, 0.5),
+        1500,
+        "seeded",
+        3);
+  }
+
+  @Test
+  void withoutNoise_accuracyRisesWellAboveChance() throws Exception {
+    List<Simulation.RoundResult> seen = new ArrayList<>();
+    Simulation.Result result = Simulation.run(digits(0, 20, 20, 4), bootstrap, seen::add);
+    assertThat(seen).hasSize(4);
+    assertThat(result.finalAccuracy()).isGreaterThan(0.6); // chance is 0.1 on ten classes
+    assertThat(result.epsilon()).isInfinite();
+  }
+
+  @Test
+  void privacyStatement_matchesTheAccountant() throws Exception {
+    double z = 1.2;
+    Simulation.Result result = Simulation.run(digits(z, 20, 10, 3), bootstrap, r -> {});
+    double expected =
+        Accountant.named("rdp")
+            .epsilon(PrivacyLedger.of(PrivacyEvent.sampledGaussian(z, 0.5, 3)), 1e-5)
+            .epsilon();
+    assertThat(result.epsilon()).isEqualTo(expected);
+    assertThat(result.rounds()).extracting(Simulation.RoundResult::epsilon).isSorted();
+    assertThat(result.spec().privacy().sampling().mode()).isEqualTo("server-poisson");
+  }
+}
