@@ -20,6 +20,9 @@ import picocli.CommandLine.Spec;
       RunCommand.class,
       SimulateCommand.class,
       DemoCommand.class,
+      EvaluateCommand.class,
+      ProduceCommand.class,
+      ConsumeCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -34,7 +34,14 @@ public final class EmbeddedKafka implements AutoCloseable {
             .setConfigProp("group.initial.rebalance.delay.ms", "0")
             .setDeleteOnClose(true)
             .build();
-    cluster.format();
+    // The test kit prints its formatting step to stdout; keep the user's output clean.
+    java.io.PrintStream stdout = System.out;
+    System.setOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
+    try {
+      cluster.format();
+    } finally {
+      System.setOut(stdout);
+    }
     cluster.startup();
     cluster.waitForReadyBrokers();
     return new EmbeddedKafka(cluster);

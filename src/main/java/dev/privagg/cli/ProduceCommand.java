@@ -1,0 +1,91 @@
+package dev.privagg.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.privagg.client.PrivaggClient;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code privagg produce}: send one client update read from a JSON file. */
+@Command(
+    name = "produce",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Send one client update for a round, read from a JSON file:",
+      "  {\"tensors\": {\"weights\": [...], \"bias\": [...]}}  (float values, row-major, per tensor)"
+    })
+final class ProduceCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--spec",
+      required = true,
+      paramLabel = "FILE",
+      description = "The job's spec (YAML).")
+  Path specFile;
+
+  @Option(
+      names = "--bootstrap-servers",
+      required = true,
+      paramLabel = "HOST:PORT",
+      description = "Kafka bootstrap servers.")
+  String bootstrapServers;
+
+  @Option(
+      names = "--round",
+      required = true,
+      description = "The announced round this update is for.")
+  long round;
+
+  @Option(names = "--client-id", required = true, description = "This client's id.")
+  String clientId;
+
+  @Option(
+      names = "--file",
+      required = true,
+      paramLabel = "UPDATE.json",
+      description = "The update.")
+  Path file;
+
+  @Override
+  public Integer call() throws Exception {
+    Flags flags = new Flags(spec);
+    if (round < 1) {
+      throw flags.fail("--round must be >= 1 (round 0 is the initial model), was " + round);
+    }
+    JobSpec job = JobSpecReader.read(specFile);
+    JsonNode tensors = new ObjectMapper().readTree(file.toFile()).get("tensors");
+    if (tensors == null || !tensors.isObject()) {
+      throw flags.fail(
+          "--file must hold {\"tensors\": {name: [values...]}}, " + file + " does not");
+    }
+    float[][] values = new float[job.model().tensors().size()][];
+    for (int t = 0; t < values.length; t++) {
+      JobSpec.TensorSpec want = job.model().tensors().get(t);
+      JsonNode array = tensors.get(want.name());
+      if (array == null || !array.isArray() || array.size() != want.size()) {
+        throw flags.fail(
+            "--file: tensor '" + want.name() + "' must be an array of " + want.size() + " numbers");
+      }
+      values[t] = new float[want.size()];
+      for (int i = 0; i < values[t].length; i++) {
+        values[t][i] = (float) array.get(i).asDouble();
+      }
+    }
+    try (PrivaggClient client = new PrivaggClient(job, bootstrapServers)) {
+      client.send(round, clientId, values);
+    }
+    spec.commandLine()
+        .getOut()
+        .printf(
+            "sent the update of %s for round %d of job %s to %s%n",
+            clientId, round, job.jobId(), job.topics().updates());
+    return 0;
+  }
+}
