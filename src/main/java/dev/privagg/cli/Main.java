@@ -23,6 +23,10 @@ import picocli.CommandLine.Spec;
       EvaluateCommand.class,
       ProduceCommand.class,
       ConsumeCommand.class,
+      ClusterCommands.Submit.class,
+      ClusterCommands.Jobs.class,
+      ClusterCommands.Cancel.class,
+      ClusterCommands.Savepoint.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

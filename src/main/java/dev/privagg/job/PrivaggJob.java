@@ -39,34 +39,44 @@ public final class PrivaggJob {
   private PrivaggJob() {}
 
   public static void main(String[] args) throws Exception {
-    List<Path> specs = new ArrayList<>();
+    List<JobSpec> specs = new ArrayList<>();
     String bootstrap = null;
     long interval = 1000;
-    for (int i = 0; i < args.length; i++) {
-      String value = i + 1 < args.length ? args[i + 1] : null;
+    for (int i = 0; i < args.length; i += 2) {
+      String value = require(args[i], i + 1 < args.length ? args[i + 1] : null);
       switch (args[i]) {
-        case "--spec" -> specs.add(Path.of(require(args[i], value)));
-        case "--bootstrap-servers" -> bootstrap = require(args[i], value);
-        case "--checkpoint-interval-ms" -> interval = Long.parseLong(require(args[i], value));
-        default ->
-            throw new IllegalArgumentException(
-                "unknown argument "
-                    + args[i]
-                    + "; use --spec FILE --bootstrap-servers HOST:PORT [--checkpoint-interval-ms N]");
+        case "--spec" -> specs.add(JobSpecReader.read(Path.of(value)));
+        case "--spec-base64" ->
+            specs.add(JobSpecReader.parse("--spec-base64 #" + (specs.size() + 1), decode(value)));
+        case "--bootstrap-servers" -> bootstrap = value;
+        case "--checkpoint-interval-ms" -> interval = Long.parseLong(value);
+        default -> throw new IllegalArgumentException("unknown argument " + args[i] + "; " + USAGE);
       }
-      i++;
     }
     if (specs.isEmpty() || bootstrap == null) {
-      throw new IllegalArgumentException(
-          "--spec FILE and --bootstrap-servers HOST:PORT are required");
+      throw new IllegalArgumentException(USAGE);
     }
-    List<JobSpec> jobSpecs = JobSpecReader.readAll(specs);
+    JobSpecReader.checkTogether(specs);
+    // Under flink run or privagg submit this main runs on the client or JobManager, which can
+    // reach Kafka: create missing topics here so the source never starts on an absent topic.
+    ensureTopics(bootstrap, specs, DEFAULT_UPDATE_PARTITIONS);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     define(
         env,
-        jobSpecs,
+        specs,
         new Settings(bootstrap, interval, env.getParallelism(), System.currentTimeMillis()));
-    env.execute("privagg " + jobIds(jobSpecs));
+    env.execute("privagg " + jobIds(specs));
+  }
+
+  /** Partitions of the updates topic when the job creates it. */
+  public static final int DEFAULT_UPDATE_PARTITIONS = 2;
+
+  private static final String USAGE =
+      "use --spec FILE (or --spec-base64 YAML, repeatable) --bootstrap-servers HOST:PORT [--checkpoint-interval-ms N]";
+
+  private static String decode(String base64) {
+    return new String(
+        java.util.Base64.getDecoder().decode(base64), java.nio.charset.StandardCharsets.UTF_8);
   }
 
   private static String require(String flag, String value) {

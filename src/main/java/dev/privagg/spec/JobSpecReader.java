@@ -47,24 +47,30 @@ public final class JobSpecReader {
   /** Reads several specs for one Flink job: job ids must differ and topics must agree. */
   public static List<JobSpec> readAll(List<Path> files) {
     List<JobSpec> specs = new ArrayList<>();
-    Set<String> ids = new HashSet<>();
     for (Path file : files) {
-      JobSpec spec = read(file);
+      specs.add(read(file));
+    }
+    return checkTogether(specs);
+  }
+
+  /** Checks that specs can share one Flink job: distinct job ids, the same topics. */
+  public static List<JobSpec> checkTogether(List<JobSpec> specs) {
+    Set<String> ids = new HashSet<>();
+    for (JobSpec spec : specs) {
       if (!ids.add(spec.jobId())) {
         throw new SpecException(
-            file.toString(),
+            spec.jobId(),
             "jobId",
             "'" + spec.jobId() + "' is used by another spec; give each training job its own id");
       }
-      if (!specs.isEmpty() && !specs.get(0).topics().equals(spec.topics())) {
+      if (!specs.get(0).topics().equals(spec.topics())) {
         throw new SpecException(
-            file.toString(),
+            spec.jobId(),
             "topics",
             "differ from those of "
                 + specs.get(0).jobId()
                 + "; all jobs of one Flink job share the same topics");
       }
-      specs.add(spec);
     }
     return specs;
   }

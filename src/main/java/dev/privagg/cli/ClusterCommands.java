@@ -1,0 +1,206 @@
+package dev.privagg.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** Commands that drive a Flink session cluster over its REST API. */
+final class ClusterCommands {
+  private ClusterCommands() {}
+
+  /** The {@code --rest} option. */
+  static final class RestOption {
+    @Option(
+        names = "--rest",
+        defaultValue = "http://localhost:8081",
+        description = "Flink REST endpoint (default http://localhost:8081).")
+    String url;
+  }
+
+  /** {@code privagg submit}. */
+  @Command(
+      name = "submit",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Validate the spec(s), upload the shaded job jar to a Flink session cluster and run it.",
+        "The spec text travels with the job, so it need not exist on the cluster's machines."
+      })
+  static final class Submit implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(
+        names = "--spec",
+        required = true,
+        paramLabel = "FILE",
+        description = "Job spec (YAML); repeat for several jobs.")
+    List<Path> specs;
+
+    @Option(
+        names = "--bootstrap-servers",
+        defaultValue = "localhost:9092",
+        description = "Kafka as the cluster reaches it (default localhost:9092).")
+    String bootstrapServers;
+
+    @Option(
+        names = "--from-savepoint",
+        paramLabel = "PATH",
+        description = "Start from this savepoint (upgrades).")
+    String savepoint;
+
+    @Option(
+        names = "--jar",
+        paramLabel = "JAR",
+        description = "The job jar (default target/privagg-job.jar, built if missing).")
+    Path jar;
+
+    @picocli.CommandLine.Mixin RestOption rest;
+
+    @Override
+    public Integer call() throws Exception {
+      List<JobSpec> jobs = JobSpecReader.readAll(specs);
+      Path jobJar = jar != null ? jar : JobJar.ensure(spec.commandLine().getErr());
+      PrintWriter out = spec.commandLine().getOut();
+      List<String> args = new ArrayList<>(List.of("--bootstrap-servers", bootstrapServers));
+      for (Path file : specs) {
+        args.add("--spec-base64");
+        args.add(
+            Base64.getEncoder()
+                .encodeToString(Files.readString(file).getBytes(StandardCharsets.UTF_8)));
+      }
+      FlinkRest flink = new FlinkRest(rest.url);
+      String jarId = flink.upload(jobJar);
+      String jobId = flink.run(jarId, args, savepoint);
+      out.printf(
+          "submitted %s as Flink job %s%s (%s)%n",
+          jobs.stream().map(JobSpec::jobId).toList(),
+          jobId,
+          savepoint == null ? "" : " from savepoint " + savepoint,
+          rest.url);
+      return 0;
+    }
+  }
+
+  /** {@code privagg jobs}. */
+  @Command(
+      name = "jobs",
+      mixinStandardHelpOptions = true,
+      description = "List the jobs of a Flink session cluster.")
+  static final class Jobs implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @picocli.CommandLine.Mixin RestOption rest;
+
+    @Override
+    public Integer call() throws Exception {
+      PrintWriter out = spec.commandLine().getOut();
+      for (JsonNode job : new FlinkRest(rest.url).jobs()) {
+        out.printf(
+            "%s  %-10s %s%n",
+            job.get("jid").asText(), job.get("state").asText(), job.get("name").asText());
+      }
+      return 0;
+    }
+  }
+
+  /** {@code privagg cancel}. */
+  @Command(
+      name = "cancel",
+      mixinStandardHelpOptions = true,
+      description = "Cancel a job (use privagg savepoint --cancel to keep its state).")
+  static final class Cancel implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Parameters(paramLabel = "JOB_ID", description = "The Flink job id (privagg jobs lists them).")
+    String jobId;
+
+    @picocli.CommandLine.Mixin RestOption rest;
+
+    @Override
+    public Integer call() throws Exception {
+      new FlinkRest(rest.url).cancel(jobId);
+      spec.commandLine().getOut().println("cancelled " + jobId);
+      return 0;
+    }
+  }
+
+  /** {@code privagg savepoint}. */
+  @Command(
+      name = "savepoint",
+      mixinStandardHelpOptions = true,
+      description = "Take a savepoint of a job (and optionally cancel it) for an upgrade.")
+  static final class Savepoint implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Parameters(paramLabel = "JOB_ID", description = "The Flink job id.")
+    String jobId;
+
+    @Option(
+        names = "--dir",
+        description = "Target directory (default: the cluster's savepoint directory).")
+    String dir;
+
+    @Option(names = "--cancel", description = "Cancel the job once the savepoint is complete.")
+    boolean cancel;
+
+    @picocli.CommandLine.Mixin RestOption rest;
+
+    @Override
+    public Integer call() throws Exception {
+      String location = new FlinkRest(rest.url).savepoint(jobId, dir, cancel);
+      spec.commandLine().getOut().println(location);
+      return 0;
+    }
+  }
+
+  /** Finds the shaded job jar, building it when it is missing or older than the sources. */
+  static final class JobJar {
+    private JobJar() {}
+
+    static Path ensure(PrintWriter err) throws Exception {
+      Path root = Path.of(System.getProperty("privagg.home", "."));
+      Path jar = root.resolve("target/privagg-job.jar");
+      if (!Files.exists(jar)
+          || newer(root.resolve("src/main"), Files.getLastModifiedTime(jar).toMillis())) {
+        err.println("privagg: building the job jar (mvn -DskipTests package)...");
+        err.flush();
+        Process build =
+            new ProcessBuilder("mvn", "-q", "-B", "-DskipTests", "package")
+                .directory(root.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(root.resolve("target/job-jar-build.log").toFile())
+                .start();
+        if (build.waitFor() != 0 || !Files.exists(jar)) {
+          throw new IllegalStateException(
+              "building the job jar failed; see " + root.resolve("target/job-jar-build.log"));
+        }
+      }
+      return jar;
+    }
+
+    private static boolean newer(Path dir, long than) throws Exception {
+      try (var files = Files.walk(dir)) {
+        return files.anyMatch(
+            p -> {
+              try {
+                return Files.getLastModifiedTime(p).toMillis() > than;
+              } catch (java.io.IOException e) {
+                return true;
+              }
+            });
+      }
+    }
+  }
+}
