@@ -2,6 +2,7 @@ package dev.privagg.job;
 
 import dev.privagg.spec.JobSpec;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -14,11 +15,21 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 public final class Pipeline {
   private Pipeline() {}
 
-  /**
-   * Builds decode -> keyBy(jobId) -> rounds, and returns every output record (rejects included).
-   */
+  /** Builds the pipeline for jobs with nothing published yet. */
   public static DataStream<OutboundRecord> build(
       StreamExecutionEnvironment env, List<JobSpec> specs, DataStream<RawUpdate> updates) {
+    return build(env, specs, updates, Map.of());
+  }
+
+  /**
+   * Builds decode -> keyBy(jobId) -> rounds, and returns every output record (rejects included);
+   * {@code floors} is what the ledger and model topics already show per job.
+   */
+  static DataStream<OutboundRecord> build(
+      StreamExecutionEnvironment env,
+      List<JobSpec> specs,
+      DataStream<RawUpdate> updates,
+      Map<String, LedgerFloor> floors) {
     if (specs.isEmpty()) {
       throw new IllegalArgumentException("at least one job spec is needed");
     }
@@ -36,7 +47,7 @@ public final class Pipeline {
         decoded
             .keyBy(u -> u.jobId, Types.STRING)
             .connect(starts.keyBy(id -> id, Types.STRING))
-            .process(new RoundAggregator(specs))
+            .process(new RoundAggregator(specs, floors))
             .name("round-aggregator")
             .uid("round-aggregator");
 

@@ -158,7 +158,10 @@ public final class PrivaggJob {
             .setProperty("transaction.timeout.ms", "600000")
             .setProperty("max.request.size", Long.toString(maxRecord))
             .build();
-    Pipeline.build(env, specs, updates).sinkTo(sink).name("kafka-sink").uid("kafka-sink");
+    // Budget never forgets: what the ledger topic already shows bounds any restored state below.
+    java.util.Map<String, LedgerFloor> floors =
+        LedgerReconciler.read(settings.bootstrapServers(), specs);
+    Pipeline.build(env, specs, updates, floors).sinkTo(sink).name("kafka-sink").uid("kafka-sink");
   }
 
   /** Starts the job without blocking (tests and {@code privagg run}). */

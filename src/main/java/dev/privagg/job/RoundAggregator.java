@@ -41,6 +41,8 @@ final class RoundAggregator
   static final String SEEN_CLIENTS_STATE = "seen-clients";
 
   private final Map<String, JobSpec> specs = new HashMap<>();
+  private final Map<String, LedgerFloor> floors;
+  private transient java.util.Set<String> reconciled;
   private transient Map<String, NoiseSource> noiseSources;
   private transient Map<String, JobMetrics> metrics;
   private transient SecureRandom sampler;
@@ -48,10 +50,11 @@ final class RoundAggregator
   private transient ValueState<OpenRound> openRoundState;
   private transient MapState<String, Boolean> seenClients;
 
-  RoundAggregator(List<JobSpec> specs) {
+  RoundAggregator(List<JobSpec> specs, Map<String, LedgerFloor> floors) {
     for (JobSpec spec : specs) {
       this.specs.put(spec.jobId(), spec);
     }
+    this.floors = new HashMap<>(floors);
   }
 
   @Override
@@ -72,6 +75,7 @@ final class RoundAggregator
       metrics.put(spec.jobId(), new JobMetrics(getRuntimeContext().getMetricGroup(), spec.jobId()));
     }
     sampler = new SecureRandom();
+    reconciled = new java.util.HashSet<>();
   }
 
   @Override
@@ -154,11 +158,14 @@ final class RoundAggregator
   public void onTimer(long timestamp, OnTimerContext ctx, Collector<OutboundRecord> out)
       throws Exception {
     JobProgress progress = progressState.value();
+    JobSpec spec = specs.get(ctx.getCurrentKey());
+    if (progress != null && reconcile(spec, progress, ctx, out)) {
+      return; // restored state was behind the ledger topic: the job moved on to its rounds
+    }
     // A deleted or superseded deadline can still fire; only the open round's deadline counts.
     if (progress == null || progress.exhausted || timestamp != progress.deadlineMillis) {
       return;
     }
-    JobSpec spec = specs.get(ctx.getCurrentKey());
     closeRound(spec, progress, openRoundState.value(), timestamp, out);
     openNextRound(spec, progress, ctx, out, 0);
     progressState.update(progress);
@@ -169,15 +176,70 @@ final class RoundAggregator
       throws Exception {
     JobProgress progress = progressState.value();
     if (progress != null) {
+      reconcile(spec, progress, ctx, out);
       return progress; // already running (e.g. the start event replayed after a restore)
     }
     progress = new JobProgress();
     progress.model = spec.initialWeights();
     progress.ledger = LedgerCodec.write(PrivacyLedger.EMPTY);
-    out.collect(Records.model(spec, 0, progress.model, 0.0, noiseSources.get(spec.jobId()).kind()));
-    openNextRound(spec, progress, ctx, out, spec.rounds().startGraceMillis());
+    if (floor(spec).rounds() > 0 || floor(spec).exhausted()) {
+      // The job id already spent budget in an earlier run whose state is gone: continue from the
+      // ledger topic's spending and the latest released model instead of starting over.
+      adopt(spec, progress, floor(spec), ctx, out);
+    } else {
+      out.collect(
+          Records.model(spec, 0, progress.model, 0.0, noiseSources.get(spec.jobId()).kind()));
+      openNextRound(spec, progress, ctx, out, spec.rounds().startGraceMillis());
+    }
+    reconciled.add(spec.jobId());
     progressState.update(progress);
     return progress;
+  }
+
+  private LedgerFloor floor(JobSpec spec) {
+    return floors.getOrDefault(spec.jobId(), LedgerFloor.NONE);
+  }
+
+  /**
+   * Once per job after a restore: if the ledger topic shows more charged rounds than the restored
+   * state (an older checkpoint or savepoint), adopt the topic's ledger so the budget is never
+   * rolled back (DESIGN invariant 4). Returns true when it adopted.
+   */
+  private boolean reconcile(
+      JobSpec spec, JobProgress progress, Context ctx, Collector<OutboundRecord> out)
+      throws Exception {
+    if (!reconciled.add(spec.jobId())) {
+      return false;
+    }
+    LedgerFloor floor = floor(spec);
+    if (floor.rounds() <= LedgerCodec.read(progress.ledger).totalCount()
+        && !(floor.exhausted() && !progress.exhausted)) {
+      return false;
+    }
+    ctx.timerService().deleteProcessingTimeTimer(progress.deadlineMillis);
+    adopt(spec, progress, floor, ctx, out);
+    progressState.update(progress);
+    return true;
+  }
+
+  private void adopt(
+      JobSpec spec,
+      JobProgress progress,
+      LedgerFloor floor,
+      Context ctx,
+      Collector<OutboundRecord> out)
+      throws Exception {
+    clearRound();
+    progress.ledger = floor.ledger();
+    progress.currentRound = Math.max(progress.currentRound, floor.lastRound());
+    if (floor.model() != null && floor.modelRound() > progress.modelRound) {
+      progress.model = floor.model().clone();
+      progress.modelRound = floor.modelRound();
+    }
+    progress.exhausted = floor.exhausted();
+    if (!progress.exhausted) {
+      openNextRound(spec, progress, ctx, out, spec.rounds().startGraceMillis());
+    }
   }
 
   /**

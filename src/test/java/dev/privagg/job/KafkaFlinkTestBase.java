@@ -80,6 +80,14 @@ abstract class KafkaFlinkTestBase {
     }
   }
 
+  /** Cancels the running jobs (their output stays on the topics). */
+  void stopJobs() throws Exception {
+    for (JobClient job : jobs) {
+      job.cancel().get();
+    }
+    jobs.clear();
+  }
+
   @AfterEach
   void cancelJobs() throws Exception {
     for (JobClient job : jobs) {

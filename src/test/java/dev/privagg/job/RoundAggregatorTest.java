@@ -31,13 +31,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class RoundAggregatorTest {
+  private java.util.Map<String, LedgerFloor> floors = java.util.Map.of();
   private KeyedTwoInputStreamOperatorTestHarness<String, DecodedUpdate, String, OutboundRecord>
       harness;
 
   private void start(JobSpec spec, OperatorSubtaskState restoreFrom) throws Exception {
     harness =
         new KeyedTwoInputStreamOperatorTestHarness<>(
-            new KeyedCoProcessOperator<>(new RoundAggregator(List.of(spec))),
+            new KeyedCoProcessOperator<>(new RoundAggregator(List.of(spec), floors)),
             u -> u.jobId,
             id -> id,
             Types.STRING);
@@ -283,5 +284,79 @@ class RoundAggregatorTest {
     assertThat(models(out).get(0).getRound()).isEqualTo(2);
     assertThat(weights(models(out).get(0)))
         .isNotEqualTo(released); // noise moved it on from round 1
+  }
+
+  @Test
+  void restoreFromAnOlderSnapshot_doesNotRollTheBudgetBack() throws Exception {
+    JobSpec spec =
+        spec("noiseMultiplier: 2.0\nbudgetEpsilon: 50\nnoise: {source: seeded, seed: 9}", "");
+    start(spec, null);
+    harness.processElement2(JOB, 0);
+    harness.setProcessingTime(TIMEOUT);
+    OperatorSubtaskState afterRoundOne = harness.snapshot(1, TIMEOUT);
+    harness.setProcessingTime(2 * TIMEOUT);
+    harness.setProcessingTime(3 * TIMEOUT);
+    List<OutboundRecord> published = drain();
+    harness.close();
+    // What the ledger and model topics show: three released rounds.
+    PrivacyEvent round = spec.roundCharge().event(2.0, 1);
+    float[] roundThree = weights(models(published).get(3));
+    floors =
+        java.util.Map.of(
+            JOB,
+            new LedgerFloor(
+                LedgerCodec.write(PrivacyLedger.of(round, round, round)), 3, false, 3, roundThree));
+
+    start(spec, afterRoundOne); // the older snapshot knows only round 1
+    harness.setProcessingTime(4 * TIMEOUT); // its round-2 deadline fires
+    List<OutboundRecord> out = drain();
+    assertThat(models(out)).isEmpty(); // round 2 is not released a second time
+    assertThat(announcements(out))
+        .singleElement()
+        .satisfies(
+            a -> {
+              assertThat(a.getRound()).isEqualTo(4);
+              assertThat(a.getBaseModelRound()).isEqualTo(3);
+            });
+    long deadline = announcements(out).get(0).getDeadlineMillis();
+    harness.setProcessingTime(deadline);
+    out = drain();
+    double fourRounds =
+        Accountant.named("rdp").epsilon(PrivacyLedger.of(round.times(4)), 1e-5).epsilon();
+    assertThat(ledger(out).get(0).getRound()).isEqualTo(4);
+    assertThat(ledger(out).get(0).getEpsilonSpent()).isEqualTo(fourRounds);
+  }
+
+  @Test
+  void freshStartOfAJobThatAlreadySpent_continuesFromTheLedgerTopic() throws Exception {
+    JobSpec spec =
+        spec("noiseMultiplier: 2.0\nbudgetEpsilon: 50\nnoise: {source: seeded, seed: 9}", "");
+    PrivacyEvent round = spec.roundCharge().event(2.0, 1);
+    floors =
+        java.util.Map.of(
+            JOB,
+            new LedgerFloor(
+                LedgerCodec.write(PrivacyLedger.of(round, round)),
+                2,
+                false,
+                2,
+                new float[] {0.5f, 0.5f, 0.5f}));
+    start(spec, null);
+    harness.processElement2(JOB, 0);
+    List<OutboundRecord> out = drain();
+    assertThat(models(out)).isEmpty(); // no second "round 0"
+    assertThat(announcements(out))
+        .singleElement()
+        .satisfies(
+            a -> {
+              assertThat(a.getRound()).isEqualTo(3);
+              assertThat(a.getBaseModelRound()).isEqualTo(2);
+            });
+    harness.setProcessingTime(announcements(out).get(0).getDeadlineMillis());
+    out = drain();
+    assertThat(ledger(out).get(0).getEpsilonSpent())
+        .isEqualTo(
+            Accountant.named("rdp").epsilon(PrivacyLedger.of(round.times(3)), 1e-5).epsilon());
+    assertThat(models(out).get(0).getRound()).isEqualTo(3);
   }
 }

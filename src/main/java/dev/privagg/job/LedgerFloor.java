@@ -1,0 +1,25 @@
+package dev.privagg.job;
+
+import dev.privagg.privacy.PrivacyLedger;
+import java.io.Serializable;
+
+/**
+ * What the ledger and model topics already show for a job: the spending that any restored or
+ * restarted state must not fall below (DESIGN invariant 4).
+ *
+ * @param ledger the charged events, as {@link LedgerCodec} bytes
+ * @param lastRound the highest round with a ledger entry
+ * @param exhausted a BUDGET_EXHAUSTED entry exists
+ * @param modelRound the round of the latest released model, or -1
+ * @param model that model's weights, or null
+ */
+record LedgerFloor(byte[] ledger, long lastRound, boolean exhausted, long modelRound, float[] model)
+    implements Serializable {
+  /** Nothing published yet. */
+  static final LedgerFloor NONE =
+      new LedgerFloor(LedgerCodec.write(PrivacyLedger.EMPTY), 0, false, -1, null);
+
+  long rounds() {
+    return LedgerCodec.read(ledger).totalCount();
+  }
+}

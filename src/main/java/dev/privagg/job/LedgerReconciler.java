@@ -1,0 +1,133 @@
+package dev.privagg.job;
+
+import dev.privagg.avro.GlobalModel;
+import dev.privagg.avro.LedgerEntry;
+import dev.privagg.avro.LedgerOutcome;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.io.Float32;
+import dev.privagg.privacy.MechanismKind;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.spec.JobSpec;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.function.BiConsumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * Reads the committed ledger and model topics from the beginning to their current end and derives
+ * each job's {@link LedgerFloor}. Run when the Flink job is defined, before any state is restored,
+ * so that neither a fresh start nor an older savepoint can forget published spending.
+ */
+final class LedgerReconciler {
+  private LedgerReconciler() {}
+
+  static Map<String, LedgerFloor> read(String bootstrapServers, List<JobSpec> specs) {
+    JobSpec.Topics topics = specs.get(0).topics();
+    Map<String, PrivacyLedger> ledgers = new HashMap<>();
+    Map<String, long[]> lastRound = new HashMap<>();
+    Map<String, Boolean> exhausted = new HashMap<>();
+    Map<String, GlobalModel> models = new HashMap<>();
+    readAll(
+        bootstrapServers,
+        topics.ledger(),
+        (key, value) -> {
+          LedgerEntry e = AvroCodec.decodeLedgerEntry(value);
+          String job = e.getJobId();
+          lastRound.computeIfAbsent(job, k -> new long[1])[0] =
+              Math.max(lastRound.get(job)[0], e.getRound());
+          if (e.getOutcome() == LedgerOutcome.BUDGET_EXHAUSTED) {
+            exhausted.put(job, true);
+          } else if (e.getMechanismKind() != null) {
+            PrivacyEvent event =
+                new PrivacyEvent(
+                    MechanismKind.parse(e.getMechanismKind()),
+                    e.getChargedNoiseMultiplier(),
+                    e.getChargedSamplingRate(),
+                    1);
+            ledgers.put(job, ledgers.getOrDefault(job, PrivacyLedger.EMPTY).append(event));
+          }
+        });
+    readAll(
+        bootstrapServers,
+        topics.models(),
+        (key, value) -> {
+          if (key != null && specs.stream().anyMatch(s -> s.jobId().equals(key))) {
+            GlobalModel m = AvroCodec.decodeModel(value);
+            GlobalModel previous = models.get(m.getJobId());
+            if (previous == null || m.getRound() >= previous.getRound()) {
+              models.put(m.getJobId(), m);
+            }
+          }
+        });
+    Map<String, LedgerFloor> floors = new HashMap<>();
+    for (JobSpec spec : specs) {
+      String job = spec.jobId();
+      GlobalModel m = models.get(job);
+      floors.put(
+          job,
+          new LedgerFloor(
+              LedgerCodec.write(ledgers.getOrDefault(job, PrivacyLedger.EMPTY)),
+              lastRound.containsKey(job) ? lastRound.get(job)[0] : 0,
+              exhausted.getOrDefault(job, false),
+              m == null ? -1 : m.getRound(),
+              m == null ? null : weights(m)));
+    }
+    return floors;
+  }
+
+  private static float[] weights(GlobalModel m) {
+    int n = m.getTensors().stream().mapToInt(t -> t.getData().remaining() / 4).sum();
+    float[] out = new float[n];
+    int offset = 0;
+    for (var t : m.getTensors()) {
+      int count = t.getData().remaining() / 4;
+      Float32.read(t.getData(), out, offset, count);
+      offset += count;
+    }
+    return out;
+  }
+
+  /** Reads every committed record of {@code topic} that exists now. */
+  private static void readAll(
+      String bootstrapServers, String topic, BiConsumer<String, byte[]> handle) {
+    Properties props = new Properties();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    props.put(ConsumerConfig.GROUP_ID_CONFIG, "privagg-reconcile-" + UUID.randomUUID());
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 64 << 20);
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      List<TopicPartition> partitions =
+          consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
+              .map(p -> new TopicPartition(topic, p.partition()))
+              .toList();
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+      long deadline = System.currentTimeMillis() + 120_000;
+      while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
+        if (System.currentTimeMillis() > deadline) {
+          throw new IllegalStateException(
+              "could not read "
+                  + topic
+                  + " to its end within 2 minutes; refusing to start without the ledger");
+        }
+        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+          handle.accept(
+              r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8), r.value());
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,62 @@
+package dev.privagg.job;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.privagg.avro.GlobalModel;
+import dev.privagg.avro.LedgerEntry;
+import dev.privagg.avro.LedgerOutcome;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.spec.JobSpec;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Budget never forgets: a job id started again from scratch continues from the ledger topic. */
+class ReconcileIT extends KafkaFlinkTestBase {
+  @Test
+  void restartWithoutState_continuesTheLedger_andNeverRepublishesRoundZero() throws Exception {
+    JobSpec spec =
+        spec(
+            """
+            model:
+              tensors:
+                - {name: w, shape: [3]}
+            rounds:
+              timeout: 500ms
+              startGrace: 1s
+              expectedClients: 2
+            privacy:
+              clipNorm: 1.0
+              noiseMultiplier: 2.0
+              delta: 1.0e-5
+              budgetEpsilon: 100
+            """);
+    startJob(spec, 1);
+    ledgerUntil(spec, l -> l.size() >= 3, Duration.ofSeconds(60));
+    stopJobs();
+    Thread.sleep(1000);
+    long before =
+        ledgerUntil(spec, l -> true, Duration.ofSeconds(5)).stream()
+            .filter(e -> e.getOutcome() == LedgerOutcome.RELEASED)
+            .count();
+
+    startJob(spec, 1); // same job id and topics, no state
+    List<LedgerEntry> ledger =
+        ledgerUntil(spec, l -> l.size() >= before + 2, Duration.ofSeconds(60));
+    LedgerEntry next = ledger.get((int) before);
+    assertThat(next.getRound()).isEqualTo(before + 1);
+    PrivacyEvent round = spec.roundCharge().event(2.0, 1);
+    assertThat(next.getEpsilonSpent())
+        .isEqualTo(
+            Accountant.named("rdp")
+                .epsilon(PrivacyLedger.of(round.times(before + 1)), 1e-5)
+                .epsilon());
+    List<GlobalModel> models =
+        modelsUntil(spec, l -> l.size() >= before + 2, Duration.ofSeconds(30));
+    assertThat(models.stream().filter(m -> m.getRound() == 0)).hasSize(1);
+    assertThat(models.stream().map(GlobalModel::getRound).distinct().count())
+        .isEqualTo(models.size());
+  }
+}
