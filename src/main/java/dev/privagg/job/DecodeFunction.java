@@ -16,12 +16,21 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   private final List<JobSpec> specs;
   private final UpdateValidator validator;
   private final String rejectsTopic;
+  private final String heartbeatBootstrap;
+  private final long heartbeatMillis;
   private transient Map<String, JobMetrics> metrics;
+  private transient Heartbeat heartbeat;
 
-  DecodeFunction(List<JobSpec> specs) {
+  /**
+   * @param heartbeatBootstrap Kafka to write heartbeat ticks to, or null for none (tests that drive
+   *     watermarks themselves)
+   */
+  DecodeFunction(List<JobSpec> specs, String heartbeatBootstrap, long heartbeatMillis) {
     this.specs = List.copyOf(specs);
     this.validator = new UpdateValidator(specs);
     this.rejectsTopic = specs.get(0).topics().rejects();
+    this.heartbeatBootstrap = heartbeatBootstrap;
+    this.heartbeatMillis = heartbeatMillis;
   }
 
   @Override
@@ -30,10 +39,26 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
     for (JobSpec spec : specs) {
       metrics.put(spec.jobId(), new JobMetrics(getRuntimeContext().getMetricGroup(), spec.jobId()));
     }
+    // One ticking subtask is enough: it writes to every partition.
+    if (heartbeatBootstrap != null
+        && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0) {
+      heartbeat =
+          new Heartbeat(heartbeatBootstrap, specs.get(0).topics().updates(), heartbeatMillis);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (heartbeat != null) {
+      heartbeat.close();
+    }
   }
 
   @Override
   public void processElement(RawUpdate raw, Context ctx, Collector<DecodedUpdate> out) {
+    if (raw.tick) {
+      return; // heartbeat: its timestamp has already advanced the watermark
+    }
     UpdateValidator.Result result = validator.validate(raw);
     if (result.update() != null) {
       out.collect(result.update());

@@ -13,28 +13,36 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * Production wires Kafka to both ends ({@link PrivaggJob}); tests call the same method.
  */
 public final class Pipeline {
+  /** Interval of heartbeat ticks: rounds close at most about this much after their deadline. */
+  static final long HEARTBEAT_MILLIS = 200;
+
   private Pipeline() {}
 
   /** Builds the pipeline for jobs with nothing published yet. */
   public static DataStream<OutboundRecord> build(
       StreamExecutionEnvironment env, List<JobSpec> specs, DataStream<RawUpdate> updates) {
-    return build(env, specs, updates, Map.of());
+    return build(env, specs, updates, Map.of(), null);
   }
 
   /**
    * Builds decode -> keyBy(jobId) -> rounds, and returns every output record (rejects included);
-   * {@code floors} is what the ledger and model topics already show per job.
+   * {@code floors} is what the ledger and model topics already show per job; with {@code
+   * heartbeatBootstrap} set, the decode step writes heartbeat ticks to the updates topic.
    */
   static DataStream<OutboundRecord> build(
       StreamExecutionEnvironment env,
       List<JobSpec> specs,
       DataStream<RawUpdate> updates,
-      Map<String, LedgerFloor> floors) {
+      Map<String, LedgerFloor> floors,
+      String heartbeatBootstrap) {
     if (specs.isEmpty()) {
       throw new IllegalArgumentException("at least one job spec is needed");
     }
     SingleOutputStreamOperator<DecodedUpdate> decoded =
-        updates.process(new DecodeFunction(specs)).name("decode-validate").uid("decode-validate");
+        updates
+            .process(new DecodeFunction(specs, heartbeatBootstrap, HEARTBEAT_MILLIS))
+            .name("decode-validate")
+            .uid("decode-validate");
 
     // One start event per job publishes round 0 and opens round 1 without waiting for traffic;
     // replayed after a restore, it is ignored because the job's state already exists.

@@ -145,7 +145,9 @@ public final class PrivaggJob {
             .setProperty("fetch.max.bytes", Long.toString(Math.max(maxRecord, 50L << 20)))
             .build();
     DataStream<RawUpdate> updates =
-        env.fromSource(source, WatermarkStrategy.noWatermarks(), "updates-source")
+        env.fromSource(
+                // Event time is the broker's LogAppendTime: monotonic per partition.
+                source, WatermarkStrategy.forMonotonousTimestamps(), "updates-source")
             .uid("updates-source");
 
     KafkaSink<OutboundRecord> sink =
@@ -161,7 +163,10 @@ public final class PrivaggJob {
     // Budget never forgets: what the ledger topic already shows bounds any restored state below.
     java.util.Map<String, LedgerFloor> floors =
         LedgerReconciler.read(settings.bootstrapServers(), specs);
-    Pipeline.build(env, specs, updates, floors).sinkTo(sink).name("kafka-sink").uid("kafka-sink");
+    Pipeline.build(env, specs, updates, floors, settings.bootstrapServers())
+        .sinkTo(sink)
+        .name("kafka-sink")
+        .uid("kafka-sink");
   }
 
   /** Starts the job without blocking (tests and {@code privagg run}). */
@@ -179,8 +184,10 @@ public final class PrivaggJob {
   static final class RawUpdateDeserializer implements KafkaRecordDeserializationSchema<RawUpdate> {
     @Override
     public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<RawUpdate> out) {
-      out.collect(
-          new RawUpdate(record.topic(), record.partition(), record.offset(), record.value()));
+      RawUpdate raw =
+          new RawUpdate(record.topic(), record.partition(), record.offset(), record.value());
+      raw.tick = Heartbeat.isTick(record.key());
+      out.collect(raw);
     }
 
     @Override

@@ -7,6 +7,9 @@ public class RawUpdate {
   public long offset;
   public byte[] value;
 
+  /** A heartbeat tick, not a client record: it only advances event time. */
+  public boolean tick;
+
   public RawUpdate() {}
 
   public RawUpdate(String topic, int partition, long offset, byte[] value) {

@@ -12,7 +12,6 @@ import dev.privagg.privacy.NoisyAverage;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
-import java.security.SecureRandom;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,7 +44,6 @@ final class RoundAggregator
   private transient java.util.Set<String> reconciled;
   private transient Map<String, NoiseSource> noiseSources;
   private transient Map<String, JobMetrics> metrics;
-  private transient SecureRandom sampler;
   private transient ValueState<JobProgress> progressState;
   private transient ValueState<OpenRound> openRoundState;
   private transient MapState<String, Boolean> seenClients;
@@ -74,7 +72,6 @@ final class RoundAggregator
       noiseSources.put(spec.jobId(), NoiseSources.forSpec(spec));
       metrics.put(spec.jobId(), new JobMetrics(getRuntimeContext().getMetricGroup(), spec.jobId()));
     }
-    sampler = new SecureRandom();
     reconciled = new java.util.HashSet<>();
   }
 
@@ -117,6 +114,21 @@ final class RoundAggregator
           out);
       return;
     }
+    Long arrived = ctx.timestamp(); // the broker's LogAppendTime
+    if (arrived != null && arrived >= progress.deadlineMillis) {
+      reject(
+          spec,
+          update,
+          RejectReason.STALE_ROUND,
+          "arrived at "
+              + arrived
+              + ", after round "
+              + update.round
+              + "'s deadline "
+              + progress.deadlineMillis,
+          out);
+      return;
+    }
     if (seenClients.contains(update.clientId)) {
       reject(
           spec,
@@ -128,9 +140,7 @@ final class RoundAggregator
     }
     // Remember the client even when sampling drops it, so a retry cannot buy a second draw.
     seenClients.put(update.clientId, Boolean.TRUE);
-    String mode = spec.privacy().sampling().mode();
-    if (mode.equals("server-poisson")
-        && !(sampler.nextDouble() < spec.privacy().sampling().rate())) {
+    if (!sampled(spec, update)) {
       jobMetrics.updatesNotSampled.inc();
       return;
     }
@@ -147,11 +157,45 @@ final class RoundAggregator
       jobMetrics.updatesClipped.inc();
     }
     if (spec.rounds().closeEarly() && round.contributions >= spec.rounds().expectedClients()) {
-      ctx.timerService().deleteProcessingTimeTimer(progress.deadlineMillis);
-      closeRound(spec, progress, round, ctx.timerService().currentProcessingTime(), out);
-      openNextRound(spec, progress, ctx, out, 0);
+      // Early close: the next round opens at the m-th update's broker time.
+      long closedAt = arrived != null ? arrived : progress.deadlineMillis;
+      ctx.timerService().deleteEventTimeTimer(closeTimer(progress));
+      closeRound(spec, progress, round, closedAt, out);
+      openNextRound(spec, progress, ctx, out, closedAt, 0);
       progressState.update(progress);
     }
+  }
+
+  /**
+   * When a job starts or adopts the ledger topic's state, its round opens now: by the wall clock,
+   * but never before the event time already reached, so the deadline lies ahead of the watermark.
+   */
+  private static long openingTime(Context ctx) {
+    return Math.max(
+        ctx.timerService().currentProcessingTime(), ctx.timerService().currentWatermark());
+  }
+
+  /**
+   * Server-side Poisson sampling. The draw comes from the job's noise source for (job, round,
+   * client): with a keyed source it is the same draw when a round is replayed after a failure.
+   */
+  private boolean sampled(JobSpec spec, DecodedUpdate update) {
+    if (!spec.privacy().sampling().mode().equals("server-poisson")) {
+      return true;
+    }
+    NoiseStream draw =
+        noiseSources
+            .get(spec.jobId())
+            .forRound(spec.jobId() + "/sampling/" + update.clientId, update.round);
+    return draw.nextUniform() < spec.privacy().sampling().rate();
+  }
+
+  /**
+   * Rounds close on an event-time timer one millisecond before the deadline: once the watermark
+   * passes it, every update the broker appended before the deadline has been processed.
+   */
+  private static long closeTimer(JobProgress progress) {
+    return progress.deadlineMillis - 1;
   }
 
   @Override
@@ -163,11 +207,14 @@ final class RoundAggregator
       return; // restored state was behind the ledger topic: the job moved on to its rounds
     }
     // A deleted or superseded deadline can still fire; only the open round's deadline counts.
-    if (progress == null || progress.exhausted || timestamp != progress.deadlineMillis) {
+    if (progress == null || progress.exhausted || timestamp != closeTimer(progress)) {
       return;
     }
-    closeRound(spec, progress, openRoundState.value(), timestamp, out);
-    openNextRound(spec, progress, ctx, out, 0);
+    // The next round opens at this round's deadline, not at the time the timer happens to fire,
+    // so deadlines (and with them round membership) are the same in a replay.
+    long deadline = progress.deadlineMillis;
+    closeRound(spec, progress, openRoundState.value(), deadline, out);
+    openNextRound(spec, progress, ctx, out, deadline, 0);
     progressState.update(progress);
   }
 
@@ -189,7 +236,7 @@ final class RoundAggregator
     } else {
       out.collect(
           Records.model(spec, 0, progress.model, 0.0, noiseSources.get(spec.jobId()).kind()));
-      openNextRound(spec, progress, ctx, out, spec.rounds().startGraceMillis());
+      openNextRound(spec, progress, ctx, out, openingTime(ctx), spec.rounds().startGraceMillis());
     }
     reconciled.add(spec.jobId());
     progressState.update(progress);
@@ -216,7 +263,7 @@ final class RoundAggregator
         && !(floor.exhausted() && !progress.exhausted)) {
       return false;
     }
-    ctx.timerService().deleteProcessingTimeTimer(progress.deadlineMillis);
+    ctx.timerService().deleteEventTimeTimer(closeTimer(progress));
     adopt(spec, progress, floor, ctx, out);
     progressState.update(progress);
     return true;
@@ -238,7 +285,7 @@ final class RoundAggregator
     }
     progress.exhausted = floor.exhausted();
     if (!progress.exhausted) {
-      openNextRound(spec, progress, ctx, out, spec.rounds().startGraceMillis());
+      openNextRound(spec, progress, ctx, out, openingTime(ctx), spec.rounds().startGraceMillis());
     }
   }
 
@@ -251,9 +298,10 @@ final class RoundAggregator
       JobProgress progress,
       Context ctx,
       Collector<OutboundRecord> out,
+      long opensAt,
       long extraMillis)
       throws Exception {
-    long now = ctx.timerService().currentProcessingTime();
+    long now = opensAt;
     progress.currentRound++;
     PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
     Accountant accountant = Accountant.named(spec.privacy().accountant());
@@ -264,8 +312,8 @@ final class RoundAggregator
       return;
     }
     openRoundState.update(new OpenRound(spec.model().dimension()));
-    progress.deadlineMillis = now + spec.rounds().timeoutMillis() + extraMillis;
-    ctx.timerService().registerProcessingTimeTimer(progress.deadlineMillis);
+    progress.deadlineMillis = opensAt + spec.rounds().timeoutMillis() + extraMillis;
+    ctx.timerService().registerEventTimeTimer(closeTimer(progress));
     out.collect(
         Records.announcement(
             spec, progress.currentRound, progress.modelRound, progress.deadlineMillis));

@@ -92,6 +92,11 @@ final class ChaChaGaussianStream implements NoiseStream {
     }
   }
 
+  @Override
+  public double nextUniform() {
+    return uniform();
+  }
+
   private double uniform() {
     return (bits.nextLong() >>> 11) * UNIT;
   }

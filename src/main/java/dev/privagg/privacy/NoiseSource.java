@@ -144,7 +144,17 @@ public sealed interface NoiseSource extends Serializable {
   record Zero() implements NoiseSource {
     @Override
     public NoiseStream forRound(String jobId, long round) {
-      return () -> 0.0;
+      return new NoiseStream() {
+        @Override
+        public double nextStandardNormal() {
+          return 0.0;
+        }
+
+        @Override
+        public double nextUniform() {
+          return 0.0;
+        }
+      };
     }
 
     @Override

@@ -56,6 +56,11 @@ class RoundAggregatorTest {
     }
   }
 
+  /** Event time (the broker's clock) reaches {@code millis} on both inputs. */
+  private void advanceTo(long millis) throws Exception {
+    harness.processBothWatermarks(new org.apache.flink.streaming.api.watermark.Watermark(millis));
+  }
+
   private List<OutboundRecord> drain() {
     List<OutboundRecord> out = new ArrayList<>(harness.extractOutputValues());
     harness.getOutput().clear();
@@ -82,7 +87,7 @@ class RoundAggregatorTest {
               assertThat(a.getBaseModelRound()).isZero();
               assertThat(a.getDeadlineMillis()).isEqualTo(TIMEOUT);
             });
-    assertThat(harness.numProcessingTimeTimers()).isEqualTo(1);
+    assertThat(harness.numEventTimeTimers()).isEqualTo(1);
   }
 
   @Test
@@ -93,7 +98,7 @@ class RoundAggregatorTest {
     harness.processElement1(update("c1", 1, 0.3f, 0.4f, 0f), 10); // norm 0.5: unclipped
     harness.processElement1(update("c2", 1, 3f, 0f, 4f), 20); // norm 5: clipped to 1
     harness.processElement1(update("c3", 1, 0f, 0f, 0f), 30); // a third client is not capped
-    harness.setProcessingTime(TIMEOUT);
+    advanceTo(TIMEOUT);
     List<OutboundRecord> out = drain();
     assertThat(models(out))
         .singleElement()
@@ -121,7 +126,7 @@ class RoundAggregatorTest {
               assertThat(a.getRound()).isEqualTo(2);
               assertThat(a.getBaseModelRound()).isEqualTo(1);
             });
-    assertThat(harness.numProcessingTimeTimers()).isEqualTo(1);
+    assertThat(harness.numEventTimeTimers()).isEqualTo(1);
     // Seen-clients state was cleared: c1 may send again in round 2.
     harness.processElement1(update("c1", 2, 0f, 0f, 0f), TIMEOUT + 1);
     assertThat(rejects(drain())).isEmpty();
@@ -134,7 +139,7 @@ class RoundAggregatorTest {
     harness.processElement1(update("c1", 1, 0.1f, 0f, 0f), 1);
     harness.processElement1(update("c1", 1, 0.5f, 0f, 0f), 2); // duplicate
     harness.processElement1(update("c2", 2, 0.5f, 0f, 0f), 3); // future
-    harness.setProcessingTime(TIMEOUT);
+    advanceTo(TIMEOUT);
     harness.processElement1(update("c3", 1, 0.5f, 0f, 0f), TIMEOUT + 1); // stale
     List<OutboundRecord> out = drain();
     assertThat(rejects(out))
@@ -177,7 +182,7 @@ class RoundAggregatorTest {
         .singleElement()
         .satisfies(a -> assertThat(a.getRound()).isEqualTo(2));
     // The old deadline timer was deleted; only round 2's remains.
-    assertThat(harness.numProcessingTimeTimers()).isEqualTo(1);
+    assertThat(harness.numEventTimeTimers()).isEqualTo(1);
   }
 
   @Test
@@ -190,7 +195,7 @@ class RoundAggregatorTest {
     harness.processElement2(JOB, 0);
     drain();
     harness.processElement1(update("c1", 1, 0.1f, 0f, 0f), 1);
-    harness.setProcessingTime(TIMEOUT);
+    advanceTo(TIMEOUT);
     List<OutboundRecord> out = drain();
     assertThat(models(out)).isEmpty();
     LedgerEntry entry = ledger(out).get(0);
@@ -218,7 +223,7 @@ class RoundAggregatorTest {
     for (int c = 0; c < 8; c++) { // 8 updates against a minimum of 4: 8 std of margin
       harness.processElement1(update("c" + c, 1, 0.1f, 0f, 0f), 1 + c);
     }
-    harness.setProcessingTime(TIMEOUT);
+    advanceTo(TIMEOUT);
     List<OutboundRecord> out = drain();
     assertThat(ledger(out))
         .singleElement()
@@ -239,7 +244,7 @@ class RoundAggregatorTest {
     harness.processElement2(JOB, 0);
     harness.processElement1(update("c0", 1, 0.1f, 0f, 0f), 1); // leaves round state behind
     for (long r = 1; r <= fit; r++) {
-      harness.setProcessingTime(r * TIMEOUT);
+      advanceTo(r * TIMEOUT);
     }
     List<OutboundRecord> out = drain();
     assertThat(models(out)).hasSize((int) fit + 1); // round 0 plus every round that fit
@@ -251,7 +256,7 @@ class RoundAggregatorTest {
               assertThat(e.getEpsilonSpent()).isLessThanOrEqualTo(6.0);
             });
     assertThat(announcements(out)).hasSize((int) fit);
-    assertThat(harness.numProcessingTimeTimers()).isZero();
+    assertThat(harness.numEventTimeTimers()).isZero();
     // Only the job progress (ledger, model) remains: round accumulator and seen clients are gone.
     assertThat(harness.numKeyedStateEntries()).isEqualTo(1);
     harness.processElement1(update("c1", fit + 1, 0f, 0f, 0f), fit * TIMEOUT + 1);
@@ -267,16 +272,16 @@ class RoundAggregatorTest {
     start(spec, null);
     harness.processElement2(JOB, 0);
     harness.processElement1(update("c1", 1, 0.1f, 0f, 0f), 1);
-    harness.setProcessingTime(TIMEOUT);
+    advanceTo(TIMEOUT);
     float[] released = weights(models(drain()).get(1));
     OperatorSubtaskState snapshot = harness.snapshot(1, TIMEOUT);
     harness.close();
 
     start(spec, snapshot);
-    harness.setProcessingTime(TIMEOUT);
+    advanceTo(TIMEOUT);
     harness.processElement2(JOB, TIMEOUT); // the start event again, as after a restore
     assertThat(drain()).isEmpty();
-    harness.setProcessingTime(2 * TIMEOUT);
+    advanceTo(2 * TIMEOUT);
     List<OutboundRecord> out = drain();
     PrivacyLedger two = PrivacyLedger.of(spec.roundCharge().event(1.0, 2));
     assertThat(ledger(out).get(0).getEpsilonSpent())
@@ -292,10 +297,10 @@ class RoundAggregatorTest {
         spec("noiseMultiplier: 2.0\nbudgetEpsilon: 50\nnoise: {source: seeded, seed: 9}", "");
     start(spec, null);
     harness.processElement2(JOB, 0);
-    harness.setProcessingTime(TIMEOUT);
+    advanceTo(TIMEOUT);
     OperatorSubtaskState afterRoundOne = harness.snapshot(1, TIMEOUT);
-    harness.setProcessingTime(2 * TIMEOUT);
-    harness.setProcessingTime(3 * TIMEOUT);
+    advanceTo(2 * TIMEOUT);
+    advanceTo(3 * TIMEOUT);
     List<OutboundRecord> published = drain();
     harness.close();
     // What the ledger and model topics show: three released rounds.
@@ -308,7 +313,7 @@ class RoundAggregatorTest {
                 LedgerCodec.write(PrivacyLedger.of(round, round, round)), 3, false, 3, roundThree));
 
     start(spec, afterRoundOne); // the older snapshot knows only round 1
-    harness.setProcessingTime(4 * TIMEOUT); // its round-2 deadline fires
+    advanceTo(4 * TIMEOUT); // its round-2 deadline fires
     List<OutboundRecord> out = drain();
     assertThat(models(out)).isEmpty(); // round 2 is not released a second time
     assertThat(announcements(out))
@@ -319,7 +324,7 @@ class RoundAggregatorTest {
               assertThat(a.getBaseModelRound()).isEqualTo(3);
             });
     long deadline = announcements(out).get(0).getDeadlineMillis();
-    harness.setProcessingTime(deadline);
+    advanceTo(deadline);
     out = drain();
     double fourRounds =
         Accountant.named("rdp").epsilon(PrivacyLedger.of(round.times(4)), 1e-5).epsilon();
@@ -352,11 +357,24 @@ class RoundAggregatorTest {
               assertThat(a.getRound()).isEqualTo(3);
               assertThat(a.getBaseModelRound()).isEqualTo(2);
             });
-    harness.setProcessingTime(announcements(out).get(0).getDeadlineMillis());
+    advanceTo(announcements(out).get(0).getDeadlineMillis());
     out = drain();
     assertThat(ledger(out).get(0).getEpsilonSpent())
         .isEqualTo(
             Accountant.named("rdp").epsilon(PrivacyLedger.of(round.times(3)), 1e-5).epsilon());
     assertThat(models(out).get(0).getRound()).isEqualTo(3);
+  }
+
+  @Test
+  void updateAppendedAfterTheDeadline_isStale_evenBeforeTheRoundCloses() throws Exception {
+    start(exactSpec(""), null);
+    harness.processElement2(JOB, 0);
+    drain();
+    harness.processElement1(update("late", 1, 0.5f, 0f, 0f), TIMEOUT); // broker time = deadline
+    assertThat(rejects(drain()))
+        .singleElement()
+        .satisfies(r -> assertThat(r.getReason()).isEqualTo(RejectReason.STALE_ROUND));
+    advanceTo(TIMEOUT);
+    assertThat(weights(models(drain()).get(0))).containsOnly(0f); // the late update is not in
   }
 }

@@ -1,0 +1,63 @@
+package dev.privagg.job;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Writes an empty tick record to every partition of the updates topic at a fixed interval. With
+ * LogAppendTime the broker stamps each tick, so every partition's event time advances even when no
+ * client sends: rounds then close on event-time timers, and which updates a round holds is a
+ * function of the topic's contents alone, identical when a round is replayed after a failure.
+ */
+final class Heartbeat implements AutoCloseable {
+  /** Key of tick records; the decode step drops them before any validation. */
+  static final byte[] TICK_KEY = "__privagg_tick__".getBytes(StandardCharsets.UTF_8);
+
+  private final KafkaProducer<byte[], byte[]> producer;
+  private final ScheduledExecutorService timer;
+
+  Heartbeat(String bootstrapServers, String topic, long intervalMillis) {
+    Properties props = new Properties();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    props.put(ProducerConfig.ACKS_CONFIG, "1");
+    props.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+    producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+    timer =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "privagg-heartbeat");
+              t.setDaemon(true);
+              return t;
+            });
+    timer.scheduleAtFixedRate(() -> tick(topic), 0, intervalMillis, TimeUnit.MILLISECONDS);
+  }
+
+  private void tick(String topic) {
+    try {
+      for (PartitionInfo partition : producer.partitionsFor(topic)) {
+        producer.send(new ProducerRecord<>(topic, partition.partition(), TICK_KEY, new byte[0]));
+      }
+    } catch (RuntimeException e) {
+      // A missed tick only delays round closes; the next one catches up.
+    }
+  }
+
+  static boolean isTick(byte[] key) {
+    return key != null && java.util.Arrays.equals(key, TICK_KEY);
+  }
+
+  @Override
+  public void close() {
+    timer.shutdownNow();
+    producer.close(Duration.ofSeconds(2));
+  }
+}
