@@ -55,6 +55,13 @@ final class ClusterCommands {
     String bootstrapServers;
 
     @Option(
+        names = "--checkpoint-interval-ms",
+        defaultValue = "1000",
+        description =
+            "Checkpoint interval; outputs become visible at each checkpoint (default 1000).")
+    long checkpointIntervalMillis;
+
+    @Option(
         names = "--from-savepoint",
         paramLabel = "PATH",
         description = "Start from this savepoint (upgrades).")
@@ -73,7 +80,13 @@ final class ClusterCommands {
       List<JobSpec> jobs = JobSpecReader.readAll(specs);
       Path jobJar = jar != null ? jar : JobJar.ensure(spec.commandLine().getErr());
       PrintWriter out = spec.commandLine().getOut();
-      List<String> args = new ArrayList<>(List.of("--bootstrap-servers", bootstrapServers));
+      List<String> args =
+          new ArrayList<>(
+              List.of(
+                  "--bootstrap-servers",
+                  bootstrapServers,
+                  "--checkpoint-interval-ms",
+                  Long.toString(checkpointIntervalMillis)));
       for (Path file : specs) {
         args.add("--spec-base64");
         args.add(

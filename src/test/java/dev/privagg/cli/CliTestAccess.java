@@ -31,4 +31,15 @@ public final class CliTestAccess {
     }
     return new ObjectMapper().readTree(out.toString()).get("epsilon").asDouble();
   }
+
+  /** Runs any privagg command in-process; throws with its error output when it fails. */
+  public static String run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = Main.execute(args, new PrintWriter(out), new PrintWriter(err));
+    if (code != 0) {
+      throw new IllegalStateException("privagg " + args[0] + " exited " + code + ": " + err);
+    }
+    return out.toString();
+  }
 }
