@@ -19,6 +19,7 @@ final class JobMetrics {
   private final Map<RejectReason, Counter> rejected = new EnumMap<>(RejectReason.class);
   private volatile double epsilonSpent;
   private volatile double clippedFraction;
+  private volatile long roundLatencyMillis;
 
   JobMetrics(MetricGroup operatorGroup, String jobId) {
     MetricGroup group = operatorGroup.addGroup("privagg").addGroup("job", jobId);
@@ -32,6 +33,7 @@ final class JobMetrics {
     }
     group.gauge("epsilonSpent", () -> epsilonSpent);
     group.gauge("clippedFraction", () -> clippedFraction);
+    group.gauge("roundLatencyMillis", () -> roundLatencyMillis);
   }
 
   void rejected(RejectReason reason) {
@@ -40,6 +42,11 @@ final class JobMetrics {
 
   void epsilonSpent(double epsilon) {
     epsilonSpent = epsilon;
+  }
+
+  /** Wall-clock time from a round's deadline to its release being computed (before commit). */
+  void roundLatency(long millis) {
+    roundLatencyMillis = millis;
   }
 
   void lastRound(long contributions, long clipped) {

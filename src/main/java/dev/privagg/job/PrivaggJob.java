@@ -86,7 +86,10 @@ public final class PrivaggJob {
     return value;
   }
 
-  /** Creates missing topics sized for the jobs' models. */
+  /**
+   * Creates missing topics sized for the jobs' models. The ledger topic keeps its records forever:
+   * it is what a restarted job reconciles its spent budget from.
+   */
   public static List<String> ensureTopics(
       String bootstrapServers, List<JobSpec> specs, int updatePartitions) throws Exception {
     JobSpec.Topics t = specs.get(0).topics();
@@ -109,7 +112,7 @@ public final class PrivaggJob {
             new TopicAdmin.TopicPlan(t.updates(), updatePartitions, updates),
             new TopicAdmin.TopicPlan(t.models(), 1, models),
             new TopicAdmin.TopicPlan(t.rounds(), 1, Map.of()),
-            new TopicAdmin.TopicPlan(t.ledger(), 1, Map.of()),
+            new TopicAdmin.TopicPlan(t.ledger(), 1, Map.of("retention.ms", "-1")),
             new TopicAdmin.TopicPlan(
                 t.rejects(),
                 1,

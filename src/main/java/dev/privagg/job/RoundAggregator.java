@@ -326,6 +326,7 @@ final class RoundAggregator
     long r = progress.currentRound;
     JobMetrics jobMetrics = metrics.get(spec.jobId());
     jobMetrics.lastRound(round.contributions, round.clipped);
+    jobMetrics.roundLatency(System.currentTimeMillis() - progress.deadlineMillis);
     PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
     Accountant accountant = Accountant.named(spec.privacy().accountant());
     PrivacyEvent charge = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
