@@ -5,7 +5,6 @@ import dev.privagg.avro.PrivacyStatement;
 import dev.privagg.client.PrivaggClient;
 import dev.privagg.sim.Reports;
 import dev.privagg.spec.JobSpec;
-import dev.privagg.spec.JobSpecReader;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,19 +24,7 @@ import picocli.CommandLine.Spec;
 final class ConsumeCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Option(
-      names = "--spec",
-      required = true,
-      paramLabel = "FILE",
-      description = "The job's spec (YAML).")
-  Path specFile;
-
-  @Option(
-      names = "--bootstrap-servers",
-      required = true,
-      paramLabel = "HOST:PORT",
-      description = "Kafka bootstrap servers.")
-  String bootstrapServers;
+  @picocli.CommandLine.Mixin JobOptions job;
 
   @Option(
       names = "--until-round",
@@ -58,10 +45,10 @@ final class ConsumeCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    JobSpec job = JobSpecReader.read(specFile);
+    JobSpec jobSpec = job.read();
     PrintWriter out = spec.commandLine().getOut();
     long printed = -1;
-    try (PrivaggClient client = new PrivaggClient(job, bootstrapServers)) {
+    try (PrivaggClient client = new PrivaggClient(jobSpec, job.bootstrapServers)) {
       if (untilRound != null) {
         client.awaitModel(untilRound, Duration.ofSeconds(timeoutSeconds));
       } else {
@@ -81,7 +68,8 @@ final class ConsumeCommand implements Callable<Integer> {
       }
     }
     if (printed < 0) {
-      out.println("no model of job " + job.jobId() + " on " + job.topics().models() + " yet");
+      out.println(
+          "no model of job " + jobSpec.jobId() + " on " + jobSpec.topics().models() + " yet");
     }
     out.flush();
     return 0;

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.privagg.client.PrivaggClient;
 import dev.privagg.spec.JobSpec;
-import dev.privagg.spec.JobSpecReader;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -23,19 +22,7 @@ import picocli.CommandLine.Spec;
 final class ProduceCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Option(
-      names = "--spec",
-      required = true,
-      paramLabel = "FILE",
-      description = "The job's spec (YAML).")
-  Path specFile;
-
-  @Option(
-      names = "--bootstrap-servers",
-      required = true,
-      paramLabel = "HOST:PORT",
-      description = "Kafka bootstrap servers.")
-  String bootstrapServers;
+  @picocli.CommandLine.Mixin JobOptions job;
 
   @Option(
       names = "--round",
@@ -59,15 +46,15 @@ final class ProduceCommand implements Callable<Integer> {
     if (round < 1) {
       throw flags.fail("--round must be >= 1 (round 0 is the initial model), was " + round);
     }
-    JobSpec job = JobSpecReader.read(specFile);
+    JobSpec jobSpec = job.read();
     JsonNode tensors = new ObjectMapper().readTree(file.toFile()).get("tensors");
     if (tensors == null || !tensors.isObject()) {
       throw flags.fail(
           "--file must hold {\"tensors\": {name: [values...]}}, " + file + " does not");
     }
-    float[][] values = new float[job.model().tensors().size()][];
+    float[][] values = new float[jobSpec.model().tensors().size()][];
     for (int t = 0; t < values.length; t++) {
-      JobSpec.TensorSpec want = job.model().tensors().get(t);
+      JobSpec.TensorSpec want = jobSpec.model().tensors().get(t);
       JsonNode array = tensors.get(want.name());
       if (array == null || !array.isArray() || array.size() != want.size()) {
         throw flags.fail(
@@ -78,14 +65,14 @@ final class ProduceCommand implements Callable<Integer> {
         values[t][i] = (float) array.get(i).asDouble();
       }
     }
-    try (PrivaggClient client = new PrivaggClient(job, bootstrapServers)) {
+    try (PrivaggClient client = new PrivaggClient(jobSpec, job.bootstrapServers)) {
       client.send(round, clientId, values);
     }
     spec.commandLine()
         .getOut()
         .printf(
             "sent the update of %s for round %d of job %s to %s%n",
-            clientId, round, job.jobId(), job.topics().updates());
+            clientId, round, jobSpec.jobId(), jobSpec.topics().updates());
     return 0;
   }
 }

@@ -28,8 +28,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.test.KafkaClusterTestKit;
-import org.apache.kafka.common.test.TestKitNodes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -48,28 +46,14 @@ abstract class KafkaFlinkTestBase {
               .setNumberSlotsPerTaskManager(2)
               .build());
 
-  static KafkaClusterTestKit kafka;
+  static dev.privagg.sim.EmbeddedKafka kafka;
   static String bootstrap;
   private final List<JobClient> jobs = new ArrayList<>();
   private final Map<String, KafkaConsumer<byte[], byte[]>> consumers = new ConcurrentHashMap<>();
 
   @BeforeAll
   static void startKafka() throws Exception {
-    kafka =
-        new KafkaClusterTestKit.Builder(
-                new TestKitNodes.Builder()
-                    .setCombined(true)
-                    .setNumBrokerNodes(1)
-                    .setNumControllerNodes(1)
-                    .build())
-            .setConfigProp("offsets.topic.replication.factor", "1")
-            .setConfigProp("transaction.state.log.replication.factor", "1")
-            .setConfigProp("transaction.state.log.min.isr", "1")
-            .setConfigProp("group.initial.rebalance.delay.ms", "0")
-            .build();
-    kafka.format();
-    kafka.startup();
-    kafka.waitForReadyBrokers();
+    kafka = dev.privagg.sim.EmbeddedKafka.start();
     bootstrap = kafka.bootstrapServers();
   }
 

@@ -136,7 +136,7 @@ public final class Datasets {
   }
 
   /** A uniformly random permutation of 0..n-1 (Fisher-Yates). */
-  static int[] permutation(int n, SplittableRandom random) {
+  public static int[] permutation(int n, SplittableRandom random) {
     int[] p = new int[n];
     for (int i = 0; i < n; i++) {
       p[i] = i;

@@ -68,7 +68,7 @@ public final class LocalTrainer {
     int n = data.size();
     double[][] grad = model.zeros();
     for (int epoch = 0; epoch < o.epochs(); epoch++) {
-      int[] order = shuffled(n, random);
+      int[] order = dev.privagg.client.data.Datasets.permutation(n, random);
       for (int start = 0; start < n; start += o.batchSize()) {
         int end = Math.min(n, start + o.batchSize());
         zero(grad);
@@ -180,19 +180,5 @@ public final class LocalTrainer {
     for (double[] t : a) {
       Arrays.fill(t, 0);
     }
-  }
-
-  private static int[] shuffled(int n, SplittableRandom random) {
-    int[] p = new int[n];
-    for (int i = 0; i < n; i++) {
-      p[i] = i;
-    }
-    for (int i = n - 1; i > 0; i--) {
-      int j = random.nextInt(i + 1);
-      int t = p[i];
-      p[i] = p[j];
-      p[j] = t;
-    }
-    return p;
   }
 }
