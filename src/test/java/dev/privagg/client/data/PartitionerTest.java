@@ -60,4 +60,16 @@ class PartitionerTest {
         .average()
         .orElse(0);
   }
+
+  @Test
+  void fashionMnist_loadsFromDebiansPackage_whenInstalled() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        java.nio.file.Files.isDirectory(Datasets.FASHION_MNIST),
+        "dataset-fashion-mnist is not installed");
+    Datasets.Split fashion = Datasets.load("fashion-mnist", 1);
+    assertThat(fashion.train().size()).isEqualTo(60_000);
+    assertThat(fashion.test().size()).isEqualTo(10_000);
+    assertThat(fashion.train().numFeatures()).isEqualTo(784);
+    assertThat(Arrays.stream(fashion.test().labels()).distinct().count()).isEqualTo(10);
+  }
 }
