@@ -51,8 +51,15 @@ final class Heartbeat implements AutoCloseable {
     }
   }
 
-  static boolean isTick(byte[] key) {
-    return key != null && java.util.Arrays.equals(key, TICK_KEY);
+  /**
+   * A tick has the tick key and an empty value. Anything else, even with the tick key, is a client
+   * record and is validated (and rejected if bad), never dropped silently.
+   */
+  static boolean isTick(byte[] key, byte[] value) {
+    return key != null
+        && value != null
+        && value.length == 0
+        && java.util.Arrays.equals(key, TICK_KEY);
   }
 
   @Override

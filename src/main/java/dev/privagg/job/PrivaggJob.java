@@ -189,7 +189,7 @@ public final class PrivaggJob {
     public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<RawUpdate> out) {
       RawUpdate raw =
           new RawUpdate(record.topic(), record.partition(), record.offset(), record.value());
-      raw.tick = Heartbeat.isTick(record.key());
+      raw.tick = Heartbeat.isTick(record.key(), record.value());
       out.collect(raw);
     }
 
