@@ -1,0 +1,71 @@
+package dev.privagg.bench;
+
+import dev.privagg.avro.ClientUpdate;
+import dev.privagg.avro.GlobalModel;
+import dev.privagg.avro.PrivacyStatement;
+import dev.privagg.avro.Tensor;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.io.Float32;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Avro single-object decode of a client update (bytes to float32 values, as the decode step does)
+ * and encode of a released model, for {@code dimension} float32 parameters.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(
+    value = 1,
+    jvmArgs = {"-Xmx2g"})
+public class CodecBenchmark {
+  @Param({"1000000"})
+  int dimension;
+
+  private byte[] updateBytes;
+  private float[] values;
+  private GlobalModel model;
+
+  @Setup
+  public void setUp() {
+    values = new float[dimension];
+    SplittableRandom random = new SplittableRandom(1);
+    for (int i = 0; i < dimension; i++) {
+      values[i] = (float) random.nextGaussian();
+    }
+    Tensor tensor = new Tensor("w", List.of(dimension), Float32.write(values, 0, dimension));
+    updateBytes =
+        AvroCodec.encode(new ClientUpdate("bench", 1L, "client-1", List.of(tensor), null));
+    PrivacyStatement privacy =
+        new PrivacyStatement(
+            1.0, 1e-5, "rdp", 1.0, 1.0, 0.2, "server-poisson", "keyed", "add-remove-one", 8.0);
+    model = new GlobalModel("bench", 1L, List.of(tensor), privacy);
+  }
+
+  @Benchmark
+  public float decodeUpdate() throws Exception {
+    ClientUpdate update = AvroCodec.decodeUpdate(updateBytes);
+    Float32.read(update.getTensors().get(0).getData(), values, 0, dimension);
+    return values[dimension - 1];
+  }
+
+  @Benchmark
+  public int encodeModel() {
+    return AvroCodec.encode(model).length;
+  }
+}
