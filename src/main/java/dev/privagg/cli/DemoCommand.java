@@ -26,8 +26,8 @@ import picocli.CommandLine.Spec;
     name = "demo",
     mixinStandardHelpOptions = true,
     description = {
-      "Train softmax regression on Digits with 100 simulated clients through a real Kafka broker",
-      "and the Flink job, privately and then without privacy, and compare (about 2-3 minutes)."
+      "Train on Digits with 100 simulated clients, privately and not, and compare.",
+      "Uses an in-process Kafka broker and the Flink job on a local MiniCluster (2-3 minutes)."
     })
 final class DemoCommand implements Callable<Integer> {
   @Spec CommandSpec spec;

@@ -16,7 +16,8 @@ import picocli.CommandLine.Spec;
     name = "produce",
     mixinStandardHelpOptions = true,
     description = {
-      "Send one client update for a round, read from a JSON file:",
+      "Send one client update for a round, read from a JSON file.",
+      "File format:",
       "  {\"tensors\": {\"weights\": [...], \"bias\": [...]}}  (float values, row-major, per tensor)"
     })
 final class ProduceCommand implements Callable<Integer> {
