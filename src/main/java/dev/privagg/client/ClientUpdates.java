@@ -3,7 +3,7 @@ package dev.privagg.client;
 import dev.privagg.avro.ClientUpdate;
 import dev.privagg.avro.Tensor;
 import dev.privagg.io.AvroCodec;
-import dev.privagg.io.Float32;
+import dev.privagg.io.Tensors;
 import dev.privagg.spec.JobSpec;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,12 +21,16 @@ public final class ClientUpdates {
     }
     List<Tensor> out = new ArrayList<>();
     for (int t = 0; t < tensors.length; t++) {
-      List<Integer> shape = new ArrayList<>();
-      for (int dim : specs.get(t).shape()) {
-        shape.add(dim);
+      if (tensors[t].length != specs.get(t).size()) {
+        throw new IllegalArgumentException(
+            "tensor '"
+                + specs.get(t).name()
+                + "' needs "
+                + specs.get(t).size()
+                + " values, had "
+                + tensors[t].length);
       }
-      out.add(
-          new Tensor(specs.get(t).name(), shape, Float32.write(tensors[t], 0, tensors[t].length)));
+      out.add(Tensors.of(specs.get(t), tensors[t], 0));
     }
     return AvroCodec.encode(new ClientUpdate(spec.jobId(), round, clientId, out, null));
   }

@@ -18,7 +18,7 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   private final String rejectsTopic;
   private final String heartbeatBootstrap;
   private final long heartbeatMillis;
-  private transient Map<String, JobMetrics> metrics;
+  private transient Map<String, RejectMetrics> metrics;
   private transient Heartbeat heartbeat;
 
   /**
@@ -37,7 +37,10 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   public void open(OpenContext context) {
     metrics = new HashMap<>();
     for (JobSpec spec : specs) {
-      metrics.put(spec.jobId(), new JobMetrics(getRuntimeContext().getMetricGroup(), spec.jobId()));
+      metrics.put(
+          spec.jobId(),
+          new RejectMetrics(
+              RejectMetrics.jobGroup(getRuntimeContext().getMetricGroup(), spec.jobId())));
     }
     // One ticking subtask is enough: it writes to every partition.
     if (heartbeatBootstrap != null
@@ -65,9 +68,9 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
       return;
     }
     UpdateValidator.Rejection r = result.rejection();
-    JobMetrics jobMetrics = r.jobId() == null ? null : metrics.get(r.jobId());
+    RejectMetrics jobMetrics = r.jobId() == null ? null : metrics.get(r.jobId());
     if (jobMetrics != null) {
-      jobMetrics.rejected(r.reason());
+      jobMetrics.inc(r.reason());
     }
     // Oversize records are not copied into the rejects topic; their position identifies them.
     byte[] original =

@@ -1,8 +1,6 @@
 package dev.privagg.job;
 
 import dev.privagg.avro.RejectReason;
-import java.util.EnumMap;
-import java.util.Map;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 
@@ -16,28 +14,26 @@ final class JobMetrics {
   final Counter updatesAccepted;
   final Counter updatesNotSampled;
   final Counter updatesClipped;
-  private final Map<RejectReason, Counter> rejected = new EnumMap<>(RejectReason.class);
+  private final RejectMetrics rejected;
   private volatile double epsilonSpent;
   private volatile double clippedFraction;
   private volatile long roundLatencyMillis;
 
   JobMetrics(MetricGroup operatorGroup, String jobId) {
-    MetricGroup group = operatorGroup.addGroup("privagg").addGroup("job", jobId);
+    MetricGroup group = RejectMetrics.jobGroup(operatorGroup, jobId);
     roundsReleased = group.counter("roundsReleased");
     roundsNotReleased = group.counter("roundsNotReleased");
     updatesAccepted = group.counter("updatesAccepted");
     updatesNotSampled = group.counter("updatesNotSampled");
     updatesClipped = group.counter("updatesClipped");
-    for (RejectReason reason : RejectReason.values()) {
-      rejected.put(reason, group.addGroup("rejected").counter(reason.name()));
-    }
+    rejected = new RejectMetrics(group);
     group.gauge("epsilonSpent", () -> epsilonSpent);
     group.gauge("clippedFraction", () -> clippedFraction);
     group.gauge("roundLatencyMillis", () -> roundLatencyMillis);
   }
 
   void rejected(RejectReason reason) {
-    rejected.get(reason).inc();
+    rejected.inc(reason);
   }
 
   void epsilonSpent(double epsilon) {

@@ -4,7 +4,7 @@ import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.io.AvroCodec;
-import dev.privagg.io.Float32;
+import dev.privagg.io.Tensors;
 import dev.privagg.privacy.MechanismKind;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
@@ -80,21 +80,9 @@ final class LedgerReconciler {
               lastRound.containsKey(job) ? lastRound.get(job)[0] : 0,
               exhausted.getOrDefault(job, false),
               m == null ? -1 : m.getRound(),
-              m == null ? null : weights(m)));
+              m == null ? null : Tensors.flatten(m.getTensors())));
     }
     return floors;
-  }
-
-  private static float[] weights(GlobalModel m) {
-    int n = m.getTensors().stream().mapToInt(t -> t.getData().remaining() / 4).sum();
-    float[] out = new float[n];
-    int offset = 0;
-    for (var t : m.getTensors()) {
-      int count = t.getData().remaining() / 4;
-      Float32.read(t.getData(), out, offset, count);
-      offset += count;
-    }
-    return out;
   }
 
   /** Reads every committed record of {@code topic} that exists now. */

@@ -9,7 +9,7 @@ import dev.privagg.avro.RejectedUpdate;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.avro.Tensor;
 import dev.privagg.io.AvroCodec;
-import dev.privagg.io.Float32;
+import dev.privagg.io.Tensors;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
@@ -26,11 +26,7 @@ final class Records {
     List<Tensor> tensors = new ArrayList<>();
     int offset = 0;
     for (JobSpec.TensorSpec t : spec.model().tensors()) {
-      List<Integer> shape = new ArrayList<>();
-      for (int dim : t.shape()) {
-        shape.add(dim);
-      }
-      tensors.add(new Tensor(t.name(), shape, Float32.write(weights, offset, t.size())));
+      tensors.add(Tensors.of(t, weights, offset));
       offset += t.size();
     }
     JobSpec.Privacy p = spec.privacy();

@@ -6,6 +6,7 @@ import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.BudgetStatus;
 import dev.privagg.privacy.ClipResult;
 import dev.privagg.privacy.ClippedSum;
+import dev.privagg.privacy.ClippingPolicy;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.NoiseStream;
 import dev.privagg.privacy.NoisyAverage;
@@ -44,6 +45,9 @@ final class RoundAggregator
   private transient java.util.Set<String> reconciled;
   private transient Map<String, NoiseSource> noiseSources;
   private transient Map<String, JobMetrics> metrics;
+  // Derived from the specs once: the per-update path must not rebuild them.
+  private transient Map<String, ClippingPolicy> clippingPolicies;
+  private transient Map<String, int[]> tensorSizes;
   private transient ValueState<JobProgress> progressState;
   private transient ValueState<OpenRound> openRoundState;
   private transient MapState<String, Boolean> seenClients;
@@ -68,7 +72,11 @@ final class RoundAggregator
             .getMapState(new MapStateDescriptor<>(SEEN_CLIENTS_STATE, Types.STRING, Types.BOOLEAN));
     noiseSources = new HashMap<>();
     metrics = new HashMap<>();
+    clippingPolicies = new HashMap<>();
+    tensorSizes = new HashMap<>();
     for (JobSpec spec : specs.values()) {
+      clippingPolicies.put(spec.jobId(), spec.clippingPolicy());
+      tensorSizes.put(spec.jobId(), spec.model().tensorSizes());
       noiseSources.put(spec.jobId(), NoiseSources.forSpec(spec));
       metrics.put(spec.jobId(), new JobMetrics(getRuntimeContext().getMetricGroup(), spec.jobId()));
     }
@@ -147,7 +155,10 @@ final class RoundAggregator
     OpenRound round = openRoundState.value();
     ClippedSum sum =
         ClippedSum.wrap(
-            spec.clippingPolicy(), spec.model().tensorSizes(), round.units, round.contributions);
+            clippingPolicies.get(spec.jobId()),
+            tensorSizes.get(spec.jobId()),
+            round.units,
+            round.contributions);
     ClipResult clip = sum.add(update.tensors);
     round.contributions = sum.contributions();
     round.clipped += clip.clipped() ? 1 : 0;
@@ -259,8 +270,9 @@ final class RoundAggregator
       return false;
     }
     LedgerFloor floor = floor(spec);
-    if (floor.rounds() <= LedgerCodec.read(progress.ledger).totalCount()
-        && !(floor.exhausted() && !progress.exhausted)) {
+    boolean floorIsAhead = floor.rounds() > LedgerCodec.read(progress.ledger).totalCount();
+    boolean floorIsExhausted = floor.exhausted() && !progress.exhausted;
+    if (!floorIsAhead && !floorIsExhausted) {
       return false;
     }
     ctx.timerService().deleteEventTimeTimer(closeTimer(progress));
@@ -353,8 +365,8 @@ final class RoundAggregator
     if (release) {
       double[] sum =
           ClippedSum.wrap(
-                  spec.clippingPolicy(),
-                  spec.model().tensorSizes(),
+                  clippingPolicies.get(spec.jobId()),
+                  tensorSizes.get(spec.jobId()),
                   round.units,
                   round.contributions)
               .toDoubles();

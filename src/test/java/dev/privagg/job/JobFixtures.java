@@ -5,7 +5,6 @@ import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.RejectedUpdate;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.io.AvroCodec;
-import dev.privagg.io.Float32;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.util.List;
@@ -90,14 +89,6 @@ final class JobFixtures {
 
   /** All values of a model, tensors concatenated in order. */
   static float[] weights(GlobalModel model) {
-    int n = model.getTensors().stream().mapToInt(t -> t.getData().remaining() / 4).sum();
-    float[] out = new float[n];
-    int offset = 0;
-    for (var tensor : model.getTensors()) {
-      int count = tensor.getData().remaining() / 4;
-      Float32.read(tensor.getData(), out, offset, count);
-      offset += count;
-    }
-    return out;
+    return dev.privagg.io.Tensors.flatten(model.getTensors());
   }
 }
