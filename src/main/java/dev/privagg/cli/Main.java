@@ -27,6 +27,7 @@ import picocli.CommandLine.Spec;
       ClusterCommands.Jobs.class,
       ClusterCommands.Cancel.class,
       ClusterCommands.Savepoint.class,
+      BenchCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

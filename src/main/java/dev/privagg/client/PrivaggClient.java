@@ -4,6 +4,7 @@ import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.io.Float32;
+import dev.privagg.io.ProducerSizing;
 import dev.privagg.spec.JobSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -41,9 +42,7 @@ public final class PrivaggClient implements AutoCloseable {
     long modelBytes = 4L * spec.model().dimension() + (1 << 20);
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-    p.put(
-        ProducerConfig.MAX_REQUEST_SIZE_CONFIG,
-        (int) Math.min(Integer.MAX_VALUE, spec.maxRecordBytes()));
+    p.putAll(ProducerSizing.forRecordsUpTo(Math.min(Integer.MAX_VALUE, spec.maxRecordBytes())));
     p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
     producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
     Properties c = new Properties();

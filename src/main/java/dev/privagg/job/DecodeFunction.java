@@ -20,6 +20,7 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   private final long heartbeatMillis;
   private transient Map<String, RejectMetrics> metrics;
   private transient Heartbeat heartbeat;
+  private transient StageTimer decodeTime;
 
   /**
    * @param heartbeatBootstrap Kafka to write heartbeat ticks to, or null for none (tests that drive
@@ -36,6 +37,7 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   @Override
   public void open(OpenContext context) {
     metrics = new HashMap<>();
+    decodeTime = new StageTimer(getRuntimeContext().getMetricGroup(), "decode");
     for (JobSpec spec : specs) {
       metrics.put(
           spec.jobId(),
@@ -62,7 +64,9 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
     if (raw.tick) {
       return; // heartbeat: its timestamp has already advanced the watermark
     }
+    long started = StageTimer.start();
     UpdateValidator.Result result = validator.validate(raw);
+    decodeTime.stop(started);
     if (result.update() != null) {
       out.collect(result.update());
       return;

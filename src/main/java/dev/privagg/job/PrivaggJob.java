@@ -1,5 +1,6 @@
 package dev.privagg.job;
 
+import dev.privagg.io.ProducerSizing;
 import dev.privagg.io.TopicAdmin;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
@@ -13,6 +14,7 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.sink.KafkaSinkBuilder;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
@@ -153,16 +155,16 @@ public final class PrivaggJob {
                 source, WatermarkStrategy.forMonotonousTimestamps(), "updates-source")
             .uid("updates-source");
 
-    KafkaSink<OutboundRecord> sink =
+    KafkaSinkBuilder<OutboundRecord> sinkBuilder =
         KafkaSink.<OutboundRecord>builder()
             .setBootstrapServers(settings.bootstrapServers())
             .setRecordSerializer(new OutboundSerializer())
             .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
             .setTransactionalIdPrefix(name)
             // At or below the broker's transaction.max.timeout.ms (15 min by default).
-            .setProperty("transaction.timeout.ms", "600000")
-            .setProperty("max.request.size", Long.toString(maxRecord))
-            .build();
+            .setProperty("transaction.timeout.ms", "600000");
+    ProducerSizing.forRecordsUpTo(maxRecord).forEach(sinkBuilder::setProperty);
+    KafkaSink<OutboundRecord> sink = sinkBuilder.build();
     // Budget never forgets: what the ledger topic already shows bounds any restored state below.
     java.util.Map<String, LedgerFloor> floors =
         LedgerReconciler.read(settings.bootstrapServers(), specs);

@@ -48,6 +48,9 @@ final class RoundAggregator
   // Derived from the specs once: the per-update path must not rebuild them.
   private transient Map<String, ClippingPolicy> clippingPolicies;
   private transient Map<String, int[]> tensorSizes;
+  private transient StageTimer clipTime;
+  private transient StageTimer noiseTime;
+  private transient StageTimer encodeTime;
   private transient ValueState<JobProgress> progressState;
   private transient ValueState<OpenRound> openRoundState;
   private transient MapState<String, Boolean> seenClients;
@@ -72,6 +75,9 @@ final class RoundAggregator
             .getMapState(new MapStateDescriptor<>(SEEN_CLIENTS_STATE, Types.STRING, Types.BOOLEAN));
     noiseSources = new HashMap<>();
     metrics = new HashMap<>();
+    clipTime = new StageTimer(getRuntimeContext().getMetricGroup(), "clip");
+    noiseTime = new StageTimer(getRuntimeContext().getMetricGroup(), "noise");
+    encodeTime = new StageTimer(getRuntimeContext().getMetricGroup(), "encode");
     clippingPolicies = new HashMap<>();
     tensorSizes = new HashMap<>();
     for (JobSpec spec : specs.values()) {
@@ -159,7 +165,9 @@ final class RoundAggregator
             tensorSizes.get(spec.jobId()),
             round.units,
             round.contributions);
+    long started = StageTimer.start();
     ClipResult clip = sum.add(update.tensors);
+    clipTime.stop(started);
     round.contributions = sum.contributions();
     round.clipped += clip.clipped() ? 1 : 0;
     openRoundState.update(round);
@@ -363,6 +371,7 @@ final class RoundAggregator
       release = noisyCount >= spec.rounds().minimumCohort();
     }
     if (release) {
+      long started = StageTimer.start();
       double[] sum =
           ClippedSum.wrap(
                   clippingPolicies.get(spec.jobId()),
@@ -378,8 +387,12 @@ final class RoundAggregator
           spec.rounds().expectedClients(),
           spec.serverLearningRate());
       progress.modelRound = r;
-      out.collect(
-          Records.model(spec, r, progress.model, epsilon, noiseSources.get(spec.jobId()).kind()));
+      noiseTime.stop(started);
+      started = StageTimer.start();
+      OutboundRecord model =
+          Records.model(spec, r, progress.model, epsilon, noiseSources.get(spec.jobId()).kind());
+      encodeTime.stop(started);
+      out.collect(model);
       out.collect(
           Records.ledger(
               spec,

@@ -38,6 +38,18 @@ public final class Reports {
       Double yMin,
       Double yMax)
       throws IOException {
+    XYChart chart = chart(title, xTitle, yTitle, series);
+    if (yMin != null) {
+      chart.getStyler().setYAxisMin(yMin);
+    }
+    if (yMax != null) {
+      chart.getStyler().setYAxisMax(yMax);
+    }
+    savePng(png, List.of(chart));
+  }
+
+  /** A line chart of {@code series}, for callers that style it further before saving. */
+  public static XYChart chart(String title, String xTitle, String yTitle, List<Series> series) {
     XYChart chart =
         new XYChartBuilder()
             .width(800)
@@ -49,12 +61,6 @@ public final class Reports {
     chart.getStyler().setChartBackgroundColor(Color.WHITE);
     chart.getStyler().setPlotBackgroundColor(Color.WHITE);
     chart.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.InsideSE);
-    if (yMin != null) {
-      chart.getStyler().setYAxisMin(yMin);
-    }
-    if (yMax != null) {
-      chart.getStyler().setYAxisMax(yMax);
-    }
     for (Series s : series) {
       XYSeries added =
           s.errors() == null
@@ -63,8 +69,14 @@ public final class Reports {
       added.setMarker(SeriesMarkers.CIRCLE);
       added.setLineStyle(new BasicStroke(2f));
     }
+    return chart;
+  }
+
+  /** Saves charts side by side in one PNG. */
+  public static void savePng(Path png, List<XYChart> charts) throws IOException {
     Files.createDirectories(png.toAbsolutePath().getParent());
-    BitmapEncoder.saveBitmap(chart, png.toString(), BitmapEncoder.BitmapFormat.PNG);
+    BitmapEncoder.saveBitmap(
+        charts, 1, charts.size(), png.toString(), BitmapEncoder.BitmapFormat.PNG);
   }
 
   public static void json(Path file, Object value) throws IOException {

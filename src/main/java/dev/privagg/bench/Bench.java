@@ -1,0 +1,52 @@
+package dev.privagg.bench;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The benchmark over a grid of settings: plans every setting first, then runs them in order. */
+public final class Bench {
+  private Bench() {}
+
+  /** Runs {@code settings} against the broker at {@code bootstrapServers}; writes the report. */
+  public static List<BenchResult> run(
+      List<BenchSetting> settings,
+      BenchPlan.Limits limits,
+      String bootstrapServers,
+      Path outDir,
+      String jobHeap,
+      long checkpointMillis,
+      boolean profile,
+      PrintWriter out)
+      throws Exception {
+    List<BenchPlan> plans = new ArrayList<>();
+    for (BenchSetting setting : settings) {
+      BenchPlan plan = BenchPlan.of(setting, BenchRunner.recordBytes(setting), limits);
+      plans.add(plan);
+      out.printf(
+          "plan %s: %s%n",
+          setting.name(),
+          plan.skipped()
+              ? "skipped, " + plan.skipReason()
+              : String.format(
+                  "%d warm-up + %d measured rounds, then %d live rounds",
+                  plan.warmupRounds(), plan.measuredRounds(), plan.latencyRounds()));
+    }
+    out.flush();
+    BenchRunner runner =
+        new BenchRunner(
+            new BenchRunner.Options(
+                bootstrapServers, outDir.resolve("work"), jobHeap, checkpointMillis, profile, out));
+    List<BenchResult> results = new ArrayList<>();
+    for (BenchPlan plan : plans) {
+      results.add(plan.skipped() ? BenchResult.skipped(plan) : runner.run(plan));
+      BenchReport.write(outDir, results); // partial results survive an interrupted grid
+    }
+    out.println();
+    out.print(BenchReport.markdown(results));
+    out.printf("wrote %s (bench.md, bench.csv, bench.png)%n", outDir);
+    out.flush();
+    return results;
+  }
+}

@@ -1,0 +1,56 @@
+package dev.privagg.bench;
+
+import java.util.Map;
+
+/**
+ * What one setting measured. Throughput and the ceiling come from the same preloaded topic in the
+ * same run; stage shares are fractions of the job JVM's CPU time over the measured rounds.
+ */
+public record BenchResult(
+    BenchSetting setting,
+    long recordBytes,
+    int measuredRounds,
+    double updatesPerSecond,
+    double megabytesPerSecond,
+    double ceilingMegabytesPerSecond,
+    int latencyRounds,
+    double latencyP50Millis,
+    double latencyP99Millis,
+    long heapPeakMb,
+    long heapLivePeakMb,
+    long rssPeakMb,
+    Map<String, Double> stageShares,
+    String skipReason) {
+
+  /** The stages the job times, in pipeline order. */
+  public static final java.util.List<String> STAGES =
+      java.util.List.of("decode", "clip", "noise", "encode");
+
+  /** A setting that was not run, and why. */
+  public static BenchResult skipped(BenchPlan plan) {
+    return new BenchResult(
+        plan.setting(),
+        plan.recordBytes(),
+        0,
+        Double.NaN,
+        Double.NaN,
+        Double.NaN,
+        0,
+        Double.NaN,
+        Double.NaN,
+        0,
+        0,
+        0,
+        Map.of(),
+        plan.skipReason());
+  }
+
+  /** Pipeline MB/s over the raw consumer's MB/s on the same topic. */
+  public double efficiency() {
+    return megabytesPerSecond / ceilingMegabytesPerSecond;
+  }
+
+  public boolean skipped() {
+    return skipReason != null;
+  }
+}

@@ -1,0 +1,258 @@
+package dev.privagg.bench;
+
+import dev.privagg.io.ProducerSizing;
+import dev.privagg.job.PrivaggJob;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Runs one benchmark setting against a real broker and the real job in its own JVM:
+ *
+ * <ol>
+ *   <li>preloads warm-up rounds (JIT compilation takes seconds) and the measured rounds of
+ *       synthetic updates (one partition, so rounds stay in order);
+ *   <li>reads them back with a plain consumer: the ceiling;
+ *   <li>starts the job on them; throughput is the measured rounds' bytes over the time between the
+ *       last warm-up round's model and the last round's model, as stamped by the job's sink;
+ *   <li>runs live rounds: waits for each announcement, sends m updates as fast as the producer can,
+ *       and times the last acknowledged update to the model becoming visible to a {@code
+ *       read_committed} consumer.
+ * </ol>
+ */
+final class BenchRunner {
+  /** What the runner needs besides the plan. */
+  record Options(
+      String bootstrapServers,
+      Path workDir,
+      String jobHeap,
+      long checkpointMillis,
+      boolean profile,
+      PrintWriter out) {}
+
+  private final Options options;
+
+  BenchRunner(Options options) {
+    this.options = options;
+  }
+
+  BenchResult run(BenchPlan plan) throws Exception {
+    BenchSetting setting = plan.setting();
+    Path dir = options.workDir().resolve(setting.name());
+    Files.createDirectories(dir);
+    JobSpec spec = writeSpec(setting, dir.resolve("spec.yaml"));
+    PrivaggJob.ensureTopics(options.bootstrapServers(), List.of(spec), 1);
+    float[] values = syntheticUpdate(setting.dimension());
+    try (KafkaProducer<byte[], byte[]> producer = producer(spec)) {
+      progress(
+          "%s: preloading %d rounds x %d updates of %.1f MB (%.2f GB)",
+          setting.name(),
+          plan.preloadedRounds(),
+          setting.clients(),
+          plan.recordBytes() / 1e6,
+          plan.preloadedRounds() * plan.roundBytes() / 1e9);
+      long preloadStarted = System.currentTimeMillis();
+      long sent = 0;
+      for (int r = 1; r <= plan.preloadedRounds(); r++) {
+        sent += sendRound(producer, spec, new UpdateTemplate(spec.jobId(), r, values), setting);
+      }
+      producer.flush();
+      KafkaCeiling.Read ceiling =
+          KafkaCeiling.read(
+              options.bootstrapServers(), spec.topics().updates(), sent, spec.maxRecordBytes());
+      progress(
+          "%s: ceiling (plain consumer, raw bytes) %.0f MB/s over %d records",
+          setting.name(), ceiling.megabytesPerSecond(), ceiling.records());
+
+      try (JobProcess job =
+              JobProcess.start(
+                  dir.resolve("spec.yaml"),
+                  options.bootstrapServers(),
+                  preloadStarted - 1000,
+                  dir,
+                  options.jobHeap(),
+                  options.checkpointMillis(),
+                  options.profile());
+          TopicWatcher watcher = new TopicWatcher(spec, options.bootstrapServers())) {
+        TopicWatcher.SeenModel warm = watcher.awaitModel(plan.warmupRounds(), job);
+        long cpu0 = job.cpuNanos();
+        Map<String, Long> stages0 = job.stageNanos();
+        int last = plan.preloadedRounds();
+        TopicWatcher.SeenModel end = watcher.awaitModel(last, job);
+        long cpu1 = job.cpuNanos();
+        Map<String, Long> stages1 = job.stageNanos();
+        double seconds = Math.max(1, end.createMillis() - warm.createMillis()) / 1e3;
+        long updates = (long) plan.measuredRounds() * setting.clients();
+        double updatesPerSecond = updates / seconds;
+        double mbPerSecond = updates * plan.recordBytes() / 1e6 / seconds;
+        progress(
+            "%s: pipeline %.0f updates/s, %.0f MB/s = %.2f x ceiling",
+            setting.name(),
+            updatesPerSecond,
+            mbPerSecond,
+            mbPerSecond / ceiling.megabytesPerSecond());
+        Map<String, Double> shares = new HashMap<>();
+        for (String stage : BenchResult.STAGES) {
+          long spent = stages1.getOrDefault(stage, 0L) - stages0.getOrDefault(stage, 0L);
+          shares.put(stage, (double) spent / Math.max(1, cpu1 - cpu0));
+        }
+
+        double[] latencies = new double[plan.latencyRounds()];
+        for (int i = 0; i < latencies.length; i++) {
+          long round = last + 1 + i;
+          watcher.awaitAnnouncement(round, job);
+          UpdateTemplate template = new UpdateTemplate(spec.jobId(), round, values);
+          AtomicLong lastAck = new AtomicLong();
+          AtomicReference<Exception> failed = new AtomicReference<>();
+          for (int c = 0; c < setting.clients(); c++) {
+            producer.send(
+                record(spec, template, c),
+                (metadata, e) -> {
+                  lastAck.accumulateAndGet(System.nanoTime(), Math::max);
+                  if (e != null) {
+                    failed.set(e);
+                  }
+                });
+          }
+          producer.flush();
+          if (failed.get() != null) {
+            throw new IllegalStateException("sending updates failed: " + failed.get());
+          }
+          TopicWatcher.SeenModel model = watcher.awaitModel(round, job);
+          latencies[i] = (model.visibleNanos() - lastAck.get()) / 1e6;
+          progress(
+              "%s: live round %d/%d closed, %.0f ms after its last update",
+              setting.name(), i + 1, latencies.length, latencies[i]);
+        }
+        JobProcess.HeapPeaks heap = job.heapPeaks();
+        return new BenchResult(
+            setting,
+            plan.recordBytes(),
+            plan.measuredRounds(),
+            updatesPerSecond,
+            mbPerSecond,
+            ceiling.megabytesPerSecond(),
+            latencies.length,
+            Percentiles.of(latencies, 50),
+            Percentiles.of(latencies, 99),
+            heap.usedMb(),
+            heap.liveMb(),
+            job.peakRssBytes() >> 20,
+            shares,
+            null);
+      }
+    } finally {
+      deleteTopics(spec);
+    }
+  }
+
+  /** Encoded size of one update of {@code setting}, for planning. */
+  static long recordBytes(BenchSetting setting) {
+    return new UpdateTemplate("bench-" + setting.name(), 1, new float[setting.dimension()]).size();
+  }
+
+  private long sendRound(
+      KafkaProducer<byte[], byte[]> producer,
+      JobSpec spec,
+      UpdateTemplate template,
+      BenchSetting setting) {
+    for (int c = 0; c < setting.clients(); c++) {
+      producer.send(record(spec, template, c));
+    }
+    return setting.clients();
+  }
+
+  private static ProducerRecord<byte[], byte[]> record(
+      JobSpec spec, UpdateTemplate template, int client) {
+    return new ProducerRecord<>(spec.topics().updates(), 0, null, template.forClient(client));
+  }
+
+  /** Values whose L2 norm is about 2: every update is clipped to the bound 1, the costly case. */
+  private static float[] syntheticUpdate(int dimension) {
+    SplittableRandom random = new SplittableRandom(42);
+    double std = 2.0 / Math.sqrt(dimension);
+    float[] values = new float[dimension];
+    for (int i = 0; i < dimension; i++) {
+      values[i] = (float) (std * random.nextGaussian());
+    }
+    return values;
+  }
+
+  private KafkaProducer<byte[], byte[]> producer(JobSpec spec) {
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, options.bootstrapServers());
+    p.put(ProducerConfig.ACKS_CONFIG, "1");
+    p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    p.put(ProducerConfig.BATCH_SIZE_CONFIG, 1 << 20);
+    p.putAll(ProducerSizing.forRecordsUpTo(spec.maxRecordBytes()));
+    return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+  }
+
+  /**
+   * The setting's job: one tensor of d parameters, rounds that close at m updates (long timeout, so
+   * only the count closes them), secure noise, an infinite budget so every round is released.
+   */
+  private static JobSpec writeSpec(BenchSetting setting, Path file) throws IOException {
+    String id = "bench-" + setting.name();
+    String yaml =
+        String.join(
+            "\n",
+            "jobId: " + id,
+            "model:",
+            "  tensors:",
+            "    - name: w",
+            "      shape: [" + setting.dimension() + "]",
+            "rounds:",
+            "  timeout: 30m",
+            "  expectedClients: " + setting.clients(),
+            "  closeEarly: true",
+            "privacy:",
+            "  clipNorm: 1.0",
+            "  noiseMultiplier: 1.0",
+            "  delta: 1.0e-5",
+            "  budgetEpsilon: .inf",
+            "  noise:",
+            "    source: secure",
+            "topics:",
+            "  updates: " + id + ".updates",
+            "  models: " + id + ".models",
+            "  rounds: " + id + ".rounds",
+            "  ledger: " + id + ".ledger",
+            "  rejects: " + id + ".rejects",
+            "");
+    Files.writeString(file, yaml);
+    return JobSpecReader.read(file);
+  }
+
+  private void deleteTopics(JobSpec spec) {
+    Properties p = new Properties();
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, options.bootstrapServers());
+    try (Admin admin = Admin.create(p)) {
+      admin.deleteTopics(new ArrayList<>(spec.topics().all())).all().get();
+    } catch (Exception e) {
+      progress("could not delete the topics of %s: %s", spec.jobId(), e.getMessage());
+    }
+  }
+
+  private void progress(String format, Object... args) {
+    options.out().printf(format + "%n", args);
+    options.out().flush();
+  }
+}

@@ -1,0 +1,173 @@
+package dev.privagg.cli;
+
+import dev.privagg.bench.Bench;
+import dev.privagg.bench.BenchPlan;
+import dev.privagg.bench.BenchSetting;
+import dev.privagg.sim.EmbeddedKafka;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code privagg bench}: throughput, round latency and memory of the real pipeline. */
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Benchmark the real pipeline: throughput against the Kafka ceiling, latency, memory.",
+      "For each d x m: synthetic clients preload rounds of d float32 parameters into a real",
+      "broker; a plain consumer reads them (the ceiling); the job, in its own JVM on a Flink",
+      "MiniCluster, aggregates them (throughput, CPU share per stage); then live rounds time the",
+      "last update acked -> model visible. Writes bench.md, bench.csv and bench.png."
+    })
+final class BenchCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--dimensions",
+      split = ",",
+      defaultValue = "10000,1000000,8000000",
+      description = "Model sizes d in float32 parameters (default 10000,1000000,8000000).")
+  List<Integer> dimensions;
+
+  @Option(
+      names = "--clients",
+      split = ",",
+      defaultValue = "10,100,1000",
+      description = "Updates per round m (default 10,100,1000).")
+  List<Integer> clients;
+
+  @Option(
+      names = "--warmup-gb",
+      defaultValue = "1",
+      description = "Update bytes preloaded per setting before measuring (default 1).")
+  double warmupGb;
+
+  @Option(
+      names = "--throughput-gb",
+      defaultValue = "1.5",
+      description = "Update bytes preloaded per setting for throughput (default 1.5).")
+  double throughputGb;
+
+  @Option(
+      names = "--latency-gb",
+      defaultValue = "8",
+      description = "Update bytes sent in live rounds per setting for latency (default 8).")
+  double latencyGb;
+
+  @Option(
+      names = "--max-setting-gb",
+      defaultValue = "24",
+      description = "Settings needing more update bytes than this are skipped (default 24).")
+  double maxSettingGb;
+
+  @Option(
+      names = "--max-measured-rounds",
+      defaultValue = "100",
+      description = "At most this many preloaded rounds are measured (default 100).")
+  int maxMeasuredRounds;
+
+  @Option(
+      names = "--latency-rounds",
+      defaultValue = "3..20",
+      paramLabel = "MIN..MAX",
+      description = "Live rounds per setting, within --latency-gb (default 3..20).")
+  String latencyRounds;
+
+  @Option(
+      names = "--job-heap",
+      defaultValue = "4g",
+      description = "Largest heap of the job's JVM, -Xmx syntax (default 4g).")
+  String jobHeap;
+
+  @Option(
+      names = "--checkpoint-interval-ms",
+      defaultValue = "1000",
+      description =
+          "The job's checkpoint interval; outputs become visible at checkpoints"
+              + " (default 1000, as privagg run).")
+  long checkpointIntervalMillis;
+
+  @Option(
+      names = "--profile",
+      description = "Record the job's JVM with Java Flight Recorder (work/SETTING/job.jfr).")
+  boolean profile;
+
+  @Option(
+      names = "--bootstrap-servers",
+      paramLabel = "HOST:PORT",
+      description = "Kafka to use (default: a broker started in this JVM).")
+  String bootstrapServers;
+
+  @Option(
+      names = "--out",
+      defaultValue = "bench-output",
+      description = "Output directory (default bench-output).")
+  Path out;
+
+  @Override
+  public Integer call() throws Exception {
+    Flags flags = new Flags(spec);
+    dimensions.forEach(d -> flags.atLeastOne("--dimensions", d));
+    clients.forEach(m -> flags.atLeastOne("--clients", m));
+    flags.positive("--warmup-gb", warmupGb);
+    flags.positive("--throughput-gb", throughputGb);
+    flags.positive("--latency-gb", latencyGb);
+    flags.positive("--max-setting-gb", maxSettingGb);
+    flags.atLeastOne("--max-measured-rounds", maxMeasuredRounds);
+    flags.atLeastOne("--checkpoint-interval-ms", checkpointIntervalMillis);
+    if (!jobHeap.matches("[0-9]+[kKmMgG]?")) {
+      throw flags.fail("--job-heap must look like 4g or 3072m, was '" + jobHeap + "'");
+    }
+    String[] range = latencyRounds.split("\\.\\.");
+    if (range.length != 2 || !range[0].matches("[0-9]+") || !range[1].matches("[0-9]+")) {
+      throw flags.fail(
+          "--latency-rounds must be MIN..MAX, e.g. 3..20, was '" + latencyRounds + "'");
+    }
+    BenchPlan.Limits limits =
+        new BenchPlan.Limits(
+            (long) (warmupGb * 1e9),
+            (long) (throughputGb * 1e9),
+            (long) (latencyGb * 1e9),
+            (long) (maxSettingGb * 1e9),
+            maxMeasuredRounds,
+            (int) flags.atLeastOne("--latency-rounds", Integer.parseInt(range[0])),
+            Integer.parseInt(range[1]));
+    List<BenchSetting> settings = new ArrayList<>();
+    for (int d : dimensions) {
+      for (int m : clients) {
+        settings.add(new BenchSetting(d, m));
+      }
+    }
+    var console = spec.commandLine().getOut();
+    if (bootstrapServers != null) {
+      Bench.run(
+          settings,
+          limits,
+          bootstrapServers,
+          out,
+          jobHeap,
+          checkpointIntervalMillis,
+          profile,
+          console);
+    } else {
+      console.println("starting a Kafka broker in this JVM...");
+      try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
+        Bench.run(
+            settings,
+            limits,
+            kafka.bootstrapServers(),
+            out,
+            jobHeap,
+            checkpointIntervalMillis,
+            profile,
+            console);
+      }
+    }
+    return 0;
+  }
+}
