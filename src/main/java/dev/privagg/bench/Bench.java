@@ -17,6 +17,7 @@ public final class Bench {
       Path outDir,
       String jobHeap,
       long checkpointMillis,
+      List<String> jobJvmOptions,
       boolean profile,
       PrintWriter out)
       throws Exception {
@@ -37,7 +38,13 @@ public final class Bench {
     BenchRunner runner =
         new BenchRunner(
             new BenchRunner.Options(
-                bootstrapServers, outDir.resolve("work"), jobHeap, checkpointMillis, profile, out));
+                bootstrapServers,
+                outDir.resolve("work"),
+                jobHeap,
+                checkpointMillis,
+                jobJvmOptions,
+                profile,
+                out));
     List<BenchResult> results = new ArrayList<>();
     for (BenchPlan plan : plans) {
       results.add(plan.skipped() ? BenchResult.skipped(plan) : runner.run(plan));

@@ -44,6 +44,7 @@ final class BenchRunner {
       Path workDir,
       String jobHeap,
       long checkpointMillis,
+      List<String> jobJvmOptions,
       boolean profile,
       PrintWriter out) {}
 
@@ -89,6 +90,7 @@ final class BenchRunner {
                   dir,
                   options.jobHeap(),
                   options.checkpointMillis(),
+                  options.jobJvmOptions(),
                   options.profile());
           TopicWatcher watcher = new TopicWatcher(spec, options.bootstrapServers())) {
         TopicWatcher.SeenModel warm = watcher.awaitModel(plan.warmupRounds(), job);

@@ -50,6 +50,7 @@ final class JobProcess implements AutoCloseable {
       Path workDir,
       String heap,
       long checkpointMillis,
+      List<String> jvmOptions,
       boolean profile)
       throws IOException, InterruptedException {
     Files.createDirectories(workDir);
@@ -61,6 +62,7 @@ final class JobProcess implements AutoCloseable {
     command.add("-Xms" + heap);
     command.add("-Xmx" + heap);
     command.add("-Xlog:gc:file=" + gcLog);
+    command.addAll(jvmOptions);
     if (profile) {
       command.add(
           "-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="

@@ -93,6 +93,12 @@ final class BenchCommand implements Callable<Integer> {
   long checkpointIntervalMillis;
 
   @Option(
+      names = "--job-jvm-opts",
+      paramLabel = "OPTS",
+      description = "Extra JVM options of the job's JVM, space-separated (default none).")
+  String jobJvmOpts;
+
+  @Option(
       names = "--profile",
       description = "Record the job's JVM with Java Flight Recorder (work/SETTING/job.jfr).")
   boolean profile;
@@ -152,6 +158,7 @@ final class BenchCommand implements Callable<Integer> {
           out,
           jobHeap,
           checkpointIntervalMillis,
+          jvmOptions(),
           profile,
           console);
     } else {
@@ -164,10 +171,17 @@ final class BenchCommand implements Callable<Integer> {
             out,
             jobHeap,
             checkpointIntervalMillis,
+            jvmOptions(),
             profile,
             console);
       }
     }
     return 0;
+  }
+
+  private List<String> jvmOptions() {
+    return jobJvmOpts == null || jobJvmOpts.isBlank()
+        ? List.of()
+        : List.of(jobJvmOpts.trim().split("\\s+"));
   }
 }

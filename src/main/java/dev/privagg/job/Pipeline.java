@@ -38,6 +38,9 @@ public final class Pipeline {
     if (specs.isEmpty()) {
       throw new IllegalArgumentException("at least one job spec is needed");
     }
+    // No operator keeps or changes a record it was handed, so chained operators may pass records
+    // by reference instead of deep-copying each multi-megabyte update between them.
+    env.getConfig().enableObjectReuse();
     SingleOutputStreamOperator<DecodedUpdate> decoded =
         updates
             .process(new DecodeFunction(specs, heartbeatBootstrap, HEARTBEAT_MILLIS))

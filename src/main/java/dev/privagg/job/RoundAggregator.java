@@ -48,6 +48,8 @@ final class RoundAggregator
   // Derived from the specs once: the per-update path must not rebuild them.
   private transient Map<String, ClippingPolicy> clippingPolicies;
   private transient Map<String, int[]> tensorSizes;
+  // One update's values per job, reused: the per-update path allocates no model-sized arrays.
+  private transient Map<String, float[][]> scratch;
   private transient StageTimer clipTime;
   private transient StageTimer noiseTime;
   private transient StageTimer encodeTime;
@@ -80,9 +82,15 @@ final class RoundAggregator
     encodeTime = new StageTimer(getRuntimeContext().getMetricGroup(), "encode");
     clippingPolicies = new HashMap<>();
     tensorSizes = new HashMap<>();
+    scratch = new HashMap<>();
     for (JobSpec spec : specs.values()) {
       clippingPolicies.put(spec.jobId(), spec.clippingPolicy());
       tensorSizes.put(spec.jobId(), spec.model().tensorSizes());
+      scratch.put(
+          spec.jobId(),
+          java.util.Arrays.stream(spec.model().tensorSizes())
+              .mapToObj(float[]::new)
+              .toArray(float[][]::new));
       noiseSources.put(spec.jobId(), NoiseSources.forSpec(spec));
       metrics.put(spec.jobId(), new JobMetrics(getRuntimeContext().getMetricGroup(), spec.jobId()));
     }
@@ -166,7 +174,9 @@ final class RoundAggregator
             round.units,
             round.contributions);
     long started = StageTimer.start();
-    ClipResult clip = sum.add(update.tensors);
+    float[][] values = scratch.get(spec.jobId());
+    update.readValues(values);
+    ClipResult clip = sum.add(values);
     clipTime.stop(started);
     round.contributions = sum.contributions();
     round.clipped += clip.clipped() ? 1 : 0;

@@ -83,7 +83,7 @@ final class UpdateValidator implements Serializable {
     for (Tensor tensor : update.getTensors()) {
       byName.put(tensor.getName(), tensor);
     }
-    float[][] values = new float[expected.size()][];
+    byte[][] values = new byte[expected.size()][];
     for (int t = 0; t < expected.size(); t++) {
       JobSpec.TensorSpec want = expected.get(t);
       Tensor got = byName.get(want.name());
@@ -118,15 +118,18 @@ final class UpdateValidator implements Serializable {
                 + " (float32 little-endian)",
             update);
       }
-      values[t] = new float[want.size()];
-      Float32.read(got.getData(), values[t], 0, want.size());
-      for (int i = 0; i < values[t].length; i++) {
-        if (!Float.isFinite(values[t][i])) {
-          return reject(
-              RejectReason.NON_FINITE_VALUES,
-              "tensor '" + want.name() + "' holds " + values[t][i] + " at index " + i,
-              update);
-        }
+      values[t] = Float32.bytes(got.getData());
+      int bad = Float32.firstNonFinite(values[t]);
+      if (bad >= 0) {
+        return reject(
+            RejectReason.NON_FINITE_VALUES,
+            "tensor '"
+                + want.name()
+                + "' holds "
+                + Float32.get(values[t], bad)
+                + " at index "
+                + bad,
+            update);
       }
     }
     return new Result(

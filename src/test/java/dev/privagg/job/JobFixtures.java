@@ -5,6 +5,7 @@ import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.RejectedUpdate;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.io.AvroCodec;
+import dev.privagg.io.Float32;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.util.List;
@@ -55,8 +56,11 @@ final class JobFixtures {
   }
 
   static DecodedUpdate update(String client, long round, float w0, float w1, float b) {
-    return new DecodedUpdate(
-        JOB, client, round, new float[][] {{w0, w1}, {b}}, new RawUpdate("updates", 0, 42, null));
+    byte[][] data = {
+      Float32.write(new float[] {w0, w1}, 0, 2).array(),
+      Float32.write(new float[] {b}, 0, 1).array()
+    };
+    return new DecodedUpdate(JOB, client, round, data, new RawUpdate("updates", 0, 42, null));
   }
 
   static List<GlobalModel> models(List<OutboundRecord> out) {
