@@ -47,7 +47,7 @@ public final class Bench {
                 out));
     List<BenchResult> results = new ArrayList<>();
     for (BenchPlan plan : plans) {
-      results.add(plan.skipped() ? BenchResult.skipped(plan) : runner.run(plan));
+      results.add(plan.skipped() ? BenchResult.skipped(plan) : runOrReport(runner, plan, out));
       BenchReport.write(outDir, results); // partial results survive an interrupted grid
     }
     out.println();
@@ -55,5 +55,23 @@ public final class Bench {
     out.printf("wrote %s (bench.md, bench.csv, bench.png)%n", outDir);
     out.flush();
     return results;
+  }
+
+  /** A setting that fails is reported in the table with its error; the grid goes on. */
+  private static BenchResult runOrReport(BenchRunner runner, BenchPlan plan, PrintWriter out) {
+    try {
+      return runner.run(plan);
+    } catch (Exception e) {
+      out.printf("%s failed: %s%n", plan.setting().name(), e);
+      out.flush();
+      return BenchResult.skipped(
+          new BenchPlan(
+              plan.setting(),
+              plan.recordBytes(),
+              plan.warmupRounds(),
+              plan.measuredRounds(),
+              plan.latencyRounds(),
+              "failed: " + e.getMessage()));
+    }
   }
 }

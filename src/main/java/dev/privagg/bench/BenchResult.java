@@ -4,7 +4,8 @@ import java.util.Map;
 
 /**
  * What one setting measured. Throughput and the ceiling come from the same preloaded topic in the
- * same run; stage shares are fractions of the job JVM's CPU time over the measured rounds.
+ * same run; stage shares are fractions of the job JVM's CPU time over the preloaded rounds (warm-up
+ * included), from job submission to the last preloaded model.
  */
 public record BenchResult(
     BenchSetting setting,

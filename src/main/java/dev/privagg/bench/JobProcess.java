@@ -145,8 +145,25 @@ final class JobProcess implements AutoCloseable {
     return new HeapPeaks(used, live);
   }
 
+  /**
+   * The stage counters once they stop moving (two reads half a second apart agree): the REST API
+   * serves cached values, and the job is idle once the preloaded rounds are done.
+   */
+  Map<String, Long> settledStageNanos() throws IOException, InterruptedException {
+    Map<String, Long> previous = stageNanos();
+    for (int attempt = 0; attempt < 40; attempt++) {
+      Thread.sleep(500);
+      Map<String, Long> current = stageNanos();
+      if (current.equals(previous) && !current.isEmpty()) {
+        return current;
+      }
+      previous = current;
+    }
+    return previous;
+  }
+
   /** The job's {@code privagg.stage.*Nanos} counters, summed over operators: stage to nanos. */
-  Map<String, Long> stageNanos() throws IOException, InterruptedException {
+  private Map<String, Long> stageNanos() throws IOException, InterruptedException {
     Map<String, Long> stages = new HashMap<>();
     for (JsonNode vertex : get("/jobs/" + flinkJobId).get("vertices")) {
       String path = "/jobs/" + flinkJobId + "/vertices/" + vertex.get("id").asText() + "/metrics";

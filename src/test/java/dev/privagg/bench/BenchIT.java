@@ -1,0 +1,69 @@
+package dev.privagg.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.privagg.sim.EmbeddedKafka;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The benchmark harness end to end on a tiny setting: a real broker, the job in its own JVM, the
+ * ceiling reads, live rounds, the job's REST metrics and GC log, and the three report files. A
+ * setting over the disk budget is reported as skipped, not run.
+ */
+class BenchIT {
+  @TempDir Path out;
+
+  @Test
+  void tinyGrid_measuresEveryFigure_andSkipsTheSettingOverBudget() throws Exception {
+    BenchPlan.Limits limits = new BenchPlan.Limits(200_000, 400_000, 200_000, 2_000_000, 20, 2, 3);
+    StringWriter log = new StringWriter();
+    List<BenchResult> results;
+    try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
+      results =
+          Bench.run(
+              List.of(new BenchSetting(1000, 5), new BenchSetting(1000, 1000)),
+              limits,
+              kafka.bootstrapServers(),
+              out,
+              "512m",
+              500,
+              List.of(),
+              false,
+              new PrintWriter(log, true));
+    }
+    assertThat(results).hasSize(2);
+    BenchResult run = results.get(0);
+    assertThat(run.skipped()).as(log.toString()).isFalse();
+    assertThat(run.measuredRounds()).isBetween(10, 20);
+    assertThat(run.updatesPerSecond()).isPositive();
+    assertThat(run.megabytesPerSecond())
+        .isCloseTo(
+            run.updatesPerSecond() * run.recordBytes() / 1e6,
+            org.assertj.core.data.Percentage.withPercentage(1));
+    assertThat(run.ceilingMegabytesPerSecond()).isPositive();
+    assertThat(run.latencyRounds()).isEqualTo(3);
+    // A model becomes visible at a checkpoint after its round closed: never before the last update.
+    assertThat(run.latencyP50Millis()).isPositive().isLessThanOrEqualTo(run.latencyP99Millis());
+    assertThat(run.heapPeakMb()).isPositive();
+    assertThat(run.heapLivePeakMb()).isPositive().isLessThanOrEqualTo(run.heapPeakMb());
+    assertThat(run.rssPeakMb()).isPositive();
+    assertThat(run.stageShares()).containsOnlyKeys(BenchResult.STAGES);
+    assertThat(run.stageShares().get("decode")).isPositive().isLessThan(1);
+    assertThat(run.stageShares().get("clip")).isPositive().isLessThan(1);
+
+    assertThat(results.get(1).skipped()).isTrue();
+    assertThat(results.get(1).skipReason()).contains("--max-setting-gb");
+
+    assertThat(Files.readString(out.resolve("bench.md")))
+        .contains("| 1k | 5 |")
+        .contains("d = 1k, m = 1000:");
+    assertThat(Files.readAllLines(out.resolve("bench.csv"))).hasSize(3);
+    assertThat(Files.size(out.resolve("bench.png"))).isPositive();
+  }
+}
