@@ -73,7 +73,11 @@ final class BenchRunner {
       long preloadStarted = System.currentTimeMillis();
       long sent = 0;
       for (int r = 1; r <= plan.preloadedRounds(); r++) {
-        sent += sendRound(producer, spec, new UpdateTemplate(spec.jobId(), r, values), setting);
+        UpdateTemplate template = new UpdateTemplate(spec.jobId(), r, values);
+        for (int c = 0; c < setting.clients(); c++) {
+          producer.send(record(spec, template, c));
+        }
+        sent += setting.clients();
       }
       producer.flush();
       KafkaCeiling.Read ceiling =
@@ -175,17 +179,6 @@ final class BenchRunner {
   /** Encoded size of one update of {@code setting}, for planning. */
   static long recordBytes(BenchSetting setting) {
     return new UpdateTemplate("bench-" + setting.name(), 1, new float[setting.dimension()]).size();
-  }
-
-  private long sendRound(
-      KafkaProducer<byte[], byte[]> producer,
-      JobSpec spec,
-      UpdateTemplate template,
-      BenchSetting setting) {
-    for (int c = 0; c < setting.clients(); c++) {
-      producer.send(record(spec, template, c));
-    }
-    return setting.clients();
   }
 
   private static ProducerRecord<byte[], byte[]> record(
