@@ -18,16 +18,47 @@ public record JobSpec(
     Privacy privacy,
     double serverLearningRate,
     long maxRecordBytes,
+    int maxClientIdBytes,
+    int maxMetadataBytes,
     Topics topics)
     implements Serializable {
 
+  /**
+   * Largest model this job accepts, in parameters: an update of 2^27 float32 values is 512 MiB, and
+   * the default record limit (twice that plus 1 MiB) must still fit a Kafka record size (an int).
+   */
+  public static final long MAX_DIMENSION = 1L << 27;
+
+  /** Largest accepted {@code maxRecordBytes}: topic sizes add 1 MiB to it and must fit an int. */
+  public static final long MAX_RECORD_BYTES = Integer.MAX_VALUE - (1L << 21);
+
+  /** Default cap on a client id's UTF-8 length: ids are stored per round, so they are bounded. */
+  public static final int DEFAULT_MAX_CLIENT_ID_BYTES = 256;
+
+  /** Default cap on an update's metadata (keys and values, UTF-8 bytes together). */
+  public static final int DEFAULT_MAX_METADATA_BYTES = 4096;
+
   /** One tensor of the model. */
   public record TensorSpec(String name, int[] shape) implements Serializable {
-    /** Number of float32 values. */
+    /** Number of float32 values; the reader has checked that it is at most MAX_DIMENSION. */
     public int size() {
-      int size = 1;
+      return Math.toIntExact(sizeOf(shape));
+    }
+
+    /**
+     * The product of {@code shape} in long arithmetic, or -1 once it exceeds {@link
+     * #MAX_DIMENSION}: checked per factor, so no shape can wrap around to a small number.
+     */
+    public static long sizeOf(int[] shape) {
+      long size = 1;
       for (int dim : shape) {
-        size = Math.multiplyExact(size, dim);
+        if (dim < 1) {
+          return -1;
+        }
+        size *= dim; // both factors are <= 2^31, so the product fits a long before the check
+        if (size > MAX_DIMENSION) {
+          return -1;
+        }
       }
       return size;
     }

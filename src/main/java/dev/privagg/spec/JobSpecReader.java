@@ -107,13 +107,40 @@ public final class JobSpecReader {
     long defaultMax = 2L * 4 * model.dimension() + (1 << 20);
     long maxRecordBytes =
         spec.integer("maxRecordBytes", defaultMax, "largest accepted update record in bytes");
-    if (maxRecordBytes < 1024) {
-      throw spec.fail("maxRecordBytes", "must be >= 1024, was " + maxRecordBytes);
+    if (maxRecordBytes < 1024 || maxRecordBytes > JobSpec.MAX_RECORD_BYTES) {
+      throw spec.fail(
+          "maxRecordBytes",
+          "must be in [1024, " + JobSpec.MAX_RECORD_BYTES + "], was " + maxRecordBytes);
+    }
+    long maxClientIdBytes =
+        spec.integer(
+            "maxClientIdBytes",
+            JobSpec.DEFAULT_MAX_CLIENT_ID_BYTES,
+            "longest accepted client id in UTF-8 bytes");
+    if (maxClientIdBytes < 1 || maxClientIdBytes > 65536) {
+      throw spec.fail("maxClientIdBytes", "must be in [1, 65536], was " + maxClientIdBytes);
+    }
+    long maxMetadataBytes =
+        spec.integer(
+            "maxMetadataBytes",
+            JobSpec.DEFAULT_MAX_METADATA_BYTES,
+            "largest accepted update metadata (keys and values) in UTF-8 bytes");
+    if (maxMetadataBytes < 0 || maxMetadataBytes > (1 << 20)) {
+      throw spec.fail("maxMetadataBytes", "must be in [0, 1048576], was " + maxMetadataBytes);
     }
     JobSpec.Topics topics = topics(spec.optionalSection("topics"));
     JobSpec.Privacy privacy = privacy(privacySection, rounds);
     spec.finish();
-    return new JobSpec(jobId, model, rounds, privacy, lr, maxRecordBytes, topics);
+    return new JobSpec(
+        jobId,
+        model,
+        rounds,
+        privacy,
+        lr,
+        maxRecordBytes,
+        (int) maxClientIdBytes,
+        (int) maxMetadataBytes,
+        topics);
   }
 
   private static JobSpec.Model model(YamlSection s) {
@@ -130,13 +157,15 @@ public final class JobSpecReader {
       int[] shape = t.intList("shape", "the tensor's dimensions, e.g. [64, 10]");
       t.finish();
       JobSpec.TensorSpec tensor = new JobSpec.TensorSpec(name, shape);
-      long size = 1;
-      for (int dim : shape) {
-        size *= dim;
-      }
-      dimension += size;
-      if (dimension > Integer.MAX_VALUE - 8) {
-        throw t.fail("shape", "makes the model larger than 2^31 parameters");
+      long size = JobSpec.TensorSpec.sizeOf(shape);
+      dimension += Math.max(size, 0);
+      if (size < 0 || dimension > JobSpec.MAX_DIMENSION) {
+        throw t.fail(
+            "shape",
+            "makes the model larger than "
+                + JobSpec.MAX_DIMENSION
+                + " parameters (2^27, 512 MiB of float32 per update), was "
+                + java.util.Arrays.toString(shape));
       }
       tensors.add(tensor);
     }
