@@ -8,9 +8,12 @@ import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Decodes and validates raw updates; anything unusable goes to the rejects side output. */
 final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
+  private static final Logger LOG = LoggerFactory.getLogger(DecodeFunction.class);
   static final OutputTag<OutboundRecord> REJECTS = new OutputTag<>("rejects") {};
 
   private final List<JobSpec> specs;
@@ -65,7 +68,15 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
       return; // heartbeat: its timestamp has already advanced the watermark
     }
     long started = StageTimer.start();
-    UpdateValidator.Result result = validator.validate(raw);
+    UpdateValidator.Result result;
+    try {
+      result = validator.validate(raw);
+    } catch (RuntimeException e) {
+      // A bug, not the client's fault; failing the task would replay the record forever, so the
+      // record goes to the rejects topic (bytes kept) and the error to the log.
+      LOG.error("validating {}/{}@{} failed", raw.topic, raw.partition, raw.offset, e);
+      result = UpdateValidator.internalError(e);
+    }
     decodeTime.stop(started);
     if (result.update() != null) {
       out.collect(result.update());

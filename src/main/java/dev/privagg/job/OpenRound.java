@@ -1,14 +1,40 @@
 package dev.privagg.job;
 
-/** Accumulator of the open round: fixed-point clipped sum and counts. O(model size). */
+import dev.privagg.privacy.ClippedSum;
+
+/**
+ * Accumulator of the open round: fixed-point clipped sum and counts. O(model size), plus the
+ * round's client-id hashes kept apart in map state.
+ */
 public class OpenRound {
+  /** Fixed-point scale of {@link #units} when this state was written before the scale was kept. */
+  static final int LEGACY_FRACTION_BITS = 40;
+
   public long[] units;
+
+  /** Scale of {@link #units}; 0 in state from versions that did not record it (then 2^40). */
+  public int fractionBits;
+
   public long contributions;
   public long clipped;
+
+  /** Clients seen this round, sampled or not: what the per-round capacity is checked against. */
+  public long seen;
 
   public OpenRound() {}
 
   OpenRound(int dimension) {
     this.units = new long[dimension];
+    this.fractionBits = ClippedSum.FRACTION_BITS;
+  }
+
+  /** Brings state written at another fixed-point scale to the current one (see ClippedSum). */
+  OpenRound atCurrentScale() {
+    int bits = fractionBits == 0 ? LEGACY_FRACTION_BITS : fractionBits;
+    if (bits != ClippedSum.FRACTION_BITS) {
+      units = ClippedSum.rescaled(units, bits);
+      fractionBits = ClippedSum.FRACTION_BITS;
+    }
+    return this;
   }
 }

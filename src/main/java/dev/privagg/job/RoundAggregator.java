@@ -42,6 +42,7 @@ final class RoundAggregator
 
   private final Map<String, JobSpec> specs = new HashMap<>();
   private final Map<String, LedgerFloor> floors;
+  private final long maxClientsPerRound;
   private transient java.util.Set<String> reconciled;
   private transient Map<String, NoiseSource> noiseSources;
   private transient Map<String, JobMetrics> metrics;
@@ -55,13 +56,28 @@ final class RoundAggregator
   private transient StageTimer encodeTime;
   private transient ValueState<JobProgress> progressState;
   private transient ValueState<OpenRound> openRoundState;
+  // Keyed by a fixed-size digest of the client id, so a round's state does not grow with id length.
   private transient MapState<String, Boolean> seenClients;
+  private transient ClientKeys clientKeys;
 
   RoundAggregator(List<JobSpec> specs, Map<String, LedgerFloor> floors) {
+    this(specs, floors, ClippedSum.MAX_CONTRIBUTIONS);
+  }
+
+  /** With a smaller per-round capacity than the accumulator's, for tests of a full round. */
+  RoundAggregator(List<JobSpec> specs, Map<String, LedgerFloor> floors, long maxClientsPerRound) {
+    if (maxClientsPerRound < 1 || maxClientsPerRound > ClippedSum.MAX_CONTRIBUTIONS) {
+      throw new IllegalArgumentException(
+          "maxClientsPerRound must be in [1, "
+              + ClippedSum.MAX_CONTRIBUTIONS
+              + "], was "
+              + maxClientsPerRound);
+    }
     for (JobSpec spec : specs) {
       this.specs.put(spec.jobId(), spec);
     }
     this.floors = new HashMap<>(floors);
+    this.maxClientsPerRound = maxClientsPerRound;
   }
 
   @Override
@@ -95,6 +111,7 @@ final class RoundAggregator
       metrics.put(spec.jobId(), new JobMetrics(getRuntimeContext().getMetricGroup(), spec.jobId()));
     }
     reconciled = new java.util.HashSet<>();
+    clientKeys = new ClientKeys();
   }
 
   @Override
@@ -151,7 +168,10 @@ final class RoundAggregator
           out);
       return;
     }
-    if (seenClients.contains(update.clientId)) {
+    OpenRound round = openRoundState.value();
+    String clientKey = clientKeys.of(update.clientId);
+    if (seenClients.contains(clientKey)
+        || (round.fractionBits == 0 && seenClients.contains(update.clientId))) {
       reject(
           spec,
           update,
@@ -160,13 +180,28 @@ final class RoundAggregator
           out);
       return;
     }
+    if (round.seen >= maxClientsPerRound) {
+      reject(
+          spec,
+          update,
+          RejectReason.ROUND_FULL,
+          "round "
+              + update.round
+              + " already holds "
+              + round.seen
+              + " clients, the most one round takes; send in the next round",
+          out);
+      return;
+    }
     // Remember the client even when sampling drops it, so a retry cannot buy a second draw.
-    seenClients.put(update.clientId, Boolean.TRUE);
+    seenClients.put(clientKey, Boolean.TRUE);
+    round.seen++;
+    round.atCurrentScale();
     if (!sampled(spec, update)) {
+      openRoundState.update(round);
       jobMetrics.updatesNotSampled.inc();
       return;
     }
-    OpenRound round = openRoundState.value();
     ClippedSum sum =
         ClippedSum.wrap(
             clippingPolicies.get(spec.jobId()),
@@ -386,7 +421,7 @@ final class RoundAggregator
           ClippedSum.wrap(
                   clippingPolicies.get(spec.jobId()),
                   tensorSizes.get(spec.jobId()),
-                  round.units,
+                  round.atCurrentScale().units,
                   round.contributions)
               .toDoubles();
       NoisyAverage.apply(

@@ -3,8 +3,8 @@ package dev.privagg.job;
 import dev.privagg.avro.ClientUpdate;
 import dev.privagg.avro.RejectReason;
 import dev.privagg.avro.Tensor;
-import dev.privagg.io.AvroCodec;
 import dev.privagg.io.Float32;
+import dev.privagg.io.UpdateReader;
 import dev.privagg.spec.JobSpec;
 import java.io.Serializable;
 import java.util.Arrays;
@@ -13,21 +13,37 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Decodes a raw update and checks it against its job's spec: size, encoding, known job, tensor
- * names, shapes and byte lengths, finite values. Round, duplicate and budget checks need the job's
- * state and happen in {@link RoundAggregator}.
+ * Decodes a raw update and checks it against its job's spec: size, encoding, known job, caps on
+ * client id, metadata and declared collections (checked before anything is allocated, see {@link
+ * UpdateReader}), tensor names, shapes and byte lengths, finite values. Round, duplicate and budget
+ * checks need the job's state and happen in {@link RoundAggregator}.
  */
 final class UpdateValidator implements Serializable {
   private final Map<String, JobSpec> specs = new HashMap<>();
+  private final Map<String, UpdateReader.Limits> limits = new HashMap<>();
   private final long maxRecordBytes;
 
   UpdateValidator(List<JobSpec> specs) {
     long max = 0;
     for (JobSpec spec : specs) {
       this.specs.put(spec.jobId(), spec);
+      this.limits.put(spec.jobId(), limitsOf(spec));
       max = Math.max(max, spec.maxRecordBytes());
     }
     this.maxRecordBytes = max;
+  }
+
+  /** What the reader may allocate for one of this job's records: nothing the job cannot use. */
+  static UpdateReader.Limits limitsOf(JobSpec spec) {
+    List<JobSpec.TensorSpec> tensors = spec.model().tensors();
+    int maxRank = tensors.stream().mapToInt(t -> t.shape().length).max().orElse(1);
+    int maxName =
+        tensors.stream()
+            .mapToInt(t -> t.name().getBytes(java.nio.charset.StandardCharsets.UTF_8).length)
+            .max()
+            .orElse(1);
+    return new UpdateReader.Limits(
+        spec.maxClientIdBytes(), spec.maxMetadataBytes(), tensors.size(), maxRank, maxName);
   }
 
   /** The outcome: either {@code update} or a reject with reason and detail. */
@@ -46,21 +62,16 @@ final class UpdateValidator implements Serializable {
     }
     ClientUpdate update;
     try {
-      update = AvroCodec.decodeUpdate(raw.value);
-    } catch (AvroCodec.UpdateDecodeException e) {
-      RejectReason reason =
-          e.failure() == AvroCodec.DecodeFailure.UNKNOWN_SCHEMA
-              ? RejectReason.UNKNOWN_SCHEMA
-              : RejectReason.UNDECODABLE;
-      return reject(reason, e.getMessage(), null);
+      update = UpdateReader.read(raw.value, limits::get);
+    } catch (UpdateReader.Rejected e) {
+      String detail = e.getMessage();
+      if (e.reason() == RejectReason.UNKNOWN_JOB) {
+        detail += "; known jobs: " + specs.keySet();
+      }
+      return new Result(
+          null, new Rejection(e.reason(), detail, e.jobId(), e.clientId(), e.round()));
     }
     JobSpec spec = specs.get(update.getJobId());
-    if (spec == null) {
-      return reject(
-          RejectReason.UNKNOWN_JOB,
-          "no job '" + update.getJobId() + "' runs here; known jobs: " + specs.keySet(),
-          update);
-    }
     if (size > spec.maxRecordBytes()) {
       return reject(
           RejectReason.RECORD_TOO_LARGE,
@@ -106,7 +117,7 @@ final class UpdateValidator implements Serializable {
             update);
       }
       int bytes = got.getData().remaining();
-      if (bytes != 4 * want.size()) {
+      if (bytes != 4L * want.size()) {
         return reject(
             RejectReason.WRONG_TENSORS,
             "tensor '"
@@ -114,7 +125,7 @@ final class UpdateValidator implements Serializable {
                 + "' holds "
                 + bytes
                 + " bytes, expected "
-                + 4 * want.size()
+                + 4L * want.size()
                 + " (float32 little-endian)",
             update);
       }
@@ -135,6 +146,14 @@ final class UpdateValidator implements Serializable {
     return new Result(
         new DecodedUpdate(update.getJobId(), update.getClientId(), update.getRound(), values, raw),
         null);
+  }
+
+  /** The outcome for a record whose validation threw: a reject that keeps the record's bytes. */
+  static Result internalError(RuntimeException e) {
+    return new Result(
+        null,
+        new Rejection(
+            RejectReason.UNDECODABLE, "internal error while validating: " + e, null, null, null));
   }
 
   private static Result reject(RejectReason reason, String detail, ClientUpdate update) {

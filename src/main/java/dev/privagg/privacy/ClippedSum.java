@@ -6,21 +6,21 @@ import java.util.Arrays;
  * Running sum of clipped client updates in exact fixed-point arithmetic.
  *
  * <p>Each clipped value v (|v| <= C, since the clipped update has L2 norm <= C) is stored as the
- * integer trunc(v * 2^40 / C). Truncation toward zero never increases a magnitude, so the quantised
+ * integer trunc(v * 2^36 / C). Truncation toward zero never increases a magnitude, so the quantised
  * update still has L2 norm <= C and the sensitivity of the sum stays C. Integer addition is
  * associative and commutative, so the sum is bit-identical whatever order updates arrive in: a
- * round recomputed after a failure gives the same sum (DESIGN, Reliability). Up to 2^22
- * contributions fit in a long without overflow; the quantum C * 2^-40 is far below float32
- * resolution.
+ * round recomputed after a failure gives the same sum (DESIGN, Reliability). Up to 2^27
+ * (134,217,728) contributions fit in a long without overflow, enough for cross-device cohorts of
+ * 10^8; the quantum C * 2^-36 (1.5e-11 C) is far below the noise std z * C of any private round.
  *
  * <p>Memory is one long per model coordinate, independent of how many updates were added.
  */
 public final class ClippedSum {
   /** Fixed-point scale: one unit is {@code clipNorm * 2^-FRACTION_BITS}. */
-  static final int FRACTION_BITS = 40;
+  public static final int FRACTION_BITS = 36;
 
-  /** |sum| <= count * 2^40 < 2^63 as long as count <= 2^22. */
-  public static final long MAX_CONTRIBUTIONS = 1L << 22;
+  /** |sum| <= count * 2^36 * (1 - 2^-20) < 2^63 as long as count <= 2^27. */
+  public static final long MAX_CONTRIBUTIONS = 1L << 27;
 
   private final ClippingPolicy policy;
   private final int[] tensorSizes;
@@ -103,6 +103,32 @@ public final class ClippedSum {
       units[i] += other.units[i];
     }
     contributions += other.contributions;
+  }
+
+  /** True when the sum holds {@link #MAX_CONTRIBUTIONS} and takes no further update. */
+  public boolean isFull() {
+    return contributions >= MAX_CONTRIBUTIONS;
+  }
+
+  /**
+   * Re-expresses units kept at another fixed-point scale (state written by an older version) at
+   * {@link #FRACTION_BITS}. Going to fewer bits divides with truncation toward zero, which never
+   * grows a magnitude: the sum moves by less than one unit (C * 2^-36), far below the noise.
+   */
+  public static long[] rescaled(long[] units, int fromFractionBits) {
+    if (fromFractionBits < FRACTION_BITS || fromFractionBits > 62) {
+      throw new IllegalArgumentException(
+          "fromFractionBits must be in ["
+              + FRACTION_BITS
+              + ", 62] (state from this or an older version), was "
+              + fromFractionBits);
+    }
+    long divisor = 1L << (fromFractionBits - FRACTION_BITS);
+    long[] out = new long[units.length];
+    for (int i = 0; i < units.length; i++) {
+      out[i] = units[i] / divisor;
+    }
+    return out;
   }
 
   /** Number of updates added. Sensitive: never publish it with a model. */

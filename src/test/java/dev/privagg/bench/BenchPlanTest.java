@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.privagg.avro.ClientUpdate;
-import dev.privagg.io.AvroCodec;
 import dev.privagg.io.Tensors;
+import dev.privagg.io.UpdateReader;
 import org.junit.jupiter.api.Test;
 
 class BenchPlanTest {
@@ -61,7 +61,9 @@ class BenchPlanTest {
     float[] values = {1.5f, -2f, 0.25f};
     UpdateTemplate template = new UpdateTemplate("bench-job", 12, values);
     for (int client : new int[] {0, 7, 9_999_999}) {
-      ClientUpdate update = AvroCodec.decodeUpdate(template.forClient(client).clone());
+      ClientUpdate update =
+          UpdateReader.read(
+              template.forClient(client).clone(), job -> new UpdateReader.Limits(256, 0, 1, 1, 64));
       assertThat(update.getClientId()).isEqualTo(UpdateTemplate.clientId(client));
       assertThat(update.getJobId()).isEqualTo("bench-job");
       assertThat(update.getRound()).isEqualTo(12);

@@ -36,12 +36,14 @@ class RoundAggregatorTest {
       harness;
 
   private void start(JobSpec spec, OperatorSubtaskState restoreFrom) throws Exception {
+    start(new RoundAggregator(List.of(spec), floors), restoreFrom);
+  }
+
+  private void start(RoundAggregator aggregator, OperatorSubtaskState restoreFrom)
+      throws Exception {
     harness =
         new KeyedTwoInputStreamOperatorTestHarness<>(
-            new KeyedCoProcessOperator<>(new RoundAggregator(List.of(spec), floors)),
-            u -> u.jobId,
-            id -> id,
-            Types.STRING);
+            new KeyedCoProcessOperator<>(aggregator), u -> u.jobId, id -> id, Types.STRING);
     harness.setProcessingTime(JobFixtures.T0);
     if (restoreFrom != null) {
       harness.initializeState(restoreFrom);
@@ -153,6 +155,44 @@ class RoundAggregatorTest {
               assertThat(r.getJobId()).isEqualTo(JOB);
             });
     assertThat(weights(models(out).get(1))[0]).isCloseTo(0.05f, within(1e-6f));
+  }
+
+  @Test
+  void fullRound_rejectsFurtherClients_withRoundFull_andReleasesTheOthersExactly()
+      throws Exception {
+    start(new RoundAggregator(List.of(exactSpec("")), floors, 2), null);
+    harness.processElement2(JOB, 0);
+    harness.processElement1(update("c1", 1, 0.2f, 0f, 0f), 1);
+    harness.processElement1(update("c2", 1, 0.4f, 0f, 0f), 2);
+    harness.processElement1(update("c3", 1, 0.9f, 0f, 0f), 3); // over capacity
+    harness.processElement1(update("c1", 1, 0.9f, 0f, 0f), 4); // still a duplicate first
+    advanceTo(TIMEOUT);
+    List<OutboundRecord> out = drain();
+    assertThat(rejects(out))
+        .extracting(r -> r.getReason())
+        .containsExactly(RejectReason.ROUND_FULL, RejectReason.DUPLICATE_CLIENT);
+    assertThat(rejects(out).get(0).getDetail()).contains("already holds 2 clients");
+    assertThat(weights(models(out).get(1))[0]).isCloseTo(0.3f, within(1e-6f));
+    harness.processElement1(update("c3", 2, 0.9f, 0f, 0f), TIMEOUT + 1); // next round has room
+    assertThat(rejects(drain())).isEmpty();
+  }
+
+  @Test
+  void megabyteClientIds_areKeptAsFixedSizeDigests_andStillCaughtAsDuplicates() throws Exception {
+    start(exactSpec(""), null);
+    harness.processElement2(JOB, 0);
+    String longId = "x".repeat(1_000_000);
+    harness.processElement1(update(longId, 1, 0.1f, 0f, 0f), 1);
+    harness.processElement1(update(longId, 1, 0.1f, 0f, 0f), 2);
+    harness.processElement1(update(longId + "y", 1, 0.1f, 0f, 0f), 3);
+    assertThat(rejects(drain()))
+        .extracting(r -> r.getReason())
+        .containsExactly(RejectReason.DUPLICATE_CLIENT);
+    long stateBytes =
+        harness.snapshot(1, 5).getManagedKeyedState().stream()
+            .mapToLong(h -> h.getStateSize())
+            .sum();
+    assertThat(stateBytes).as("keyed state after two megabyte ids").isLessThan(10_000);
   }
 
   @Test

@@ -1,0 +1,362 @@
+package dev.privagg.io;
+
+import dev.privagg.avro.ClientUpdate;
+import dev.privagg.avro.RejectReason;
+import dev.privagg.avro.Tensor;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.apache.avro.SchemaNormalization;
+
+/**
+ * Reads a {@link ClientUpdate} from its Avro single-object encoding (marker C3 01, CRC-64-AVRO
+ * fingerprint, binary body) without trusting a single length the bytes declare.
+ *
+ * <p>Avro's own decoder allocates what a record declares (a string or bytes length, an array or map
+ * block count) before it checks that the bytes exist, so a 30-byte record can ask for gigabytes.
+ * This reader checks every declared length against the bytes that remain and against the job's caps
+ * <em>before</em> allocating: a string or bytes field costs at most its own bytes, and every
+ * collection is capped (tensors, shape entries, metadata). Strings must be valid UTF-8, so that two
+ * different byte strings never read as one client id. Anything wrong is a {@link Rejected} with a
+ * reject reason and whatever of the record's identity was read; nothing else is thrown.
+ *
+ * <p>Tensor data is not copied: each tensor's {@code data} is a read-only view of the input.
+ */
+public final class UpdateReader {
+  /** Job ids are at most 100 ASCII characters (the spec reader's rule): longer ones name no job. */
+  public static final int MAX_JOB_ID_BYTES = 100;
+
+  private static final byte[] MARKER = {(byte) 0xC3, 0x01};
+  private static final int HEADER_BYTES = 10;
+  private static final long FINGERPRINT =
+      SchemaNormalization.parsingFingerprint64(ClientUpdate.getClassSchema());
+
+  /**
+   * What one job accepts; every count and length in a record is checked against these before
+   * anything of that size is allocated.
+   *
+   * @param maxClientIdBytes longest client id, in UTF-8 bytes
+   * @param maxMetadataBytes largest encoded metadata field (union index and map), in bytes
+   * @param maxTensors most tensors an update may declare (the job's tensor count)
+   * @param maxRank most shape entries a tensor may declare
+   * @param maxTensorNameBytes longest tensor name, in UTF-8 bytes
+   */
+  public record Limits(
+      int maxClientIdBytes,
+      int maxMetadataBytes,
+      int maxTensors,
+      int maxRank,
+      int maxTensorNameBytes) {
+    /** Checks that every cap is non-negative (zero tensors or rank would accept nothing). */
+    public Limits {
+      if (maxClientIdBytes < 1 || maxMetadataBytes < 0 || maxTensors < 1 || maxRank < 1) {
+        throw new IllegalArgumentException(
+            "limits must be >= 1 (metadata >= 0), were "
+                + List.of(maxClientIdBytes, maxMetadataBytes, maxTensors, maxRank));
+      }
+      if (maxTensorNameBytes < 1) {
+        throw new IllegalArgumentException(
+            "maxTensorNameBytes must be >= 1, was " + maxTensorNameBytes);
+      }
+    }
+  }
+
+  /** Why a record was not read, with the identity fields read before the problem (or null). */
+  public static final class Rejected extends Exception {
+    private final RejectReason reason;
+    private final String jobId;
+    private final Long round;
+    private final String clientId;
+
+    Rejected(RejectReason reason, String detail, String jobId, Long round, String clientId) {
+      super(detail, null, false, false); // no stack trace: rejects are normal traffic
+      this.reason = reason;
+      this.jobId = jobId;
+      this.round = round;
+      this.clientId = clientId;
+    }
+
+    /** The reject reason code. */
+    public RejectReason reason() {
+      return reason;
+    }
+
+    /** The record's job id, if it was read. */
+    public String jobId() {
+      return jobId;
+    }
+
+    /** The record's round, if it was read. */
+    public Long round() {
+      return round;
+    }
+
+    /** The record's client id, if it was read and within its cap. */
+    public String clientId() {
+      return clientId;
+    }
+  }
+
+  private final byte[] bytes;
+  private final int end;
+  private int pos;
+  private String jobId;
+  private Long round;
+  private String clientId;
+
+  private UpdateReader(byte[] bytes) {
+    this.bytes = bytes;
+    this.end = bytes.length;
+  }
+
+  /**
+   * Reads {@code bytes} as a ClientUpdate of a job whose caps {@code limitsForJob} gives; it
+   * returns null for a job id that runs nowhere here (reason {@code UNKNOWN_JOB}).
+   */
+  public static ClientUpdate read(byte[] bytes, Function<String, Limits> limitsForJob)
+      throws Rejected {
+    if (bytes == null) {
+      throw new Rejected(RejectReason.UNDECODABLE, "record has no value", null, null, null);
+    }
+    return new UpdateReader(bytes).update(limitsForJob);
+  }
+
+  /** The fingerprint of the ClientUpdate schema as it appears on the wire (little-endian hex). */
+  public static String expectedFingerprintHex() {
+    return hex(FINGERPRINT);
+  }
+
+  private ClientUpdate update(Function<String, Limits> limitsForJob) throws Rejected {
+    header();
+    jobId = string("jobId", MAX_JOB_ID_BYTES, RejectReason.UNKNOWN_JOB);
+    Limits limits = limitsForJob.apply(jobId);
+    if (limits == null) {
+      throw reject(RejectReason.UNKNOWN_JOB, "no job '" + jobId + "' runs here");
+    }
+    round = readLong("round");
+    clientId = string("clientId", limits.maxClientIdBytes(), RejectReason.CLIENT_ID_TOO_LONG);
+    List<Tensor> tensors = tensors(limits);
+    Map<String, String> metadata = metadata(limits.maxMetadataBytes());
+    if (pos != end) {
+      throw reject(
+          RejectReason.UNDECODABLE,
+          (end - pos) + " bytes follow the end of the ClientUpdate record");
+    }
+    return new ClientUpdate(jobId, round, clientId, tensors, metadata);
+  }
+
+  private void header() throws Rejected {
+    if (end < HEADER_BYTES || bytes[0] != MARKER[0] || bytes[1] != MARKER[1]) {
+      throw reject(
+          RejectReason.UNDECODABLE,
+          "not Avro single-object encoding (needs marker C3 01 and an 8-byte schema fingerprint)");
+    }
+    long fingerprint = 0;
+    for (int i = 0; i < 8; i++) {
+      fingerprint |= (bytes[2 + i] & 0xFFL) << (8 * i); // little-endian, as written
+    }
+    if (fingerprint != FINGERPRINT) {
+      throw reject(
+          RejectReason.UNKNOWN_SCHEMA,
+          "unknown schema fingerprint "
+              + hex(fingerprint)
+              + "; expected ClientUpdate "
+              + hex(FINGERPRINT));
+    }
+    pos = HEADER_BYTES;
+  }
+
+  private List<Tensor> tensors(Limits limits) throws Rejected {
+    List<Tensor> tensors = new ArrayList<>();
+    long declared = 0;
+    for (long block = blockCount("tensors"); block > 0; block = blockCount("tensors")) {
+      // Compared before adding, so no declared count can overflow the tally.
+      if (block > limits.maxTensors() - declared) {
+        throw reject(
+            RejectReason.WRONG_TENSORS,
+            "declares more than " + limits.maxTensors() + " tensors, the job has that many");
+      }
+      declared += block;
+      // Each tensor takes at least 3 bytes (three zero lengths).
+      requireAtLeast(block * 3, "tensors", block + " tensors");
+      for (long i = 0; i < block; i++) {
+        String name =
+            string("tensor name", limits.maxTensorNameBytes(), RejectReason.WRONG_TENSORS);
+        List<Integer> shape = shape(name, limits.maxRank());
+        int length = length("tensor '" + name + "' data", Integer.MAX_VALUE, null);
+        ByteBuffer data = ByteBuffer.wrap(bytes, pos, length).slice().asReadOnlyBuffer();
+        pos += length;
+        tensors.add(new Tensor(name, shape, data));
+      }
+    }
+    return tensors;
+  }
+
+  private List<Integer> shape(String tensor, int maxRank) throws Rejected {
+    List<Integer> shape = new ArrayList<>();
+    long declared = 0;
+    for (long block = blockCount("shape"); block > 0; block = blockCount("shape")) {
+      if (block > maxRank - declared) {
+        throw reject(
+            RejectReason.WRONG_TENSORS,
+            "tensor '" + tensor + "' declares more than " + maxRank + " dimensions");
+      }
+      declared += block;
+      requireAtLeast(block, "shape", block + " dimensions");
+      for (long i = 0; i < block; i++) {
+        shape.add(readInt("tensor '" + tensor + "' shape"));
+      }
+    }
+    return shape;
+  }
+
+  /** The nullable metadata map; its encoded size, union index included, is capped. */
+  private Map<String, String> metadata(int maxBytes) throws Rejected {
+    int start = pos;
+    long branch = readLong("metadata");
+    if (branch == 0) {
+      return null;
+    }
+    if (branch != 1) {
+      throw reject(RejectReason.UNDECODABLE, "metadata union index must be 0 or 1, was " + branch);
+    }
+    Map<String, String> metadata = new HashMap<>();
+    for (long block = blockCount("metadata"); block > 0; block = blockCount("metadata")) {
+      // Each entry takes at least 2 bytes (two zero lengths).
+      if (block > (maxBytes - (pos - start)) / 2) {
+        throw metadataTooLarge(maxBytes);
+      }
+      for (long i = 0; i < block; i++) {
+        String key = string("metadata key", maxBytes, RejectReason.METADATA_TOO_LARGE);
+        String value = string("metadata value", maxBytes, RejectReason.METADATA_TOO_LARGE);
+        if (pos - start > maxBytes) {
+          throw metadataTooLarge(maxBytes);
+        }
+        metadata.put(key, value);
+      }
+    }
+    if (pos - start > maxBytes) {
+      throw metadataTooLarge(maxBytes);
+    }
+    return metadata;
+  }
+
+  private Rejected metadataTooLarge(int maxBytes) {
+    return reject(
+        RejectReason.METADATA_TOO_LARGE,
+        "metadata exceeds the job's limit of " + maxBytes + " bytes");
+  }
+
+  /**
+   * The item count of the next array or map block (0 ends the collection). A negative count is
+   * followed by the block's size in bytes (Avro specification, "Complex Types Serialization").
+   */
+  private long blockCount(String field) throws Rejected {
+    long count = readLong(field + " block count");
+    if (count < 0) {
+      if (count == Long.MIN_VALUE) {
+        throw reject(RejectReason.UNDECODABLE, field + " block count " + count + " is invalid");
+      }
+      count = -count;
+      long size = readLong(field + " block size");
+      if (size < 0 || size > end - pos) {
+        throw reject(
+            RejectReason.UNDECODABLE,
+            field + " block declares " + size + " bytes, " + (end - pos) + " remain");
+      }
+    }
+    return count;
+  }
+
+  private void requireAtLeast(long needed, String field, String what) throws Rejected {
+    if (needed > end - pos) {
+      throw reject(
+          RejectReason.UNDECODABLE,
+          field + " declares " + what + ", which cannot fit the " + (end - pos) + " bytes left");
+    }
+  }
+
+  /**
+   * A string or bytes length, checked against the bytes left and then against {@code cap}; past the
+   * cap the record is rejected with {@code capReason}.
+   */
+  private int length(String field, int cap, RejectReason capReason) throws Rejected {
+    long length = readLong(field + " length");
+    if (length < 0) {
+      throw reject(RejectReason.UNDECODABLE, field + " has negative length " + length);
+    }
+    if (length > end - pos) {
+      throw reject(
+          RejectReason.UNDECODABLE,
+          field + " declares " + length + " bytes, " + (end - pos) + " remain");
+    }
+    if (length > cap) {
+      throw reject(capReason, field + " is " + length + " bytes, the limit is " + cap);
+    }
+    return (int) length;
+  }
+
+  private String string(String field, int cap, RejectReason capReason) throws Rejected {
+    int length = length(field, cap, capReason);
+    try {
+      String value =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT)
+              .decode(ByteBuffer.wrap(bytes, pos, length))
+              .toString();
+      pos += length;
+      return value;
+    } catch (CharacterCodingException e) {
+      throw reject(RejectReason.UNDECODABLE, field + " is not valid UTF-8");
+    }
+  }
+
+  /** A zig-zag varint of at most 10 bytes whose value fits 64 bits. */
+  private long readLong(String field) throws Rejected {
+    long raw = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= end) {
+        throw reject(RejectReason.UNDECODABLE, field + " is cut off at byte " + pos);
+      }
+      int b = bytes[pos++] & 0xFF;
+      if (shift == 63 && b > 1) {
+        throw reject(RejectReason.UNDECODABLE, field + " is not a valid Avro long");
+      }
+      raw |= (long) (b & 0x7F) << shift;
+      if (b < 0x80) {
+        return (raw >>> 1) ^ -(raw & 1);
+      }
+    }
+    throw reject(RejectReason.UNDECODABLE, field + " is not a valid Avro long");
+  }
+
+  /** A zig-zag varint of at most 5 bytes whose value fits 32 bits. */
+  private int readInt(String field) throws Rejected {
+    int start = pos;
+    long value = readLong(field);
+    if (pos - start > 5 || value != (int) value) {
+      throw reject(RejectReason.UNDECODABLE, field + " is not a valid Avro int");
+    }
+    return (int) value;
+  }
+
+  private Rejected reject(RejectReason reason, String detail) {
+    return new Rejected(reason, detail, jobId, round, clientId);
+  }
+
+  private static String hex(long littleEndian) {
+    StringBuilder hex = new StringBuilder();
+    for (int i = 0; i < 8; i++) {
+      hex.append(String.format("%02x", (littleEndian >>> (8 * i)) & 0xff));
+    }
+    return hex.toString();
+  }
+}

@@ -1,0 +1,140 @@
+package dev.privagg.io;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.privagg.avro.ClientUpdate;
+import dev.privagg.avro.RejectReason;
+import dev.privagg.avro.Tensor;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.EncoderFactory;
+import org.apache.avro.specific.SpecificDatumWriter;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class UpdateReaderTest {
+  private static final String JOB = "job-a";
+  private static final UpdateReader.Limits LIMITS = new UpdateReader.Limits(256, 4096, 1, 1, 1);
+  private static final Function<String, UpdateReader.Limits> ONLY_JOB_A =
+      job -> job.equals(JOB) ? LIMITS : null;
+
+  static List<CraftedUpdates.Case> crafted() {
+    return CraftedUpdates.all(JOB);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("crafted")
+  void craftedRecord_isRejectedWithItsReason(CraftedUpdates.Case crafted) {
+    assertThatThrownBy(() -> UpdateReader.read(crafted.bytes(), ONLY_JOB_A))
+        .isInstanceOfSatisfying(
+            UpdateReader.Rejected.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(crafted.reason());
+              assertThat(e.getMessage()).isNotBlank();
+            });
+  }
+
+  @Test
+  void validRecord_readsAsAvroWritesIt() throws Exception {
+    ClientUpdate written = update("client-7", Map.of("os", "linux", "é", "ü"));
+    ClientUpdate read = UpdateReader.read(AvroCodec.encode(written), ONLY_JOB_A);
+    assertThat(read).isEqualTo(written);
+    assertThat(read.getTensors().get(0).getData().isReadOnly()).isTrue();
+  }
+
+  @Test
+  void negativeBlockCounts_withBlockSizes_areValidAvro() throws Exception {
+    // A blocking encoder writes -count and the block's byte size (Avro spec, arrays and maps).
+    ClientUpdate written = update("c", Map.of("k", "v"));
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    BinaryEncoder encoder = EncoderFactory.get().blockingBinaryEncoder(body, null);
+    new SpecificDatumWriter<>(ClientUpdate.class).write(written, encoder);
+    encoder.flush();
+    byte[] header = AvroBytes.clientUpdateHeader().toByteArray();
+    byte[] bytes = new AvroBytes().raw(header).raw(body.toByteArray()).toByteArray();
+    assertThat(UpdateReader.read(bytes, ONLY_JOB_A)).isEqualTo(written);
+    byte[] negative =
+        AvroBytes.clientUpdateHeader()
+            .string(JOB)
+            .varint(1)
+            .string("c")
+            .varint(-1) // one tensor, block size follows
+            .varint(1 + 1 + 3 + 1 + 13)
+            .string("w")
+            .varint(1)
+            .varint(3)
+            .varint(0)
+            .bytes(new byte[12])
+            .varint(0)
+            .varint(0)
+            .toByteArray();
+    assertThat(UpdateReader.read(negative, ONLY_JOB_A).getTensors()).hasSize(1);
+  }
+
+  @Test
+  void clientIdAtTheCap_isAccepted_oneByteMore_isRejected() throws Exception {
+    UpdateReader.Limits tight = new UpdateReader.Limits(8, 0, 1, 1, 1);
+    byte[] atCap = AvroCodec.encode(update("é1234567".substring(0, 7), null)); // 8 UTF-8 bytes
+    assertThat(UpdateReader.read(atCap, job -> tight).getClientId()).isEqualTo("é123456");
+    byte[] over = AvroCodec.encode(update("123456789", null));
+    assertThatThrownBy(() -> UpdateReader.read(over, job -> tight))
+        .isInstanceOfSatisfying(
+            UpdateReader.Rejected.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(RejectReason.CLIENT_ID_TOO_LONG);
+              assertThat(e.jobId()).isEqualTo(JOB);
+              assertThat(e.round()).isEqualTo(1L);
+              assertThat(e.clientId()).isNull();
+              assertThat(e.getMessage()).contains("clientId is 9 bytes, the limit is 8");
+            });
+  }
+
+  @Test
+  void metadataCap_countsTheEncodedMap() throws Exception {
+    // union index (1) + block count (1) + "k" (2) + 4-byte value (5) + end (1) = 10 bytes
+    byte[] bytes = AvroCodec.encode(update("c", Map.of("k", "vvvv")));
+    assertThat(UpdateReader.read(bytes, job -> new UpdateReader.Limits(8, 10, 1, 1, 1)))
+        .isNotNull();
+    assertThatThrownBy(
+            () -> UpdateReader.read(bytes, job -> new UpdateReader.Limits(8, 9, 1, 1, 1)))
+        .isInstanceOfSatisfying(
+            UpdateReader.Rejected.class,
+            e -> assertThat(e.reason()).isEqualTo(RejectReason.METADATA_TOO_LARGE));
+  }
+
+  @Test
+  void unknownJob_isNamed() {
+    byte[] bytes = AvroCodec.encode(update("c", null));
+    assertThatThrownBy(() -> UpdateReader.read(bytes, job -> null))
+        .isInstanceOfSatisfying(
+            UpdateReader.Rejected.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(RejectReason.UNKNOWN_JOB);
+              assertThat(e.getMessage()).isEqualTo("no job 'job-a' runs here");
+            });
+  }
+
+  @Test
+  void everyTruncation_ofAValidRecord_isUndecodable() throws Exception {
+    byte[] bytes = AvroCodec.encode(update("client-1", Map.of("k", "v")));
+    for (int length = 0; length < bytes.length; length++) {
+      byte[] cut = java.util.Arrays.copyOf(bytes, length);
+      assertThatThrownBy(() -> UpdateReader.read(cut, ONLY_JOB_A))
+          .as("cut at %d of %d", length, bytes.length)
+          .isInstanceOfSatisfying(
+              UpdateReader.Rejected.class,
+              e -> assertThat(e.reason()).isIn(RejectReason.UNDECODABLE));
+    }
+  }
+
+  private static ClientUpdate update(String clientId, Map<String, String> metadata) {
+    Tensor w = new Tensor("w", List.of(3), ByteBuffer.wrap(new byte[12]));
+    return new ClientUpdate(JOB, 1L, clientId, List.of(w), metadata);
+  }
+}
