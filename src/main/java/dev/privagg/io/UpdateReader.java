@@ -52,7 +52,8 @@ public final class UpdateReader {
       int maxMetadataBytes,
       int maxTensors,
       int maxRank,
-      int maxTensorNameBytes) {
+      int maxTensorNameBytes)
+      implements java.io.Serializable {
     /** Checks that every cap is non-negative (zero tensors or rank would accept nothing). */
     public Limits {
       if (maxClientIdBytes < 1 || maxMetadataBytes < 0 || maxTensors < 1 || maxRank < 1) {
