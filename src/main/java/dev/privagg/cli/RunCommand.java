@@ -41,7 +41,9 @@ final class RunCommand implements Callable<Integer> {
   @Option(
       names = "--parallelism",
       defaultValue = "1",
-      description = "Flink parallelism (default 1).")
+      description =
+          "Flink parallelism (default 1). The updates source runs at most one reader per"
+              + " partition of the updates topic; the rest of the job runs at this parallelism.")
   int parallelism;
 
   @Option(
@@ -94,6 +96,11 @@ final class RunCommand implements Callable<Integer> {
         created.isEmpty()
             ? "topics exist: " + jobs.get(0).topics().all()
             : "created topics: " + created);
+    PrivaggJob.SourcePlan sourcePlan =
+        PrivaggJob.sourcePlan(bootstrapServers, jobs.get(0).topics().updates(), parallelism);
+    if (sourcePlan.parallelism() < parallelism) {
+      out.println(sourcePlan.describe());
+    }
     out.flush();
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     JobClient client =

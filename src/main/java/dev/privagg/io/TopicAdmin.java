@@ -9,8 +9,11 @@ import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
-/** Creates missing topics, with message size limits large enough for the model. */
+/**
+ * Creates missing topics, with message size limits large enough for the model; counts partitions.
+ */
 public final class TopicAdmin {
   private TopicAdmin() {}
 
@@ -36,6 +39,38 @@ public final class TopicAdmin {
         admin.createTopics(missing).all().get();
       }
       return missing.stream().map(NewTopic::name).toList();
+    }
+  }
+
+  /**
+   * The number of partitions {@code topic} has now.
+   *
+   * @throws IllegalStateException if the topic does not exist or the broker does not answer
+   */
+  public static int partitionCount(String bootstrapServers, String topic) {
+    Properties props = new Properties();
+    props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
+    try (Admin admin = Admin.create(props)) {
+      return admin
+          .describeTopics(List.of(topic))
+          .allTopicNames()
+          .get()
+          .get(topic)
+          .partitions()
+          .size();
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+        throw new IllegalStateException(
+            "topic " + topic + " does not exist; privagg run and the job's main create it",
+            e.getCause());
+      }
+      throw new IllegalStateException(
+          "cannot describe topic " + topic + " at " + bootstrapServers + ": " + e.getCause(),
+          e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while describing topic " + topic, e);
     }
   }
 }

@@ -24,6 +24,8 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The privagg Flink job on Kafka: exactly-once from the updates topic to the output topics.
@@ -37,6 +39,46 @@ public final class PrivaggJob {
       String bootstrapServers, long checkpointIntervalMillis, int parallelism, long startMillis) {}
 
   private static final long START_MARGIN_MILLIS = 5_000;
+  private static final Logger LOG = LoggerFactory.getLogger(PrivaggJob.class);
+
+  /**
+   * How many readers the updates source runs: the job's parallelism, but no more than the updates
+   * topic has partitions, so that every reader owns at least one partition.
+   */
+  public record SourcePlan(String topic, int partitions, int jobParallelism) {
+    public SourcePlan {
+      if (!(partitions >= 1 && jobParallelism >= 1)) {
+        throw new IllegalArgumentException(
+            "partitions and jobParallelism must be >= 1, were "
+                + partitions
+                + " and "
+                + jobParallelism);
+      }
+    }
+
+    public int parallelism() {
+      return Math.min(jobParallelism, partitions);
+    }
+
+    /** One line for logs and the CLI: what the source runs at, and why. */
+    public String describe() {
+      if (parallelism() < jobParallelism) {
+        return ("updates source runs at %d subtasks, the rest of the job at %d: topic %s has %d"
+                + " partitions, and a reader without a partition would hold event time back so no"
+                + " round could close")
+            .formatted(parallelism(), jobParallelism, topic, partitions);
+      }
+      return "updates source runs at %d subtasks (topic %s has %d partitions)"
+          .formatted(parallelism(), topic, partitions);
+    }
+  }
+
+  /** Reads the updates topic's partition count now (the topic must exist). */
+  public static SourcePlan sourcePlan(
+      String bootstrapServers, String updatesTopic, int jobParallelism) {
+    return new SourcePlan(
+        updatesTopic, TopicAdmin.partitionCount(bootstrapServers, updatesTopic), jobParallelism);
+  }
 
   private PrivaggJob() {}
 
@@ -149,10 +191,24 @@ public final class PrivaggJob {
             .setProperty("max.partition.fetch.bytes", Long.toString(Math.max(maxRecord, 1 << 20)))
             .setProperty("fetch.max.bytes", Long.toString(Math.max(maxRecord, 50L << 20)))
             .build();
+    // At most one reader per partition: a reader without a partition emits no watermark, and the
+    // watermark downstream (the minimum over all readers) would never pass a deadline. Partitions
+    // added later are shared among the readers. Not idleness (withIdleness) instead: it skips a
+    // reader after wall-clock silence, so a reader that is merely behind (back-pressure, a slow
+    // fetch, a late tick) would let the watermark pass a deadline before its partition's earlier
+    // updates are read, and a round could close without members that the log holds (DESIGN
+    // invariant 10). Heartbeat ticks already move every partition, so none needs to be idle. On a
+    // restore at another count the uid keeps the state: Flink redistributes the readers' splits.
+    // Decode then runs at the job's parallelism behind a rebalance: every reader's watermark
+    // reaches every decode subtask, which takes the minimum, so rounds close as before.
+    SourcePlan plan =
+        sourcePlan(settings.bootstrapServers(), topics.updates(), settings.parallelism());
+    LOG.info("{} ({})", plan.describe(), name);
     DataStream<RawUpdate> updates =
         env.fromSource(
                 // Event time is the broker's LogAppendTime: monotonic per partition.
                 source, WatermarkStrategy.forMonotonousTimestamps(), "updates-source")
+            .setParallelism(plan.parallelism())
             .uid("updates-source");
 
     KafkaSinkBuilder<OutboundRecord> sinkBuilder =

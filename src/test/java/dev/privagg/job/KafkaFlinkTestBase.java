@@ -34,8 +34,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A real KRaft broker (in-process, once per class) and a Flink MiniCluster with two slots, with
- * helpers to run the job, produce updates and read the output topics as a client would.
+ * A real KRaft broker (in-process, once per class) and a Flink MiniCluster with three slots (the
+ * most any test runs at, ParallelismIT), with helpers to run the job, produce updates and read the
+ * output topics as a client would.
  */
 abstract class KafkaFlinkTestBase {
   @RegisterExtension
@@ -43,7 +44,7 @@ abstract class KafkaFlinkTestBase {
       new MiniClusterExtension(
           new MiniClusterResourceConfiguration.Builder()
               .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(2)
+              .setNumberSlotsPerTaskManager(3)
               .build());
 
   static dev.privagg.sim.EmbeddedKafka kafka;

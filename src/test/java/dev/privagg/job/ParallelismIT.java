@@ -1,0 +1,170 @@
+package dev.privagg.job;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.privagg.avro.GlobalModel;
+import dev.privagg.avro.LedgerEntry;
+import dev.privagg.client.ClientUpdates;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.graph.StreamNode;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A job whose parallelism exceeds the updates topic's partitions: the source runs one reader per
+ * partition, decode and aggregation at the job's parallelism, and rounds still close on the
+ * heartbeat-driven watermark. With a keyed noise source every release (the whole model record) is
+ * byte-identical to the same inputs at parallelism 1: parallelism changes neither membership nor
+ * noise.
+ */
+class ParallelismIT extends KafkaFlinkTestBase {
+  private static final int PARTITIONS = 2; // what ensureTopics gives the updates topic in tests
+  private static final int ROUNDS = 3;
+  private static final int CLIENTS = 8;
+  private static final String NOISE_KEY =
+      "3f1c9a7e5b2d4f608e1a3c5b7d9f0e2a4c6b8d0f1e3a5c7b9d1f2e4a6c8b0d2f";
+
+  @TempDir Path dir;
+
+  @Test
+  void parallelismAbovePartitions_closesRounds_withReleasesIdenticalToParallelismOne()
+      throws Exception {
+    Path key = dir.resolve("noise.key");
+    Files.writeString(key, NOISE_KEY);
+    String jobId = "par-" + UUID.randomUUID().toString().substring(0, 8);
+    JobSpec serial = JobSpecReader.parse("serial", yaml(jobId, "p1-" + jobId, key));
+    JobSpec parallel = JobSpecReader.parse("parallel", yaml(jobId, "p3-" + jobId, key));
+
+    Map<Long, byte[]> expected = runRounds(serial, 1);
+    stopJobs();
+
+    PrivaggJob.ensureTopics(bootstrap, List.of(parallel), PARTITIONS);
+    assertThat(parallelismsOf(parallel, 3))
+        .containsEntry("updates-source", PARTITIONS)
+        .containsEntry("decode-validate", 3)
+        .containsEntry("round-aggregator", 3);
+    Map<Long, byte[]> actual = runRounds(parallel, 3);
+
+    for (long r = 1; r <= ROUNDS; r++) {
+      assertThat(actual.get(r)).as("model record of round %d", r).isEqualTo(expected.get(r));
+    }
+  }
+
+  /**
+   * Runs the job at {@code parallelism} through {@link #ROUNDS} rounds of the same inputs and
+   * returns each round's model record as published, after checking that every update was summed.
+   */
+  private Map<Long, byte[]> runRounds(JobSpec spec, int parallelism) throws Exception {
+    startJob(spec, parallelism);
+    try (KafkaProducer<byte[], byte[]> producer = producer()) {
+      for (long r = 1; r <= ROUNDS; r++) {
+        awaitRound(spec, r);
+        // Half the clients on each partition, so both readers carry updates, not only ticks.
+        byte[][] updates = inputs(spec, r);
+        for (int c = 0; c < CLIENTS; c++) {
+          producer.send(
+              new ProducerRecord<>(spec.topics().updates(), c % PARTITIONS, null, updates[c]));
+        }
+        producer.flush();
+        awaitModel(spec, r);
+      }
+    }
+    List<LedgerEntry> ledger =
+        ledgerUntil(spec, l -> l.size() >= ROUNDS, Duration.ofSeconds(30)).subList(0, ROUNDS);
+    assertThat(ledger).extracting(LedgerEntry::getRound).containsExactly(1L, 2L, 3L);
+    assertThat(ledger)
+        .as("parallelism %d: every update is in its round", parallelism)
+        .extracting(LedgerEntry::getContributions)
+        .containsOnly((long) CLIENTS);
+
+    // Re-encoding a decoded record gives its published bytes (Avro's binary encoding is canonical).
+    Map<Long, byte[]> models = new HashMap<>();
+    for (GlobalModel model :
+        modelsUntil(
+            spec, l -> l.stream().anyMatch(m -> m.getRound() == ROUNDS), Duration.ofSeconds(30))) {
+      assertThat(models.put(model.getRound(), AvroCodec.encode(model)))
+          .as("round %d published twice", model.getRound())
+          .isNull();
+    }
+    return models;
+  }
+
+  /** Operator uid to parallelism in the job graph that {@link PrivaggJob#define} builds. */
+  private static Map<String, Integer> parallelismsOf(JobSpec spec, int parallelism) {
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    PrivaggJob.define(
+        env,
+        List.of(spec),
+        new PrivaggJob.Settings(bootstrap, 300, parallelism, System.currentTimeMillis()));
+    Map<String, Integer> out = new HashMap<>();
+    for (StreamNode node : env.getStreamGraph().getStreamNodes()) {
+      out.put(node.getTransformationUID(), node.getParallelism());
+    }
+    return out;
+  }
+
+  /** Client c's update in round r is a fixed function of (r, c); a third of them are clipped. */
+  private static byte[][] inputs(JobSpec spec, long round) {
+    byte[][] out = new byte[CLIENTS][];
+    for (int c = 0; c < CLIENTS; c++) {
+      float[] w = new float[12];
+      float[] b = new float[3];
+      for (int i = 0; i < w.length; i++) {
+        w[i] = (float) Math.sin(round * 31 + c * 7 + i) * (c % 3 == 0 ? 2f : 0.1f);
+      }
+      for (int i = 0; i < b.length; i++) {
+        b[i] = (float) Math.cos(round * 17 + c * 5 + i) * 0.1f;
+      }
+      out[c] = ClientUpdates.encode(spec, round, "client-" + c, new float[][] {w, b});
+    }
+    return out;
+  }
+
+  /**
+   * Same job id and key in both runs (noise derives from key, job and round), own topics. Round 1
+   * gets a start grace so its announcement is read well before the deadline on a busy machine.
+   */
+  private static String yaml(String jobId, String topicPrefix, Path key) {
+    return """
+        jobId: %s
+        model:
+          tensors:
+            - {name: w, shape: [4, 3]}
+            - {name: b, shape: [3]}
+        rounds:
+          timeout: 4s
+          startGrace: 4s
+          expectedClients: %d
+        privacy:
+          clipNorm: 1.0
+          noiseMultiplier: 1.0
+          delta: 1.0e-5
+          budgetEpsilon: 1000
+          noise: {source: keyed, keyFile: %s}
+        topics: {updates: %s.updates, models: %s.models, rounds: %s.rounds, ledger: %s.ledger, rejects: %s.rejects}
+        """
+        .formatted(
+            jobId, CLIENTS, key, topicPrefix, topicPrefix, topicPrefix, topicPrefix, topicPrefix);
+  }
+
+  private static KafkaProducer<byte[], byte[]> producer() {
+    Properties props = new Properties();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+  }
+}
