@@ -2,9 +2,11 @@ package dev.privagg.privacy;
 
 /**
  * The ChaCha block function (RFC 8439, Section 2.3) used as a deterministic random bit generator: a
- * 256-bit key, a 64-bit stream id and a 64-bit block counter (the original Bernstein layout, so one
- * stream can run for 2^64 blocks). Given the same key and stream id it always yields the same bits;
- * without the key the output is indistinguishable from random.
+ * 256-bit key, a 64-bit stream id and a 64-bit block counter (the original Bernstein layout:
+ * counter in words 12-13, stream id in words 14-15, both little-endian, so one stream can run for
+ * 2^64 blocks). Given the same key and stream id it always yields the same bits; without the key
+ * the output is indistinguishable from random. The stream ends after block 2^64 - 1: asking for
+ * more throws rather than wrap the counter and repeat block 0.
  *
  * <p>Noise uses 12 rounds (ChaCha12, the generator behind Rust's {@code rand::rngs::StdRng}): the
  * best known attacks reach 7 rounds, and Aumasson, "Too Much Crypto" (2019) argues 8 suffice. 12
@@ -24,9 +26,15 @@ final class ChaCha {
   private final int[] block = new int[16];
   private final long[] longs = new long[8];
   private int next = 8;
+  private boolean exhausted;
 
   /** A ChaCha12 generator keyed by 32 bytes (little-endian words, as RFC 8439). */
   ChaCha(byte[] key, long streamId) {
+    this(key, streamId, 0);
+  }
+
+  /** As {@link #ChaCha(byte[], long)}, starting at block {@code firstBlock} (unsigned). */
+  ChaCha(byte[] key, long streamId, long firstBlock) {
     if (key.length != 32) {
       throw new IllegalArgumentException("ChaCha key must be 32 bytes, was " + key.length);
     }
@@ -38,6 +46,8 @@ final class ChaCha {
               | (key[4 * i + 2] & 0xff) << 16
               | (key[4 * i + 3] & 0xff) << 24;
     }
+    input[12] = (int) firstBlock;
+    input[13] = (int) (firstBlock >>> 32);
     input[14] = (int) streamId;
     input[15] = (int) (streamId >>> 32);
   }
@@ -51,9 +61,14 @@ final class ChaCha {
   }
 
   private void refill() {
+    if (exhausted) {
+      throw new IllegalStateException(
+          "ChaCha stream exhausted: all 2^64 blocks of this key and stream id were drawn");
+    }
     block(input, block, NOISE_ROUNDS);
-    if (++input[12] == 0) {
-      input[13]++;
+    // 64-bit counter: carry into word 13; when that wraps too, block 0 would come again.
+    if (++input[12] == 0 && ++input[13] == 0) {
+      exhausted = true;
     }
     for (int i = 0; i < 8; i++) {
       longs[i] = (block[2 * i] & 0xffffffffL) | ((long) block[2 * i + 1] << 32);

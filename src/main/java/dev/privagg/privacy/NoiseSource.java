@@ -18,9 +18,10 @@ import javax.crypto.spec.SecretKeySpec;
  * <ul>
  *   <li>{@link #secure()}: a fresh 256-bit key per stream from the operating system's {@link
  *       SecureRandom}. The production default.
- *   <li>{@link #keyed(byte[])}: key = HMAC-SHA256(secret, jobId, round). The same secret, job and
- *       round always give the same stream, so a round recomputed after a failure releases the
- *       identical model; without the secret the noise is unpredictable.
+ *   <li>{@link #keyed(byte[])}: key = HMAC-SHA256(secret, jobId, round), the secret at least 32
+ *       bytes. The same secret, job and round always give the same stream, so a round recomputed
+ *       after a failure releases the identical model; without the secret the noise is
+ *       unpredictable.
  *   <li>{@link #seeded(long)}: key = SHA-256(seed, jobId, round). Reproducible experiments and
  *       tests only: anyone who knows the seed can remove the noise.
  *   <li>{@link #zero()}: no noise, for exact pipeline tests.
@@ -40,7 +41,10 @@ public sealed interface NoiseSource extends Serializable {
     return new Secure();
   }
 
-  /** Reproducible noise from a secret key of at least 16 bytes (see class comment). */
+  /**
+   * Reproducible noise from a secret key of at least 32 bytes, as many as the ChaCha key derived
+   * from it (see class comment).
+   */
   static NoiseSource keyed(byte[] secretKey) {
     return new Keyed(secretKey);
   }
@@ -83,7 +87,7 @@ public sealed interface NoiseSource extends Serializable {
   /** HMAC-SHA256-derived key per (jobId, round). */
   final class Keyed implements NoiseSource {
     private static final long serialVersionUID = 1L;
-    private static final int MIN_KEY_BYTES = 16;
+    private static final int MIN_KEY_BYTES = 32;
     private final byte[] secretKey;
 
     private Keyed(byte[] secretKey) {

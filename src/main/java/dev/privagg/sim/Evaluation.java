@@ -3,6 +3,7 @@ package dev.privagg.sim;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import org.apache.commons.statistics.distribution.TDistribution;
 
 /**
  * A privacy/utility sweep: for each cohort size and noise multiplier (and the non-private baseline,
@@ -112,11 +113,11 @@ public final class Evaluation {
     return tQuantile975(n - 1) * Math.sqrt(ss / (n - 1)) / Math.sqrt(n);
   }
 
-  /** Two-sided 95% quantiles of Student's t for 1..10 degrees of freedom, then the normal. */
+  /** The 0.975 quantile of Student's t with {@code df} degrees of freedom (two-sided 95%). */
   static double tQuantile975(int df) {
-    double[] table = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228};
-    return df <= table.length
-        ? table[df - 1]
-        : df <= 30 ? 2.042 + (2.228 - 2.042) * (30 - df) / 20.0 : 1.96;
+    if (!(df >= 1)) {
+      throw new IllegalArgumentException("df must be >= 1, was " + df);
+    }
+    return TDistribution.of(df).inverseCumulativeProbability(0.975);
   }
 }

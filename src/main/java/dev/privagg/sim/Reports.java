@@ -5,9 +5,12 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.apache.commons.csv.CSVFormat;
+import org.apache.commons.csv.CSVPrinter;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
@@ -84,17 +87,17 @@ public final class Reports {
     JSON.writeValue(file.toFile(), value);
   }
 
-  /** Writes a CSV with a header; values are written with {@link String#valueOf}. */
+  /**
+   * Writes an RFC 4180 CSV with a header: CRLF line ends, and a value holding a comma, a double
+   * quote or a line break is enclosed in double quotes with its quotes doubled. Values are written
+   * with {@link String#valueOf}, null as an empty field.
+   */
   public static void csv(Path file, List<String> header, List<List<Object>> rows)
       throws IOException {
-    StringBuilder out = new StringBuilder(String.join(",", header)).append('\n');
-    for (List<Object> row : rows) {
-      for (int i = 0; i < row.size(); i++) {
-        out.append(i == 0 ? "" : ",").append(row.get(i));
-      }
-      out.append('\n');
-    }
     Files.createDirectories(file.toAbsolutePath().getParent());
-    Files.writeString(file, out);
+    try (CSVPrinter printer = CSVFormat.RFC4180.print(file, StandardCharsets.UTF_8)) {
+      printer.printRecord(header);
+      printer.printRecords(rows);
+    }
   }
 }

@@ -2,12 +2,15 @@ package dev.privagg.spec;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.commons.text.similarity.LevenshteinDistance;
 
 /**
  * One mapping of a YAML job spec, read key by key. It remembers which keys were read so that {@link
@@ -45,8 +48,16 @@ final class YamlSection {
     return node.hasNonNull(name);
   }
 
+  /**
+   * The value of a required key. When it is missing but an unread key resembles it, the error names
+   * that key instead: a misspelling, not an omission.
+   */
   private JsonNode required(String name, String hint) {
     if (!has(name)) {
+      String misspelt = closest(name, unreadKeys());
+      if (misspelt != null) {
+        throw fail(misspelt, "is not a known key; did you mean " + key(name) + "?");
+      }
       throw fail(name, "is required; " + hint);
     }
     return node.get(name);
@@ -174,18 +185,50 @@ final class YamlSection {
 
   /** Refuses keys that were never read: most often a typo. */
   void finish() {
-    List<String> unknown = new ArrayList<>();
+    List<String> unknown = unreadKeys();
+    if (unknown.isEmpty()) {
+      return;
+    }
+    String name = unknown.get(0);
+    String known = closest(name, read);
+    throw fail(
+        name,
+        known != null
+            ? "is not a known key; did you mean " + key(known) + "?"
+            : "is not a known key; known keys here are "
+                + read
+                + " (remove it or fix its spelling)");
+  }
+
+  private List<String> unreadKeys() {
+    List<String> unread = new ArrayList<>();
     for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
       String name = it.next();
       if (!read.contains(name)) {
-        unknown.add(name);
+        unread.add(name);
       }
     }
-    if (!unknown.isEmpty()) {
-      throw fail(
-          unknown.get(0),
-          "is not a known key; known keys here are " + read + " (remove it or fix its spelling)");
+    return unread;
+  }
+
+  /**
+   * The candidate that {@code name} most resembles, or null: equal ignoring case, or within a
+   * case-insensitive Levenshtein distance of 1 (names of up to 4 characters) or 2 (longer names).
+   */
+  private static String closest(String name, Collection<String> candidates) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String candidate : candidates) {
+      int limit = Math.min(name.length(), candidate.length()) <= 4 ? 1 : 2;
+      int distance =
+          new LevenshteinDistance(limit)
+              .apply(name.toLowerCase(Locale.ROOT), candidate.toLowerCase(Locale.ROOT));
+      if (distance >= 0 && distance < bestDistance) {
+        best = candidate;
+        bestDistance = distance;
+      }
     }
+    return best;
   }
 
   private static String describe(JsonNode value) {

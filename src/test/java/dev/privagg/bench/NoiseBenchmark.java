@@ -1,7 +1,7 @@
 package dev.privagg.bench;
 
 import dev.privagg.privacy.NoiseSource;
-import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -40,7 +40,9 @@ public class NoiseBenchmark {
     noise =
         source.equals("secure")
             ? NoiseSource.secure()
-            : NoiseSource.keyed("benchmark-key-not-secret-000000".getBytes(StandardCharsets.UTF_8));
+            : NoiseSource.keyed(
+                HexFormat.of()
+                    .parseHex("62656e63686d61726b2d6b65792d6e6f742d7365637265742d30303030303030"));
     target = new double[coordinates];
   }
 

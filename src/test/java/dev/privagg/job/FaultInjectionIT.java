@@ -53,7 +53,8 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   void killedTaskManagers_neverLeaveTwoDifferentReleasesOfARound() throws Exception {
     Files.createDirectories(STATE);
     Path key = STATE.resolve("noise.key");
-    Files.writeString(key, "fault-injection-test-noise-key-0123456789");
+    // As `openssl rand -hex 32 > noise.key` writes it: 64 hex digits and a newline.
+    Files.writeString(key, "6661756c742d696e6a656374696f6e2d746573742d6e6f6973652d6b65792d31\n");
     String jobId = "fault-" + UUID.randomUUID().toString().substring(0, 8);
 
     // Reference: no failures, short rounds (deadlines never enter a release), own topics.

@@ -3,7 +3,7 @@ package dev.privagg.privacy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
 import org.apache.commons.statistics.inference.ChiSquareTest;
 import org.apache.commons.statistics.inference.KolmogorovSmirnovTest;
 import org.junit.jupiter.api.Test;
@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class NoiseSourceTest {
   private static final int N = 200_000;
   private static final byte[] KEY =
-      "0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+      HexFormat.of().parseHex("3f9c1d2e8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d");
 
   @Test
   void chacha20Block_matchesRfc8439TestVector() {
@@ -132,11 +132,19 @@ class NoiseSourceTest {
   }
 
   @Test
-  void keyedSource_refusesShortKeys_andNeverPrintsTheKey() {
+  void keyedSource_refusesKeysShorterThan32Bytes_andNeverPrintsTheKey() {
     assertThatThrownBy(() -> NoiseSource.keyed(new byte[8]))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("noise key must hold at least 16 bytes, was 8 bytes");
-    assertThat(NoiseSource.keyed(KEY).toString()).doesNotContain("0123");
+        .hasMessage("noise key must hold at least 32 bytes, was 8 bytes");
+    assertThatThrownBy(() -> NoiseSource.keyed(java.util.Arrays.copyOf(KEY, 31)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("noise key must hold at least 32 bytes, was 31 bytes");
+    assertThatThrownBy(() -> NoiseSource.keyed(null))
+        .hasMessage("noise key must hold at least 32 bytes, was null");
+    assertThat(NoiseSource.keyed(java.util.Arrays.copyOf(KEY, 32)).kind()).isEqualTo("keyed");
+    assertThat(NoiseSource.keyed(KEY).toString())
+        .isEqualTo("keyed(<secret>)")
+        .doesNotContain(HexFormat.of().formatHex(KEY).substring(0, 8));
   }
 
   @Test

@@ -61,6 +61,41 @@ class JobSpecReaderTest {
   }
 
   @Test
+  void misspeltRequiredKey_isRefused_namingItAndTheKeyItResembles() {
+    String typo = MINIMAL.replace("  clipNorm: 1.0", "  clipnorm: 1.0");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", typo))
+        .isInstanceOf(SpecException.class)
+        .hasMessage("t: privacy.clipnorm is not a known key; did you mean privacy.clipNorm?");
+    String nested = MINIMAL.replace("expectedClients: 4", "expectedClient: 4");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", nested))
+        .hasMessage(
+            "t: rounds.expectedClient is not a known key; did you mean rounds.expectedClients?");
+    String section = MINIMAL.replace("privacy:", "Privacy:");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", section))
+        .hasMessage("t: Privacy is not a known key; did you mean privacy?");
+  }
+
+  @Test
+  void misspeltOptionalKey_isRefused_namingItAndTheKeyItResembles() {
+    String typo = MINIMAL.replace("  delta: 1e-5", "  delta: 1e-5\n  acountant: basic");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", typo))
+        .isInstanceOf(SpecException.class)
+        .hasMessage("t: privacy.acountant is not a known key; did you mean privacy.accountant?");
+    String top = MINIMAL + "serverLearningrate: 0.5\n";
+    assertThatThrownBy(() -> JobSpecReader.parse("t", top))
+        .hasMessage("t: serverLearningrate is not a known key; did you mean serverLearningRate?");
+  }
+
+  @Test
+  void unknownKeyResemblingNothing_isRefused_listingTheKnownKeys() {
+    String stray = MINIMAL.replace("  timeout: 2s", "  timeout: 2s\n  colour: red");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", stray))
+        .hasMessageStartingWith("t: rounds.colour is not a known key; known keys here are [")
+        .hasMessageContaining("expectedClients")
+        .hasMessageEndingWith("(remove it or fix its spelling)");
+  }
+
+  @Test
   void missingRequiredKey_isRefused_withAHint() {
     String missing = MINIMAL.replace("  delta: 1e-5\n", "");
     assertThatThrownBy(() -> JobSpecReader.parse("t", missing))

@@ -1,10 +1,15 @@
 package dev.privagg.client.train;
 
 import dev.privagg.client.data.Dataset;
-import java.util.Arrays;
+import org.apache.commons.statistics.ranking.NaNStrategy;
+import org.apache.commons.statistics.ranking.NaturalRanking;
+import org.apache.commons.statistics.ranking.TiesStrategy;
 
 /** Accuracy, per-example losses and the loss-threshold membership-inference AUC. */
 public final class Metrics {
+  private static final NaturalRanking RANKING =
+      new NaturalRanking(NaNStrategy.MAXIMAL, TiesStrategy.AVERAGE);
+
   private Metrics() {}
 
   public static double accuracy(Model model, double[][] params, Dataset data) {
@@ -27,41 +32,26 @@ public final class Metrics {
 
   /**
    * AUC of the loss-threshold attack (Yeom et al. 2018): the probability that a random member has a
-   * lower loss than a random non-member (ties count half), by the Mann-Whitney U statistic. 0.5
-   * means the attacker learns nothing.
+   * lower loss than a random non-member, ties counting half. 0.5 means the attacker learns nothing.
+   *
+   * <p>By the Mann-Whitney U statistic: with all m + n losses ranked in ascending order (ties get
+   * their average rank) and R the sum of the members' ranks, U = R - m (m + 1) / 2 counts the
+   * (member, non-member) pairs where the member's loss is higher (ties half), and AUC = 1 - U / (m
+   * n). Everything is in double, exact for any m + n below 2^26 (an int m (m + 1) overflows past m
+   * = 46,340). A NaN loss ranks as the highest loss. NaN when either array is empty.
    */
   public static double lossThresholdAuc(double[] memberLosses, double[] nonMemberLosses) {
     int m = memberLosses.length;
     int n = nonMemberLosses.length;
     double[] all = new double[m + n];
-    boolean[] member = new boolean[m + n];
-    Integer[] order = new Integer[m + n];
-    for (int i = 0; i < m; i++) {
-      all[i] = memberLosses[i];
-      member[i] = true;
-    }
+    System.arraycopy(memberLosses, 0, all, 0, m);
     System.arraycopy(nonMemberLosses, 0, all, m, n);
-    for (int i = 0; i < order.length; i++) {
-      order[i] = i;
-    }
-    Arrays.sort(order, (a, b) -> Double.compare(all[a], all[b]));
-    // Ranks in ascending loss with ties averaged; members should have low losses.
+    double[] ranks = RANKING.apply(all);
     double memberRankSum = 0;
-    int i = 0;
-    while (i < order.length) {
-      int j = i;
-      while (j + 1 < order.length && all[order[j + 1]] == all[order[i]]) {
-        j++;
-      }
-      double rank = (i + j) / 2.0 + 1;
-      for (int k = i; k <= j; k++) {
-        if (member[order[k]]) {
-          memberRankSum += rank;
-        }
-      }
-      i = j + 1;
+    for (int i = 0; i < m; i++) {
+      memberRankSum += ranks[i];
     }
-    double u = memberRankSum - m * (m + 1) / 2.0; // pairs where the member's loss is higher
+    double u = memberRankSum - m * (m + 1.0) / 2;
     return 1 - u / ((double) m * n);
   }
 }

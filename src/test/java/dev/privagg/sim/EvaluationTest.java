@@ -1,0 +1,53 @@
+package dev.privagg.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class EvaluationTest {
+  /**
+   * Two-sided 95% critical values of Student's t as printed to three decimals: NIST/SEMATECH
+   * e-Handbook of Statistical Methods, Section 1.3.6.7.2, column 0.975 (df up to 100), and Fisher
+   * and Yates, Statistical Tables, Table III, P = 0.05 (df 120). Tolerance: half a unit in the last
+   * printed place.
+   */
+  @ParameterizedTest
+  @CsvSource({
+    "1, 12.706",
+    "2, 4.303",
+    "5, 2.571",
+    "10, 2.228",
+    "11, 2.201",
+    "15, 2.131",
+    "20, 2.086",
+    "25, 2.060",
+    "30, 2.042",
+    "60, 2.000",
+    "120, 1.980"
+  })
+  void tQuantile975_matchesThePublishedTable(int df, double published) {
+    assertThat(Evaluation.tQuantile975(df)).isCloseTo(published, within(5e-4));
+  }
+
+  @Test
+  void tQuantile975_refusesZeroDegreesOfFreedom() {
+    assertThatThrownBy(() -> Evaluation.tQuantile975(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("df must be >= 1, was 0");
+  }
+
+  @Test
+  void halfWidth_isTQuantileTimesStandardError() {
+    // 21 values 0..20: mean 10, sample variance 38.5, df 20 (t = 2.086).
+    double[] x = new double[21];
+    for (int i = 0; i < x.length; i++) {
+      x[i] = i;
+    }
+    assertThat(Evaluation.halfWidth(x)).isCloseTo(2.086 * Math.sqrt(38.5 / 21), within(1e-3));
+    assertThat(Evaluation.halfWidth(new double[] {0.7})).isZero();
+  }
+}
