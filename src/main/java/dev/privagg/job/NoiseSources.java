@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Base64;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 
@@ -63,6 +64,25 @@ final class NoiseSources {
       throw new IllegalStateException(where + " cannot be read: " + e.getMessage(), e);
     }
     return decodeSecret(where, new String(content, StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Checks each keyed spec's secret where this process can see it (the client or JobManager that
+   * defines the job), so a malformed key fails at submit instead of restarting tasks. A key only
+   * the TaskManagers hold (an environment variable or file absent here) is checked when they start.
+   */
+  static void checkVisibleSecrets(List<JobSpec> specs) {
+    for (JobSpec spec : specs) {
+      JobSpec.Noise noise = spec.privacy().noise();
+      boolean visible =
+          noise.source().equals("keyed")
+              && (noise.keyEnv() != null
+                  ? System.getenv(noise.keyEnv()) != null
+                  : Files.exists(Path.of(noise.keyFile())));
+      if (visible) {
+        forSpec(spec);
+      }
+    }
   }
 
   /**

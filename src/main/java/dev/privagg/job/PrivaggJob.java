@@ -166,6 +166,7 @@ public final class PrivaggJob {
   /** Defines source, pipeline and sink on {@code env}. */
   public static void define(
       StreamExecutionEnvironment env, List<JobSpec> specs, Settings settings) {
+    NoiseSources.checkVisibleSecrets(specs);
     env.enableCheckpointing(settings.checkpointIntervalMillis());
     env.setParallelism(settings.parallelism());
     JobSpec.Topics topics = specs.get(0).topics();

@@ -10,6 +10,7 @@ import dev.privagg.spec.JobSpecReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -111,6 +112,17 @@ class NoiseSourcesTest {
     assertThatThrownBy(() -> NoiseSources.forSpec(spec("keyFile: " + missing), name -> null))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageStartingWith("job j: privacy.noise.keyFile " + missing + " cannot be read");
+  }
+
+  @Test
+  void checkVisibleSecrets_refusesAWeakKeyFileHere_andLeavesAbsentOnesToTheTaskManagers(
+      @TempDir Path dir) throws Exception {
+    Path weak = dir.resolve("weak.key");
+    Files.writeString(weak, "correct horse battery staple");
+    assertThatThrownBy(() -> NoiseSources.checkVisibleSecrets(List.of(spec("keyFile: " + weak))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("a passphrase?");
+    NoiseSources.checkVisibleSecrets(List.of(spec("keyFile: " + dir.resolve("only-on-tms.key"))));
   }
 
   @Test
