@@ -164,6 +164,17 @@ class RdpAccountantTest {
   }
 
   @Test
+  void defaultAccountant_isShared_soItsMemoOutlivesLookupsByName() {
+    assertThat(Accountant.named("rdp")).isSameAs(RdpAccountant.withDefaultOrders());
+    // A remembered result equals a fresh computation by another instance over the same orders.
+    PrivacyLedger ledger = PrivacyLedger.of(PrivacyEvent.sampledGaussian(1.3, 0.0025, 6000));
+    double first = accountant.epsilon(ledger, 1e-5).epsilon();
+    assertThat(accountant.epsilon(ledger, 1e-5).epsilon()).isEqualTo(first);
+    assertThat(RdpAccountant.withOrders(RdpAccountant.DEFAULT_ORDERS).epsilon(ledger, 1e-5))
+        .isEqualTo(accountant.epsilon(ledger, 1e-5));
+  }
+
+  @Test
   void deltaForEpsilon_roundTripsWithEpsilonForDelta() {
     PrivacyLedger ledger = PrivacyLedger.of(PrivacyEvent.sampledGaussian(1.3, 0.0025, 6000));
     double eps = accountant.epsilon(ledger, 1e-5).epsilon();
