@@ -16,6 +16,11 @@ import java.util.List;
  * The accountant's ledger as checkpointed bytes: a version, then (kind, noiseMultiplier,
  * samplingRate, count) per event. A ledger of another version or an unknown kind is refused with a
  * message naming both (STYLE 2): guessing would risk under-counting spent privacy.
+ *
+ * <p>A ledger is written composed by count (one event per mechanism, see {@link PrivacyLedger}).
+ * Checkpoints written before ledgers were composed hold one count-1 event per round in the same
+ * format; reading composes them, so such state restores to the same epsilon and is written back
+ * compact at the next round.
  */
 final class LedgerCodec {
   static final int VERSION = 1;

@@ -1,27 +1,42 @@
 package dev.privagg.privacy;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
- * An immutable, append-only list of privacy events. The ledger is what gets stored; epsilon is
- * always derived from it by an {@link Accountant}, never stored on its own.
+ * An immutable ledger of privacy events, kept composed by count: events of the same mechanism
+ * (kind, noiseMultiplier, samplingRate) are held as one event whose count is the sum of theirs, in
+ * the order each mechanism first appeared. The ledger is what gets stored; epsilon is always
+ * derived from it by an {@link Accountant}, never stored on its own.
+ *
+ * <p>Merging is exact for every accountant here because each is a function of the multiset of
+ * rounds: RDP adds over rounds (Mironov 2017, Prop. 1), basic composition sums per-round epsilons
+ * (Dwork and Roth 2014, Thm. 3.16), and the heterogeneous advanced composition bound depends only
+ * on the sums of epsilon_i^2 and epsilon_i (e^epsilon_i - 1) and on the number of rounds, with
+ * delta split evenly over the rounds (Dwork, Rothblum, Vadhan 2010, Thm. III.3). So a ledger's size
+ * depends on how many distinct mechanisms were used, not on how many rounds ran.
  */
 public record PrivacyLedger(List<PrivacyEvent> events) {
   /** The ledger of a job that has released nothing. */
   public static final PrivacyLedger EMPTY = new PrivacyLedger(List.of());
 
-  /** Copies the events so the ledger cannot change after construction. */
+  /**
+   * Composes the events by count, so the ledger cannot change after construction and holds one
+   * event per mechanism. A total count beyond {@link Long#MAX_VALUE} is refused with an {@link
+   * ArithmeticException}.
+   */
   public PrivacyLedger {
-    events = List.copyOf(events);
+    events = composeByCount(events);
   }
 
-  /** A ledger holding the given events. */
+  /** A ledger holding the given events, composed by count. */
   public static PrivacyLedger of(PrivacyEvent... events) {
     return new PrivacyLedger(List.of(events));
   }
 
-  /** A new ledger with {@code event} appended. */
+  /** A new ledger with {@code event} added to the count of the same mechanism, or appended. */
   public PrivacyLedger append(PrivacyEvent event) {
     List<PrivacyEvent> longer = new ArrayList<>(events.size() + 1);
     longer.addAll(events);
@@ -41,5 +56,29 @@ public record PrivacyLedger(List<PrivacyEvent> events) {
   /** True when no event was recorded. */
   public boolean isEmpty() {
     return events.isEmpty();
+  }
+
+  /** What makes two events the same mechanism: everything but the count. */
+  private record Mechanism(MechanismKind kind, double noiseMultiplier, double samplingRate) {}
+
+  private static List<PrivacyEvent> composeByCount(List<PrivacyEvent> events) {
+    Map<Mechanism, Long> counts = new LinkedHashMap<>();
+    for (PrivacyEvent event : events) {
+      if (event == null) {
+        throw new IllegalArgumentException("events must not contain null");
+      }
+      counts.merge(
+          new Mechanism(event.kind(), event.noiseMultiplier(), event.samplingRate()),
+          event.count(),
+          Math::addExact);
+    }
+    if (counts.size() == events.size()) {
+      return List.copyOf(events); // nothing to merge: keep the given events as they are
+    }
+    List<PrivacyEvent> composed = new ArrayList<>(counts.size());
+    counts.forEach(
+        (m, count) ->
+            composed.add(new PrivacyEvent(m.kind(), m.noiseMultiplier(), m.samplingRate(), count)));
+    return List.copyOf(composed);
   }
 }

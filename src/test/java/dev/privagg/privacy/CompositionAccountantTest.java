@@ -57,6 +57,27 @@ class CompositionAccountantTest {
   }
 
   @Test
+  void compositionIsOrderIndependent_soLedgersComposeByCount() {
+    // Both bounds depend only on the multiset of rounds (per-round delta is delta / T or
+    // delta / (2T)); the same rounds in another order give the same epsilon, relative 1e-12.
+    PrivacyEvent sampled = PrivacyEvent.sampledGaussian(2.0, 0.05, 1);
+    PrivacyEvent full = PrivacyEvent.gaussian(20.0, 1);
+    PrivacyLedger sampledFirst = PrivacyLedger.EMPTY;
+    PrivacyLedger fullFirst = PrivacyLedger.EMPTY;
+    for (int r = 0; r < 300; r++) {
+      sampledFirst = sampledFirst.append(r < 200 ? sampled : full);
+      fullFirst = fullFirst.append(r < 100 ? full : sampled);
+    }
+    assertThat(sampledFirst.events()).containsExactly(sampled.times(200), full.times(100));
+    assertThat(fullFirst.events()).containsExactly(full.times(100), sampled.times(200));
+    for (Accountant accountant : new Accountant[] {basic, advanced}) {
+      assertThat(accountant.epsilon(sampledFirst, 1e-5).epsilon())
+          .as(accountant.name())
+          .isCloseTo(accountant.epsilon(fullFirst, 1e-5).epsilon(), withinPercentage(1e-10));
+    }
+  }
+
+  @Test
   void zeroNoise_isInfiniteEpsilon() {
     PrivacyLedger ledger = PrivacyLedger.of(PrivacyEvent.gaussian(0.0, 3));
     assertThat(basic.epsilon(ledger, 1e-5).epsilon()).isInfinite();
