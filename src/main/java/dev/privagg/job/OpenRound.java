@@ -21,6 +21,12 @@ public class OpenRound {
   /** Clients seen this round, sampled or not: what the per-round capacity is checked against. */
   public long seen;
 
+  /**
+   * True for a round restored from a version that kept raw client ids (not digests) in the
+   * seen-clients state: the duplicate check must then look up both forms until the round closes.
+   */
+  public boolean legacyClientIds;
+
   public OpenRound() {}
 
   OpenRound(int dimension) {
@@ -28,8 +34,15 @@ public class OpenRound {
     this.fractionBits = ClippedSum.FRACTION_BITS;
   }
 
-  /** Brings state written at another fixed-point scale to the current one (see ClippedSum). */
+  /**
+   * Brings state written by an older version to the current form: units at the current fixed-point
+   * scale (see ClippedSum), the seen count at least the contributions, and raw ids remembered.
+   */
   OpenRound atCurrentScale() {
+    if (fractionBits == 0) {
+      legacyClientIds = true;
+      seen = Math.max(seen, contributions);
+    }
     int bits = fractionBits == 0 ? LEGACY_FRACTION_BITS : fractionBits;
     if (bits != ClippedSum.FRACTION_BITS) {
       units = ClippedSum.rescaled(units, bits);

@@ -112,6 +112,13 @@ public final class PrivaggJob {
     env.execute("privagg " + jobIds(specs));
   }
 
+  /**
+   * Room above the largest update for what an output record adds to it (a reject's reason, detail
+   * and position; a model's privacy statement): topic limits and the sink's request size include
+   * it.
+   */
+  static final long OUTPUT_HEADROOM_BYTES = 1 << 20;
+
   /** Partitions of the updates topic when the job creates it. */
   public static final int DEFAULT_UPDATE_PARTITIONS = 2;
 
@@ -160,7 +167,7 @@ public final class PrivaggJob {
             new TopicAdmin.TopicPlan(
                 t.rejects(),
                 1,
-                Map.of("max.message.bytes", Long.toString(maxUpdate + (1 << 20))))));
+                Map.of("max.message.bytes", Long.toString(maxUpdate + OUTPUT_HEADROOM_BYTES)))));
   }
 
   /** Defines source, pipeline and sink on {@code env}. */
@@ -220,7 +227,9 @@ public final class PrivaggJob {
             .setTransactionalIdPrefix(name)
             // At or below the broker's transaction.max.timeout.ms (15 min by default).
             .setProperty("transaction.timeout.ms", "600000");
-    ProducerSizing.forRecordsUpTo(maxRecord).forEach(sinkBuilder::setProperty);
+    // A reject carries a whole update of up to maxRecord bytes plus its reason and position.
+    ProducerSizing.forRecordsUpTo(maxRecord + OUTPUT_HEADROOM_BYTES)
+        .forEach(sinkBuilder::setProperty);
     KafkaSink<OutboundRecord> sink = sinkBuilder.build();
     // Budget never forgets: what the ledger topic already shows bounds any restored state below.
     java.util.Map<String, LedgerFloor> floors =

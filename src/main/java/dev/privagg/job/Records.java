@@ -86,6 +86,15 @@ final class Records {
     return new OutboundRecord(spec.topics().ledger(), key(spec), AvroCodec.encode(entry));
   }
 
+  /** Longest reject detail kept: details quote client input, which must not grow the record. */
+  static final int MAX_DETAIL_CHARS = 1000;
+
+  /**
+   * A reject record. It is at most the original bytes plus {@link
+   * PrivaggJob#OUTPUT_HEADROOM_BYTES}: the detail is cut to {@link #MAX_DETAIL_CHARS} and ids are
+   * capped by the validator, so a record at the size limit can never make a reject the sink cannot
+   * send.
+   */
   static OutboundRecord reject(
       String rejectsTopic,
       RejectReason reason,
@@ -100,7 +109,10 @@ final class Records {
     RejectedUpdate rejected =
         RejectedUpdate.newBuilder()
             .setReason(reason)
-            .setDetail(detail)
+            .setDetail(
+                detail.length() <= MAX_DETAIL_CHARS
+                    ? detail
+                    : detail.substring(0, MAX_DETAIL_CHARS) + "... (" + detail.length() + " chars)")
             .setJobId(jobId)
             .setClientId(clientId)
             .setRound(round)

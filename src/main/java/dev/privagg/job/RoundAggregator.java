@@ -168,10 +168,10 @@ final class RoundAggregator
           out);
       return;
     }
-    OpenRound round = openRoundState.value();
+    OpenRound round = openRoundState.value().atCurrentScale();
     String clientKey = clientKeys.of(update.clientId);
     if (seenClients.contains(clientKey)
-        || (round.fractionBits == 0 && seenClients.contains(update.clientId))) {
+        || (round.legacyClientIds && seenClients.contains(update.clientId))) {
       reject(
           spec,
           update,
@@ -196,7 +196,6 @@ final class RoundAggregator
     // Remember the client even when sampling drops it, so a retry cannot buy a second draw.
     seenClients.put(clientKey, Boolean.TRUE);
     round.seen++;
-    round.atCurrentScale();
     if (!sampled(spec, update)) {
       openRoundState.update(round);
       jobMetrics.updatesNotSampled.inc();

@@ -50,7 +50,13 @@ class HostileInputIT extends KafkaFlinkTestBase {
     startJob(spec, 2);
     awaitRound(spec, 1);
     String topic = spec.topics().updates();
-    List<CraftedUpdates.Case> cases = CraftedUpdates.all(spec.jobId());
+    List<CraftedUpdates.Case> cases = new java.util.ArrayList<>(CraftedUpdates.all(spec.jobId()));
+    // Exactly at the size limit: its reject carries all of it, and the sink must still send it.
+    cases.add(
+        new CraftedUpdates.Case(
+            "zeros at maxRecordBytes",
+            new byte[Math.toIntExact(spec.maxRecordBytes())],
+            RejectReason.UNDECODABLE));
     produce(topic, "good-1", ClientUpdates.encode(spec, 1, "good-1", new float[][] {{0.2f, 0, 0}}));
     produce(topic, "x", cases.stream().map(CraftedUpdates.Case::bytes).toArray(byte[][]::new));
     produce(topic, "good-2", ClientUpdates.encode(spec, 1, "good-2", new float[][] {{0, 0.4f, 0}}));
