@@ -4,13 +4,9 @@ import dev.privagg.avro.ClientUpdate;
 import dev.privagg.avro.RejectReason;
 import dev.privagg.avro.Tensor;
 import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Function;
 import org.apache.avro.SchemaNormalization;
 
@@ -22,9 +18,12 @@ import org.apache.avro.SchemaNormalization;
  * block count) before it checks that the bytes exist, so a 30-byte record can ask for gigabytes.
  * This reader checks every declared length against the bytes that remain and against the job's caps
  * <em>before</em> allocating: a string or bytes field costs at most its own bytes, and every
- * collection is capped (tensors, shape entries, metadata). Strings must be valid UTF-8, so that two
- * different byte strings never read as one client id. Anything wrong is a {@link Rejected} with a
- * reject reason and whatever of the record's identity was read; nothing else is thrown.
+ * collection is capped (tensors, shape entries, metadata). Strings must be valid UTF-8 (checked in
+ * place), so that two different byte strings never read as one client id. Metadata is checked and
+ * dropped: the job has no use for it. A block with a declared byte size must take exactly that many
+ * bytes, so that every Avro reader, skipping or not, reads the record the same way. Anything wrong
+ * is a {@link Rejected} with a reject reason and whatever of the record's identity was read;
+ * nothing else is thrown.
  *
  * <p>Tensor data is not copied: each tensor's {@code data} is a read-only view of the input.
  */
@@ -140,16 +139,16 @@ public final class UpdateReader {
     if (limits == null) {
       throw reject(RejectReason.UNKNOWN_JOB, "no job '" + jobId + "' runs here");
     }
-    round = readLong("round");
+    round = readLong("round", "");
     clientId = string("clientId", limits.maxClientIdBytes(), RejectReason.CLIENT_ID_TOO_LONG);
     List<Tensor> tensors = tensors(limits);
-    Map<String, String> metadata = metadata(limits.maxMetadataBytes());
+    skipMetadata(limits.maxMetadataBytes());
     if (pos != end) {
       throw reject(
           RejectReason.UNDECODABLE,
           (end - pos) + " bytes follow the end of the ClientUpdate record");
     }
-    return new ClientUpdate(jobId, round, clientId, tensors, metadata);
+    return new ClientUpdate(jobId, round, clientId, tensors, null);
   }
 
   private void header() throws Rejected {
@@ -176,17 +175,17 @@ public final class UpdateReader {
   private List<Tensor> tensors(Limits limits) throws Rejected {
     List<Tensor> tensors = new ArrayList<>();
     long declared = 0;
-    for (long block = blockCount("tensors"); block > 0; block = blockCount("tensors")) {
+    for (Block block = block("tensors"); block.count > 0; block = block("tensors")) {
       // Compared before adding, so no declared count can overflow the tally.
-      if (block > limits.maxTensors() - declared) {
+      if (block.count > limits.maxTensors() - declared) {
         throw reject(
             RejectReason.WRONG_TENSORS,
             "declares more than " + limits.maxTensors() + " tensors, the job has that many");
       }
-      declared += block;
+      declared += block.count;
       // Each tensor takes at least 3 bytes (three zero lengths).
-      requireAtLeast(block * 3, "tensors", block + " tensors");
-      for (long i = 0; i < block; i++) {
+      requireAtLeast(block.count * 3, "tensors", block.count + " tensors");
+      for (long i = 0; i < block.count; i++) {
         String name =
             string("tensor name", limits.maxTensorNameBytes(), RejectReason.WRONG_TENSORS);
         List<Integer> shape = shape(name, limits.maxRank());
@@ -195,6 +194,7 @@ public final class UpdateReader {
         pos += length;
         tensors.add(new Tensor(name, shape, data));
       }
+      block.checkEnd();
     }
     return tensors;
   }
@@ -202,50 +202,52 @@ public final class UpdateReader {
   private List<Integer> shape(String tensor, int maxRank) throws Rejected {
     List<Integer> shape = new ArrayList<>();
     long declared = 0;
-    for (long block = blockCount("shape"); block > 0; block = blockCount("shape")) {
-      if (block > maxRank - declared) {
+    for (Block block = block("shape"); block.count > 0; block = block("shape")) {
+      if (block.count > maxRank - declared) {
         throw reject(
             RejectReason.WRONG_TENSORS,
             "tensor '" + tensor + "' declares more than " + maxRank + " dimensions");
       }
-      declared += block;
-      requireAtLeast(block, "shape", block + " dimensions");
-      for (long i = 0; i < block; i++) {
-        shape.add(readInt("tensor '" + tensor + "' shape"));
+      declared += block.count;
+      requireAtLeast(block.count, "shape", block.count + " dimensions");
+      for (long i = 0; i < block.count; i++) {
+        shape.add(readInt("tensor '" + tensor + "'", " shape"));
       }
+      block.checkEnd();
     }
     return shape;
   }
 
-  /** The nullable metadata map; its encoded size, union index included, is capped. */
-  private Map<String, String> metadata(int maxBytes) throws Rejected {
+  /**
+   * Checks the nullable metadata map in place (structure, UTF-8, encoded size with the union index
+   * under the cap) and drops it: the job uses no metadata, so it builds no strings or map for it.
+   */
+  private void skipMetadata(int maxBytes) throws Rejected {
     int start = pos;
-    long branch = readLong("metadata");
+    long branch = readLong("metadata", "");
     if (branch == 0) {
-      return null;
+      return;
     }
     if (branch != 1) {
       throw reject(RejectReason.UNDECODABLE, "metadata union index must be 0 or 1, was " + branch);
     }
-    Map<String, String> metadata = new HashMap<>();
-    for (long block = blockCount("metadata"); block > 0; block = blockCount("metadata")) {
+    for (Block block = block("metadata"); block.count > 0; block = block("metadata")) {
       // Each entry takes at least 2 bytes (two zero lengths).
-      if (block > (maxBytes - (pos - start)) / 2) {
+      if (block.count > (maxBytes - (pos - start)) / 2) {
         throw metadataTooLarge(maxBytes);
       }
-      for (long i = 0; i < block; i++) {
-        String key = string("metadata key", maxBytes, RejectReason.METADATA_TOO_LARGE);
-        String value = string("metadata value", maxBytes, RejectReason.METADATA_TOO_LARGE);
+      for (long i = 0; i < block.count; i++) {
+        skipString("metadata key", maxBytes, RejectReason.METADATA_TOO_LARGE);
+        skipString("metadata value", maxBytes, RejectReason.METADATA_TOO_LARGE);
         if (pos - start > maxBytes) {
           throw metadataTooLarge(maxBytes);
         }
-        metadata.put(key, value);
       }
+      block.checkEnd();
     }
     if (pos - start > maxBytes) {
       throw metadataTooLarge(maxBytes);
     }
-    return metadata;
   }
 
   private Rejected metadataTooLarge(int maxBytes) {
@@ -255,24 +257,49 @@ public final class UpdateReader {
   }
 
   /**
-   * The item count of the next array or map block (0 ends the collection). A negative count is
-   * followed by the block's size in bytes (Avro specification, "Complex Types Serialization").
+   * One array or map block: its item count (0 ends the collection) and, when the writer gave it,
+   * where the block must end. A negative count is followed by the block's size in bytes (Avro
+   * specification, "Complex Types Serialization"); readers that skip blocks trust that size, so it
+   * must match what the items take.
    */
-  private long blockCount(String field) throws Rejected {
-    long count = readLong(field + " block count");
-    if (count < 0) {
-      if (count == Long.MIN_VALUE) {
-        throw reject(RejectReason.UNDECODABLE, field + " block count " + count + " is invalid");
-      }
-      count = -count;
-      long size = readLong(field + " block size");
-      if (size < 0 || size > end - pos) {
+  private final class Block {
+    final long count;
+    private final long declaredEnd;
+    private final String field;
+
+    Block(long count, long declaredEnd, String field) {
+      this.count = count;
+      this.declaredEnd = declaredEnd;
+      this.field = field;
+    }
+
+    void checkEnd() throws Rejected {
+      if (declaredEnd >= 0 && pos != declaredEnd) {
         throw reject(
             RejectReason.UNDECODABLE,
-            field + " block declares " + size + " bytes, " + (end - pos) + " remain");
+            field
+                + " block declares "
+                + (declaredEnd - pos)
+                + " bytes more than its items take; Avro readers that skip it would disagree");
       }
     }
-    return count;
+  }
+
+  private Block block(String field) throws Rejected {
+    long count = readLong(field, " block count");
+    if (count >= 0) {
+      return new Block(count, -1, field);
+    }
+    if (count == Long.MIN_VALUE) {
+      throw reject(RejectReason.UNDECODABLE, field + " block count " + count + " is invalid");
+    }
+    long size = readLong(field, " block size");
+    if (size < 0 || size > end - pos) {
+      throw reject(
+          RejectReason.UNDECODABLE,
+          field + " block declares " + size + " bytes, " + (end - pos) + " remain");
+    }
+    return new Block(-count, pos + size, field);
   }
 
   private void requireAtLeast(long needed, String field, String what) throws Rejected {
@@ -288,7 +315,7 @@ public final class UpdateReader {
    * cap the record is rejected with {@code capReason}.
    */
   private int length(String field, int cap, RejectReason capReason) throws Rejected {
-    long length = readLong(field + " length");
+    long length = readLong(field, " length");
     if (length < 0) {
       throw reject(RejectReason.UNDECODABLE, field + " has negative length " + length);
     }
@@ -304,47 +331,49 @@ public final class UpdateReader {
   }
 
   private String string(String field, int cap, RejectReason capReason) throws Rejected {
-    int length = length(field, cap, capReason);
-    try {
-      String value =
-          StandardCharsets.UTF_8
-              .newDecoder()
-              .onMalformedInput(CodingErrorAction.REPORT)
-              .onUnmappableCharacter(CodingErrorAction.REPORT)
-              .decode(ByteBuffer.wrap(bytes, pos, length))
-              .toString();
-      pos += length;
-      return value;
-    } catch (CharacterCodingException e) {
-      throw reject(RejectReason.UNDECODABLE, field + " is not valid UTF-8");
-    }
+    int start = skipString(field, cap, capReason);
+    return new String(bytes, start, pos - start, StandardCharsets.UTF_8);
   }
 
-  /** A zig-zag varint of at most 10 bytes whose value fits 64 bits. */
-  private long readLong(String field) throws Rejected {
+  /** Checks a string's length and UTF-8 in place, moves past it, and returns where it starts. */
+  private int skipString(String field, int cap, RejectReason capReason) throws Rejected {
+    int length = length(field, cap, capReason);
+    if (!Utf8.isValid(bytes, pos, length)) {
+      throw reject(RejectReason.UNDECODABLE, field + " is not valid UTF-8");
+    }
+    int start = pos;
+    pos += length;
+    return start;
+  }
+
+  /**
+   * A zig-zag varint of at most 10 bytes whose value fits 64 bits. The field's name comes in two
+   * parts, joined only for an error message: the per-string path must not allocate.
+   */
+  private long readLong(String field, String part) throws Rejected {
     long raw = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       if (pos >= end) {
-        throw reject(RejectReason.UNDECODABLE, field + " is cut off at byte " + pos);
+        throw reject(RejectReason.UNDECODABLE, field + part + " is cut off at byte " + pos);
       }
       int b = bytes[pos++] & 0xFF;
       if (shift == 63 && b > 1) {
-        throw reject(RejectReason.UNDECODABLE, field + " is not a valid Avro long");
+        throw reject(RejectReason.UNDECODABLE, field + part + " is not a valid Avro long");
       }
       raw |= (long) (b & 0x7F) << shift;
       if (b < 0x80) {
         return (raw >>> 1) ^ -(raw & 1);
       }
     }
-    throw reject(RejectReason.UNDECODABLE, field + " is not a valid Avro long");
+    throw reject(RejectReason.UNDECODABLE, field + part + " is not a valid Avro long");
   }
 
   /** A zig-zag varint of at most 5 bytes whose value fits 32 bits. */
-  private int readInt(String field) throws Rejected {
+  private int readInt(String field, String part) throws Rejected {
     int start = pos;
-    long value = readLong(field);
+    long value = readLong(field, part);
     if (pos - start > 5 || value != (int) value) {
-      throw reject(RejectReason.UNDECODABLE, field + " is not a valid Avro int");
+      throw reject(RejectReason.UNDECODABLE, field + part + " is not a valid Avro int");
     }
     return (int) value;
   }

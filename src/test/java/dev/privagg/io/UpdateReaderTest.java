@@ -41,11 +41,55 @@ class UpdateReaderTest {
   }
 
   @Test
-  void validRecord_readsAsAvroWritesIt() throws Exception {
+  void validRecord_readsAsAvroWritesIt_metadataCheckedAndDropped() throws Exception {
     ClientUpdate written = update("client-7", Map.of("os", "linux", "é", "ü"));
     ClientUpdate read = UpdateReader.read(AvroCodec.encode(written), ONLY_JOB_A);
-    assertThat(read).isEqualTo(written);
+    assertThat(read).isEqualTo(update("client-7", null));
     assertThat(read.getTensors().get(0).getData().isReadOnly()).isTrue();
+  }
+
+  @Test
+  void blockWhoseDeclaredSizeDiffersFromItsItems_isUndecodable() {
+    for (int declared : new int[] {17, 19}) {
+      byte[] bytes = negativeTensorBlock(declared);
+      assertThatThrownBy(() -> UpdateReader.read(bytes, ONLY_JOB_A))
+          .as("declared %d, items take 18", declared)
+          .isInstanceOfSatisfying(
+              UpdateReader.Rejected.class,
+              e -> assertThat(e.reason()).isEqualTo(RejectReason.UNDECODABLE));
+    }
+  }
+
+  @Test
+  void utf8_isCheckedStrictly() throws Exception {
+    int[][] invalid = {
+      {0xC0, 0xAF}, // overlong '/'
+      {0xE0, 0x80, 0xAF}, // overlong
+      {0xED, 0xA0, 0x80}, // surrogate U+D800
+      {0xF4, 0x90, 0x80, 0x80}, // above U+10FFFF
+      {0xE2, 0x82}, // cut short
+      {0x80}, // continuation first
+      {0xF8, 0x88, 0x80, 0x80, 0x80} // 5-byte form
+    };
+    for (int[] id : invalid) {
+      byte[] bytes =
+          AvroBytes.clientUpdateHeader()
+              .string(JOB)
+              .varint(1)
+              .varint(id.length)
+              .raw(id)
+              .toByteArray();
+      assertThatThrownBy(() -> UpdateReader.read(bytes, ONLY_JOB_A))
+          .as(java.util.Arrays.toString(id))
+          .isInstanceOfSatisfying(
+              UpdateReader.Rejected.class,
+              e -> assertThat(e.getMessage()).isEqualTo("clientId is not valid UTF-8"));
+    }
+    for (String id :
+        new String[] {"\uFEFFbom", "\u0000", "\uFFFF", "\uD83D\uDE00", "é", "e\u0301"}) {
+      assertThat(UpdateReader.read(AvroCodec.encode(update(id, null)), ONLY_JOB_A).getClientId())
+          .isEqualTo(id);
+    }
   }
 
   @Test
@@ -58,23 +102,26 @@ class UpdateReaderTest {
     encoder.flush();
     byte[] header = AvroBytes.clientUpdateHeader().toByteArray();
     byte[] bytes = new AvroBytes().raw(header).raw(body.toByteArray()).toByteArray();
-    assertThat(UpdateReader.read(bytes, ONLY_JOB_A)).isEqualTo(written);
-    byte[] negative =
-        AvroBytes.clientUpdateHeader()
-            .string(JOB)
-            .varint(1)
-            .string("c")
-            .varint(-1) // one tensor, block size follows
-            .varint(1 + 1 + 3 + 1 + 13)
-            .string("w")
-            .varint(1)
-            .varint(3)
-            .varint(0)
-            .bytes(new byte[12])
-            .varint(0)
-            .varint(0)
-            .toByteArray();
-    assertThat(UpdateReader.read(negative, ONLY_JOB_A).getTensors()).hasSize(1);
+    assertThat(UpdateReader.read(bytes, ONLY_JOB_A)).isEqualTo(update("c", null));
+    assertThat(UpdateReader.read(negativeTensorBlock(18), ONLY_JOB_A).getTensors()).hasSize(1);
+  }
+
+  /** One tensor in a block of count -1 and the given byte size; its items take 18 bytes. */
+  private static byte[] negativeTensorBlock(int declaredSize) {
+    return AvroBytes.clientUpdateHeader()
+        .string(JOB)
+        .varint(1)
+        .string("c")
+        .varint(-1)
+        .varint(declaredSize)
+        .string("w") // 2 bytes
+        .varint(1) // shape: 3 bytes
+        .varint(3)
+        .varint(0)
+        .bytes(new byte[12]) // 13 bytes
+        .varint(0)
+        .varint(0)
+        .toByteArray();
   }
 
   @Test
@@ -106,6 +153,39 @@ class UpdateReaderTest {
         .isInstanceOfSatisfying(
             UpdateReader.Rejected.class,
             e -> assertThat(e.reason()).isEqualTo(RejectReason.METADATA_TOO_LARGE));
+  }
+
+  @Test
+  void aRecordCostsAboutItsOwnSize_evenAMegabyteOfTinyMetadataEntries() throws Exception {
+    int entries = 500_000; // two empty strings each: 1 MB of metadata, 500,000 map entries
+    AvroBytes record =
+        AvroBytes.clientUpdateHeader()
+            .string(JOB)
+            .varint(1)
+            .string("c")
+            .varint(1)
+            .string("w")
+            .varint(1)
+            .varint(3)
+            .varint(0)
+            .bytes(new byte[12])
+            .varint(0)
+            .varint(1)
+            .varint(entries);
+    for (int i = 0; i < entries; i++) {
+      record.varint(0).varint(0);
+    }
+    byte[] bytes = record.varint(0).toByteArray();
+    UpdateReader.Limits roomy = new UpdateReader.Limits(256, 1 << 20, 1, 1, 1);
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    UpdateReader.read(bytes, job -> roomy); // warm up
+    long before = threads.getCurrentThreadAllocatedBytes();
+    UpdateReader.read(bytes, job -> roomy);
+    long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+    assertThat(allocated)
+        .as("bytes allocated to read %d bytes", bytes.length)
+        .isLessThan(bytes.length);
   }
 
   @Test
