@@ -42,7 +42,6 @@ final class RoundAggregator
 
   private final Map<String, JobSpec> specs = new HashMap<>();
   private final Map<String, LedgerFloor> floors;
-  private final long maxClientsPerRound;
   private transient java.util.Set<String> reconciled;
   private transient Map<String, NoiseSource> noiseSources;
   private transient Map<String, JobMetrics> metrics;
@@ -61,23 +60,10 @@ final class RoundAggregator
   private transient ClientKeys clientKeys;
 
   RoundAggregator(List<JobSpec> specs, Map<String, LedgerFloor> floors) {
-    this(specs, floors, ClippedSum.MAX_CONTRIBUTIONS);
-  }
-
-  /** With a smaller per-round capacity than the accumulator's, for tests of a full round. */
-  RoundAggregator(List<JobSpec> specs, Map<String, LedgerFloor> floors, long maxClientsPerRound) {
-    if (maxClientsPerRound < 1 || maxClientsPerRound > ClippedSum.MAX_CONTRIBUTIONS) {
-      throw new IllegalArgumentException(
-          "maxClientsPerRound must be in [1, "
-              + ClippedSum.MAX_CONTRIBUTIONS
-              + "], was "
-              + maxClientsPerRound);
-    }
     for (JobSpec spec : specs) {
       this.specs.put(spec.jobId(), spec);
     }
     this.floors = new HashMap<>(floors);
-    this.maxClientsPerRound = maxClientsPerRound;
   }
 
   @Override
@@ -180,7 +166,7 @@ final class RoundAggregator
           out);
       return;
     }
-    if (round.seen >= maxClientsPerRound) {
+    if (round.seen >= spec.rounds().maxClients()) {
       reject(
           spec,
           update,

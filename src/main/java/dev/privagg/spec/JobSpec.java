@@ -35,7 +35,14 @@ public record JobSpec(
   /** Default cap on a client id's UTF-8 length: ids are stored per round, so they are bounded. */
   public static final int DEFAULT_MAX_CLIENT_ID_BYTES = 256;
 
-  /** Default cap on an update's metadata (keys and values, UTF-8 bytes together). */
+  /**
+   * Default cap on the clients one round takes. Each costs about 110 bytes of heap in the round's
+   * seen set (heap state backend), so a round at the cap holds about 110 MB: within a default
+   * TaskManager even when unauthenticated clients flood it with fresh ids.
+   */
+  public static final long DEFAULT_MAX_CLIENTS_PER_ROUND = 1_000_000;
+
+  /** Default cap on an update's metadata (its encoded bytes). */
   public static final int DEFAULT_MAX_METADATA_BYTES = 4096;
 
   /** One tensor of the model. */
@@ -82,7 +89,8 @@ public record JobSpec(
    * Round policy. {@code expectedClients} is the data-independent denominator m; rounds close at
    * the timeout, or at m updates when {@code closeEarly}; {@code minimumCohort} (0 = off) needs a
    * noisy count of at least that many to release. Round 1 stays open {@code startGraceMillis}
-   * longer: its announcement is only visible once the new job's first checkpoint completes.
+   * longer: its announcement is only visible once the new job's first checkpoint completes. A round
+   * takes at most {@code maxClients} clients.
    */
   public record Rounds(
       long timeoutMillis,
@@ -90,7 +98,8 @@ public record JobSpec(
       int expectedClients,
       boolean closeEarly,
       int minimumCohort,
-      double minimumCohortNoiseStd)
+      double minimumCohortNoiseStd,
+      long maxClients)
       implements Serializable {}
 
   /** How updates are sampled and what rate the accountant may use. */

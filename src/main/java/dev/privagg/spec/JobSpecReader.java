@@ -3,9 +3,11 @@ package dev.privagg.spec;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.ClippedSum;
 import dev.privagg.privacy.NoisePlanner;
 import dev.privagg.privacy.RoundCharge;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -25,6 +27,9 @@ import org.yaml.snakeyaml.error.YAMLException;
 public final class JobSpecReader {
   private static final Pattern JOB_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,99}");
   private static final ObjectMapper TREE = new ObjectMapper();
+
+  /** Longest round timeout and start grace: deadlines stay far from overflowing epoch millis. */
+  static final long MAX_TIMEOUT_MILLIS = 30L * 24 * 3_600_000;
 
   private JobSpecReader() {}
 
@@ -104,14 +109,6 @@ public final class JobSpecReader {
     if (!(lr > 0 && Double.isFinite(lr))) {
       throw spec.fail("serverLearningRate", "must be > 0 and finite, was " + lr);
     }
-    long defaultMax = 2L * 4 * model.dimension() + (1 << 20);
-    long maxRecordBytes =
-        spec.integer("maxRecordBytes", defaultMax, "largest accepted update record in bytes");
-    if (maxRecordBytes < 1024 || maxRecordBytes > JobSpec.MAX_RECORD_BYTES) {
-      throw spec.fail(
-          "maxRecordBytes",
-          "must be in [1024, " + JobSpec.MAX_RECORD_BYTES + "], was " + maxRecordBytes);
-    }
     long maxClientIdBytes =
         spec.integer(
             "maxClientIdBytes",
@@ -128,6 +125,22 @@ public final class JobSpecReader {
     if (maxMetadataBytes < 0 || maxMetadataBytes > (1 << 20)) {
       throw spec.fail("maxMetadataBytes", "must be in [0, 1048576], was " + maxMetadataBytes);
     }
+    // The largest record a well-behaved client sends: the longest id and the fullest metadata.
+    long largestValid = largestValidUpdate(jobId, model) + maxClientIdBytes + maxMetadataBytes;
+    long defaultMax = Math.max(2L * 4 * model.dimension() + (1 << 20), largestValid);
+    long maxRecordBytes =
+        spec.integer("maxRecordBytes", defaultMax, "largest accepted update record in bytes");
+    if (maxRecordBytes < largestValid || maxRecordBytes > JobSpec.MAX_RECORD_BYTES) {
+      throw spec.fail(
+          "maxRecordBytes",
+          "must be in ["
+              + largestValid
+              + ", "
+              + JobSpec.MAX_RECORD_BYTES
+              + "] (at least a full update of this model with the longest client id and the"
+              + " largest metadata), was "
+              + maxRecordBytes);
+    }
     JobSpec.Topics topics = topics(spec.optionalSection("topics"));
     JobSpec.Privacy privacy = privacy(privacySection, rounds);
     spec.finish();
@@ -141,6 +154,20 @@ public final class JobSpecReader {
         (int) maxClientIdBytes,
         (int) maxMetadataBytes,
         topics);
+  }
+
+  /**
+   * An upper bound on an update's encoded size with an empty client id and no metadata: header,
+   * fields, and each tensor's name, shape and float32 data, with every varint at its widest.
+   */
+  private static long largestValidUpdate(String jobId, JobSpec.Model model) {
+    long size = 10 + 5 + jobId.length() + 10 + 5 + 10 + 1 + 1; // header, ids, round, ends
+    for (JobSpec.TensorSpec t : model.tensors()) {
+      size += 5L + t.name().getBytes(StandardCharsets.UTF_8).length; // name
+      size += 10L + 5L * t.shape().length + 1; // shape blocks
+      size += 5L + 4L * t.size(); // data
+    }
+    return size;
   }
 
   private static JobSpec.Model model(YamlSection s) {
@@ -181,13 +208,29 @@ public final class JobSpecReader {
 
   private static JobSpec.Rounds rounds(YamlSection s) {
     long timeout = s.durationMillis("timeout", "how long each round stays open, e.g. 30s");
-    if (timeout < 100) {
-      throw s.fail("timeout", "must be at least 100ms, was " + timeout + "ms");
+    if (timeout < 100 || timeout > MAX_TIMEOUT_MILLIS) {
+      throw s.fail("timeout", "must be in [100ms, 30 days], was " + timeout + "ms");
     }
     long grace =
         s.has("startGrace")
             ? s.durationMillis("startGrace", "extra time for round 1, e.g. 5s")
             : 5_000;
+    if (grace < 0 || grace > MAX_TIMEOUT_MILLIS) {
+      throw s.fail("startGrace", "must be in [0ms, 30 days], was " + grace + "ms");
+    }
+    long maxClients =
+        s.integer(
+            "maxClients",
+            JobSpec.DEFAULT_MAX_CLIENTS_PER_ROUND,
+            "most clients one round takes; later ones are rejected ROUND_FULL");
+    if (maxClients < 1 || maxClients > ClippedSum.MAX_CONTRIBUTIONS) {
+      throw s.fail(
+          "maxClients",
+          "must be in [1, "
+              + ClippedSum.MAX_CONTRIBUTIONS
+              + "] (the exact range of the round's fixed-point sum), was "
+              + maxClients);
+    }
     long m = s.integer("expectedClients", "the expected cohort size m, the average's denominator");
     if (m < 1 || m > Integer.MAX_VALUE) {
       throw s.fail("expectedClients", "must be >= 1, was " + m);
@@ -211,7 +254,7 @@ public final class JobSpecReader {
       minimum = (int) count;
     }
     s.finish();
-    return new JobSpec.Rounds(timeout, grace, (int) m, closeEarly, minimum, countStd);
+    return new JobSpec.Rounds(timeout, grace, (int) m, closeEarly, minimum, countStd, maxClients);
   }
 
   private static JobSpec.Privacy privacy(YamlSection s, JobSpec.Rounds rounds) {

@@ -145,13 +145,18 @@ final class YamlSection {
     if (!value.isTextual() || !m.matches()) {
       throw fail(name, "must be a duration such as 500ms, 30s, 2m or 1h, was " + describe(value));
     }
-    long amount = Long.parseLong(m.group(1));
-    return switch (m.group(2)) {
-      case "ms" -> amount;
-      case "s" -> amount * 1000;
-      case "m" -> amount * 60_000;
-      default -> amount * 3_600_000;
-    };
+    long unit =
+        switch (m.group(2)) {
+          case "ms" -> 1;
+          case "s" -> 1000;
+          case "m" -> 60_000;
+          default -> 3_600_000;
+        };
+    try {
+      return Math.multiplyExact(Long.parseLong(m.group(1)), unit);
+    } catch (NumberFormatException | ArithmeticException e) {
+      throw fail(name, "is too long to count in milliseconds, was " + describe(value));
+    }
   }
 
   List<YamlSection> sections(String name, String hint) {

@@ -160,7 +160,7 @@ class RoundAggregatorTest {
   @Test
   void fullRound_rejectsFurtherClients_withRoundFull_andReleasesTheOthersExactly()
       throws Exception {
-    start(new RoundAggregator(List.of(exactSpec("")), floors, 2), null);
+    start(exactSpec("maxClients: 2"), null);
     harness.processElement2(JOB, 0);
     harness.processElement1(update("c1", 1, 0.2f, 0f, 0f), 1);
     harness.processElement1(update("c2", 1, 0.4f, 0f, 0f), 2);

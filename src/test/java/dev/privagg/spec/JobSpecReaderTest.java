@@ -52,6 +52,50 @@ class JobSpecReaderTest {
   }
 
   @Test
+  void shapesThatOverflowOrExceedTheModelCap_areRefused_notWrapped() {
+    for (String shape :
+        new String[] {"[65536, 65536, 65536, 65536]", "[2147483647, 2]", "[134217729]"}) {
+      String big = MINIMAL.replace("shape: [3, 2]", "shape: " + shape);
+      assertThatThrownBy(() -> JobSpecReader.parse("t", big))
+          .as(shape)
+          .isInstanceOf(SpecException.class)
+          .hasMessageContaining("model.tensors[0].shape makes the model larger than 134217728");
+    }
+    String atCap = MINIMAL.replace("shape: [3, 2]", "shape: [134217726]");
+    assertThat(JobSpecReader.parse("t", atCap).model().dimension()).isEqualTo(1 << 27);
+  }
+
+  @Test
+  void capsOnTimeoutsClientsAndRecordSize_areChecked_withTheAllowedRange() {
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t", MINIMAL.replace("timeout: 2s", "timeout: 9223372036854775807ms")))
+        .hasMessageContaining("rounds.timeout must be in [100ms, 30 days]");
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t", MINIMAL.replace("timeout: 2s", "timeout: 99999999999999999999h")))
+        .hasMessageContaining("rounds.timeout is too long to count in milliseconds");
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t", MINIMAL.replace("timeout: 2s", "timeout: 2s\n  maxClients: 0")))
+        .hasMessageContaining("rounds.maxClients must be in [1, 134217728]");
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t", MINIMAL + "maxRecordBytes: 1024\nmaxMetadataBytes: 2000\n"))
+        .hasMessageContaining("maxRecordBytes must be in [")
+        .hasMessageContaining("the longest client id and the largest metadata");
+    JobSpec spec = JobSpecReader.parse("t", MINIMAL);
+    assertThat(spec.rounds().maxClients()).isEqualTo(1_000_000);
+    assertThat(spec.maxClientIdBytes()).isEqualTo(256);
+    assertThat(spec.maxMetadataBytes()).isEqualTo(4096);
+    assertThat(spec.maxRecordBytes()).isEqualTo(8 * 8 + (1 << 20));
+  }
+
+  @Test
   void unknownKey_isRefused_namingItAndTheKnownKeys() {
     String typo = MINIMAL.replace("  clipNorm: 1.0", "  clipNorm: 1.0\n  clipnorm: 2.0");
     assertThatThrownBy(() -> JobSpecReader.parse("t", typo))
