@@ -16,8 +16,9 @@ import java.util.regex.Pattern;
  * The noise source a spec asks for; keyed sources read their secret here, never from the spec.
  *
  * <p>A keyed secret is text: hex (64 or more hex digits) or base64 (standard or URL-safe alphabet,
- * padded or not) decoding to at least 32 bytes, with surrounding whitespace ignored. Anything else
- * is refused with a message that says how to generate a key and never repeats the secret.
+ * padded or not) decoding to at least 32 bytes, with whitespace anywhere ignored (wrapped base64, a
+ * final newline). Anything else is refused with a message that says how to generate a key and never
+ * repeats the secret.
  */
 final class NoiseSources {
   /** Bytes a keyed secret must decode to: a full HMAC-SHA256 / ChaCha key. */
@@ -90,7 +91,8 @@ final class NoiseSources {
    * the error, which describes the text's form and length but never its content.
    */
   static byte[] decodeSecret(String where, String text) {
-    String key = text.strip();
+    // Whitespace anywhere is ignored: base64 tools wrap long output and files end in a newline.
+    String key = text.replaceAll("\\s+", "");
     byte[] bytes;
     String form;
     if (HEX.matcher(key).matches()) {
@@ -110,7 +112,9 @@ final class NoiseSources {
           where,
           key.isEmpty()
               ? "empty"
-              : key.length() + " characters that are neither hex nor base64 (a passphrase?)");
+              : key.length()
+                  + " characters (whitespace ignored) that are neither hex nor base64"
+                  + " (a passphrase?)");
     }
     if (bytes.length < MIN_SECRET_BYTES) {
       throw refused(where, form);

@@ -35,8 +35,9 @@ class NoiseSourcesTest {
         "  000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\r\n",
         "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
         "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8\n",
+        "AAECAwQFBgcICQoLDA0ODxAR\nEhMUFRYXGBkaGxwdHh8=\n", // wrapped, as base64 -w prints it
       })
-  void decodeSecret_acceptsHexAndBase64OfAtLeast32Bytes_trimmed(String text) {
+  void decodeSecret_acceptsHexAndBase64OfAtLeast32Bytes_ignoringWhitespace(String text) {
     assertThat(NoiseSources.decodeSecret(WHERE, text)).isEqualTo(KEY);
   }
 
@@ -75,7 +76,8 @@ class NoiseSourcesTest {
     assertThatThrownBy(() -> NoiseSources.decodeSecret(WHERE, passphrase))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageEndingWith(
-            "was 58 characters that are neither hex nor base64 (a passphrase?)" + HOW)
+            "was 49 characters (whitespace ignored) that are neither hex nor base64 (a passphrase?)"
+                + HOW)
         .message()
         .doesNotContain("horse");
     // The last character before the padding carries bits that must be zero.
@@ -121,7 +123,7 @@ class NoiseSourcesTest {
     Files.writeString(weak, "correct horse battery staple");
     assertThatThrownBy(() -> NoiseSources.checkVisibleSecrets(List.of(spec("keyFile: " + weak))))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("a passphrase?");
+        .hasMessageContaining("must hold a noise key of at least 32 bytes");
     NoiseSources.checkVisibleSecrets(List.of(spec("keyFile: " + dir.resolve("only-on-tms.key"))));
   }
 
