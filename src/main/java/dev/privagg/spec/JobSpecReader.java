@@ -110,21 +110,19 @@ public final class JobSpecReader {
       throw spec.fail("serverLearningRate", "must be > 0 and finite, was " + lr);
     }
     long maxClientIdBytes =
-        spec.integer(
+        spec.integerIn(
             "maxClientIdBytes",
             JobSpec.DEFAULT_MAX_CLIENT_ID_BYTES,
+            1,
+            65536,
             "longest accepted client id in UTF-8 bytes");
-    if (maxClientIdBytes < 1 || maxClientIdBytes > 65536) {
-      throw spec.fail("maxClientIdBytes", "must be in [1, 65536], was " + maxClientIdBytes);
-    }
     long maxMetadataBytes =
-        spec.integer(
+        spec.integerIn(
             "maxMetadataBytes",
             JobSpec.DEFAULT_MAX_METADATA_BYTES,
-            "largest accepted update metadata (keys and values) in UTF-8 bytes");
-    if (maxMetadataBytes < 0 || maxMetadataBytes > (1 << 20)) {
-      throw spec.fail("maxMetadataBytes", "must be in [0, 1048576], was " + maxMetadataBytes);
-    }
+            0,
+            1 << 20,
+            "largest accepted update metadata, in encoded bytes");
     // The largest record a well-behaved client sends: the longest id and the fullest metadata.
     long largestValid = largestValidUpdate(jobId, model) + maxClientIdBytes + maxMetadataBytes;
     long defaultMax = Math.max(2L * 4 * model.dimension() + (1 << 20), largestValid);
@@ -219,18 +217,12 @@ public final class JobSpecReader {
       throw s.fail("startGrace", "must be in [0ms, 30 days], was " + grace + "ms");
     }
     long maxClients =
-        s.integer(
+        s.integerIn(
             "maxClients",
             JobSpec.DEFAULT_MAX_CLIENTS_PER_ROUND,
-            "most clients one round takes; later ones are rejected ROUND_FULL");
-    if (maxClients < 1 || maxClients > ClippedSum.MAX_CONTRIBUTIONS) {
-      throw s.fail(
-          "maxClients",
-          "must be in [1, "
-              + ClippedSum.MAX_CONTRIBUTIONS
-              + "] (the exact range of the round's fixed-point sum), was "
-              + maxClients);
-    }
+            1,
+            ClippedSum.MAX_CONTRIBUTIONS,
+            "most clients one round takes (at most the exact range of its fixed-point sum)");
     long m = s.integer("expectedClients", "the expected cohort size m, the average's denominator");
     if (m < 1 || m > Integer.MAX_VALUE) {
       throw s.fail("expectedClients", "must be >= 1, was " + m);

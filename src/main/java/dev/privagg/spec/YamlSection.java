@@ -127,6 +127,15 @@ final class YamlSection {
     return has(name) ? integer(name, hint) : fallback;
   }
 
+  /** A whole number in [min, max], or {@code fallback} when absent. */
+  long integerIn(String name, long fallback, long min, long max, String hint) {
+    long value = integer(name, fallback, hint);
+    if (value < min || value > max) {
+      throw fail(name, "must be in [" + min + ", " + max + "] (" + hint + "), was " + value);
+    }
+    return value;
+  }
+
   boolean bool(String name, boolean fallback) {
     if (!has(name)) {
       return fallback;
