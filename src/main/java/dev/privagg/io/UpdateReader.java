@@ -106,6 +106,7 @@ public final class UpdateReader {
   private final byte[] bytes;
   private final int end;
   private int pos;
+  private long declaredBlockEnd = -1;
   private String jobId;
   private Long round;
   private String clientId;
@@ -175,17 +176,18 @@ public final class UpdateReader {
   private List<Tensor> tensors(Limits limits) throws Rejected {
     List<Tensor> tensors = new ArrayList<>();
     long declared = 0;
-    for (Block block = block("tensors"); block.count > 0; block = block("tensors")) {
+    for (long count = blockCount("tensors"); count > 0; count = blockCount("tensors")) {
+      long blockEnd = declaredBlockEnd;
       // Compared before adding, so no declared count can overflow the tally.
-      if (block.count > limits.maxTensors() - declared) {
+      if (count > limits.maxTensors() - declared) {
         throw reject(
             RejectReason.WRONG_TENSORS,
             "declares more than " + limits.maxTensors() + " tensors, the job has that many");
       }
-      declared += block.count;
+      declared += count;
       // Each tensor takes at least 3 bytes (three zero lengths).
-      requireAtLeast(block.count * 3, "tensors", block.count + " tensors");
-      for (long i = 0; i < block.count; i++) {
+      requireAtLeast(count * 3, "tensors", count + " tensors");
+      for (long i = 0; i < count; i++) {
         String name =
             string("tensor name", limits.maxTensorNameBytes(), RejectReason.WRONG_TENSORS);
         List<Integer> shape = shape(name, limits.maxRank());
@@ -194,7 +196,7 @@ public final class UpdateReader {
         pos += length;
         tensors.add(new Tensor(name, shape, data));
       }
-      block.checkEnd();
+      checkBlockEnd(blockEnd, "tensors");
     }
     return tensors;
   }
@@ -202,18 +204,19 @@ public final class UpdateReader {
   private List<Integer> shape(String tensor, int maxRank) throws Rejected {
     List<Integer> shape = new ArrayList<>();
     long declared = 0;
-    for (Block block = block("shape"); block.count > 0; block = block("shape")) {
-      if (block.count > maxRank - declared) {
+    for (long count = blockCount("shape"); count > 0; count = blockCount("shape")) {
+      long blockEnd = declaredBlockEnd;
+      if (count > maxRank - declared) {
         throw reject(
             RejectReason.WRONG_TENSORS,
             "tensor '" + tensor + "' declares more than " + maxRank + " dimensions");
       }
-      declared += block.count;
-      requireAtLeast(block.count, "shape", block.count + " dimensions");
-      for (long i = 0; i < block.count; i++) {
+      declared += count;
+      requireAtLeast(count, "shape", count + " dimensions");
+      for (long i = 0; i < count; i++) {
         shape.add(readInt("tensor '" + tensor + "'", " shape"));
       }
-      block.checkEnd();
+      checkBlockEnd(blockEnd, "shape");
     }
     return shape;
   }
@@ -224,26 +227,27 @@ public final class UpdateReader {
    */
   private void skipMetadata(int maxBytes) throws Rejected {
     int start = pos;
-    long branch = readLong("metadata", "");
+    int branch = readInt("metadata", " union index"); // Avro writes union indexes as ints
     if (branch == 0) {
       return;
     }
     if (branch != 1) {
       throw reject(RejectReason.UNDECODABLE, "metadata union index must be 0 or 1, was " + branch);
     }
-    for (Block block = block("metadata"); block.count > 0; block = block("metadata")) {
+    for (long count = blockCount("metadata"); count > 0; count = blockCount("metadata")) {
+      long blockEnd = declaredBlockEnd;
       // Each entry takes at least 2 bytes (two zero lengths).
-      if (block.count > (maxBytes - (pos - start)) / 2) {
+      if (count > (maxBytes - (pos - start)) / 2) {
         throw metadataTooLarge(maxBytes);
       }
-      for (long i = 0; i < block.count; i++) {
+      for (long i = 0; i < count; i++) {
         skipString("metadata key", maxBytes, RejectReason.METADATA_TOO_LARGE);
         skipString("metadata value", maxBytes, RejectReason.METADATA_TOO_LARGE);
         if (pos - start > maxBytes) {
           throw metadataTooLarge(maxBytes);
         }
       }
-      block.checkEnd();
+      checkBlockEnd(blockEnd, "metadata");
     }
     if (pos - start > maxBytes) {
       throw metadataTooLarge(maxBytes);
@@ -257,38 +261,16 @@ public final class UpdateReader {
   }
 
   /**
-   * One array or map block: its item count (0 ends the collection) and, when the writer gave it,
-   * where the block must end. A negative count is followed by the block's size in bytes (Avro
-   * specification, "Complex Types Serialization"); readers that skip blocks trust that size, so it
-   * must match what the items take.
+   * The item count of the next array or map block (0 ends the collection). A negative count is
+   * followed by the block's size in bytes (Avro specification, "Complex Types Serialization"); then
+   * {@link #declaredBlockEnd} says where the block must end, else it is -1. Readers that skip
+   * blocks trust that size, so it must match what the items take ({@link #checkBlockEnd}).
    */
-  private final class Block {
-    final long count;
-    private final long declaredEnd;
-    private final String field;
-
-    Block(long count, long declaredEnd, String field) {
-      this.count = count;
-      this.declaredEnd = declaredEnd;
-      this.field = field;
-    }
-
-    void checkEnd() throws Rejected {
-      if (declaredEnd >= 0 && pos != declaredEnd) {
-        throw reject(
-            RejectReason.UNDECODABLE,
-            field
-                + " block declares "
-                + (declaredEnd - pos)
-                + " bytes more than its items take; Avro readers that skip it would disagree");
-      }
-    }
-  }
-
-  private Block block(String field) throws Rejected {
+  private long blockCount(String field) throws Rejected {
+    declaredBlockEnd = -1;
     long count = readLong(field, " block count");
     if (count >= 0) {
-      return new Block(count, -1, field);
+      return count;
     }
     if (count == Long.MIN_VALUE) {
       throw reject(RejectReason.UNDECODABLE, field + " block count " + count + " is invalid");
@@ -299,7 +281,19 @@ public final class UpdateReader {
           RejectReason.UNDECODABLE,
           field + " block declares " + size + " bytes, " + (end - pos) + " remain");
     }
-    return new Block(-count, pos + size, field);
+    declaredBlockEnd = pos + size;
+    return -count;
+  }
+
+  private void checkBlockEnd(long blockEnd, String field) throws Rejected {
+    if (blockEnd >= 0 && pos != blockEnd) {
+      throw reject(
+          RejectReason.UNDECODABLE,
+          field
+              + " block declares "
+              + (blockEnd - pos)
+              + " bytes more than its items take; Avro readers that skip it would disagree");
+    }
   }
 
   private void requireAtLeast(long needed, String field, String what) throws Rejected {

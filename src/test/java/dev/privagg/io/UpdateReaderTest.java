@@ -155,37 +155,62 @@ class UpdateReaderTest {
             e -> assertThat(e.reason()).isEqualTo(RejectReason.METADATA_TOO_LARGE));
   }
 
-  @Test
-  void aRecordCostsAboutItsOwnSize_evenAMegabyteOfTinyMetadataEntries() throws Exception {
-    int entries = 500_000; // two empty strings each: 1 MB of metadata, 500,000 map entries
-    AvroBytes record =
-        AvroBytes.clientUpdateHeader()
-            .string(JOB)
-            .varint(1)
-            .string("c")
-            .varint(1)
-            .string("w")
-            .varint(1)
-            .varint(3)
-            .varint(0)
-            .bytes(new byte[12])
-            .varint(0)
-            .varint(1)
-            .varint(entries);
-    for (int i = 0; i < entries; i++) {
-      record.varint(0).varint(0);
+  @ParameterizedTest(name = "{0} entries per block")
+  @org.junit.jupiter.params.provider.ValueSource(ints = {500_000, 1, -1})
+  void aRecordCostsAboutItsOwnSize_evenAMegabyteOfTinyMetadataEntries(int perBlock)
+      throws Exception {
+    int entries = 250_000; // two empty strings each, in blocks of perBlock (negative: sized)
+    AvroBytes record = withTensorUpTo().varint(1);
+    if (perBlock > 1) {
+      record.varint(entries);
+      for (int i = 0; i < entries; i++) {
+        record.varint(0).varint(0);
+      }
+    } else {
+      for (int i = 0; i < entries; i++) {
+        record = perBlock > 0 ? record.varint(1) : record.varint(-1).varint(2);
+        record.varint(0).varint(0);
+      }
     }
     byte[] bytes = record.varint(0).toByteArray();
     UpdateReader.Limits roomy = new UpdateReader.Limits(256, 1 << 20, 1, 1, 1);
     com.sun.management.ThreadMXBean threads =
         (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
-    UpdateReader.read(bytes, job -> roomy); // warm up
+    for (int i = 0; i < 3; i++) {
+      UpdateReader.read(bytes, job -> roomy); // warm up
+    }
     long before = threads.getCurrentThreadAllocatedBytes();
     UpdateReader.read(bytes, job -> roomy);
     long allocated = threads.getCurrentThreadAllocatedBytes() - before;
     assertThat(allocated)
         .as("bytes allocated to read %d bytes", bytes.length)
-        .isLessThan(bytes.length);
+        .isLessThan(bytes.length / 2);
+  }
+
+  @Test
+  void unionIndexLongerThanAnAvroInt_isUndecodable_asAvroFindsIt() {
+    byte[] bytes = withTensorUpTo().raw(0x82, 0x80, 0x80, 0x80, 0x80, 0x00).toByteArray();
+    assertThatThrownBy(() -> UpdateReader.read(bytes, ONLY_JOB_A))
+        .isInstanceOfSatisfying(
+            UpdateReader.Rejected.class,
+            e ->
+                assertThat(e.getMessage())
+                    .isEqualTo("metadata union index is not a valid Avro int"));
+  }
+
+  /** A valid update of job-a up to (not including) its metadata field. */
+  private static AvroBytes withTensorUpTo() {
+    return AvroBytes.clientUpdateHeader()
+        .string(JOB)
+        .varint(1)
+        .string("c")
+        .varint(1)
+        .string("w")
+        .varint(1)
+        .varint(3)
+        .varint(0)
+        .bytes(new byte[12])
+        .varint(0);
   }
 
   @Test
