@@ -38,7 +38,7 @@ final class TopicWatcher implements AutoCloseable {
     c.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 20);
     c.put(
         ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG,
-        (int) Math.min(Integer.MAX_VALUE, 4L * spec.model().dimension() + (1 << 20)));
+        (int) Math.min(Integer.MAX_VALUE, spec.maxModelRecordBytes()));
     KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     String roundsTopic = spec.topics().rounds();

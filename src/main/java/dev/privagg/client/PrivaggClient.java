@@ -39,7 +39,7 @@ public final class PrivaggClient implements AutoCloseable {
   /** Connects to {@code bootstrapServers}; reads both public topics from their beginning. */
   public PrivaggClient(JobSpec spec, String bootstrapServers) {
     this.spec = spec;
-    long modelBytes = 4L * spec.model().dimension() + (1 << 20);
+    long modelBytes = spec.maxModelRecordBytes();
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     p.putAll(ProducerSizing.forRecordsUpTo(Math.min(Integer.MAX_VALUE, spec.maxRecordBytes())));

@@ -145,8 +145,7 @@ public final class PrivaggJob {
       String bootstrapServers, List<JobSpec> specs, int updatePartitions) throws Exception {
     JobSpec.Topics t = specs.get(0).topics();
     long maxUpdate = specs.stream().mapToLong(JobSpec::maxRecordBytes).max().orElseThrow();
-    long maxModel =
-        specs.stream().mapToLong(s -> 4L * s.model().dimension() + (1 << 20)).max().orElseThrow();
+    long maxModel = specs.stream().mapToLong(JobSpec::maxModelRecordBytes).max().orElseThrow();
     // The broker accepts records above the job's limit so that the job can reject them with a
     // reason instead of the producer failing silently; LogAppendTime makes record time the
     // broker's, which is what the job's starting position is measured in.
@@ -180,7 +179,7 @@ public final class PrivaggJob {
     String name = "privagg-" + Integer.toHexString(jobIds(specs).hashCode());
     long maxRecord =
         specs.stream()
-            .mapToLong(s -> Math.max(s.maxRecordBytes(), 4L * s.model().dimension() + (1 << 20)))
+            .mapToLong(s -> Math.max(s.maxRecordBytes(), s.maxModelRecordBytes()))
             .max()
             .orElseThrow();
 

@@ -180,6 +180,19 @@ public record JobSpec(
     return weights;
   }
 
+  /**
+   * An upper bound on this job's encoded GlobalModel record: the float32 data, each tensor's name
+   * and shape, and 1 MiB for the rest (ids and privacy statement). Topic and producer limits for
+   * models use it: a model record over the limit would fail the sink at every release.
+   */
+  public long maxModelRecordBytes() {
+    long size = 1 << 20;
+    for (TensorSpec t : model.tensors()) {
+      size += 4L * t.size() + t.name().length() * 3L + 5L * t.shape().length + 30;
+    }
+    return size;
+  }
+
   /** The Gaussian mechanism on the sum. */
   public GaussianMechanism mechanism() {
     return new GaussianMechanism(privacy.noiseMultiplier(), privacy.clipNorm());

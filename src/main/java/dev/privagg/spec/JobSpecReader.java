@@ -227,6 +227,14 @@ public final class JobSpecReader {
     if (m < 1 || m > Integer.MAX_VALUE) {
       throw s.fail("expectedClients", "must be >= 1, was " + m);
     }
+    if (maxClients < m) {
+      throw s.fail(
+          "maxClients",
+          "must be at least rounds.expectedClients ("
+              + m
+              + "), and well above it: a full round turns clients away, was "
+              + maxClients);
+    }
     boolean closeEarly = s.bool("closeEarly", false);
     YamlSection cohort = s.optionalSection("minimumCohort");
     int minimum = 0;

@@ -88,6 +88,11 @@ class JobSpecReaderTest {
                     "t", MINIMAL + "maxRecordBytes: 1024\nmaxMetadataBytes: 2000\n"))
         .hasMessageContaining("maxRecordBytes must be in [")
         .hasMessageContaining("the longest client id and the largest metadata");
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t", MINIMAL.replace("timeout: 2s", "timeout: 2s\n  maxClients: 3")))
+        .hasMessageContaining("rounds.maxClients must be at least rounds.expectedClients (4)");
     JobSpec spec = JobSpecReader.parse("t", MINIMAL);
     assertThat(spec.rounds().maxClients()).isEqualTo(1_000_000);
     assertThat(spec.maxClientIdBytes()).isEqualTo(256);
