@@ -14,6 +14,7 @@ final class JobMetrics {
   final Counter updatesAccepted;
   final Counter updatesNotSampled;
   final Counter updatesClipped;
+  final Counter roundsFull;
   private final RejectMetrics rejected;
   private volatile double epsilonSpent;
   private volatile double clippedFraction;
@@ -26,6 +27,7 @@ final class JobMetrics {
     updatesAccepted = group.counter("updatesAccepted");
     updatesNotSampled = group.counter("updatesNotSampled");
     updatesClipped = group.counter("updatesClipped");
+    roundsFull = group.counter("roundsFull");
     rejected = new RejectMetrics(group);
     group.gauge("epsilonSpent", () -> epsilonSpent);
     group.gauge("clippedFraction", () -> clippedFraction);

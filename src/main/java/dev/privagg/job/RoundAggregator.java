@@ -36,6 +36,8 @@ import org.apache.flink.util.Collector;
  */
 final class RoundAggregator
     extends KeyedCoProcessFunction<String, DecodedUpdate, String, OutboundRecord> {
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(RoundAggregator.class);
   static final String PROGRESS_STATE = "job-progress";
   static final String OPEN_ROUND_STATE = "open-round";
   static final String SEEN_CLIENTS_STATE = "seen-clients";
@@ -392,7 +394,8 @@ final class RoundAggregator
     jobMetrics.epsilonSpent(epsilon);
 
     // One noise stream per (job, round): the count's noise is drawn first, then the sum's.
-    NoiseStream noise = noiseSources.get(spec.jobId()).forRound(spec.jobId(), r);
+    NoiseStream noise =
+        noiseSources.get(spec.jobId()).forRound(noiseStream(spec, round.atCurrentScale(), r), r);
     Double noisyCount = null;
     boolean release = true;
     if (spec.rounds().minimumCohort() > 0) {
@@ -448,6 +451,26 @@ final class RoundAggregator
       jobMetrics.roundsNotReleased.inc();
     }
     clearRound();
+  }
+
+  /**
+   * The name of a round's noise stream: the job id. A full round (it turned clients away with
+   * ROUND_FULL) admitted whichever clients were processed first, which a replay or another
+   * parallelism may order differently; its stream also names a digest of the exact fixed-point sum,
+   * so two different member sets never get the same noise (their releases' difference would be
+   * noise-free). Whether a round is full depends only on how many distinct ids the log holds.
+   */
+  private String noiseStream(JobSpec spec, OpenRound round, long r) {
+    if (round.seen < spec.rounds().maxClients()) {
+      return spec.jobId();
+    }
+    metrics.get(spec.jobId()).roundsFull.inc();
+    LOG.warn(
+        "job {}: round {} was full ({} clients); members beyond the cap were turned away",
+        spec.jobId(),
+        r,
+        round.seen);
+    return spec.jobId() + "/full-round/" + ClientKeys.sumDigest(round.units, round.contributions);
   }
 
   /** The budget cannot cover another round: record it once, stop announcing, drop round state. */
