@@ -8,19 +8,60 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
- * Creates missing topics, with message size limits large enough for the model; counts partitions.
+ * Creates missing topics with the settings the job relies on, checks those settings on topics that
+ * already exist (an operator may have created them, or a client's first write auto-created one),
+ * and counts partitions.
  */
 public final class TopicAdmin {
   private TopicAdmin() {}
 
-  /** A topic to ensure: name, partitions and topic configs. */
-  public record TopicPlan(String name, int partitions, Map<String, String> configs) {}
+  /**
+   * A topic config the job relies on: {@code value} exactly, or at least {@code value} when {@code
+   * atLeast} (a number). {@code why} says what goes wrong without it.
+   */
+  public record Requirement(String config, String value, boolean atLeast, String why) {
+    /** The config must be {@code value}. */
+    public static Requirement exactly(String config, String value, String why) {
+      return new Requirement(config, value, false, why);
+    }
 
-  /** Creates the topics that do not exist yet and returns the names it created. */
+    /** The config must be a number of at least {@code value}. */
+    public static Requirement atLeast(String config, long value, String why) {
+      return new Requirement(config, Long.toString(value), true, why);
+    }
+
+    boolean holds(String actual) {
+      if (actual == null) {
+        return false;
+      }
+      if (!atLeast) {
+        return value.equals(actual);
+      }
+      try {
+        return Long.parseLong(actual) >= Long.parseLong(value);
+      } catch (NumberFormatException e) {
+        return false;
+      }
+    }
+  }
+
+  /** A topic to ensure: name, partitions when created, and the configs it must have. */
+  public record TopicPlan(String name, int partitions, List<Requirement> requirements) {}
+
+  /**
+   * Creates the topics that do not exist yet (with their required configs), then checks every
+   * topic's configs, and returns the names it created.
+   *
+   * @throws IllegalStateException naming each topic config that is wrong, why it matters and the
+   *     command that fixes it; nothing is changed on an existing topic
+   */
   public static List<String> ensure(String bootstrapServers, List<TopicPlan> plans)
       throws ExecutionException, InterruptedException {
     Properties props = new Properties();
@@ -31,14 +72,50 @@ public final class TopicAdmin {
       List<NewTopic> missing = new ArrayList<>();
       for (TopicPlan plan : plans) {
         if (!existing.contains(plan.name())) {
-          missing.add(
-              new NewTopic(plan.name(), plan.partitions(), (short) -1).configs(plan.configs()));
+          Map<String, String> configs = new java.util.HashMap<>();
+          plan.requirements().forEach(r -> configs.put(r.config(), r.value()));
+          missing.add(new NewTopic(plan.name(), plan.partitions(), (short) -1).configs(configs));
         }
       }
       if (!missing.isEmpty()) {
         admin.createTopics(missing).all().get();
       }
+      check(admin, bootstrapServers, plans);
       return missing.stream().map(NewTopic::name).toList();
+    }
+  }
+
+  private static void check(Admin admin, String bootstrapServers, List<TopicPlan> plans)
+      throws ExecutionException, InterruptedException {
+    List<ConfigResource> resources =
+        plans.stream().map(p -> new ConfigResource(ConfigResource.Type.TOPIC, p.name())).toList();
+    Map<ConfigResource, Config> configs = admin.describeConfigs(resources).all().get();
+    List<String> problems = new ArrayList<>();
+    for (TopicPlan plan : plans) {
+      Config config = configs.get(new ConfigResource(ConfigResource.Type.TOPIC, plan.name()));
+      for (Requirement r : plan.requirements()) {
+        ConfigEntry entry = config.get(r.config());
+        String actual = entry == null ? null : entry.value();
+        if (!r.holds(actual)) {
+          problems.add(
+              "topic %s has %s=%s, needs %s%s (%s); fix: kafka-configs.sh --bootstrap-server %s --alter --entity-type topics --entity-name %s --add-config %s=%s"
+                  .formatted(
+                      plan.name(),
+                      r.config(),
+                      actual,
+                      r.atLeast() ? "at least " : "",
+                      r.value(),
+                      r.why(),
+                      bootstrapServers,
+                      plan.name(),
+                      r.config(),
+                      r.value()));
+        }
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new IllegalStateException(
+          "refusing to start on misconfigured topics:\n  " + String.join("\n  ", problems));
     }
   }
 

@@ -7,7 +7,6 @@ import dev.privagg.spec.JobSpecReader;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Collectors;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -138,35 +137,53 @@ public final class PrivaggJob {
   }
 
   /**
-   * Creates missing topics sized for the jobs' models. The ledger topic keeps its records forever:
-   * it is what a restarted job reconciles its spent budget from.
+   * Creates missing topics sized for the jobs' models, and refuses topics that exist with settings
+   * a client or a restart could exploit (see {@link TopicAdmin#ensure}).
    */
   public static List<String> ensureTopics(
       String bootstrapServers, List<JobSpec> specs, int updatePartitions) throws Exception {
     JobSpec.Topics t = specs.get(0).topics();
     long maxUpdate = specs.stream().mapToLong(JobSpec::maxRecordBytes).max().orElseThrow();
     long maxModel = specs.stream().mapToLong(JobSpec::maxModelRecordBytes).max().orElseThrow();
-    // The broker accepts records above the job's limit so that the job can reject them with a
-    // reason instead of the producer failing silently; LogAppendTime makes record time the
-    // broker's, which is what the job's starting position is measured in.
-    Map<String, String> updates =
-        Map.of(
-            "max.message.bytes",
-            Long.toString(maxUpdate + (1 << 20)),
-            "message.timestamp.type",
-            "LogAppendTime");
-    Map<String, String> models = Map.of("max.message.bytes", Long.toString(maxModel));
+    List<TopicAdmin.Requirement> updates =
+        List.of(
+            TopicAdmin.Requirement.exactly(
+                "message.timestamp.type",
+                "LogAppendTime",
+                "round membership is the broker's append time; with CreateTime clients set it"),
+            TopicAdmin.Requirement.exactly(
+                "compression.type",
+                "uncompressed",
+                "a compressed batch may carry a record far above max.message.bytes"),
+            // Above the job's limit, so oversize records reach the job and get a reject reason.
+            TopicAdmin.Requirement.atLeast(
+                "max.message.bytes",
+                maxUpdate + OUTPUT_HEADROOM_BYTES,
+                "records over the job's limit must reach it to be rejected with a reason"));
+    List<TopicAdmin.Requirement> models =
+        List.of(
+            TopicAdmin.Requirement.atLeast(
+                "max.message.bytes", maxModel, "a model record over it fails every release"));
+    List<TopicAdmin.Requirement> ledger =
+        List.of(
+            TopicAdmin.Requirement.exactly(
+                "cleanup.policy", "delete", "compaction would forget spent budget"),
+            TopicAdmin.Requirement.exactly(
+                "retention.ms", "-1", "expiry would forget spent budget"));
+    List<TopicAdmin.Requirement> rejects =
+        List.of(
+            TopicAdmin.Requirement.atLeast(
+                "max.message.bytes",
+                maxUpdate + OUTPUT_HEADROOM_BYTES,
+                "a reject carries the update's bytes; one the topic refuses fails the job"));
     return TopicAdmin.ensure(
         bootstrapServers,
         List.of(
             new TopicAdmin.TopicPlan(t.updates(), updatePartitions, updates),
             new TopicAdmin.TopicPlan(t.models(), 1, models),
-            new TopicAdmin.TopicPlan(t.rounds(), 1, Map.of()),
-            new TopicAdmin.TopicPlan(t.ledger(), 1, Map.of("retention.ms", "-1")),
-            new TopicAdmin.TopicPlan(
-                t.rejects(),
-                1,
-                Map.of("max.message.bytes", Long.toString(maxUpdate + OUTPUT_HEADROOM_BYTES)))));
+            new TopicAdmin.TopicPlan(t.rounds(), 1, List.of()),
+            new TopicAdmin.TopicPlan(t.ledger(), 1, ledger),
+            new TopicAdmin.TopicPlan(t.rejects(), 1, rejects)));
   }
 
   /** Defines source, pipeline and sink on {@code env}. */
