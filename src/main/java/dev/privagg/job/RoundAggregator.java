@@ -30,9 +30,10 @@ import org.apache.flink.util.Collector;
  * Output: encoded models, announcements, ledger entries and rejects.
  *
  * <p>Round r opens when r-1 closes and is announced with its deadline. Every valid update for r
- * that reaches this operator before the deadline is clipped into the fixed-point sum (no cap). At
- * the deadline (or at m updates when the spec closes early) the round is charged to the ledger, and
- * released only if the budget still holds afterwards (DESIGN invariants 4 and 8).
+ * that reaches this operator before the deadline is clipped into the fixed-point sum, up to the
+ * spec's {@code rounds.maxClients} (then ROUND_FULL). At the deadline (or at m updates when the
+ * spec closes early) the round is charged to the ledger, and released only if the budget still
+ * holds afterwards (DESIGN invariants 4 and 8).
  */
 final class RoundAggregator
     extends KeyedCoProcessFunction<String, DecodedUpdate, String, OutboundRecord> {
