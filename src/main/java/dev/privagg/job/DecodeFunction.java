@@ -24,6 +24,7 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   private transient Map<String, RejectMetrics> metrics;
   private transient Heartbeat heartbeat;
   private transient StageTimer decodeTime;
+  private transient boolean warnedProducerTime;
 
   /**
    * @param heartbeatBootstrap Kafka to write heartbeat ticks to, or null for none (tests that drive
@@ -64,6 +65,29 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
 
   @Override
   public void processElement(RawUpdate raw, Context ctx, Collector<DecodedUpdate> out) {
+    if (raw.producerTime) {
+      if (!warnedProducerTime) {
+        warnedProducerTime = true;
+        LOG.warn(
+            "{} holds records stamped by their producer (CreateTime): they cannot move event time"
+                + " or join a round, so rounds stall until the topic uses"
+                + " message.timestamp.type=LogAppendTime",
+            raw.topic);
+      }
+      if (!raw.tick) {
+        reject(
+            raw,
+            new UpdateValidator.Rejection(
+                dev.privagg.avro.RejectReason.CLIENT_TIMESTAMP,
+                "the record's time was set by its producer (CreateTime); the updates topic must"
+                    + " use message.timestamp.type=LogAppendTime",
+                null,
+                null,
+                null),
+            ctx);
+      }
+      return;
+    }
     if (raw.tick) {
       return; // heartbeat: its timestamp has already advanced the watermark
     }
@@ -82,14 +106,19 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
       out.collect(result.update());
       return;
     }
-    UpdateValidator.Rejection r = result.rejection();
+    reject(raw, result.rejection(), ctx);
+  }
+
+  private void reject(RawUpdate raw, UpdateValidator.Rejection r, Context ctx) {
     RejectMetrics jobMetrics = r.jobId() == null ? null : metrics.get(r.jobId());
     if (jobMetrics != null) {
       jobMetrics.inc(r.reason());
     }
     // Oversize records are not copied into the rejects topic; their position identifies them.
-    byte[] original =
-        r.reason() == dev.privagg.avro.RejectReason.RECORD_TOO_LARGE ? null : raw.value;
+    boolean oversize =
+        r.reason() == dev.privagg.avro.RejectReason.RECORD_TOO_LARGE
+            || !validator.fitsAnyJob(raw.value);
+    byte[] original = oversize ? null : raw.value;
     ctx.output(
         REJECTS,
         Records.reject(

@@ -27,6 +27,9 @@ public class OpenRound {
    */
   public boolean legacyClientIds;
 
+  /** Some client was rejected ROUND_FULL this round. */
+  public boolean turnedAway;
+
   public OpenRound() {}
 
   OpenRound(int dimension) {

@@ -23,6 +23,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.record.TimestampType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -230,8 +231,14 @@ public final class PrivaggJob {
     LOG.info("{} ({})", plan.describe(), name);
     DataStream<RawUpdate> updates =
         env.fromSource(
-                // Event time is the broker's LogAppendTime: monotonic per partition.
-                source, WatermarkStrategy.forMonotonousTimestamps(), "updates-source")
+                // Event time is the broker's LogAppendTime: monotonic per partition. A record with
+                // a producer's time (the topic was switched to CreateTime, or holds batches from
+                // before it was fixed) gets the lowest time, so it cannot move event time.
+                source,
+                WatermarkStrategy.<RawUpdate>forMonotonousTimestamps()
+                    .withTimestampAssigner(
+                        (raw, kafkaTime) -> raw.producerTime ? Long.MIN_VALUE : kafkaTime),
+                "updates-source")
             .setParallelism(plan.parallelism())
             .uid("updates-source");
 
@@ -274,6 +281,7 @@ public final class PrivaggJob {
       RawUpdate raw =
           new RawUpdate(record.topic(), record.partition(), record.offset(), record.value());
       raw.tick = Heartbeat.isTick(record.key(), record.value());
+      raw.producerTime = record.timestampType() != TimestampType.LOG_APPEND_TIME;
       out.collect(raw);
     }
 

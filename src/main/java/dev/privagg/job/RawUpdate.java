@@ -10,6 +10,12 @@ public class RawUpdate {
   /** A heartbeat tick, not a client record: it only advances event time. */
   public boolean tick;
 
+  /**
+   * The record's time was set by its producer (CreateTime), not by the broker: it must neither move
+   * event time nor join a round, or one client could close rounds at will.
+   */
+  public boolean producerTime;
+
   public RawUpdate() {}
 
   public RawUpdate(String topic, int partition, long offset, byte[] value) {

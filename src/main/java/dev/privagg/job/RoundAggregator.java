@@ -170,6 +170,10 @@ final class RoundAggregator
       return;
     }
     if (round.seen >= spec.rounds().maxClients()) {
+      if (!round.turnedAway) {
+        round.turnedAway = true;
+        openRoundState.update(round);
+      }
       reject(
           spec,
           update,
@@ -455,23 +459,22 @@ final class RoundAggregator
   }
 
   /**
-   * The name of a round's noise stream: the job id. A full round (it turned clients away with
-   * ROUND_FULL) admitted whichever clients were processed first, which a replay or another
-   * parallelism may order differently; its stream also names a digest of the exact fixed-point sum,
-   * so two different member sets never get the same noise (their releases' difference would be
-   * noise-free). Whether a round is full depends only on how many distinct ids the log holds.
+   * The name of a round's noise stream: the job id and a digest of the round's exact fixed-point
+   * sum. A replay with the same members has the same sum and so the same release, bit for bit. A
+   * recomputation that admitted other members (early close, a full round, or two updates under one
+   * client id, where processing order across partitions decides) has another sum and gets other
+   * noise: with one noise for both, the two releases' difference would be noise-free.
    */
   private String noiseStream(JobSpec spec, OpenRound round, long r) {
-    if (round.seen < spec.rounds().maxClients()) {
-      return spec.jobId();
+    if (round.turnedAway) {
+      metrics.get(spec.jobId()).roundsFull.inc();
+      LOG.warn(
+          "job {}: round {} was full ({} clients); later clients were turned away (ROUND_FULL)",
+          spec.jobId(),
+          r,
+          round.seen);
     }
-    metrics.get(spec.jobId()).roundsFull.inc();
-    LOG.warn(
-        "job {}: round {} was full ({} clients); members beyond the cap were turned away",
-        spec.jobId(),
-        r,
-        round.seen);
-    return spec.jobId() + "/full-round/" + ClientKeys.sumDigest(round.units, round.contributions);
+    return spec.jobId() + "/sum/" + ClientKeys.sumDigest(round.units, round.contributions);
   }
 
   /** The budget cannot cover another round: record it once, stop announcing, drop round state. */

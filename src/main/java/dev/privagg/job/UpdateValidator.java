@@ -33,6 +33,11 @@ final class UpdateValidator implements Serializable {
     this.maxRecordBytes = max;
   }
 
+  /** True when {@code value} is within the largest record size of any job here. */
+  boolean fitsAnyJob(byte[] value) {
+    return value != null && value.length <= maxRecordBytes;
+  }
+
   /** What the reader may allocate for one of this job's records: nothing the job cannot use. */
   static UpdateReader.Limits limitsOf(JobSpec spec) {
     List<JobSpec.TensorSpec> tensors = spec.model().tensors();
