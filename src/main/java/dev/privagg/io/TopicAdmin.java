@@ -12,6 +12,7 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
@@ -78,7 +79,14 @@ public final class TopicAdmin {
         }
       }
       if (!missing.isEmpty()) {
-        admin.createTopics(missing).all().get();
+        try {
+          admin.createTopics(missing).all().get();
+        } catch (ExecutionException e) {
+          // Created meanwhile (a client's first write can auto-create it): checked below instead.
+          if (!(e.getCause() instanceof TopicExistsException)) {
+            throw e;
+          }
+        }
       }
       check(admin, bootstrapServers, plans);
       return missing.stream().map(NewTopic::name).toList();
@@ -96,13 +104,17 @@ public final class TopicAdmin {
       for (Requirement r : plan.requirements()) {
         ConfigEntry entry = config.get(r.config());
         String actual = entry == null ? null : entry.value();
-        if (!r.holds(actual)) {
+        // Only a topic's own setting counts: an inherited broker default can change under it.
+        boolean own =
+            entry != null && entry.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG;
+        if (!r.holds(actual) || !own) {
           problems.add(
-              "topic %s has %s=%s, needs %s%s (%s); fix: kafka-configs.sh --bootstrap-server %s --alter --entity-type topics --entity-name %s --add-config %s=%s"
+              "topic %s has %s=%s%s, needs %s%s set on the topic (%s); fix: kafka-configs.sh --bootstrap-server %s --alter --entity-type topics --entity-name %s --add-config %s=%s"
                   .formatted(
                       plan.name(),
                       r.config(),
                       actual,
+                      own ? "" : " (inherited)",
                       r.atLeast() ? "at least " : "",
                       r.value(),
                       r.why(),

@@ -170,7 +170,9 @@ public final class PrivaggJob {
             TopicAdmin.Requirement.exactly(
                 "cleanup.policy", "delete", "compaction would forget spent budget"),
             TopicAdmin.Requirement.exactly(
-                "retention.ms", "-1", "expiry would forget spent budget"));
+                "retention.ms", "-1", "expiry would forget spent budget"),
+            TopicAdmin.Requirement.exactly(
+                "retention.bytes", "-1", "deletion by size would forget spent budget"));
     List<TopicAdmin.Requirement> rejects =
         List.of(
             TopicAdmin.Requirement.atLeast(

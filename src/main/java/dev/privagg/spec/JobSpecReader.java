@@ -141,6 +141,17 @@ public final class JobSpecReader {
     }
     JobSpec.Topics topics = topics(spec.optionalSection("topics"));
     JobSpec.Privacy privacy = privacy(privacySection, rounds);
+    JobSpec.Sampling sampling = privacy.sampling();
+    if (sampling.mode().equals("server-poisson")
+        && rounds.maxClients() < Math.ceil(rounds.expectedClients() / sampling.rate())) {
+      // Clients the sampling drops count against the cap too: about m / rate arrive per round.
+      throw spec.fail(
+          "rounds.maxClients",
+          "must be at least rounds.expectedClients / privacy.sampling.rate ("
+              + (long) Math.ceil(rounds.expectedClients() / sampling.rate())
+              + " clients arrive for m sampled), was "
+              + rounds.maxClients());
+    }
     spec.finish();
     return new JobSpec(
         jobId,

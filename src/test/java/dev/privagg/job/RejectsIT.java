@@ -94,8 +94,9 @@ class RejectsIT extends KafkaFlinkTestBase {
         "c2",
         ClientUpdates.encode(a, 1, "c2", new float[][] {{0f, 0f, 3f}})); // clipped to 1
 
-    // A full round needs 2^27 clients; RoundAggregatorTest covers ROUND_FULL with a small capacity.
-    EnumSet<RejectReason> expected = EnumSet.complementOf(EnumSet.of(RejectReason.ROUND_FULL));
+    // ROUND_FULL is covered by RoundAggregatorTest, CLIENT_TIMESTAMP by ProducerTimestampIT.
+    EnumSet<RejectReason> expected =
+        EnumSet.complementOf(EnumSet.of(RejectReason.ROUND_FULL, RejectReason.CLIENT_TIMESTAMP));
     List<RejectedUpdate> rejects =
         rejectsUntil(
             a,

@@ -45,7 +45,7 @@ class TopicChecksIT extends KafkaFlinkTestBase {
                   // allowed.
                   new NewTopic(spec.topics().updates(), 2, (short) 1),
                   new NewTopic(spec.topics().ledger(), 1, (short) 1)
-                      .configs(Map.of("cleanup.policy", "compact")),
+                      .configs(Map.of("cleanup.policy", "compact", "retention.bytes", "1024")),
                   new NewTopic(spec.topics().rejects(), 1, (short) 1)
                       .configs(Map.of("max.message.bytes", "1000"))))
           .all()
@@ -56,8 +56,10 @@ class TopicChecksIT extends KafkaFlinkTestBase {
         .hasMessageStartingWith("refusing to start on misconfigured topics")
         .hasMessageContaining(
             "topic " + spec.topics().updates() + " has message.timestamp.type=CreateTime")
-        .hasMessageContaining("compression.type=producer, needs uncompressed")
+        .hasMessageContaining("compression.type=producer (inherited), needs uncompressed")
         .hasMessageContaining("topic " + spec.topics().ledger() + " has cleanup.policy=compact")
+        .hasMessageContaining("retention.bytes=1024, needs -1")
+        .hasMessageContaining("retention.ms=604800000 (inherited), needs -1")
         .hasMessageContaining("topic " + spec.topics().rejects() + " has max.message.bytes=1000")
         .hasMessageContaining("--add-config message.timestamp.type=LogAppendTime");
   }

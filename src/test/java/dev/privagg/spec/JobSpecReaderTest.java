@@ -93,6 +93,17 @@ class JobSpecReaderTest {
                 JobSpecReader.parse(
                     "t", MINIMAL.replace("timeout: 2s", "timeout: 2s\n  maxClients: 3")))
         .hasMessageContaining("rounds.maxClients must be at least rounds.expectedClients (4)");
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t",
+                    MINIMAL
+                        .replace("timeout: 2s", "timeout: 2s\n  maxClients: 10")
+                        .replace(
+                            "budgetEpsilon: 10",
+                            "budgetEpsilon: 10\n  sampling: {mode: server-poisson, rate: 0.2}")))
+        .hasMessageContaining(
+            "rounds.maxClients must be at least rounds.expectedClients / privacy.sampling.rate (20");
     JobSpec spec = JobSpecReader.parse("t", MINIMAL);
     assertThat(spec.rounds().maxClients()).isEqualTo(1_000_000);
     assertThat(spec.maxClientIdBytes()).isEqualTo(256);
