@@ -97,7 +97,7 @@ public final class TopicAdmin {
       throws ExecutionException, InterruptedException {
     List<ConfigResource> resources =
         plans.stream().map(p -> new ConfigResource(ConfigResource.Type.TOPIC, p.name())).toList();
-    Map<ConfigResource, Config> configs = admin.describeConfigs(resources).all().get();
+    Map<ConfigResource, Config> configs = describe(admin, resources);
     List<String> problems = new ArrayList<>();
     for (TopicPlan plan : plans) {
       Config config = configs.get(new ConfigResource(ConfigResource.Type.TOPIC, plan.name()));
@@ -132,6 +132,26 @@ public final class TopicAdmin {
   }
 
   /**
+   * The configs of {@code resources}. A topic created a moment ago may not be known to the broker
+   * that answers yet: retried for up to 30 s.
+   */
+  private static Map<ConfigResource, Config> describe(Admin admin, List<ConfigResource> resources)
+      throws ExecutionException, InterruptedException {
+    long deadline = System.currentTimeMillis() + 30_000;
+    while (true) {
+      try {
+        return admin.describeConfigs(resources).all().get();
+      } catch (ExecutionException e) {
+        if (!(e.getCause() instanceof UnknownTopicOrPartitionException)
+            || System.currentTimeMillis() > deadline) {
+          throw e;
+        }
+        Thread.sleep(200);
+      }
+    }
+  }
+
+  /**
    * The number of partitions {@code topic} has now.
    *
    * @throws IllegalStateException if the topic does not exist or the broker does not answer
@@ -141,13 +161,25 @@ public final class TopicAdmin {
     props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
     try (Admin admin = Admin.create(props)) {
-      return admin
-          .describeTopics(List.of(topic))
-          .allTopicNames()
-          .get()
-          .get(topic)
-          .partitions()
-          .size();
+      long deadline = System.currentTimeMillis() + 10_000;
+      while (true) {
+        try {
+          return admin
+              .describeTopics(List.of(topic))
+              .allTopicNames()
+              .get()
+              .get(topic)
+              .partitions()
+              .size();
+        } catch (ExecutionException e) {
+          // Just created, perhaps, and not yet known to the broker that answers.
+          if (!(e.getCause() instanceof UnknownTopicOrPartitionException)
+              || System.currentTimeMillis() > deadline) {
+            throw e;
+          }
+          Thread.sleep(200);
+        }
+      }
     } catch (ExecutionException e) {
       if (e.getCause() instanceof UnknownTopicOrPartitionException) {
         throw new IllegalStateException(
