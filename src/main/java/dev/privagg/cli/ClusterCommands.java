@@ -153,7 +153,7 @@ final class ClusterCommands {
   @Command(
       name = "savepoint",
       mixinStandardHelpOptions = true,
-      description = "Take a savepoint of a job (and optionally cancel it) for an upgrade.")
+      description = "Take a savepoint of a job (and optionally stop it) for an upgrade.")
   static final class Savepoint implements Callable<Integer> {
     @Spec CommandSpec spec;
 
@@ -165,14 +165,18 @@ final class ClusterCommands {
         description = "Target directory (default: the cluster's savepoint directory).")
     String dir;
 
-    @Option(names = "--cancel", description = "Cancel the job once the savepoint is complete.")
-    boolean cancel;
+    @Option(
+        names = {"--stop", "--cancel"},
+        description =
+            "Stop the job with this savepoint (Flink's stop-with-savepoint, no drain): every"
+                + " pending release is committed first. --cancel is the older name.")
+    boolean stop;
 
     @picocli.CommandLine.Mixin RestOption rest;
 
     @Override
     public Integer call() throws Exception {
-      String location = new FlinkRest(rest.url).savepoint(jobId, dir, cancel);
+      String location = new FlinkRest(rest.url).savepoint(jobId, dir, stop);
       spec.commandLine().getOut().println(location);
       return 0;
     }

@@ -78,14 +78,28 @@ final class FlinkRest {
             .build());
   }
 
-  /** POST /jobs/:id/savepoints, then polls until it completes; returns its location. */
-  String savepoint(String jobId, String directory, boolean cancel)
+  /**
+   * Takes a savepoint and polls until it completes; returns its location. With {@code stop} it is
+   * Flink's stop-with-savepoint (POST /jobs/:id/stop, no drain): sources stop first, the final
+   * checkpoint commits every pending release, and then the job finishes. Otherwise POST
+   * /jobs/:id/savepoints and the job keeps running.
+   */
+  String savepoint(String jobId, String directory, boolean stop)
       throws IOException, InterruptedException {
-    Map<String, Object> body =
-        directory == null
-            ? Map.of("cancel-job", cancel)
-            : Map.of("cancel-job", cancel, "target-directory", directory);
-    String trigger = call(post("/jobs/" + jobId + "/savepoints", body)).get("request-id").asText();
+    String trigger;
+    if (stop) {
+      Map<String, Object> body =
+          directory == null
+              ? Map.of("drain", false)
+              : Map.of("drain", false, "targetDirectory", directory);
+      trigger = call(post("/jobs/" + jobId + "/stop", body)).get("request-id").asText();
+    } else {
+      Map<String, Object> body =
+          directory == null
+              ? Map.of("cancel-job", false)
+              : Map.of("cancel-job", false, "target-directory", directory);
+      trigger = call(post("/jobs/" + jobId + "/savepoints", body)).get("request-id").asText();
+    }
     for (int i = 0; i < 600; i++) {
       JsonNode status =
           call(
