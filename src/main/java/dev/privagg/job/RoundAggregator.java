@@ -266,6 +266,16 @@ final class RoundAggregator
     if (progress == null || progress.exhausted || timestamp != closeTimer(progress)) {
       return;
     }
+    // A drain (flink stop --drain, or the end of a bounded input) sends the maximum watermark and
+    // fires every timer at once: real event time has not closed this round, so nothing is charged
+    // or released. The savepoint of a stop is taken before the drain and still holds the round.
+    if (ctx.timerService().currentWatermark() == Long.MAX_VALUE) {
+      LOG.info(
+          "job {}: drained at round {}; the round is neither closed nor charged",
+          spec.jobId(),
+          progress.currentRound);
+      return;
+    }
     // The next round opens at this round's deadline, not at the time the timer happens to fire,
     // so deadlines (and with them round membership) are the same in a replay.
     long deadline = progress.deadlineMillis;

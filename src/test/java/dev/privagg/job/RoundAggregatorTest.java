@@ -178,6 +178,20 @@ class RoundAggregatorTest {
   }
 
   @Test
+  void drain_maximumWatermark_neitherClosesNorChargesTheOpenRound() throws Exception {
+    start(exactSpec(""), null);
+    harness.processElement2(JOB, 0);
+    harness.processElement1(update("c1", 1, 0.2f, 0f, 0f), 1);
+    drain();
+    harness.processBothWatermarks(
+        new org.apache.flink.streaming.api.watermark.Watermark(Long.MAX_VALUE));
+    List<OutboundRecord> out = drain();
+    assertThat(models(out)).isEmpty();
+    assertThat(ledger(out)).isEmpty();
+    assertThat(announcements(out)).isEmpty();
+  }
+
+  @Test
   void megabyteClientIds_areKeptAsFixedSizeDigests_andStillCaughtAsDuplicates() throws Exception {
     start(exactSpec(""), null);
     harness.processElement2(JOB, 0);
