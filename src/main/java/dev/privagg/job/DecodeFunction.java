@@ -52,7 +52,14 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
     if (heartbeatBootstrap != null
         && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0) {
       heartbeat =
-          new Heartbeat(heartbeatBootstrap, specs.get(0).topics().updates(), heartbeatMillis);
+          new Heartbeat(
+              heartbeatBootstrap,
+              specs.get(0).topics().updates(),
+              heartbeatMillis,
+              getRuntimeContext()
+                  .getMetricGroup()
+                  .addGroup("privagg")
+                  .counter("heartbeatFailures"));
     }
   }
 

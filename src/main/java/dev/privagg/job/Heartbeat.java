@@ -6,11 +6,15 @@ import java.util.Properties;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.flink.metrics.Counter;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Writes an empty tick record to every partition of the updates topic at a fixed interval. With
@@ -22,13 +26,22 @@ final class Heartbeat implements AutoCloseable {
   /** Key of tick records; the decode step drops them before any validation. */
   static final byte[] TICK_KEY = "__privagg_tick__".getBytes(StandardCharsets.UTF_8);
 
+  private static final Logger LOG = LoggerFactory.getLogger(Heartbeat.class);
+
   private final KafkaProducer<byte[], byte[]> producer;
   private final ScheduledExecutorService timer;
+  private final Counter failures;
+  private final AtomicBoolean failing = new AtomicBoolean();
 
-  Heartbeat(String bootstrapServers, String topic, long intervalMillis) {
+  /**
+   * @param failures counts ticks that could not be written: while they fail, event time stands
+   *     still and no round closes, which the log and this counter make visible
+   */
+  Heartbeat(String bootstrapServers, String topic, long intervalMillis, Counter failures) {
+    this.failures = failures;
     Properties props = new Properties();
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-    props.put(ProducerConfig.ACKS_CONFIG, "1");
+    props.put(ProducerConfig.ACKS_CONFIG, "all");
     props.put(ProducerConfig.LINGER_MS_CONFIG, 0);
     producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
     timer =
@@ -44,10 +57,30 @@ final class Heartbeat implements AutoCloseable {
   private void tick(String topic) {
     try {
       for (PartitionInfo partition : producer.partitionsFor(topic)) {
-        producer.send(new ProducerRecord<>(topic, partition.partition(), TICK_KEY, new byte[0]));
+        producer.send(
+            new ProducerRecord<>(topic, partition.partition(), TICK_KEY, new byte[0]),
+            (metadata, error) -> outcome(topic, error));
       }
     } catch (RuntimeException e) {
-      // A missed tick only delays round closes; the next one catches up.
+      outcome(topic, e);
+    }
+  }
+
+  /** Logs the first failure and the recovery (not every tick), and counts every failure. */
+  private void outcome(String topic, Exception error) {
+    if (error == null) {
+      if (failing.compareAndSet(true, false)) {
+        LOG.info("heartbeat ticks to {} are written again; event time moves on", topic);
+      }
+      return;
+    }
+    failures.inc();
+    if (failing.compareAndSet(false, true)) {
+      LOG.warn(
+          "heartbeat tick to {} failed: event time, and with it every round close, waits until"
+              + " ticks are written again",
+          topic,
+          error);
     }
   }
 

@@ -344,6 +344,15 @@ final class RoundAggregator
       Collector<OutboundRecord> out)
       throws Exception {
     clearRound();
+    LOG.info(
+        "job {}: adopting the ledger topic's spending ({} rounds charged, last round {}, model of"
+            + " round {}{}) over state that showed {} rounds",
+        spec.jobId(),
+        floor.rounds(),
+        floor.lastRound(),
+        floor.modelRound(),
+        floor.exhausted() ? ", budget spent" : "",
+        LedgerCodec.read(progress.ledger).totalCount());
     progress.ledger = floor.ledger();
     progress.currentRound = Math.max(progress.currentRound, floor.lastRound());
     if (floor.model() != null && floor.modelRound() > progress.modelRound) {
@@ -452,6 +461,17 @@ final class RoundAggregator
               noisyCount,
               now));
       jobMetrics.roundsReleased.inc();
+      LOG.info(
+          "job {}: round {} released; charged {} (z {}, q {}, {}); epsilon {} of {} at delta {}",
+          spec.jobId(),
+          r,
+          charge.kind(),
+          charge.noiseMultiplier(),
+          charge.samplingRate(),
+          spec.roundCharge().adjacency(),
+          epsilon,
+          spec.privacy().budgetEpsilon(),
+          spec.privacy().delta());
     } else {
       out.collect(
           Records.ledger(
@@ -464,6 +484,13 @@ final class RoundAggregator
               noisyCount,
               now));
       jobMetrics.roundsNotReleased.inc();
+      LOG.info(
+          "job {}: round {} not released (noisy count under the minimum cohort); charged, epsilon"
+              + " {} of {}",
+          spec.jobId(),
+          r,
+          epsilon,
+          spec.privacy().budgetEpsilon());
     }
     clearRound();
   }
@@ -500,6 +527,12 @@ final class RoundAggregator
         Accountant.named(spec.privacy().accountant())
             .epsilon(ledger, spec.privacy().delta())
             .epsilon();
+    LOG.warn(
+        "job {}: privacy budget spent (epsilon {} of {}): round {} and later are refused",
+        spec.jobId(),
+        epsilon,
+        spec.privacy().budgetEpsilon(),
+        progress.currentRound);
     out.collect(
         Records.ledger(
             spec,
