@@ -54,6 +54,13 @@ final class RunCommand implements Callable<Integer> {
   long checkpointIntervalMillis;
 
   @Option(
+      names = "--state-dir",
+      defaultValue = ".privagg/state",
+      description =
+          "Directory for the job's checkpoints, kept after the job stops (default .privagg/state).")
+  java.nio.file.Path stateDir;
+
+  @Option(
       names = "--update-partitions",
       defaultValue = "2",
       description = "Partitions of the updates topic when it is created (default 2).")
@@ -102,7 +109,8 @@ final class RunCommand implements Callable<Integer> {
       out.println(sourcePlan.describe());
     }
     out.flush();
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    StreamExecutionEnvironment env = PrivaggJob.localEnvironment(stateDir);
+    out.println("checkpoints: " + stateDir.toAbsolutePath().resolve("checkpoints"));
     JobClient client =
         PrivaggJob.start(
             env,

@@ -189,11 +189,36 @@ public final class PrivaggJob {
             new TopicAdmin.TopicPlan(t.rejects(), 1, rejects)));
   }
 
+  /**
+   * Consecutive failed checkpoints the job tolerates before it fails (and restarts from its last
+   * completed checkpoint): releases are only visible once a checkpoint commits them, so a job whose
+   * checkpoints keep failing must not go on computing releases nobody can read.
+   */
+  public static final int TOLERABLE_CHECKPOINT_FAILURES = 5;
+
+  /**
+   * An embedded (MiniCluster) environment whose checkpoints go to files under {@code stateDir},
+   * kept when the job is cancelled, instead of JobManager memory (capped at 5 MiB: a model of 440k
+   * parameters no longer fits, and no release would ever commit).
+   */
+  public static StreamExecutionEnvironment localEnvironment(java.nio.file.Path stateDir) {
+    org.apache.flink.configuration.Configuration conf =
+        new org.apache.flink.configuration.Configuration();
+    conf.set(
+        org.apache.flink.configuration.CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+        stateDir.toAbsolutePath().resolve("checkpoints").toUri().toString());
+    conf.set(
+        org.apache.flink.configuration.CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
+        org.apache.flink.configuration.ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+    return StreamExecutionEnvironment.getExecutionEnvironment(conf);
+  }
+
   /** Defines source, pipeline and sink on {@code env}. */
   public static void define(
       StreamExecutionEnvironment env, List<JobSpec> specs, Settings settings) {
     NoiseSources.checkVisibleSecrets(specs);
     env.enableCheckpointing(settings.checkpointIntervalMillis());
+    env.getCheckpointConfig().setTolerableCheckpointFailureNumber(TOLERABLE_CHECKPOINT_FAILURES);
     env.setParallelism(settings.parallelism());
     JobSpec.Topics topics = specs.get(0).topics();
     String name = "privagg-" + Integer.toHexString(jobIds(specs).hashCode());

@@ -72,7 +72,9 @@ public final class Simulation {
     }
     JobSpec spec = JobSpecReader.parse("simulation", specYaml(config, model));
     PrivaggJob.ensureTopics(bootstrapServers, List.of(spec), 2);
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    // Checkpoints on disk, not in JobManager memory (5 MiB): larger models would never commit.
+    java.nio.file.Path stateDir = java.nio.file.Files.createTempDirectory("privagg-simulation-");
+    StreamExecutionEnvironment env = PrivaggJob.localEnvironment(stateDir);
     JobClient job =
         PrivaggJob.start(
             env,
@@ -138,6 +140,7 @@ public final class Simulation {
       }
     } finally {
       job.cancel().get();
+      deleteTree(stateDir);
     }
     double[][] finalWeights = PrivaggClient.weights(last);
     double auc =
@@ -225,5 +228,14 @@ public final class Simulation {
             id,
             id,
             id);
+  }
+
+  /** Removes the simulation's checkpoint directory; what cannot be removed is left in /tmp. */
+  private static void deleteTree(java.nio.file.Path dir) {
+    try (java.util.stream.Stream<java.nio.file.Path> paths = java.nio.file.Files.walk(dir)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (java.io.IOException e) {
+      // best effort: a temporary directory
+    }
   }
 }
