@@ -37,6 +37,7 @@ final class LedgerReconciler {
     JobSpec.Topics topics = specs.get(0).topics();
     ChargedRounds charged = new ChargedRounds();
     Map<String, long[]> lastRound = new HashMap<>();
+    Map<String, Long> lastReleased = new HashMap<>();
     Map<String, Boolean> exhausted = new HashMap<>();
     Map<String, GlobalModel> models = new HashMap<>();
     readAll(
@@ -47,6 +48,9 @@ final class LedgerReconciler {
           String job = e.getJobId();
           lastRound.computeIfAbsent(job, k -> new long[1])[0] =
               Math.max(lastRound.get(job)[0], e.getRound());
+          if (e.getOutcome() == LedgerOutcome.RELEASED) {
+            lastReleased.merge(job, e.getRound(), Math::max);
+          }
           if (e.getOutcome() == LedgerOutcome.BUDGET_EXHAUSTED) {
             exhausted.put(job, true);
           } else if (e.getMechanismKind() != null) {
@@ -75,6 +79,24 @@ final class LedgerReconciler {
     for (JobSpec spec : specs) {
       String job = spec.jobId();
       GlobalModel m = models.get(job);
+      long modelRound = m == null ? -1 : m.getRound();
+      long released = lastReleased.getOrDefault(job, -1L);
+      if (released > modelRound) {
+        // Going on from an older model (or the initial weights) would be a guess: refuse.
+        throw new IllegalStateException(
+            "job "
+                + job
+                + ": the ledger topic "
+                + topics.ledger()
+                + " records round "
+                + released
+                + " as released, but the latest model of this job on "
+                + topics.models()
+                + " is "
+                + (m == null ? "missing" : "of round " + modelRound)
+                + "; refusing to continue from an older model. Restore the models topic (it must"
+                + " keep every model: retention.ms=-1), or start the training under a new jobId");
+      }
       floors.put(
           job,
           new LedgerFloor(

@@ -164,7 +164,11 @@ public final class PrivaggJob {
     List<TopicAdmin.Requirement> models =
         List.of(
             TopicAdmin.Requirement.atLeast(
-                "max.message.bytes", maxModel, "a model record over it fails every release"));
+                "max.message.bytes", maxModel, "a model record over it fails every release"),
+            TopicAdmin.Requirement.exactly(
+                "retention.ms", "-1", "a restart continues from the latest model, kept forever"),
+            TopicAdmin.Requirement.exactly(
+                "retention.bytes", "-1", "a restart continues from the latest model"));
     List<TopicAdmin.Requirement> ledger =
         List.of(
             TopicAdmin.Requirement.exactly(

@@ -1,6 +1,7 @@
 package dev.privagg.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.LedgerEntry;
@@ -58,5 +59,38 @@ class ReconcileIT extends KafkaFlinkTestBase {
     assertThat(models.stream().filter(m -> m.getRound() == 0)).hasSize(1);
     assertThat(models.stream().map(GlobalModel::getRound).distinct().count())
         .isEqualTo(models.size());
+  }
+
+  @Test
+  void ledgerWithReleasesButNoModel_refusesToStart_insteadOfRestartingFromInitialWeights()
+      throws Exception {
+    JobSpec spec =
+        spec(
+            """
+            model:
+              tensors:
+                - {name: w, shape: [3]}
+            rounds: {timeout: 5s, expectedClients: 2}
+            privacy: {clipNorm: 1.0, noiseMultiplier: 2.0, delta: 1.0e-5, budgetEpsilon: 100}
+            """);
+    PrivaggJob.ensureTopics(bootstrap, List.of(spec), 2);
+    // The ledger shows round 3 released; the models topic lost every model of the job.
+    produce(
+        spec.topics().ledger(),
+        spec.jobId(),
+        Records.ledger(
+                spec,
+                3,
+                LedgerOutcome.RELEASED,
+                spec.roundCharge().event(2.0, 1),
+                1.0,
+                2,
+                null,
+                System.currentTimeMillis())
+            .value);
+    assertThatThrownBy(() -> startJob(spec, 1))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("records round 3 as released, but the latest model of this job")
+        .hasMessageContaining("is missing; refusing to continue from an older model");
   }
 }
