@@ -8,6 +8,9 @@ import dev.privagg.avro.RoundAnnouncement;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import org.apache.avro.Schema;
+import org.apache.avro.message.BinaryMessageDecoder;
+import org.apache.avro.message.SchemaStore;
 
 /**
  * Avro single-object encoding (marker C3 01, 8-byte CRC-64-AVRO fingerprint, binary body) for every
@@ -37,8 +40,30 @@ public final class AvroCodec {
     return bytes(() -> RejectedUpdate.getEncoder().encode(record));
   }
 
+  /**
+   * Reads models written with the current schema or any earlier one (kept in {@code
+   * dev/privagg/io/history}): a restarted job must read the models already on the topic.
+   */
   public static GlobalModel decodeModel(byte[] bytes) {
-    return read(() -> GlobalModel.getDecoder().decode(bytes));
+    return read(() -> MODEL_DECODER.decode(bytes));
+  }
+
+  private static final BinaryMessageDecoder<RejectedUpdate> REJECT_DECODER =
+      RejectedUpdate.createDecoder(history("RejectedUpdate-1.avsc"));
+
+  private static final BinaryMessageDecoder<GlobalModel> MODEL_DECODER =
+      GlobalModel.createDecoder(history("GlobalModel-1.avsc"));
+
+  private static SchemaStore.Cache history(String... files) {
+    SchemaStore.Cache store = new SchemaStore.Cache();
+    for (String file : files) {
+      try (java.io.InputStream in = AvroCodec.class.getResourceAsStream("history/" + file)) {
+        store.addSchema(new Schema.Parser().parse(in));
+      } catch (IOException | RuntimeException e) {
+        throw new IllegalStateException("cannot read the earlier schema " + file, e);
+      }
+    }
+    return store;
   }
 
   public static RoundAnnouncement decodeAnnouncement(byte[] bytes) {
@@ -50,7 +75,7 @@ public final class AvroCodec {
   }
 
   public static RejectedUpdate decodeReject(byte[] bytes) {
-    return read(() -> RejectedUpdate.getDecoder().decode(bytes));
+    return read(() -> REJECT_DECODER.decode(bytes));
   }
 
   private interface IoSupplier<T> {

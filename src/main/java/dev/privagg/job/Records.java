@@ -42,6 +42,8 @@ final class Records {
             .setNoiseSource(noiseSource)
             .setAdjacency(spec.roundCharge().adjacency())
             .setBudgetEpsilon(p.budgetEpsilon())
+            .setChargedNoiseMultiplier(
+                spec.roundCharge().event(p.noiseMultiplier(), 1).noiseMultiplier())
             .build();
     GlobalModel model = new GlobalModel(spec.jobId(), round, tensors, privacy);
     return new OutboundRecord(spec.topics().models(), key(spec), AvroCodec.encode(model));

@@ -60,7 +60,7 @@ public class CodecBenchmark {
         AvroCodec.encode(new ClientUpdate("bench", 1L, "client-1", List.of(tensor), null));
     PrivacyStatement privacy =
         new PrivacyStatement(
-            1.0, 1e-5, "rdp", 1.0, 1.0, 0.2, "server-poisson", "keyed", "add-remove-one", 8.0);
+            1.0, 1e-5, "rdp", 1.0, 1.0, 0.2, "server-poisson", "keyed", "add-remove-one", 8.0, 1.0);
     model = new GlobalModel("bench", 1L, List.of(tensor), privacy);
   }
 

@@ -232,6 +232,20 @@ class RoundAggregatorTest {
             .epsilon(PrivacyLedger.of(PrivacyEvent.gaussian(1.0, 1)), 1e-5)
             .epsilon();
     assertThat(entry.getEpsilonSpent()).isEqualTo(expected);
+    // The model states what was charged: z/2, no sampling, replace-one; that reproduces epsilon.
+    var statement = models(out).get(0).getPrivacy();
+    assertThat(statement.getChargedNoiseMultiplier()).isEqualTo(1.0);
+    assertThat(statement.getNoiseMultiplier()).isEqualTo(2.0);
+    assertThat(statement.getAdjacency()).isEqualTo("replace-one");
+    assertThat(
+            Accountant.named(statement.getAccountant())
+                .epsilon(
+                    PrivacyLedger.of(
+                        PrivacyEvent.sampledGaussian(
+                            statement.getChargedNoiseMultiplier(), statement.getSamplingRate(), 1)),
+                    statement.getDelta())
+                .epsilon())
+        .isEqualTo(statement.getEpsilon());
     assertThat(announcements(out))
         .singleElement()
         .satisfies(a -> assertThat(a.getRound()).isEqualTo(2));

@@ -1,0 +1,81 @@
+package dev.privagg.io;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.privagg.avro.GlobalModel;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.util.List;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaNormalization;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.message.BinaryMessageEncoder;
+import org.junit.jupiter.api.Test;
+
+class AvroCodecTest {
+  @Test
+  void modelWrittenWithTheEarlierSchema_stillDecodes_withoutAChargedNoiseMultiplier()
+      throws Exception {
+    Schema earlier;
+    try (InputStream in = AvroCodec.class.getResourceAsStream("history/GlobalModel-1.avsc")) {
+      earlier = new Schema.Parser().parse(in);
+    }
+    assertThat(SchemaNormalization.parsingFingerprint64(earlier))
+        .isNotEqualTo(SchemaNormalization.parsingFingerprint64(GlobalModel.getClassSchema()));
+    Schema tensorSchema = earlier.getField("tensors").schema().getElementType();
+    GenericRecord tensor = new GenericData.Record(tensorSchema);
+    tensor.put("name", "w");
+    tensor.put("shape", List.of(2));
+    tensor.put("data", ByteBuffer.wrap(new byte[] {0, 0, (byte) 0x80, 0x3F, 0, 0, 0, 0x40}));
+    GenericRecord privacy = new GenericData.Record(earlier.getField("privacy").schema());
+    privacy.put("epsilon", 1.5);
+    privacy.put("delta", 1e-5);
+    privacy.put("accountant", "rdp");
+    privacy.put("noiseMultiplier", 1.1);
+    privacy.put("clipNorm", 1.0);
+    privacy.put("samplingRate", 0.2);
+    privacy.put("samplingMode", "server-poisson");
+    privacy.put("noiseSource", "secure");
+    privacy.put("adjacency", "add-remove-one");
+    privacy.put("budgetEpsilon", 4.0);
+    GenericRecord model = new GenericData.Record(earlier);
+    model.put("jobId", "j");
+    model.put("round", 3L);
+    model.put("tensors", List.of(tensor));
+    model.put("privacy", privacy);
+    ByteBuffer bytes =
+        new BinaryMessageEncoder<GenericRecord>(GenericData.get(), earlier).encode(model);
+    byte[] written = new byte[bytes.remaining()];
+    bytes.get(written);
+
+    GlobalModel read = AvroCodec.decodeModel(written);
+    assertThat(read.getRound()).isEqualTo(3);
+    assertThat(Tensors.flatten(read.getTensors())).containsExactly(1f, 2f);
+    assertThat(read.getPrivacy().getEpsilon()).isEqualTo(1.5);
+    assertThat(read.getPrivacy().getChargedNoiseMultiplier()).isNull();
+  }
+
+  @Test
+  void rejectWrittenWithTheEarlierSchema_stillDecodes() throws Exception {
+    Schema earlier;
+    try (InputStream in = AvroCodec.class.getResourceAsStream("history/RejectedUpdate-1.avsc")) {
+      earlier = new Schema.Parser().parse(in);
+    }
+    GenericRecord reject = new GenericData.Record(earlier);
+    reject.put(
+        "reason",
+        new GenericData.EnumSymbol(earlier.getField("reason").schema(), "DUPLICATE_CLIENT"));
+    reject.put("detail", "again");
+    reject.put("sourceTopic", "updates");
+    reject.put("sourcePartition", 1);
+    reject.put("sourceOffset", 7L);
+    ByteBuffer bytes =
+        new BinaryMessageEncoder<GenericRecord>(GenericData.get(), earlier).encode(reject);
+    byte[] written = new byte[bytes.remaining()];
+    bytes.get(written);
+    var read = AvroCodec.decodeReject(written);
+    assertThat(read.getReason()).isEqualTo(dev.privagg.avro.RejectReason.DUPLICATE_CLIENT);
+    assertThat(read.getSourceOffset()).isEqualTo(7);
+  }
+}
