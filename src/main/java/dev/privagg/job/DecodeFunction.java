@@ -96,7 +96,11 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
       return;
     }
     if (raw.tick) {
-      return; // heartbeat: its timestamp has already advanced the watermark
+      // The tick's timestamp has already advanced the watermark; each job hears it too.
+      for (JobSpec spec : specs) {
+        out.collect(DecodedUpdate.keepAlive(spec.jobId()));
+      }
+      return;
     }
     long started = StageTimer.start();
     UpdateValidator.Result result;

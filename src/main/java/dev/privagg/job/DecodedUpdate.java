@@ -20,7 +20,21 @@ public class DecodedUpdate {
   public int sourcePartition;
   public long sourceOffset;
 
+  /**
+   * No update: a heartbeat's keep-alive for the job, so the aggregator can re-arm the open round's
+   * deadline timer when no client sends (after a restore from a drained savepoint, say).
+   */
+  public boolean keepAlive;
+
   public DecodedUpdate() {}
+
+  /** A keep-alive for {@code jobId}. */
+  static DecodedUpdate keepAlive(String jobId) {
+    DecodedUpdate update = new DecodedUpdate();
+    update.jobId = jobId;
+    update.keepAlive = true;
+    return update;
+  }
 
   public DecodedUpdate(
       String jobId, String clientId, long round, byte[][] tensorData, RawUpdate source) {

@@ -6,7 +6,6 @@ import java.util.Properties;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.flink.metrics.Counter;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -31,7 +30,8 @@ final class Heartbeat implements AutoCloseable {
   private final KafkaProducer<byte[], byte[]> producer;
   private final ScheduledExecutorService timer;
   private final Counter failures;
-  private final AtomicBoolean failing = new AtomicBoolean();
+  // Partitions whose last tick failed (-1: the topic's partitions could not be listed).
+  private final java.util.Set<Integer> failing = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   /**
    * @param failures counts ticks that could not be written: while they fail, event time stands
@@ -59,27 +59,33 @@ final class Heartbeat implements AutoCloseable {
       for (PartitionInfo partition : producer.partitionsFor(topic)) {
         producer.send(
             new ProducerRecord<>(topic, partition.partition(), TICK_KEY, new byte[0]),
-            (metadata, error) -> outcome(topic, error));
+            (metadata, error) -> outcome(topic, partition.partition(), error));
       }
+      outcome(topic, -1, null);
     } catch (RuntimeException e) {
-      outcome(topic, e);
+      outcome(topic, -1, e);
     }
   }
 
-  /** Logs the first failure and the recovery (not every tick), and counts every failure. */
-  private void outcome(String topic, Exception error) {
+  /**
+   * Logs a partition's first failed tick and the recovery of the last failing partition (not every
+   * tick), and counts every failure. Event time is the minimum over partitions: one partition
+   * without ticks holds every round.
+   */
+  private void outcome(String topic, int partition, Exception error) {
     if (error == null) {
-      if (failing.compareAndSet(true, false)) {
-        LOG.info("heartbeat ticks to {} are written again; event time moves on", topic);
+      if (failing.remove(partition) && failing.isEmpty()) {
+        LOG.info("heartbeat ticks to every partition of {} are written again", topic);
       }
       return;
     }
     failures.inc();
-    if (failing.compareAndSet(false, true)) {
+    if (failing.add(partition)) {
       LOG.warn(
-          "heartbeat tick to {} failed: event time, and with it every round close, waits until"
-              + " ticks are written again",
+          "heartbeat tick to {} partition {} failed: event time, and with it every round close,"
+              + " waits until ticks are written again",
           topic,
+          partition,
           error);
     }
   }

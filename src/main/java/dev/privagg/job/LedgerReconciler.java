@@ -81,7 +81,8 @@ final class LedgerReconciler {
       GlobalModel m = models.get(job);
       long modelRound = m == null ? -1 : m.getRound();
       long released = lastReleased.getOrDefault(job, -1L);
-      if (released > modelRound) {
+      // An exhausted job never uses its model again: nothing to guess.
+      if (released > modelRound && !exhausted.getOrDefault(job, false)) {
         // Going on from an older model (or the initial weights) would be a guess: refuse.
         throw new IllegalStateException(
             "job "

@@ -165,10 +165,12 @@ public final class PrivaggJob {
         List.of(
             TopicAdmin.Requirement.atLeast(
                 "max.message.bytes", maxModel, "a model record over it fails every release"),
+            // Compacted by job id: each job's latest model stays, and a restart reads the topic
+            // in time proportional to the jobs, not to the rounds ever released.
             TopicAdmin.Requirement.exactly(
-                "retention.ms", "-1", "a restart continues from the latest model, kept forever"),
-            TopicAdmin.Requirement.exactly(
-                "retention.bytes", "-1", "a restart continues from the latest model"));
+                "cleanup.policy",
+                "compact",
+                "a restart continues from each job's latest model, which must never expire"));
     List<TopicAdmin.Requirement> ledger =
         List.of(
             TopicAdmin.Requirement.exactly(
@@ -200,6 +202,9 @@ public final class PrivaggJob {
    */
   public static final int TOLERABLE_CHECKPOINT_FAILURES = 5;
 
+  /** How long a checkpoint may take before it counts as failed. */
+  static final long CHECKPOINT_TIMEOUT_MILLIS = 300_000;
+
   /**
    * An embedded (MiniCluster) environment whose checkpoints go to files under {@code stateDir},
    * kept when the job is cancelled, instead of JobManager memory (capped at 5 MiB: a model of 440k
@@ -223,6 +228,9 @@ public final class PrivaggJob {
     NoiseSources.checkVisibleSecrets(specs);
     env.enableCheckpointing(settings.checkpointIntervalMillis());
     env.getCheckpointConfig().setTolerableCheckpointFailureNumber(TOLERABLE_CHECKPOINT_FAILURES);
+    // Well below the sink's transaction timeout (10 min): a checkpoint that cannot complete fails
+    // before the broker aborts the transaction it would commit.
+    env.getCheckpointConfig().setCheckpointTimeout(CHECKPOINT_TIMEOUT_MILLIS);
     env.setParallelism(settings.parallelism());
     JobSpec.Topics topics = specs.get(0).topics();
     String name = "privagg-" + Integer.toHexString(jobIds(specs).hashCode());

@@ -112,6 +112,16 @@ final class RoundAggregator
   @Override
   public void processElement1(DecodedUpdate update, Context ctx, Collector<OutboundRecord> out)
       throws Exception {
+    if (update.keepAlive) {
+      JobProgress progress = progressState.value();
+      if (progress != null && !progress.exhausted) {
+        // Re-arms the open round's deadline (registering the same timer again is a no-op): a
+        // drain fired it before its savepoint was taken, and the restored job must still close
+        // that round.
+        ctx.timerService().registerEventTimeTimer(closeTimer(progress));
+      }
+      return;
+    }
     JobSpec spec = specs.get(update.jobId);
     JobProgress progress = ensureStarted(spec, ctx, out);
     JobMetrics jobMetrics = metrics.get(spec.jobId());
@@ -268,7 +278,8 @@ final class RoundAggregator
     }
     // A drain (flink stop --drain, or the end of a bounded input) sends the maximum watermark and
     // fires every timer at once: real event time has not closed this round, so nothing is charged
-    // or released. The savepoint of a stop is taken before the drain and still holds the round.
+    // or released. The drain's savepoint is taken after this and holds the round without its
+    // timer; after a restore, the first heartbeat keep-alive re-arms it.
     if (ctx.timerService().currentWatermark() == Long.MAX_VALUE) {
       LOG.info(
           "job {}: drained at round {}; the round is neither closed nor charged",

@@ -192,6 +192,33 @@ class RoundAggregatorTest {
   }
 
   @Test
+  void restoreFromADrainedSavepoint_closesTheOpenRound_onceAKeepAliveRearmsItsTimer()
+      throws Exception {
+    start(exactSpec(""), null);
+    harness.processElement2(JOB, 0);
+    harness.processElement1(update("c1", 1, 0.2f, 0f, 0f), 1);
+    // flink stop --drain: the maximum watermark first, then the savepoint.
+    harness.processBothWatermarks(
+        new org.apache.flink.streaming.api.watermark.Watermark(Long.MAX_VALUE));
+    drain();
+    OperatorSubtaskState savepoint = harness.snapshot(1, 2);
+    harness.close();
+
+    start(exactSpec(""), savepoint);
+    harness.processElement1(DecodedUpdate.keepAlive(JOB), TIMEOUT + 5); // a heartbeat tick
+    advanceTo(TIMEOUT + 5);
+    List<OutboundRecord> out = drain();
+    assertThat(models(out))
+        .singleElement()
+        .satisfies(
+            m -> {
+              assertThat(m.getRound()).isEqualTo(1);
+              assertThat(weights(m)[0]).isCloseTo(0.1f, within(1e-6f));
+            });
+    assertThat(ledger(out)).singleElement().satisfies(e -> assertThat(e.getRound()).isEqualTo(1));
+  }
+
+  @Test
   void megabyteClientIds_areKeptAsFixedSizeDigests_andStillCaughtAsDuplicates() throws Exception {
     start(exactSpec(""), null);
     harness.processElement2(JOB, 0);
