@@ -97,7 +97,8 @@ public final class TopicAdmin {
       throws ExecutionException, InterruptedException {
     List<ConfigResource> resources =
         plans.stream().map(p -> new ConfigResource(ConfigResource.Type.TOPIC, p.name())).toList();
-    Map<ConfigResource, Config> configs = describe(admin, resources);
+    Map<ConfigResource, Config> configs =
+        untilKnown(() -> admin.describeConfigs(resources).all().get(), 30_000);
     List<String> problems = new ArrayList<>();
     for (TopicPlan plan : plans) {
       Config config = configs.get(new ConfigResource(ConfigResource.Type.TOPIC, plan.name()));
@@ -131,16 +132,21 @@ public final class TopicAdmin {
     }
   }
 
+  /** What {@link #untilKnown} retries: an admin call that may fail with ExecutionException. */
+  private interface AdminCall<T> {
+    T get() throws ExecutionException, InterruptedException;
+  }
+
   /**
-   * The configs of {@code resources}. A topic created a moment ago may not be known to the broker
-   * that answers yet: retried for up to 30 s.
+   * Runs {@code call} again while the broker does not know the topic yet: one created a moment ago
+   * may not have reached the broker that answers. Gives up after {@code timeoutMillis}.
    */
-  private static Map<ConfigResource, Config> describe(Admin admin, List<ConfigResource> resources)
+  private static <T> T untilKnown(AdminCall<T> call, long timeoutMillis)
       throws ExecutionException, InterruptedException {
-    long deadline = System.currentTimeMillis() + 30_000;
+    long deadline = System.currentTimeMillis() + timeoutMillis;
     while (true) {
       try {
-        return admin.describeConfigs(resources).all().get();
+        return call.get();
       } catch (ExecutionException e) {
         if (!(e.getCause() instanceof UnknownTopicOrPartitionException)
             || System.currentTimeMillis() > deadline) {
@@ -161,25 +167,16 @@ public final class TopicAdmin {
     props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
     try (Admin admin = Admin.create(props)) {
-      long deadline = System.currentTimeMillis() + 10_000;
-      while (true) {
-        try {
-          return admin
-              .describeTopics(List.of(topic))
-              .allTopicNames()
-              .get()
-              .get(topic)
-              .partitions()
-              .size();
-        } catch (ExecutionException e) {
-          // Just created, perhaps, and not yet known to the broker that answers.
-          if (!(e.getCause() instanceof UnknownTopicOrPartitionException)
-              || System.currentTimeMillis() > deadline) {
-            throw e;
-          }
-          Thread.sleep(200);
-        }
-      }
+      return untilKnown(
+          () ->
+              admin
+                  .describeTopics(List.of(topic))
+                  .allTopicNames()
+                  .get()
+                  .get(topic)
+                  .partitions()
+                  .size(),
+          10_000);
     } catch (ExecutionException e) {
       if (e.getCause() instanceof UnknownTopicOrPartitionException) {
         throw new IllegalStateException(

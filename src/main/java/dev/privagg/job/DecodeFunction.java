@@ -1,5 +1,6 @@
 package dev.privagg.job;
 
+import dev.privagg.avro.RejectReason;
 import dev.privagg.spec.JobSpec;
 import java.util.HashMap;
 import java.util.List;
@@ -85,7 +86,7 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
         reject(
             raw,
             new UpdateValidator.Rejection(
-                dev.privagg.avro.RejectReason.CLIENT_TIMESTAMP,
+                RejectReason.CLIENT_TIMESTAMP,
                 "the record's time was set by its producer (CreateTime); the updates topic must"
                     + " use message.timestamp.type=LogAppendTime",
                 null,
@@ -127,8 +128,7 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
     }
     // Oversize records are not copied into the rejects topic; their position identifies them.
     boolean oversize =
-        r.reason() == dev.privagg.avro.RejectReason.RECORD_TOO_LARGE
-            || !validator.fitsAnyJob(raw.value);
+        r.reason() == RejectReason.RECORD_TOO_LARGE || !validator.fitsAnyJob(raw.value);
     byte[] original = oversize ? null : raw.value;
     ctx.output(
         REJECTS,

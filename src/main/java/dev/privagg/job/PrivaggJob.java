@@ -10,6 +10,9 @@ import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
@@ -210,15 +213,14 @@ public final class PrivaggJob {
    * kept when the job is cancelled, instead of JobManager memory (capped at 5 MiB: a model of 440k
    * parameters no longer fits, and no release would ever commit).
    */
-  public static StreamExecutionEnvironment localEnvironment(java.nio.file.Path stateDir) {
-    org.apache.flink.configuration.Configuration conf =
-        new org.apache.flink.configuration.Configuration();
+  public static StreamExecutionEnvironment localEnvironment(Path stateDir) {
+    Configuration conf = new Configuration();
     conf.set(
-        org.apache.flink.configuration.CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+        CheckpointingOptions.CHECKPOINTS_DIRECTORY,
         stateDir.toAbsolutePath().resolve("checkpoints").toUri().toString());
     conf.set(
-        org.apache.flink.configuration.CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
-        org.apache.flink.configuration.ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+        CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
+        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
     return StreamExecutionEnvironment.getExecutionEnvironment(conf);
   }
 

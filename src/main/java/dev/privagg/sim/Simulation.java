@@ -13,14 +13,19 @@ import dev.privagg.job.PrivaggJob;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
@@ -73,7 +78,7 @@ public final class Simulation {
     JobSpec spec = JobSpecReader.parse("simulation", specYaml(config, model));
     PrivaggJob.ensureTopics(bootstrapServers, List.of(spec), 2);
     // Checkpoints on disk, not in JobManager memory (5 MiB): larger models would never commit.
-    java.nio.file.Path stateDir = java.nio.file.Files.createTempDirectory("privagg-simulation-");
+    Path stateDir = Files.createTempDirectory("privagg-simulation-");
     StreamExecutionEnvironment env = PrivaggJob.localEnvironment(stateDir);
     JobClient job =
         PrivaggJob.start(
@@ -231,10 +236,10 @@ public final class Simulation {
   }
 
   /** Removes the simulation's checkpoint directory; what cannot be removed is left in /tmp. */
-  private static void deleteTree(java.nio.file.Path dir) {
-    try (java.util.stream.Stream<java.nio.file.Path> paths = java.nio.file.Files.walk(dir)) {
-      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (java.io.IOException e) {
+  private static void deleteTree(Path dir) {
+    try (Stream<Path> paths = Files.walk(dir)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
       // best effort: a temporary directory
     }
   }

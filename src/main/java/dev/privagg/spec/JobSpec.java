@@ -79,6 +79,20 @@ public record JobSpec(
       return tensors.stream().mapToInt(TensorSpec::size).toArray();
     }
 
+    /**
+     * An upper bound on the Avro encoding of the tensors array (as in ClientUpdate and
+     * GlobalModel): per tensor its name, shape blocks and float32 data, every varint at its widest.
+     */
+    public long maxEncodedTensorBytes() {
+      long size = 10; // block count and end
+      for (TensorSpec t : tensors) {
+        size += 5L + t.name().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        size += 10L + 5L * t.shape().length + 1;
+        size += 5L + 4L * t.size();
+      }
+      return size;
+    }
+
     /** Total number of parameters. */
     public int dimension() {
       return tensors.stream().mapToInt(TensorSpec::size).sum();
@@ -186,11 +200,7 @@ public record JobSpec(
    * models use it: a model record over the limit would fail the sink at every release.
    */
   public long maxModelRecordBytes() {
-    long size = 1 << 20;
-    for (TensorSpec t : model.tensors()) {
-      size += 4L * t.size() + t.name().length() * 3L + 5L * t.shape().length + 30;
-    }
-    return size;
+    return (1 << 20) + model.maxEncodedTensorBytes();
   }
 
   /** The Gaussian mechanism on the sum. */

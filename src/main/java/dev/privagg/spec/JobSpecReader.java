@@ -7,7 +7,6 @@ import dev.privagg.privacy.ClippedSum;
 import dev.privagg.privacy.NoisePlanner;
 import dev.privagg.privacy.RoundCharge;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -170,13 +169,8 @@ public final class JobSpecReader {
    * fields, and each tensor's name, shape and float32 data, with every varint at its widest.
    */
   private static long largestValidUpdate(String jobId, JobSpec.Model model) {
-    long size = 10 + 5 + jobId.length() + 10 + 5 + 10 + 1 + 1; // header, ids, round, ends
-    for (JobSpec.TensorSpec t : model.tensors()) {
-      size += 5L + t.name().getBytes(StandardCharsets.UTF_8).length; // name
-      size += 10L + 5L * t.shape().length + 1; // shape blocks
-      size += 5L + 4L * t.size(); // data
-    }
-    return size;
+    long size = 10 + 5 + jobId.length() + 10 + 5 + 1; // header, job id, round, id length, union
+    return size + model.maxEncodedTensorBytes();
   }
 
   private static JobSpec.Model model(YamlSection s) {
