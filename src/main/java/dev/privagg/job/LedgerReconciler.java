@@ -26,9 +26,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * Reads the committed ledger and model topics from the beginning to their current end and derives
- * each job's {@link LedgerFloor}. Run when the Flink job is defined, before any state is restored,
- * so that neither a fresh start nor an older savepoint can forget published spending.
+ * Reads the committed ledger and releases topics from the beginning to their current end and
+ * derives each job's {@link LedgerFloor}. Run when the Flink job is defined, before any state is
+ * restored, so that neither a fresh start nor an older savepoint can forget published spending.
  */
 final class LedgerReconciler {
   private LedgerReconciler() {}
@@ -63,15 +63,26 @@ final class LedgerReconciler {
             charged.add(job, event);
           }
         });
+    // The internal releases topic, not the public one: a release is there once committed, even
+    // if the publishing step has not copied it yet.
+    Map<String, Long> announced = new HashMap<>();
     readAll(
         bootstrapServers,
-        topics.models(),
+        topics.releases(),
         (key, value) -> {
-          if (key != null && specs.stream().anyMatch(s -> s.jobId().equals(key))) {
-            GlobalModel m = AvroCodec.decodeModel(value);
-            GlobalModel previous = models.get(m.getJobId());
-            if (previous == null || m.getRound() >= previous.getRound()) {
-              models.put(m.getJobId(), m);
+          if (key == null) {
+            return;
+          }
+          for (JobSpec spec : specs) {
+            if (key.equals(topics.models() + "/" + spec.jobId())) {
+              GlobalModel m = AvroCodec.decodeModel(value);
+              GlobalModel previous = models.get(m.getJobId());
+              if (previous == null || m.getRound() >= previous.getRound()) {
+                models.put(m.getJobId(), m);
+              }
+            } else if (key.equals(topics.rounds() + "/" + spec.jobId())) {
+              announced.merge(
+                  spec.jobId(), AvroCodec.decodeAnnouncement(value).getRound(), Math::max);
             }
           }
         });
@@ -92,22 +103,57 @@ final class LedgerReconciler {
                 + " records round "
                 + released
                 + " as released, but the latest model of this job on "
-                + topics.models()
-                + " is "
+                + topics.releases()
+                + " (where committed releases wait to be published) is "
                 + (m == null ? "missing" : "of round " + modelRound)
-                + "; refusing to continue from an older model. Restore the models topic (it must"
-                + " keep every model: retention.ms=-1), or start the training under a new jobId");
+                + "; refusing to continue from an older model. Restore that topic (it must be"
+                + " compacted, never expire), or start the training under a new jobId");
       }
       floors.put(
           job,
           new LedgerFloor(
               LedgerCodec.write(charged.ledger(job)),
-              lastRound.containsKey(job) ? lastRound.get(job)[0] : 0,
+              // A round announced (committed) but not yet charged is skipped too: its number is
+              // public with another deadline.
+              Math.max(
+                  lastRound.containsKey(job) ? lastRound.get(job)[0] : 0,
+                  announced.getOrDefault(job, 0L)),
               exhausted.getOrDefault(job, false),
               m == null ? -1 : m.getRound(),
               m == null ? null : Tensors.flatten(m.getTensors())));
     }
     return floors;
+  }
+
+  /**
+   * What the public topics hold now, per {@code topic/jobId}: the latest round and its bytes'
+   * digest. A publisher that starts without state publishes nothing at or below it.
+   */
+  static Map<String, PublicRounds.Position> readPublished(
+      String bootstrapServers, List<JobSpec> specs) {
+    JobSpec.Topics topics = specs.get(0).topics();
+    Map<String, PublicRounds.Position> published = new HashMap<>();
+    for (String topic : topics.publicTopics()) {
+      readAll(
+          bootstrapServers,
+          topic,
+          (key, value) -> {
+            if (key == null || specs.stream().noneMatch(s -> s.jobId().equals(key))) {
+              return;
+            }
+            long round =
+                topic.equals(topics.models())
+                    ? AvroCodec.decodeModel(value).getRound()
+                    : AvroCodec.decodeAnnouncement(value).getRound();
+            PublicRounds.Position at = published.get(topic + "/" + key);
+            if (at == null || round >= at.round) {
+              published.put(
+                  topic + "/" + key,
+                  new PublicRounds.Position(round, ReleasePublisher.digest(value)));
+            }
+          });
+    }
+    return published;
   }
 
   /**

@@ -1,10 +1,17 @@
 package dev.privagg.job;
 
-/** An encoded record for one of the output topics: topic, key (the job id) and Avro value. */
+/**
+ * An encoded record for one of the output topics: topic, key (the job id) and Avro value. For a
+ * release (a model or a round announcement) the topic is the public topic it is meant for; the sink
+ * writes it to the internal releases topic, from which only committed copies are published.
+ */
 public class OutboundRecord {
   public String topic;
   public byte[] key;
   public byte[] value;
+
+  /** The round a release is for; -1 for records that are not releases. */
+  public long round = -1;
 
   public OutboundRecord() {}
 
@@ -12,5 +19,12 @@ public class OutboundRecord {
     this.topic = topic;
     this.key = key;
     this.value = value;
+  }
+
+  /** A release for round {@code round}. */
+  static OutboundRecord release(String topic, byte[] key, byte[] value, long round) {
+    OutboundRecord record = new OutboundRecord(topic, key, value);
+    record.round = round;
+    return record;
   }
 }

@@ -7,9 +7,11 @@ import dev.privagg.spec.JobSpecReader;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.stream.Collectors;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
@@ -174,6 +176,17 @@ public final class PrivaggJob {
                 "cleanup.policy",
                 "compact",
                 "a restart continues from each job's latest model, which must never expire"));
+    List<TopicAdmin.Requirement> releases =
+        List.of(
+            TopicAdmin.Requirement.atLeast(
+                "max.message.bytes", maxModel, "a model record over it fails every release"),
+            // Keyed by public topic and job id: the latest model and announcement of each job stay,
+            // which is what a restart continues from.
+            TopicAdmin.Requirement.exactly(
+                "cleanup.policy",
+                "compact",
+                "a restart continues from each job's latest committed model, which must never"
+                    + " expire"));
     List<TopicAdmin.Requirement> ledger =
         List.of(
             TopicAdmin.Requirement.exactly(
@@ -195,7 +208,8 @@ public final class PrivaggJob {
             new TopicAdmin.TopicPlan(t.models(), 1, models),
             new TopicAdmin.TopicPlan(t.rounds(), 1, List.of()),
             new TopicAdmin.TopicPlan(t.ledger(), 1, ledger),
-            new TopicAdmin.TopicPlan(t.rejects(), 1, rejects)));
+            new TopicAdmin.TopicPlan(t.rejects(), 1, rejects),
+            new TopicAdmin.TopicPlan(t.releases(), 1, releases)));
   }
 
   /**
@@ -233,6 +247,10 @@ public final class PrivaggJob {
     // Well below the sink's transaction timeout (10 min): a checkpoint that cannot complete fails
     // before the broker aborts the transaction it would commit.
     env.getCheckpointConfig().setCheckpointTimeout(CHECKPOINT_TIMEOUT_MILLIS);
+    // Kept on cancel and after a JobManager loss: the recovery README prescribes resubmits from
+    // the latest retained checkpoint.
+    env.getCheckpointConfig()
+        .setExternalizedCheckpointRetention(ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
     env.setParallelism(settings.parallelism());
     JobSpec.Topics topics = specs.get(0).topics();
     String name = "privagg-" + Integer.toHexString(jobIds(specs).hashCode());
@@ -286,7 +304,6 @@ public final class PrivaggJob {
     KafkaSinkBuilder<OutboundRecord> sinkBuilder =
         KafkaSink.<OutboundRecord>builder()
             .setBootstrapServers(settings.bootstrapServers())
-            .setRecordSerializer(new OutboundSerializer())
             .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
             .setTransactionalIdPrefix(name)
             // At or below the broker's transaction.max.timeout.ms (15 min by default).
@@ -294,6 +311,9 @@ public final class PrivaggJob {
     // A reject carries a whole update of up to maxRecord bytes plus its reason and position.
     ProducerSizing.forRecordsUpTo(maxRecord + OUTPUT_HEADROOM_BYTES)
         .forEach(sinkBuilder::setProperty);
+    PublicRounds.Run run =
+        new PublicRounds.Run(settings.startMillis(), UUID.randomUUID().toString());
+    sinkBuilder.setRecordSerializer(new OutboundSerializer(topics, run));
     KafkaSink<OutboundRecord> sink = sinkBuilder.build();
     // Budget never forgets: what the ledger topic already shows bounds any restored state below.
     java.util.Map<String, LedgerFloor> floors =
@@ -302,6 +322,64 @@ public final class PrivaggJob {
         .sinkTo(sink)
         .name("kafka-sink")
         .uid("kafka-sink");
+    definePublisher(env, specs, settings, run, name);
+    LOG.info("run {} serves job ids {}", run.encode(), jobIds(specs));
+  }
+
+  /**
+   * Copies committed releases (read_committed) from the internal releases topic to the public
+   * topics. At least once: a replay after a failure copies the same committed bytes again, so a
+   * public topic may hold a round twice but never two payloads for it (DESIGN invariant 9).
+   */
+  private static void definePublisher(
+      StreamExecutionEnvironment env,
+      List<JobSpec> specs,
+      Settings settings,
+      PublicRounds.Run run,
+      String name) {
+    JobSpec.Topics topics = specs.get(0).topics();
+    long maxModel = specs.stream().mapToLong(JobSpec::maxModelRecordBytes).max().orElseThrow();
+    KafkaSource<InternalRelease> releases =
+        KafkaSource.<InternalRelease>builder()
+            .setBootstrapServers(settings.bootstrapServers())
+            .setTopics(topics.releases())
+            .setGroupId(name + "-publisher")
+            // A fresh job reads the compacted topic from its start; the published positions
+            // below keep it from publishing anything twice.
+            .setStartingOffsets(OffsetsInitializer.earliest())
+            .setDeserializer(new InternalReleaseDeserializer())
+            .setProperty("isolation.level", "read_committed")
+            .setProperty("max.partition.fetch.bytes", Long.toString(Math.max(maxModel, 1 << 20)))
+            .setProperty("fetch.max.bytes", Long.toString(Math.max(maxModel, 50L << 20)))
+            .build();
+    KafkaSinkBuilder<OutboundRecord> publicSink =
+        KafkaSink.<OutboundRecord>builder()
+            .setBootstrapServers(settings.bootstrapServers())
+            .setRecordSerializer(
+                (element, context, timestamp) ->
+                    new ProducerRecord<>(element.topic, element.key, element.value))
+            .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+            .setProperty("acks", "all")
+            .setProperty("enable.idempotence", "true");
+    ProducerSizing.forRecordsUpTo(maxModel + OUTPUT_HEADROOM_BYTES)
+        .forEach(publicSink::setProperty);
+    java.util.Set<String> jobIds =
+        specs.stream().map(JobSpec::jobId).collect(Collectors.toUnmodifiableSet());
+    env.fromSource(releases, WatermarkStrategy.noWatermarks(), "releases-source")
+        .setParallelism(1)
+        .uid("releases-source")
+        .keyBy(InternalRelease::positionKey, Types.STRING)
+        .process(
+            new ReleasePublisher(
+                java.util.Set.copyOf(topics.publicTopics()),
+                jobIds,
+                LedgerReconciler.readPublished(settings.bootstrapServers(), specs),
+                run))
+        .name("publisher")
+        .uid("publisher")
+        .sinkTo(publicSink.build())
+        .name("public-sink")
+        .uid("public-sink");
   }
 
   /** Starts the job without blocking (tests and {@code privagg run}). */
@@ -332,12 +410,45 @@ public final class PrivaggJob {
     }
   }
 
-  /** Each output record names its own topic. */
+  /**
+   * Each output record names its own topic; releases (records for a public topic) go to the
+   * internal releases topic instead, where only their committed copies are read.
+   */
   static final class OutboundSerializer implements KafkaRecordSerializationSchema<OutboundRecord> {
+    private final String releasesTopic;
+    private final java.util.Set<String> publicTopics;
+    private final String run;
+
+    OutboundSerializer(JobSpec.Topics topics, PublicRounds.Run run) {
+      this.releasesTopic = topics.releases();
+      this.publicTopics = java.util.Set.copyOf(topics.publicTopics());
+      this.run = run.encode();
+    }
+
     @Override
     public ProducerRecord<byte[], byte[]> serialize(
         OutboundRecord element, KafkaSinkContext context, Long timestamp) {
+      if (publicTopics.contains(element.topic)) {
+        return InternalRelease.toInternal(releasesTopic, element, PublicRounds.Run.parse(run));
+      }
       return new ProducerRecord<>(element.topic, element.key, element.value);
+    }
+  }
+
+  /** Reads the internal releases topic; records this version did not write are skipped. */
+  static final class InternalReleaseDeserializer
+      implements KafkaRecordDeserializationSchema<InternalRelease> {
+    @Override
+    public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<InternalRelease> out) {
+      InternalRelease release = InternalRelease.fromInternal(record);
+      if (release != null) {
+        out.collect(release);
+      }
+    }
+
+    @Override
+    public TypeInformation<InternalRelease> getProducedType() {
+      return TypeInformation.of(InternalRelease.class);
     }
   }
 }

@@ -46,14 +46,15 @@ final class Records {
                 spec.roundCharge().event(p.noiseMultiplier(), 1).noiseMultiplier())
             .build();
     GlobalModel model = new GlobalModel(spec.jobId(), round, tensors, privacy);
-    return new OutboundRecord(spec.topics().models(), key(spec), AvroCodec.encode(model));
+    return OutboundRecord.release(
+        spec.topics().models(), key(spec), AvroCodec.encode(model), round);
   }
 
   static OutboundRecord announcement(
       JobSpec spec, long round, long baseModelRound, long deadlineMillis) {
     RoundAnnouncement a =
         new RoundAnnouncement(spec.jobId(), round, baseModelRound, deadlineMillis);
-    return new OutboundRecord(spec.topics().rounds(), key(spec), AvroCodec.encode(a));
+    return OutboundRecord.release(spec.topics().rounds(), key(spec), AvroCodec.encode(a), round);
   }
 
   static OutboundRecord ledger(

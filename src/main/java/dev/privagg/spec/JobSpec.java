@@ -153,12 +153,22 @@ public record JobSpec(
       Noise noise)
       implements Serializable {}
 
-  /** Kafka topics; every job of one Flink job shares them. */
-  public record Topics(String updates, String models, String rounds, String ledger, String rejects)
+  /**
+   * Kafka topics; every job of one Flink job shares them. Public: models and rounds. The rest are
+   * operator-internal; {@code releases} holds each release as the job commits it, before a
+   * publishing step copies it to the public topic it names.
+   */
+  public record Topics(
+      String updates, String models, String rounds, String ledger, String rejects, String releases)
       implements Serializable {
-    /** All five names. */
+    /** All six names. */
     public List<String> all() {
-      return List.of(updates, models, rounds, ledger, rejects);
+      return List.of(updates, models, rounds, ledger, rejects, releases);
+    }
+
+    /** The topics any client may read (and so read uncommitted). */
+    public List<String> publicTopics() {
+      return List.of(models, rounds);
     }
   }
 

@@ -397,18 +397,24 @@ public final class JobSpecReader {
           "privagg.models",
           "privagg.rounds",
           "privagg.ledger",
-          "privagg.rejects");
+          "privagg.rejects",
+          "privagg.releases");
     }
+    String models = s.string("models", "privagg.models", "public topic of GlobalModel records");
     JobSpec.Topics topics =
         new JobSpec.Topics(
             s.string("updates", "privagg.updates", "topic clients write ClientUpdate records to"),
-            s.string("models", "privagg.models", "public topic of GlobalModel records"),
+            models,
             s.string("rounds", "privagg.rounds", "public topic of RoundAnnouncement records"),
             s.string("ledger", "privagg.ledger", "operator-internal privacy ledger topic"),
-            s.string("rejects", "privagg.rejects", "operator-internal rejects topic"));
+            s.string("rejects", "privagg.rejects", "operator-internal rejects topic"),
+            s.string(
+                "releases",
+                models.equals("privagg.models") ? "privagg.releases" : models + ".releases",
+                "operator-internal topic of committed releases, copied to models and rounds"));
     s.finish();
-    if (new HashSet<>(topics.all()).size() != 5) {
-      throw s.fail("", "must name five different topics, was " + topics.all());
+    if (new HashSet<>(topics.all()).size() != 6) {
+      throw s.fail("", "must name six different topics, was " + topics.all());
     }
     return topics;
   }

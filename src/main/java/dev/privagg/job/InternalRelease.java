@@ -1,0 +1,72 @@
+package dev.privagg.job;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+
+/**
+ * A release as the internal releases topic holds it: the exact public bytes, keyed by {@code
+ * publicTopic/jobId} (so compaction keeps each job's latest model and latest announcement apart),
+ * with the round and the writing run in headers.
+ */
+public class InternalRelease {
+  static final String ROUND_HEADER = "privagg.round";
+  static final String RUN_HEADER = "privagg.run";
+
+  public String publicTopic;
+  public String jobId;
+  public byte[] value;
+  public long round;
+  public String run;
+
+  public InternalRelease() {}
+
+  /** The internal record for {@code release} (a model or announcement bound for its topic). */
+  static ProducerRecord<byte[], byte[]> toInternal(
+      String releasesTopic, OutboundRecord release, PublicRounds.Run run) {
+    String jobId = new String(release.key, StandardCharsets.UTF_8);
+    List<Header> headers =
+        List.of(
+            new RecordHeader(
+                ROUND_HEADER, Long.toString(release.round).getBytes(StandardCharsets.UTF_8)),
+            new RecordHeader(RUN_HEADER, run.encode().getBytes(StandardCharsets.UTF_8)));
+    byte[] key = (release.topic + "/" + jobId).getBytes(StandardCharsets.UTF_8);
+    return new ProducerRecord<>(releasesTopic, null, key, release.value, headers);
+  }
+
+  /**
+   * Reads an internal record back; null for one this version did not write (no key, no slash, or
+   * missing headers), which the publisher skips.
+   */
+  static InternalRelease fromInternal(ConsumerRecord<byte[], byte[]> record) {
+    if (record.key() == null || record.value() == null) {
+      return null;
+    }
+    String key = new String(record.key(), StandardCharsets.UTF_8);
+    int slash = key.indexOf('/');
+    Header round = record.headers().lastHeader(ROUND_HEADER);
+    Header run = record.headers().lastHeader(RUN_HEADER);
+    if (slash <= 0 || round == null || run == null) {
+      return null;
+    }
+    InternalRelease release = new InternalRelease();
+    release.publicTopic = key.substring(0, slash);
+    release.jobId = key.substring(slash + 1);
+    release.value = record.value();
+    try {
+      release.round = Long.parseLong(new String(round.value(), StandardCharsets.UTF_8));
+    } catch (NumberFormatException e) {
+      return null;
+    }
+    release.run = new String(run.value(), StandardCharsets.UTF_8);
+    return PublicRounds.Run.parse(release.run) == null ? null : release;
+  }
+
+  /** The publisher's key: one position per public topic and job. */
+  String positionKey() {
+    return publicTopic + "/" + jobId;
+  }
+}

@@ -1,0 +1,121 @@
+package dev.privagg.job;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.runtime.execution.SuppressRestartsException;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Copies committed releases from the internal releases topic to the public models and rounds
+ * topics, byte for byte, as {@link PublicRounds} decides. Its input is read with read_committed, so
+ * an aborted transaction's copy (a release recomputed after a failure) never reaches a public
+ * topic. Keyed by public topic and job.
+ */
+final class ReleasePublisher extends KeyedProcessFunction<String, InternalRelease, OutboundRecord> {
+  private static final Logger LOG = LoggerFactory.getLogger(ReleasePublisher.class);
+
+  private final Set<String> publicTopics;
+  private final Set<String> jobIds;
+  private final Map<String, PublicRounds.Position> published;
+  private final String self;
+  private transient PublicRounds.Run run;
+  private transient ValueState<PublicRounds.Position> position;
+  private transient Counter copied;
+  private transient Counter withheld;
+
+  /**
+   * @param published what the public topics already held at submission, per {@code topic/jobId}:
+   *     the floor of a publisher that starts without state
+   * @param run this submission
+   */
+  ReleasePublisher(
+      Set<String> publicTopics,
+      Set<String> jobIds,
+      Map<String, PublicRounds.Position> published,
+      PublicRounds.Run run) {
+    this.publicTopics = Set.copyOf(publicTopics);
+    this.jobIds = Set.copyOf(jobIds);
+    this.published = new HashMap<>(published);
+    this.self = run.encode();
+  }
+
+  @Override
+  public void open(OpenContext context) {
+    run = PublicRounds.Run.parse(self);
+    position =
+        getRuntimeContext()
+            .getState(
+                new ValueStateDescriptor<>(
+                    "published-position", Types.POJO(PublicRounds.Position.class)));
+    var group = getRuntimeContext().getMetricGroup().addGroup("privagg");
+    copied = group.counter("releasesPublished");
+    withheld = group.counter("releasesWithheld");
+  }
+
+  @Override
+  public void processElement(InternalRelease release, Context ctx, Collector<OutboundRecord> out)
+      throws Exception {
+    if (!publicTopics.contains(release.publicTopic) || !jobIds.contains(release.jobId)) {
+      return; // another job's, or a topic this spec no longer publishes to
+    }
+    PublicRounds.Position at = position.value();
+    if (at == null) {
+      at = published.getOrDefault(release.positionKey(), new PublicRounds.Position());
+    }
+    PublicRounds.Run writer = PublicRounds.Run.parse(release.run);
+    PublicRounds.Verdict verdict =
+        PublicRounds.decide(at, run, writer, release.round, digest(release.value));
+    position.update(at);
+    switch (verdict) {
+      case PUBLISH -> {
+        copied.inc();
+        out.collect(
+            new OutboundRecord(
+                release.publicTopic,
+                release.jobId.getBytes(StandardCharsets.UTF_8),
+                release.value));
+      }
+      case DUPLICATE, OLDER_ROUND -> {}
+      case CONFLICT, OLDER_RUN -> {
+        withheld.inc();
+        LOG.error(
+            "job {}: withheld a release of round {} for {} written by run {}: {}",
+            release.jobId,
+            release.round,
+            release.publicTopic,
+            release.run,
+            verdict == PublicRounds.Verdict.CONFLICT
+                ? "round " + release.round + " is already public with other bytes"
+                : "a newer run (" + at.owner + ") serves this job id");
+      }
+      case SUPERSEDED ->
+          throw new SuppressRestartsException(
+              new IllegalStateException(
+                  ("job id %s is now served by another Flink job (run %s); this one (run %s)"
+                          + " stops for good, because two jobs serving one job id would each"
+                          + " spend its privacy budget. Run one Flink job per job id; to move a"
+                          + " job, stop it with a savepoint and submit from that savepoint")
+                      .formatted(release.jobId, at.owner, self)));
+    }
+  }
+
+  static byte[] digest(byte[] value) {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(value);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every Java runtime", e);
+    }
+  }
+}
