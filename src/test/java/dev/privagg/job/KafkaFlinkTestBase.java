@@ -68,7 +68,7 @@ abstract class KafkaFlinkTestBase {
   /** Cancels the running jobs (their output stays on the topics). */
   void stopJobs() throws Exception {
     for (JobClient job : jobs) {
-      job.cancel().get();
+      cancelIfRunning(job);
     }
     jobs.clear();
   }
@@ -76,11 +76,17 @@ abstract class KafkaFlinkTestBase {
   @AfterEach
   void cancelJobs() throws Exception {
     for (JobClient job : jobs) {
-      job.cancel().get();
+      cancelIfRunning(job);
     }
     jobs.clear();
     consumers.values().forEach(KafkaConsumer::close);
     consumers.clear();
+  }
+
+  private static void cancelIfRunning(JobClient job) throws Exception {
+    if (!job.getJobStatus().get().isGloballyTerminalState()) {
+      job.cancel().get();
+    }
   }
 
   /** A spec whose job id and topics are unique to this test run. */
@@ -104,18 +110,46 @@ abstract class KafkaFlinkTestBase {
   }
 
   /** Creates the topics and starts one Flink job serving {@code specs} on the MiniCluster. */
-  void startJob(List<JobSpec> specs, int parallelism) throws Exception {
+  JobClient startJob(List<JobSpec> specs, int parallelism) throws Exception {
     PrivaggJob.ensureTopics(bootstrap, specs, 2);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-    jobs.add(
+    JobClient job =
         PrivaggJob.start(
             env,
             specs,
-            new PrivaggJob.Settings(bootstrap, 300, parallelism, System.currentTimeMillis())));
+            new PrivaggJob.Settings(bootstrap, 300, parallelism, System.currentTimeMillis()));
+    jobs.add(job);
+    return job;
   }
 
-  void startJob(JobSpec spec, int parallelism) throws Exception {
-    startJob(List.of(spec), parallelism);
+  JobClient startJob(JobSpec spec, int parallelism) throws Exception {
+    return startJob(List.of(spec), parallelism);
+  }
+
+  /**
+   * Every record {@code topic} holds now, as a reader with read_uncommitted sees it: aborted
+   * transactional copies included.
+   */
+  List<ConsumerRecord<byte[], byte[]>> readUncommitted(String topic) {
+    Properties props = new Properties();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
+    props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 64 << 20);
+    List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+    try (KafkaConsumer<byte[], byte[]> c =
+        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      List<org.apache.kafka.common.TopicPartition> partitions =
+          c.partitionsFor(topic).stream()
+              .map(p -> new org.apache.kafka.common.TopicPartition(topic, p.partition()))
+              .toList();
+      c.assign(partitions);
+      c.seekToBeginning(partitions);
+      Map<org.apache.kafka.common.TopicPartition, Long> end = c.endOffsets(partitions);
+      while (partitions.stream().anyMatch(p -> c.position(p) < end.get(p))) {
+        c.poll(Duration.ofMillis(200)).forEach(out::add);
+      }
+    }
+    return out;
   }
 
   void produce(String topic, String key, byte[]... values) {
