@@ -48,7 +48,18 @@ class JobSpecReaderTest {
     assertThat(spec.privacy().sampling().accountingRate()).isEqualTo(1.0);
     assertThat(spec.privacy().noise().source()).isEqualTo("secure");
     assertThat(spec.topics().updates()).isEqualTo("privagg.updates");
+    assertThat(spec.topics().releases()).isEqualTo("privagg.releases");
     assertThat(spec.serverLearningRate()).isEqualTo(1.0);
+  }
+
+  @Test
+  void releasesTopic_followsTheModelsTopic_andMustDifferFromTheOthers() {
+    JobSpec spec = JobSpecReader.parse("t", MINIMAL + "topics: {models: team.models}\n");
+    assertThat(spec.topics().releases()).isEqualTo("team.models.releases");
+    assertThat(spec.topics().publicTopics()).containsExactly("team.models", "privagg.rounds");
+    assertThatThrownBy(
+            () -> JobSpecReader.parse("t", MINIMAL + "topics: {releases: privagg.models}\n"))
+        .hasMessageContaining("six different topics");
   }
 
   @Test
