@@ -5,6 +5,7 @@ import dev.privagg.io.TopicAdmin;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -44,6 +45,10 @@ public final class PrivaggJob {
       String bootstrapServers, long checkpointIntervalMillis, int parallelism, long startMillis) {}
 
   private static final long START_MARGIN_MILLIS = 5_000;
+
+  /** How far (in broker time) one updates partition may be read ahead of the slowest one. */
+  static final Duration MAX_PARTITION_DRIFT = Duration.ofSeconds(5);
+
   private static final Logger LOG = LoggerFactory.getLogger(PrivaggJob.class);
 
   /**
@@ -296,7 +301,12 @@ public final class PrivaggJob {
                 source,
                 WatermarkStrategy.<RawUpdate>forMonotonousTimestamps()
                     .withTimestampAssigner(
-                        (raw, kafkaTime) -> raw.producerTime ? Long.MIN_VALUE : kafkaTime),
+                        (raw, kafkaTime) -> raw.producerTime ? Long.MIN_VALUE : kafkaTime)
+                    // A partition read far ahead of the others is paused: the aggregator holds
+                    // updates until event time (the slowest partition) reaches them, and this
+                    // caps what it holds at about MAX_PARTITION_DRIFT of traffic.
+                    .withWatermarkAlignment(
+                        name + "-updates", MAX_PARTITION_DRIFT, Duration.ofSeconds(1)),
                 "updates-source")
             .setParallelism(plan.parallelism())
             .uid("updates-source");
