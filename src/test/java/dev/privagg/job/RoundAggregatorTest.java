@@ -222,6 +222,26 @@ class RoundAggregatorTest {
   }
 
   @Test
+  void heldUpdates_surviveACheckpoint_andAreDecidedAfterTheRestore() throws Exception {
+    start(exactSpec(""), null);
+    harness.processElement2(JOB, 0);
+    harness.processElement1(update("c1", 1, 0.2f, 0f, 0f), 10);
+    harness.processElement1(update("c2", 2, 0.4f, 0f, 0f), TIMEOUT + 10); // partition 1 lags
+    advanceTo(5);
+    drain();
+    OperatorSubtaskState checkpoint = harness.snapshot(1, 5);
+    harness.close();
+
+    start(exactSpec(""), checkpoint);
+    advanceTo(2 * TIMEOUT);
+    List<OutboundRecord> out = drain();
+    assertThat(rejects(out)).isEmpty();
+    assertThat(ledger(out)).extracting(e -> e.getContributions()).containsExactly(1L, 1L);
+    assertThat(weights(models(out).get(1))[0]).isCloseTo(0.3f, within(1e-6f));
+    assertThat(harness.numKeyedStateEntries()).as("nothing held any more").isEqualTo(2);
+  }
+
+  @Test
   void megabyteClientIds_areKeptAsFixedSizeDigests_andStillCaughtAsDuplicates() throws Exception {
     start(exactSpec(""), null);
     harness.processElement2(JOB, 0);
