@@ -48,6 +48,7 @@ import java.util.List;
  * decides them in order when event time reaches them again (keep-alives re-arm their timers).
  */
 final class RoundLifecycle {
+  // The job reads one updates topic: (partition, offset) is a record's place in it.
   private static final Comparator<DecodedUpdate> LOG_ORDER =
       Comparator.<DecodedUpdate>comparingInt(u -> u.sourcePartition)
           .thenComparingLong(u -> u.sourceOffset);
