@@ -19,6 +19,8 @@ final class JobMetrics {
   private volatile double epsilonSpent;
   private volatile double clippedFraction;
   private volatile long roundLatencyMillis;
+  private volatile long heldUpdates;
+  private volatile long heldBytes;
 
   JobMetrics(MetricGroup operatorGroup, String jobId) {
     MetricGroup group = RejectMetrics.jobGroup(operatorGroup, jobId);
@@ -32,6 +34,9 @@ final class JobMetrics {
     group.gauge("epsilonSpent", () -> epsilonSpent);
     group.gauge("clippedFraction", () -> clippedFraction);
     group.gauge("roundLatencyMillis", () -> roundLatencyMillis);
+    // Updates read but not yet decided (see RoundLifecycle): bounded by partition skew.
+    group.gauge("heldUpdates", () -> Math.max(0, heldUpdates));
+    group.gauge("heldBytes", () -> Math.max(0, heldBytes));
   }
 
   void rejected(RejectReason reason) {
@@ -45,6 +50,21 @@ final class JobMetrics {
   /** Wall-clock time from a round's deadline to its release being computed (before commit). */
   void roundLatency(long millis) {
     roundLatencyMillis = millis;
+  }
+
+  /** Updates (and their value bytes) put on hold, or taken off hold when negative. */
+  void held(long updates, long bytes) {
+    heldUpdates += updates;
+    heldBytes += bytes;
+  }
+
+  /**
+   * Nothing is held any more. Counts start at zero when the operator starts, also when restored
+   * state holds updates; this puts them right again once the hold has emptied.
+   */
+  void noneHeld() {
+    heldUpdates = 0;
+    heldBytes = 0;
   }
 
   void lastRound(long contributions, long clipped) {

@@ -11,6 +11,12 @@ public class JobProgress {
   /** The round of the latest released model: what the open round trains on. */
   public long modelRound;
 
+  /**
+   * Broker time at which the open round opened. 0 in state written before it was kept: that round
+   * then takes any update stamped before its deadline.
+   */
+  public long openedMillis;
+
   public long deadlineMillis;
   public boolean exhausted;
   public byte[] ledger;

@@ -38,8 +38,10 @@ public final class Pipeline {
     if (specs.isEmpty()) {
       throw new IllegalArgumentException("at least one job spec is needed");
     }
-    // No operator keeps or changes a record it was handed, so chained operators may pass records
-    // by reference instead of deep-copying each multi-megabyte update between them.
+    // No operator changes a record it was handed, and the one that keeps records (the round
+    // aggregator holds updates until their broker time) sits behind a keyBy, which deserializes
+    // its own copies: chained operators may pass records by reference instead of deep-copying
+    // each multi-megabyte update between them.
     env.getConfig().enableObjectReuse();
     SingleOutputStreamOperator<DecodedUpdate> decoded =
         updates

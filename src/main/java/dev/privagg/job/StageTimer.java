@@ -21,6 +21,11 @@ final class StageTimer {
   }
 
   void stop(long started) {
-    nanos.inc(System.nanoTime() - started);
+    add(System.nanoTime() - started);
+  }
+
+  /** Adds time measured elsewhere (in a class without Flink). */
+  void add(long elapsedNanos) {
+    nanos.inc(elapsedNanos);
   }
 }

@@ -63,6 +63,13 @@ final class JobFixtures {
     return new DecodedUpdate(JOB, client, round, data, new RawUpdate("updates", 0, 42, null));
   }
 
+  /** {@code update} as read from {@code partition} at {@code offset} of the updates topic. */
+  static DecodedUpdate readFrom(int partition, long offset, DecodedUpdate update) {
+    update.sourcePartition = partition;
+    update.sourceOffset = offset;
+    return update;
+  }
+
   static List<GlobalModel> models(List<OutboundRecord> out) {
     return out.stream()
         .filter(r -> r.topic.equals("privagg.models"))

@@ -2,16 +2,24 @@ package dev.privagg.job;
 
 import static dev.privagg.job.JobFixtures.JOB;
 import static dev.privagg.job.JobFixtures.TIMEOUT;
+import static dev.privagg.job.JobFixtures.ledger;
 import static dev.privagg.job.JobFixtures.models;
+import static dev.privagg.job.JobFixtures.readFrom;
+import static dev.privagg.job.JobFixtures.rejects;
 import static dev.privagg.job.JobFixtures.update;
 import static dev.privagg.job.JobFixtures.weights;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.privagg.avro.RejectReason;
+import dev.privagg.avro.RejectedUpdate;
 import dev.privagg.spec.JobSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
@@ -20,42 +28,98 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Where processing order across partitions decides a round's members (a full round, early close,
- * two updates under one client id), a replay may admit other members than the first run. With keyed
- * noise the two releases must then not share their noise, or their difference would be the members'
- * updates without noise. The same members in any order still give the same bytes.
+ * Membership is a pure function of the updates log (DESIGN invariant 10): one log, read in any
+ * order across its partitions and with the watermark advancing at any legal moment, gives the same
+ * output records, byte for byte (keyed noise), where processing order used to decide: a deadline
+ * with updates on both sides, early close, a full round, two updates under one client id.
  */
 class MembershipRaceTest {
   private static final float[] A = {0.1f, 0f, 0f};
   private static final float[] B = {0f, 0.6f, 0f};
   private static final float[] C = {0f, 0f, 0.8f};
+  private static final int READ_ORDERS = 30;
 
   @TempDir Path dir;
 
   @Test
-  void fullRound_otherMembersGetOtherNoise_sameMembersTheSameBytes() throws Exception {
-    JobSpec spec = keyedSpec("maxClients: 2");
-    float[] ab = release(spec, List.of(u("a", A), u("b", B), u("c", C))); // c turned away
-    assertThat(release(spec, List.of(u("b", B), u("a", A), u("c", C)))).containsExactly(ab);
-    float[] ca = release(spec, List.of(u("c", C), u("a", A), u("b", B))); // b turned away
-    assertNoiseDiffers(ab, ca, B, C);
+  void deadlineClose_anyReadOrder_sameBytes() throws Exception {
+    Log log =
+        new Log()
+            .append(0, 100, "a", 1, A)
+            .append(0, TIMEOUT + 5, "c", 2, C) // held while partition 1 lags, then round 2's
+            .append(1, 300, "e", 2, B) // stamped in round 1: FUTURE_ROUND
+            .append(1, TIMEOUT - 1, "b", 1, B) // the deadline's last millisecond
+            .append(1, TIMEOUT, "d", 1, A); // at the deadline: STALE_ROUND
+    List<OutboundRecord> out = sameBytesInEveryReadOrder(keyedSpec(""), log, 2 * TIMEOUT);
+    assertThat(ledger(out)).extracting(e -> e.getContributions()).containsExactly(2L, 1L);
+    assertThat(reasons(out)).containsExactly(RejectReason.FUTURE_ROUND, RejectReason.STALE_ROUND);
   }
 
   @Test
-  void earlyClose_otherFirstMembersGetOtherNoise() throws Exception {
-    JobSpec spec = keyedSpec("closeEarly: true");
-    float[] ab = release(spec, List.of(u("a", A), u("b", B), u("c", C))); // closes at a, b
-    float[] ca = release(spec, List.of(u("c", C), u("a", A), u("b", B))); // closes at c, a
-    assertNoiseDiffers(ab, ca, B, C);
+  void earlyClose_anyReadOrder_sameBytes() throws Exception {
+    Log log =
+        new Log()
+            .append(0, 50, "a", 1, A)
+            .append(0, 50, "c", 1, C) // second in log order at 50: round 1 closes here (m = 2)
+            .append(1, 50, "b", 1, B) // third: STALE_ROUND
+            .append(1, 50, "d", 2, A) // after the close, same millisecond: round 2's
+            .append(2, 40, "e", 2, B) // before the close: FUTURE_ROUND
+            .append(2, 60, "f", 2, C); // round 2's second: it closes at 60
+    List<OutboundRecord> out =
+        sameBytesInEveryReadOrder(keyedSpec("closeEarly: true"), log, 2 * TIMEOUT);
+    assertThat(ledger(out)).extracting(e -> e.getContributions()).containsExactly(2L, 2L, 0L);
+    assertThat(ledger(out))
+        .extracting(e -> e.getTimestampMillis())
+        .containsExactly(50L, 60L, 60 + TIMEOUT);
+    assertThat(reasons(out)).containsExactly(RejectReason.FUTURE_ROUND, RejectReason.STALE_ROUND);
   }
 
   @Test
-  void squattedClientId_whicheverCopyCameFirst_getsItsOwnNoise() throws Exception {
+  void fullRound_anyReadOrder_sameBytes() throws Exception {
+    Log log =
+        new Log()
+            .append(2, 10, "d", 1, A) // earliest of all
+            .append(0, 20, "a", 1, A)
+            .append(1, 20, "b", 1, B) // ROUND_FULL: a and d came first
+            .append(2, 20, "c", 1, C); // ROUND_FULL
+    List<OutboundRecord> out = sameBytesInEveryReadOrder(keyedSpec("maxClients: 2"), log, TIMEOUT);
+    assertThat(rejects(out))
+        .extracting(RejectedUpdate::getClientId)
+        .containsExactlyInAnyOrder("b", "c");
+  }
+
+  @Test
+  void squattedClientId_anyReadOrder_sameBytes() throws Exception {
+    // The victim sends A as "a"; a squatter sends C as "a" too, on another partition, at the same
+    // broker millisecond; the first in (partition, offset) order is in, whichever is read first.
+    Log log =
+        new Log()
+            .append(1, 20, "x", 1, B)
+            .append(1, 30, "a", 1, C)
+            .append(0, 30, "a", 1, A)
+            .append(0, 31, "b", 1, B)
+            .append(2, 25, "x", 1, C); // later than partition 1's "x": DUPLICATE_CLIENT
+    List<OutboundRecord> out = sameBytesInEveryReadOrder(keyedSpec(""), log, TIMEOUT);
+    assertThat(rejects(out))
+        .extracting(r -> r.getClientId() + "@" + r.getSourcePartition())
+        .containsExactly("x@2", "a@1");
+  }
+
+  @Test
+  void otherMembers_getOtherNoise() throws Exception {
+    // Two logs in which the squatter's copy comes first in one and the victim's in the other: the
+    // rounds hold other sums, and must not share their noise, or the releases' difference would
+    // be (A - C) / m exactly.
     JobSpec spec = keyedSpec("");
-    // The victim sends A as "a"; a squatter sends C as "a" too, on another partition.
-    float[] victimFirst = release(spec, List.of(u("a", A), u("b", B), u("a", C)));
-    float[] squatterFirst = release(spec, List.of(u("a", C), u("b", B), u("a", A)));
-    assertNoiseDiffers(victimFirst, squatterFirst, A, C);
+    Log victimFirst = new Log().append(0, 30, "a", 1, A).append(1, 31, "a", 1, C);
+    Log squatterFirst = new Log().append(1, 30, "a", 1, C).append(0, 31, "a", 1, A);
+    float[] x = weights(models(run(spec, victimFirst, TIMEOUT, 0)).get(1));
+    float[] y = weights(models(run(spec, squatterFirst, TIMEOUT, 0)).get(1));
+    double distance = 0;
+    for (int i = 0; i < 3; i++) {
+      distance += Math.abs((x[i] - y[i]) - (A[i] - C[i]) / 2);
+    }
+    assertThat(distance).as("distance from a noise-free difference").isGreaterThan(0.01);
   }
 
   private JobSpec keyedSpec(String rounds) throws Exception {
@@ -66,36 +130,88 @@ class MembershipRaceTest {
         rounds);
   }
 
-  /** Shared noise would make {@code x - y} exactly {@code (onlyInX - onlyInY) / m}, m = 2. */
-  private static void assertNoiseDiffers(float[] x, float[] y, float[] onlyInX, float[] onlyInY) {
-    double distance = 0;
-    for (int i = 0; i < 3; i++) {
-      distance += Math.abs((x[i] - y[i]) - (onlyInX[i] - onlyInY[i]) / 2);
+  /** Runs {@code log} in many read orders and returns the output all of them produced. */
+  private static List<OutboundRecord> sameBytesInEveryReadOrder(JobSpec spec, Log log, long end)
+      throws Exception {
+    List<OutboundRecord> first = run(spec, log, end, 0);
+    assertThat(models(first)).as("a released round").hasSizeGreaterThan(1);
+    for (long seed = 1; seed < READ_ORDERS; seed++) {
+      assertThat(bytes(run(spec, log, end, seed)))
+          .as("output of read order %d", seed)
+          .containsExactlyElementsOf(bytes(first));
     }
-    assertThat(distance).as("distance from a noise-free difference").isGreaterThan(0.01);
+    return first;
   }
 
-  private static DecodedUpdate u(String client, float[] v) {
-    return update(client, 1, v[0], v[1], v[2]);
+  private static List<RejectReason> reasons(List<OutboundRecord> out) {
+    return rejects(out).stream().map(RejectedUpdate::getReason).toList();
   }
 
-  private static float[] release(JobSpec spec, List<DecodedUpdate> order) throws Exception {
+  private static List<String> bytes(List<OutboundRecord> out) {
+    HexFormat hex = HexFormat.of();
+    return out.stream()
+        .map(r -> r.topic + " " + hex.formatHex(r.key) + " " + hex.formatHex(r.value))
+        .toList();
+  }
+
+  /**
+   * Reads the log's partitions in an order drawn from {@code seed} (each partition in its own
+   * order), moving the watermark at random moments as far as is legal: to just before the earliest
+   * record not read yet. Then event time reaches {@code end}.
+   */
+  private static List<OutboundRecord> run(JobSpec spec, Log log, long end, long seed)
+      throws Exception {
     var harness =
         new KeyedTwoInputStreamOperatorTestHarness<>(
-            new KeyedCoProcessOperator<>(new RoundAggregator(List.of(spec), java.util.Map.of())),
+            new KeyedCoProcessOperator<>(new RoundAggregator(List.of(spec), Map.of())),
             (DecodedUpdate x) -> x.jobId,
             (String id) -> id,
             Types.STRING);
     harness.setProcessingTime(JobFixtures.T0);
     harness.open();
     harness.processElement2(JOB, 0);
-    long time = 1;
-    for (DecodedUpdate update : order) {
-      harness.processElement1(update, time++);
+    Random random = new Random(seed);
+    List<List<Appended>> unread = new ArrayList<>();
+    log.partitions.forEach(p -> unread.add(new ArrayList<>(p)));
+    long watermark = Long.MIN_VALUE;
+    while (unread.stream().anyMatch(p -> !p.isEmpty())) {
+      List<List<Appended>> readable = unread.stream().filter(p -> !p.isEmpty()).toList();
+      Appended next = readable.get(random.nextInt(readable.size())).remove(0);
+      harness.processElement1(next.update(), next.timestamp());
+      long legal =
+          unread.stream()
+              .filter(p -> !p.isEmpty())
+              .mapToLong(p -> p.get(0).timestamp() - 1)
+              .min()
+              .orElse(end);
+      if (random.nextBoolean() && legal > watermark) {
+        watermark = legal;
+        harness.processBothWatermarks(new Watermark(watermark));
+      }
     }
-    harness.processBothWatermarks(new Watermark(TIMEOUT));
+    harness.processBothWatermarks(new Watermark(end));
     List<OutboundRecord> out = new ArrayList<>(harness.extractOutputValues());
     harness.close();
-    return weights(models(out).get(1));
+    return out;
+  }
+
+  private record Appended(long timestamp, DecodedUpdate update) {}
+
+  /** An updates topic: per partition, records in offset order with non-decreasing broker time. */
+  private static final class Log {
+    final List<List<Appended>> partitions = new ArrayList<>();
+
+    Log append(int partition, long timestamp, String client, long round, float[] v) {
+      while (partitions.size() <= partition) {
+        partitions.add(new ArrayList<>());
+      }
+      List<Appended> records = partitions.get(partition);
+      if (!records.isEmpty() && records.get(records.size() - 1).timestamp() > timestamp) {
+        throw new IllegalArgumentException("LogAppendTime never decreases within a partition");
+      }
+      DecodedUpdate update = update(client, round, v[0], v[1], v[2]);
+      records.add(new Appended(timestamp, readFrom(partition, records.size(), update)));
+      return this;
+    }
   }
 }

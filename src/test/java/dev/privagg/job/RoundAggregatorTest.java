@@ -131,6 +131,7 @@ class RoundAggregatorTest {
     assertThat(harness.numEventTimeTimers()).isEqualTo(1);
     // Seen-clients state was cleared: c1 may send again in round 2.
     harness.processElement1(update("c1", 2, 0f, 0f, 0f), TIMEOUT + 1);
+    advanceTo(TIMEOUT + 1);
     assertThat(rejects(drain())).isEmpty();
   }
 
@@ -143,6 +144,7 @@ class RoundAggregatorTest {
     harness.processElement1(update("c2", 2, 0.5f, 0f, 0f), 3); // future
     advanceTo(TIMEOUT);
     harness.processElement1(update("c3", 1, 0.5f, 0f, 0f), TIMEOUT + 1); // stale
+    advanceTo(TIMEOUT + 1); // updates are decided when event time reaches their broker time
     List<OutboundRecord> out = drain();
     assertThat(rejects(out))
         .extracting(r -> r.getReason())
@@ -174,6 +176,7 @@ class RoundAggregatorTest {
     assertThat(rejects(out).get(0).getDetail()).contains("already holds 2 clients");
     assertThat(weights(models(out).get(1))[0]).isCloseTo(0.3f, within(1e-6f));
     harness.processElement1(update("c3", 2, 0.9f, 0f, 0f), TIMEOUT + 1); // next round has room
+    advanceTo(TIMEOUT + 1);
     assertThat(rejects(drain())).isEmpty();
   }
 
@@ -219,6 +222,26 @@ class RoundAggregatorTest {
   }
 
   @Test
+  void heldUpdates_surviveACheckpoint_andAreDecidedAfterTheRestore() throws Exception {
+    start(exactSpec(""), null);
+    harness.processElement2(JOB, 0);
+    harness.processElement1(update("c1", 1, 0.2f, 0f, 0f), 10);
+    harness.processElement1(update("c2", 2, 0.4f, 0f, 0f), TIMEOUT + 10); // partition 1 lags
+    advanceTo(5);
+    drain();
+    OperatorSubtaskState checkpoint = harness.snapshot(1, 5);
+    harness.close();
+
+    start(exactSpec(""), checkpoint);
+    advanceTo(2 * TIMEOUT);
+    List<OutboundRecord> out = drain();
+    assertThat(rejects(out)).isEmpty();
+    assertThat(ledger(out)).extracting(e -> e.getContributions()).containsExactly(1L, 1L);
+    assertThat(weights(models(out).get(1))[0]).isCloseTo(0.3f, within(1e-6f));
+    assertThat(harness.numKeyedStateEntries()).as("nothing held any more").isEqualTo(2);
+  }
+
+  @Test
   void megabyteClientIds_areKeptAsFixedSizeDigests_andStillCaughtAsDuplicates() throws Exception {
     start(exactSpec(""), null);
     harness.processElement2(JOB, 0);
@@ -226,6 +249,7 @@ class RoundAggregatorTest {
     harness.processElement1(update(longId, 1, 0.1f, 0f, 0f), 1);
     harness.processElement1(update(longId, 1, 0.1f, 0f, 0f), 2);
     harness.processElement1(update(longId + "y", 1, 0.1f, 0f, 0f), 3);
+    advanceTo(3);
     assertThat(rejects(drain()))
         .extracting(r -> r.getReason())
         .containsExactly(RejectReason.DUPLICATE_CLIENT);
@@ -247,6 +271,7 @@ class RoundAggregatorTest {
     drain();
     harness.processElement1(update("c1", 1, 0.1f, 0f, 0f), 1);
     harness.processElement1(update("c2", 1, 0.1f, 0f, 0f), 2);
+    advanceTo(2); // the second update, decided at its broker time, closes the round long before 1 s
     List<OutboundRecord> out = drain();
     LedgerEntry entry = ledger(out).get(0);
     assertThat(entry.getOutcome()).isEqualTo(LedgerOutcome.RELEASED);
@@ -355,6 +380,7 @@ class RoundAggregatorTest {
     // Only the job progress (ledger, model) remains: round accumulator and seen clients are gone.
     assertThat(harness.numKeyedStateEntries()).isEqualTo(1);
     harness.processElement1(update("c1", fit + 1, 0f, 0f, 0f), fit * TIMEOUT + 1);
+    advanceTo(fit * TIMEOUT + 1);
     assertThat(rejects(drain()))
         .singleElement()
         .satisfies(r -> assertThat(r.getReason()).isEqualTo(RejectReason.BUDGET_EXHAUSTED));
@@ -461,15 +487,17 @@ class RoundAggregatorTest {
   }
 
   @Test
-  void updateAppendedAfterTheDeadline_isStale_evenBeforeTheRoundCloses() throws Exception {
+  void updateAppendedAtTheDeadline_isStale_andNotInTheRound() throws Exception {
     start(exactSpec(""), null);
     harness.processElement2(JOB, 0);
     drain();
     harness.processElement1(update("late", 1, 0.5f, 0f, 0f), TIMEOUT); // broker time = deadline
-    assertThat(rejects(drain()))
+    assertThat(drain()).as("held until event time reaches its broker time").isEmpty();
+    advanceTo(TIMEOUT);
+    List<OutboundRecord> out = drain();
+    assertThat(rejects(out))
         .singleElement()
         .satisfies(r -> assertThat(r.getReason()).isEqualTo(RejectReason.STALE_ROUND));
-    advanceTo(TIMEOUT);
-    assertThat(weights(models(drain()).get(0))).containsOnly(0f); // the late update is not in
+    assertThat(weights(models(out).get(0))).containsOnly(0f); // the late update is not in
   }
 }

@@ -9,7 +9,10 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
-/** The privacy math stays pure: no Flink, no Kafka, no other privagg package (STYLE 1). */
+/**
+ * The privacy math stays pure: no Flink, no Kafka, no other privagg package (STYLE 1); so does the
+ * round lifecycle, which the Flink operator only adapts.
+ */
 class ArchitectureTest {
   private static final Path PRIVACY = Path.of("src/main/java/dev/privagg/privacy");
 
@@ -30,6 +33,30 @@ class ArchitectureTest {
               .toList();
     }
     assertThat(Files.isDirectory(PRIVACY)).isTrue();
+    assertThat(offending).isEmpty();
+  }
+
+  @Test
+  void roundLifecycle_importsNoFlink() throws IOException {
+    Path job = Path.of("src/main/java/dev/privagg/job");
+    List<String> offending =
+        Stream.of(
+                "RoundLifecycle",
+                "RoundStore",
+                "SeenClients",
+                "HeldUpdates",
+                "RoundDecisions",
+                "ClosedRound",
+                "JobProgress",
+                "OpenRound",
+                "DecodedUpdate",
+                "LedgerCodec",
+                "LedgerFloor",
+                "ClientKeys")
+            .map(name -> job.resolve(name + ".java"))
+            .flatMap(ArchitectureTest::importLines)
+            .filter(line -> line.contains("org.apache.flink") || line.contains("org.apache.kafka"))
+            .toList();
     assertThat(offending).isEmpty();
   }
 

@@ -1,0 +1,24 @@
+package dev.privagg.job;
+
+import dev.privagg.privacy.PrivacyEvent;
+
+/**
+ * A round as it was closed and charged: what its ledger entry states.
+ *
+ * @param charge the event appended to the ledger
+ * @param epsilonSpent the job's epsilon after this charge
+ * @param contributions updates in the sum (exact, operator-internal)
+ * @param clipped of those, how many were clipped
+ * @param noisyCount the minimum-cohort rule's noisy count, or null when the rule is off
+ * @param closedAtMillis broker time of the close: the deadline, or the m-th update's time
+ * @param deadlineMillis the round's deadline
+ */
+record ClosedRound(
+    long round,
+    PrivacyEvent charge,
+    double epsilonSpent,
+    long contributions,
+    long clipped,
+    Double noisyCount,
+    long closedAtMillis,
+    long deadlineMillis) {}

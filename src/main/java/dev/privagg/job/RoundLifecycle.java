@@ -1,0 +1,487 @@
+package dev.privagg.job;
+
+import dev.privagg.avro.RejectReason;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.BudgetStatus;
+import dev.privagg.privacy.ClipResult;
+import dev.privagg.privacy.ClippedSum;
+import dev.privagg.privacy.ClippingPolicy;
+import dev.privagg.privacy.NoiseSource;
+import dev.privagg.privacy.NoiseStream;
+import dev.privagg.privacy.NoisyAverage;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.spec.JobSpec;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * The rounds of one training job, without Flink: events in (job start, an update at its broker
+ * timestamp, event time reaching a timer, a keep-alive), decisions out ({@link RoundDecisions}),
+ * state through a {@link RoundStore}.
+ *
+ * <p>Membership is a pure function of the updates log (DESIGN invariants 8 and 10). An update is
+ * not decided when it is read but held until event time reaches its broker timestamp
+ * (LogAppendTime); event time only passes t once every partition has been read past t, so the
+ * updates of one timestamp are then all present and are decided in (timestamp, partition, offset)
+ * order:
+ *
+ * <ul>
+ *   <li>Round r takes the updates claiming r whose timestamp lies in [open_r, deadline_r) and that
+ *       are valid, not duplicates, not over {@code maxClients} and sampled. Among updates under one
+ *       client id, and for the last free places of a full round, the first in that order wins.
+ *   <li>An update claiming a round that has closed at its timestamp (at its deadline, or early) is
+ *       STALE_ROUND; one claiming a round that has not opened yet at its timestamp (r + 1 stamped
+ *       before r closed) is FUTURE_ROUND. After the budget is spent: BUDGET_EXHAUSTED.
+ *   <li>Round r closes once event time reaches deadline_r - 1, or with {@code closeEarly} at the
+ *       m-th admitted update, at that update's timestamp. Round r + 1 opens at r's close time and
+ *       ends {@code timeout} later. Event time that jumps over several deadlines closes each round
+ *       in turn, the later ones with noise only.
+ * </ul>
+ *
+ * <p>Bound on held updates: an update is held only until event time (the minimum over partitions)
+ * reaches its timestamp, that is for the skew between the partitions' read positions plus at most
+ * one heartbeat interval ({@link Pipeline#HEARTBEAT_MILLIS}) of a partition without traffic. So the
+ * held updates are those appended in that window, whole (values included). A drain's maximum
+ * watermark decides nothing: updates held then stay held in the savepoint, and the restored job
+ * decides them in order when event time reaches them again (keep-alives re-arm their timers).
+ */
+final class RoundLifecycle {
+  // The job reads one updates topic: (partition, offset) is a record's place in it.
+  private static final Comparator<DecodedUpdate> LOG_ORDER =
+      Comparator.<DecodedUpdate>comparingInt(u -> u.sourcePartition)
+          .thenComparingLong(u -> u.sourceOffset);
+
+  private final JobSpec spec;
+  private final NoiseSource noiseSource;
+  private final LedgerFloor floor;
+  // Derived from the spec once: the per-update path must not rebuild them.
+  private final ClippingPolicy clippingPolicy;
+  private final int[] tensorSizes;
+  // One update's values, reused: the per-update path allocates no model-sized arrays.
+  private final float[][] scratch;
+  private final ClientKeys clientKeys = new ClientKeys();
+  // Whether the state was compared with the ledger topic's floor since this instance was made, that
+  // is since the operator (re)started.
+  private boolean reconciled;
+
+  /**
+   * @param floor what the ledger and model topics already show for the job
+   */
+  RoundLifecycle(JobSpec spec, NoiseSource noiseSource, LedgerFloor floor) {
+    this.spec = spec;
+    this.noiseSource = noiseSource;
+    this.floor = floor;
+    this.clippingPolicy = spec.clippingPolicy();
+    this.tensorSizes = spec.model().tensorSizes();
+    this.scratch = new float[tensorSizes.length][];
+    for (int t = 0; t < tensorSizes.length; t++) {
+      scratch[t] = new float[tensorSizes[t]];
+    }
+  }
+
+  /**
+   * The job-start event (also the first contact through an update): publishes round 0 and opens
+   * round 1, or continues from the ledger topic when the job id already spent budget. For a job
+   * that already runs, it only reconciles once after a restore.
+   *
+   * @param nowMillis when a round opened now opens: the wall clock, never before event time
+   */
+  void start(RoundStore store, long nowMillis, RoundDecisions out) {
+    JobProgress progress = store.progress();
+    if (progress != null) {
+      reconcile(store, progress, nowMillis, out);
+      return; // already running (e.g. the start event replayed after a restore)
+    }
+    reconciled = true;
+    progress = new JobProgress();
+    progress.model = spec.initialWeights();
+    progress.ledger = LedgerCodec.write(PrivacyLedger.EMPTY);
+    if (floor.rounds() > 0 || floor.exhausted()) {
+      // The job id already spent budget in an earlier run whose state is gone: continue from the
+      // ledger topic's spending and the latest released model instead of starting over.
+      adopt(store, progress, nowMillis, out);
+    } else {
+      out.publishInitialModel(progress.model);
+      openNextRound(store, progress, nowMillis, spec.rounds().startGraceMillis(), out);
+      armCloseTimer(progress, out);
+    }
+    store.saveProgress(progress);
+  }
+
+  /**
+   * An update appended at broker time {@code timestamp}, read while event time stands at {@code
+   * eventTime}: held until event time reaches its timestamp (see the class comment). One the event
+   * time already passed (the broker's clock stepped back) cannot wait for its turn and is decided
+   * at once, by the same rules against the round open now.
+   */
+  void arrive(
+      RoundStore store,
+      DecodedUpdate update,
+      long timestamp,
+      long eventTime,
+      long nowMillis,
+      RoundDecisions out) {
+    start(store, nowMillis, out);
+    if (timestamp <= eventTime) {
+      decide(store, store.progress(), update, timestamp, out);
+      return;
+    }
+    store.held().hold(timestamp, update);
+    out.registerTimer(timestamp);
+  }
+
+  /**
+   * Event time reached {@code time} (a timer fired): every update stamped up to {@code time} has
+   * been read. Rounds due before {@code time} close, the updates held at {@code time} are decided
+   * in log order, then rounds whose deadline is {@code time + 1} close.
+   *
+   * @param draining the maximum watermark of a drain ({@code flink stop --drain}, or the end of a
+   *     bounded input), which is not real event time: nothing is decided, closed or charged
+   */
+  void eventTimeReached(
+      RoundStore store, long time, boolean draining, long nowMillis, RoundDecisions out) {
+    JobProgress progress = store.progress();
+    if (progress == null) {
+      return;
+    }
+    reconcile(store, progress, nowMillis, out);
+    if (draining) {
+      // The drain's savepoint is taken after this and holds the round and the held updates without
+      // their timers; after a restore, the first heartbeat keep-alive re-arms them.
+      if (!progress.exhausted && time == closeTimer(progress)) {
+        out.drain(progress.currentRound);
+      }
+      return;
+    }
+    closeDueRounds(store, progress, time - 1, out);
+    List<DecodedUpdate> held = new ArrayList<>(store.held().take(time));
+    held.sort(LOG_ORDER);
+    for (DecodedUpdate update : held) {
+      decide(store, progress, update, time, out);
+    }
+    closeDueRounds(store, progress, time, out);
+  }
+
+  /**
+   * A heartbeat's keep-alive: re-arms the open round's deadline and the held updates' timers
+   * (registering a timer again is a no-op). A drain fired them before its savepoint was taken, and
+   * the restored job must still close that round and decide those updates.
+   */
+  void keepAlive(RoundStore store, RoundDecisions out) {
+    JobProgress progress = store.progress();
+    if (progress != null && !progress.exhausted) {
+      armCloseTimer(progress, out);
+    }
+    for (long timestamp : store.held().timestamps()) {
+      out.registerTimer(timestamp);
+    }
+  }
+
+  /** Decides one update at its broker time, against the round open at that time. */
+  private void decide(
+      RoundStore store, JobProgress progress, DecodedUpdate update, long time, RoundDecisions out) {
+    if (progress.exhausted) {
+      out.reject(
+          update,
+          RejectReason.BUDGET_EXHAUSTED,
+          "the job's privacy budget is spent; no more rounds run");
+      return;
+    }
+    long open = progress.currentRound;
+    if (update.round < open) {
+      out.reject(
+          update,
+          RejectReason.STALE_ROUND,
+          "round "
+              + update.round
+              + " was closed at "
+              + time
+              + ", the update's broker time; round "
+              + open
+              + " was open");
+      return;
+    }
+    if (update.round > open) {
+      out.reject(
+          update,
+          RejectReason.FUTURE_ROUND,
+          "round "
+              + update.round
+              + " was not open yet at "
+              + time
+              + ", the update's broker time; round "
+              + open
+              + " was open");
+      return;
+    }
+    if (time < progress.openedMillis) {
+      out.reject(
+          update,
+          RejectReason.FUTURE_ROUND,
+          "round "
+              + update.round
+              + " opened at "
+              + progress.openedMillis
+              + ", after the update's broker time "
+              + time);
+      return;
+    }
+    OpenRound round = store.openRound().atCurrentScale();
+    String clientKey = clientKeys.of(update.clientId);
+    SeenClients seen = store.seenClients();
+    if (seen.contains(clientKey) || (round.legacyClientIds && seen.contains(update.clientId))) {
+      out.reject(
+          update,
+          RejectReason.DUPLICATE_CLIENT,
+          "client " + update.clientId + " already sent an update for round " + update.round);
+      return;
+    }
+    if (round.seen >= spec.rounds().maxClients()) {
+      if (!round.turnedAway) {
+        round.turnedAway = true;
+        store.saveOpenRound(round);
+      }
+      out.reject(
+          update,
+          RejectReason.ROUND_FULL,
+          "round "
+              + update.round
+              + " already holds "
+              + round.seen
+              + " clients, the most one round takes; send in the next round");
+      return;
+    }
+    // Remember the client even when sampling drops it, so a retry cannot buy a second draw.
+    seen.add(clientKey);
+    round.seen++;
+    if (!sampled(update)) {
+      store.saveOpenRound(round);
+      out.leaveUnsampled(update);
+      return;
+    }
+    ClippedSum sum = ClippedSum.wrap(clippingPolicy, tensorSizes, round.units, round.contributions);
+    long started = System.nanoTime();
+    update.readValues(scratch);
+    ClipResult clip = sum.add(scratch);
+    long clipNanos = System.nanoTime() - started;
+    round.contributions = sum.contributions();
+    round.clipped += clip.clipped() ? 1 : 0;
+    store.saveOpenRound(round);
+    out.admit(update, clip.clipped(), clipNanos);
+    if (spec.rounds().closeEarly() && round.contributions >= spec.rounds().expectedClients()) {
+      // Early close: the next round opens at the m-th update's broker time.
+      deleteCloseTimer(store, progress, out);
+      closeRound(store, progress, round, time, out);
+      if (!progress.exhausted) {
+        openNextRound(store, progress, time, 0, out);
+        armCloseTimer(progress, out);
+      }
+      store.saveProgress(progress);
+    }
+  }
+
+  /**
+   * Server-side Poisson sampling. The draw comes from the job's noise source for (job, round,
+   * client): with a keyed source it is the same draw when a round is replayed after a failure.
+   */
+  private boolean sampled(DecodedUpdate update) {
+    if (!spec.privacy().sampling().mode().equals("server-poisson")) {
+      return true;
+    }
+    NoiseStream draw =
+        noiseSource.forRound(spec.jobId() + "/sampling/" + update.clientId, update.round);
+    return draw.nextUniform() < spec.privacy().sampling().rate();
+  }
+
+  /**
+   * Closes every round whose deadline event time {@code eventTime} has reached: each opens the next
+   * at its deadline, not at the time event time happens to get there, so deadlines (and with them
+   * round membership) are the same in a replay.
+   */
+  private void closeDueRounds(
+      RoundStore store, JobProgress progress, long eventTime, RoundDecisions out) {
+    boolean closed = false;
+    while (!progress.exhausted && closeTimer(progress) <= eventTime) {
+      long deadline = progress.deadlineMillis;
+      closeRound(store, progress, store.openRound(), deadline, out);
+      if (!progress.exhausted) {
+        openNextRound(store, progress, deadline, 0, out);
+      }
+      closed = true;
+    }
+    if (closed) {
+      armCloseTimer(progress, out);
+      store.saveProgress(progress);
+    }
+  }
+
+  /**
+   * Rounds close on an event-time timer one millisecond before the deadline: once event time
+   * reaches it, every update the broker appended before the deadline has been decided.
+   */
+  private static long closeTimer(JobProgress progress) {
+    return progress.deadlineMillis - 1;
+  }
+
+  private static void armCloseTimer(JobProgress progress, RoundDecisions out) {
+    if (!progress.exhausted) {
+      out.registerTimer(closeTimer(progress));
+    }
+  }
+
+  /** Deletes the open round's deadline timer, unless held updates still wait on that timestamp. */
+  private static void deleteCloseTimer(RoundStore store, JobProgress progress, RoundDecisions out) {
+    if (!store.held().holdsAt(closeTimer(progress))) {
+      out.deleteTimer(closeTimer(progress));
+    }
+  }
+
+  /**
+   * Once per start of this instance: if the ledger topic shows more charged rounds than the
+   * restored state (an older checkpoint or savepoint), adopt the topic's ledger so the budget is
+   * never rolled back (DESIGN invariant 4).
+   */
+  private void reconcile(
+      RoundStore store, JobProgress progress, long nowMillis, RoundDecisions out) {
+    if (reconciled) {
+      return;
+    }
+    reconciled = true;
+    boolean floorIsAhead = floor.rounds() > LedgerCodec.read(progress.ledger).totalCount();
+    boolean floorIsExhausted = floor.exhausted() && !progress.exhausted;
+    if (!floorIsAhead && !floorIsExhausted) {
+      return;
+    }
+    deleteCloseTimer(store, progress, out);
+    adopt(store, progress, nowMillis, out);
+    store.saveProgress(progress);
+  }
+
+  private void adopt(RoundStore store, JobProgress progress, long nowMillis, RoundDecisions out) {
+    store.clearRound();
+    out.adopt(floor, LedgerCodec.read(progress.ledger).totalCount());
+    progress.ledger = floor.ledger();
+    progress.currentRound = Math.max(progress.currentRound, floor.lastRound());
+    if (floor.model() != null && floor.modelRound() > progress.modelRound) {
+      progress.model = floor.model().clone();
+      progress.modelRound = floor.modelRound();
+    }
+    progress.exhausted = floor.exhausted();
+    if (!progress.exhausted) {
+      openNextRound(store, progress, nowMillis, spec.rounds().startGraceMillis(), out);
+      armCloseTimer(progress, out);
+    }
+  }
+
+  /**
+   * Opens the next round at {@code opensAt} if one more round fits the budget; otherwise marks the
+   * job exhausted. {@code extraMillis} lengthens the round (the start grace).
+   */
+  private void openNextRound(
+      RoundStore store, JobProgress progress, long opensAt, long extraMillis, RoundDecisions out) {
+    progress.currentRound++;
+    PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
+    PrivacyEvent next = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
+    if (!fits(ledger, next)) {
+      exhaust(store, progress, ledger, opensAt, out);
+      return;
+    }
+    store.saveOpenRound(new OpenRound(spec.model().dimension()));
+    progress.openedMillis = opensAt;
+    progress.deadlineMillis = opensAt + spec.rounds().timeoutMillis() + extraMillis;
+    out.announce(progress.currentRound, progress.modelRound, progress.deadlineMillis);
+  }
+
+  private boolean fits(PrivacyLedger ledger, PrivacyEvent next) {
+    return BudgetStatus.fits(
+        accountant(), ledger, spec.privacy().budgetEpsilon(), spec.privacy().delta(), next);
+  }
+
+  private Accountant accountant() {
+    return Accountant.named(spec.privacy().accountant());
+  }
+
+  /** Charges the round, then releases it unless the noisy minimum-cohort rule says no. */
+  private void closeRound(
+      RoundStore store, JobProgress progress, OpenRound round, long closedAt, RoundDecisions out) {
+    long r = progress.currentRound;
+    PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
+    PrivacyEvent charge = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
+    // Budget before release (invariant 4): checked again here, whatever was checked at opening.
+    if (!fits(ledger, charge)) {
+      exhaust(store, progress, ledger, closedAt, out);
+      return;
+    }
+    ledger = ledger.append(charge);
+    progress.ledger = LedgerCodec.write(ledger);
+    double epsilon = accountant().epsilon(ledger, spec.privacy().delta()).epsilon();
+    round.atCurrentScale();
+    if (round.turnedAway) {
+      out.reportFull(r, round.seen);
+    }
+
+    // One noise stream per (job, round): the count's noise is drawn first, then the sum's.
+    NoiseStream noise = noiseSource.forRound(noiseStream(round), r);
+    Double noisyCount = null;
+    boolean release = true;
+    if (spec.rounds().minimumCohort() > 0) {
+      noisyCount =
+          round.contributions + spec.rounds().minimumCohortNoiseStd() * noise.nextStandardNormal();
+      release = noisyCount >= spec.rounds().minimumCohort();
+    }
+    ClosedRound closed =
+        new ClosedRound(
+            r,
+            charge,
+            epsilon,
+            round.contributions,
+            round.clipped,
+            noisyCount,
+            closedAt,
+            progress.deadlineMillis);
+    if (release) {
+      long started = System.nanoTime();
+      double[] sum =
+          ClippedSum.wrap(clippingPolicy, tensorSizes, round.units, round.contributions)
+              .toDoubles();
+      NoisyAverage.apply(
+          progress.model,
+          sum,
+          spec.mechanism(),
+          noise,
+          spec.rounds().expectedClients(),
+          spec.serverLearningRate());
+      progress.modelRound = r;
+      out.release(closed, progress.model, System.nanoTime() - started);
+    } else {
+      out.withhold(closed);
+    }
+    store.clearRound();
+  }
+
+  /**
+   * The name of a round's noise stream: the job id and a digest of the round's exact fixed-point
+   * sum. A replay has the same members, so the same sum and the same release, bit for bit. Should a
+   * recomputation ever hold other members (another log, an earlier version's order-dependent
+   * membership), it has another sum and gets other noise: with one noise for both, the two
+   * releases' difference would be noise-free (DESIGN invariant 9).
+   */
+  private String noiseStream(OpenRound round) {
+    return spec.jobId() + "/sum/" + ClientKeys.sumDigest(round.units, round.contributions);
+  }
+
+  /** The budget cannot cover another round: record it once, stop announcing, drop round state. */
+  private void exhaust(
+      RoundStore store,
+      JobProgress progress,
+      PrivacyLedger ledger,
+      long atMillis,
+      RoundDecisions out) {
+    progress.exhausted = true;
+    double epsilon = accountant().epsilon(ledger, spec.privacy().delta()).epsilon();
+    out.exhaust(progress.currentRound, epsilon, atMillis);
+    store.clearRound();
+  }
+}

@@ -1,0 +1,404 @@
+package dev.privagg.job;
+
+import static dev.privagg.job.JobFixtures.TIMEOUT;
+import static dev.privagg.job.JobFixtures.exactSpec;
+import static dev.privagg.job.JobFixtures.readFrom;
+import static dev.privagg.job.JobFixtures.spec;
+import static dev.privagg.job.JobFixtures.update;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.privagg.avro.RejectReason;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.BudgetStatus;
+import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.spec.JobSpec;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The round rules of {@link RoundLifecycle}, without Flink: membership by broker timestamp, ties by
+ * (partition, offset), whatever order the updates are read in (DESIGN invariant 10).
+ */
+class RoundLifecycleTest {
+  private RoundLifecycle lifecycle;
+  private final MemoryStore store = new MemoryStore();
+  private final Recorder decided = new Recorder();
+  private long eventTime = Long.MIN_VALUE;
+
+  private void start(JobSpec spec, long nowMillis) {
+    start(spec, LedgerFloor.NONE, nowMillis);
+  }
+
+  private void start(JobSpec spec, LedgerFloor floor, long nowMillis) {
+    lifecycle = new RoundLifecycle(spec, NoiseSources.forSpec(spec), floor);
+    lifecycle.start(store, nowMillis, decided);
+  }
+
+  /** The update is read now, with broker time {@code appended}. */
+  private void read(DecodedUpdate update, long appended) {
+    lifecycle.arrive(store, update, appended, eventTime, 0, decided);
+  }
+
+  /** The watermark reaches {@code time}: due timers fire in order, as Flink fires them. */
+  private void advanceTo(long time) {
+    eventTime = time;
+    while (!decided.timers.isEmpty() && decided.timers.first() <= time) {
+      lifecycle.eventTimeReached(store, decided.timers.pollFirst(), false, 0, decided);
+    }
+  }
+
+  @Test
+  void updateForTheNextRound_readBeforeTheDeadlinePasses_isHeldThenAdmittedToIt() {
+    start(exactSpec(""), 0);
+    advanceTo(900);
+    // Stamped after round 1's deadline, but read while event time is still in round 1 (another
+    // partition lags): the update waits instead of being rejected FUTURE_ROUND.
+    read(update("early-bird", 2, 0.1f, 0f, 0f), TIMEOUT + 10);
+    assertThat(decided.rejects).isEmpty();
+    assertThat(decided.admitted).isEmpty();
+    assertThat(store.held.values()).hasSize(1);
+
+    advanceTo(TIMEOUT + 10);
+    assertThat(decided.rejects).isEmpty();
+    assertThat(decided.admitted).containsExactly("early-bird");
+    assertThat(store.held).isEmpty();
+    advanceTo(2 * TIMEOUT);
+    assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(0L, 1L);
+  }
+
+  @Test
+  void updateStampedBeforeItsRoundOpened_isFutureRound_evenIfDecidedLater() {
+    start(exactSpec(""), 0);
+    read(update("eager", 2, 0.1f, 0f, 0f), 500); // round 2 opens at 1000
+    advanceTo(2 * TIMEOUT);
+    assertThat(decided.rejects).containsExactly("eager FUTURE_ROUND");
+    assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(0L, 0L);
+  }
+
+  @Test
+  void firstRound_takesNothingStampedBeforeTheJobOpenedIt() {
+    start(exactSpec(""), 100); // round 1 is [100, 1100)
+    read(update("before", 1, 0.1f, 0f, 0f), 99);
+    read(update("after", 1, 0.1f, 0f, 0f), 100);
+    advanceTo(100);
+    assertThat(decided.rejects).containsExactly("before FUTURE_ROUND");
+    assertThat(decided.admitted).containsExactly("after");
+  }
+
+  @Test
+  void updateStampedAtTheDeadline_isStale_evenIfReadBeforeTheRoundCloses() {
+    start(exactSpec(""), 0);
+    read(update("late", 1, 0.5f, 0f, 0f), TIMEOUT);
+    read(update("in-time", 1, 0.5f, 0f, 0f), TIMEOUT - 1);
+    advanceTo(TIMEOUT);
+    assertThat(decided.admitted).containsExactly("in-time");
+    assertThat(decided.rejects).containsExactly("late STALE_ROUND");
+    assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(1L);
+  }
+
+  @Test
+  void earlyClose_takesTheFirstMByTimestampPartitionOffset_andOpensTheNextRoundThen() {
+    start(exactSpec("closeEarly: true"), 0); // m = 2
+    // Read in an order that is not the log's: by (timestamp, partition, offset) the first two are
+    // b (3, p0, o9) and d (3, p0, o10); a (3, p1, o7) comes third, c (5) last.
+    read(readFrom(1, 0, update("c", 1, 0.1f, 0f, 0f)), 5);
+    read(readFrom(0, 10, update("d", 1, 0.1f, 0f, 0f)), 3);
+    read(readFrom(1, 7, update("a", 1, 0.1f, 0f, 0f)), 3);
+    read(readFrom(1, 8, update("e", 2, 0.1f, 0f, 0f)), 3); // for round 2, right after the close
+    read(readFrom(0, 9, update("b", 1, 0.1f, 0f, 0f)), 3);
+    advanceTo(5);
+    assertThat(decided.admitted).containsExactly("b", "d", "e");
+    assertThat(decided.rejects).containsExactly("a STALE_ROUND", "c STALE_ROUND");
+    assertThat(decided.closed)
+        .singleElement()
+        .satisfies(
+            r -> {
+              assertThat(r.closedAtMillis()).isEqualTo(3);
+              assertThat(r.contributions()).isEqualTo(2);
+            });
+    assertThat(decided.announced).containsExactly("1 until 1000", "2 until 1003");
+    assertThat(decided.timers).as("round 1's deadline timer deleted").containsExactly(1002L);
+  }
+
+  @Test
+  void duplicateClientIds_theFirstInLogOrderWins() {
+    start(exactSpec(""), 0);
+    read(readFrom(1, 1, update("a", 1, 0.9f, 0f, 0f)), 7); // read first, but later in the log
+    read(readFrom(0, 5, update("a", 1, 0.1f, 0f, 0f)), 7);
+    read(readFrom(1, 0, update("b", 1, 0.9f, 0f, 0f)), 8);
+    read(readFrom(0, 4, update("b", 1, 0.1f, 0f, 0f)), 6); // an earlier timestamp wins
+    advanceTo(TIMEOUT);
+    assertThat(decided.admittedFrom).containsExactly("b@0/4", "a@0/5");
+    assertThat(decided.rejectedFrom).containsExactly("a@1/1", "b@1/0");
+    assertThat(decided.rejects).containsOnly("a DUPLICATE_CLIENT", "b DUPLICATE_CLIENT");
+  }
+
+  @Test
+  void fullRound_theFirstInLogOrderGetTheRoom() {
+    start(exactSpec("maxClients: 2"), 0);
+    read(readFrom(2, 0, update("p2", 1, 0.1f, 0f, 0f)), 4);
+    read(readFrom(1, 0, update("p1", 1, 0.1f, 0f, 0f)), 4);
+    read(readFrom(0, 0, update("p0", 1, 0.1f, 0f, 0f)), 4);
+    advanceTo(TIMEOUT);
+    assertThat(decided.admitted).containsExactly("p0", "p1");
+    assertThat(decided.rejects).containsExactly("p2 ROUND_FULL");
+    assertThat(decided.full).containsExactly(1L);
+  }
+
+  @Test
+  void eventTimeJumpingOverDeadlines_closesEachRoundInTurn_laterOnesWithNoiseOnly() {
+    start(exactSpec(""), 0);
+    read(update("c1", 1, 0.1f, 0f, 0f), 10);
+    advanceTo(10);
+    // One timer far ahead (its own deadline timers missed, as after a restore from a drain).
+    decided.timers.clear();
+    lifecycle.eventTimeReached(store, 3 * TIMEOUT + 500, false, 0, decided);
+    assertThat(decided.closed).extracting(ClosedRound::round).containsExactly(1L, 2L, 3L);
+    assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(1L, 0L, 0L);
+    assertThat(decided.closed)
+        .extracting(ClosedRound::closedAtMillis)
+        .containsExactly(TIMEOUT, 2 * TIMEOUT, 3 * TIMEOUT);
+    assertThat(decided.released).containsExactly(1L, 2L, 3L);
+    assertThat(decided.announced).endsWith("4 until 4000");
+    assertThat(decided.timers).as("only the open round's deadline").containsExactly(3999L);
+  }
+
+  @Test
+  void budgetRunsOut_exhaustsOnce_thenRejectsEveryUpdate() {
+    JobSpec spec =
+        spec("noiseMultiplier: 2.0\nbudgetEpsilon: 6\nnoise: {source: seeded, seed: 5}", "");
+    long fit =
+        BudgetStatus.of(
+                Accountant.named("rdp"),
+                PrivacyLedger.EMPTY,
+                6,
+                1e-5,
+                spec.roundCharge().event(2.0, 1))
+            .roundsRemaining();
+    start(spec, 0);
+    advanceTo(fit * TIMEOUT);
+    assertThat(decided.released).hasSize((int) fit);
+    assertThat(decided.exhausted).containsExactly(fit + 1);
+    assertThat(decided.timers).isEmpty();
+    assertThat(store.round).isNull();
+
+    read(update("c1", fit + 1, 0f, 0f, 0f), fit * TIMEOUT + 5);
+    advanceTo(fit * TIMEOUT + 5);
+    assertThat(decided.rejects).containsExactly("c1 BUDGET_EXHAUSTED");
+    assertThat(decided.exhausted).hasSize(1);
+  }
+
+  @Test
+  void drain_decidesNothing_keepsTheHeldUpdates_andAKeepAliveRearmsTheirTimers() {
+    start(exactSpec(""), 0);
+    read(update("c1", 1, 0.1f, 0f, 0f), 5);
+    read(update("c2", 2, 0.1f, 0f, 0f), TIMEOUT + 5);
+    // The drain's maximum watermark fires every timer at once.
+    for (long timer : decided.timers) {
+      lifecycle.eventTimeReached(store, timer, true, 0, decided);
+    }
+    decided.timers.clear();
+    assertThat(decided.admitted).isEmpty();
+    assertThat(decided.rejects).isEmpty();
+    assertThat(decided.closed).isEmpty();
+    assertThat(decided.drained).containsExactly(1L);
+    assertThat(store.held.keySet()).containsExactly(5L, TIMEOUT + 5);
+
+    // Restored from the drain's savepoint: a new instance, and a heartbeat's keep-alive.
+    lifecycle =
+        new RoundLifecycle(exactSpec(""), NoiseSources.forSpec(exactSpec("")), LedgerFloor.NONE);
+    lifecycle.keepAlive(store, decided);
+    assertThat(decided.timers).containsExactly(5L, TIMEOUT - 1, TIMEOUT + 5);
+    advanceTo(TIMEOUT + 5);
+    assertThat(decided.admitted).containsExactly("c1", "c2");
+    assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(1L);
+  }
+
+  @Test
+  void updateTheWatermarkAlreadyPassed_isDecidedAtOnce() {
+    start(exactSpec(""), 0);
+    advanceTo(TIMEOUT + 50);
+    read(update("stepped-back", 1, 0.1f, 0f, 0f), 40); // the broker's clock stepped back
+    assertThat(decided.rejects).containsExactly("stepped-back STALE_ROUND");
+    assertThat(store.held).isEmpty();
+  }
+
+  @Test
+  void minimumCohortNotReached_chargesButWithholds_andTheNextRoundTrainsOnTheOldModel() {
+    start(
+        spec(
+            "noiseMultiplier: 1.0\nbudgetEpsilon: 1000\nnoise: {source: seeded, seed: 3}",
+            "minimumCohort: {count: 4, noiseStd: 0.5}"),
+        0);
+    read(update("c1", 1, 0.1f, 0f, 0f), 1);
+    advanceTo(TIMEOUT);
+    assertThat(decided.withheld).containsExactly(1L);
+    assertThat(decided.released).isEmpty();
+    assertThat(decided.closed.get(0).noisyCount()).isLessThan(4.0);
+    assertThat(decided.announced).containsExactly("1 until 1000", "2 until 2000");
+    assertThat(store.progress.modelRound).isZero();
+  }
+
+  /** The job's state in memory, as the Flink adapter keeps it in keyed state. */
+  private static final class MemoryStore implements RoundStore, SeenClients, HeldUpdates {
+    JobProgress progress;
+    OpenRound round;
+    final Set<String> seen = new HashSet<>();
+    final TreeMap<Long, List<DecodedUpdate>> held = new TreeMap<>();
+
+    @Override
+    public JobProgress progress() {
+      return progress;
+    }
+
+    @Override
+    public void saveProgress(JobProgress progress) {
+      this.progress = progress;
+    }
+
+    @Override
+    public OpenRound openRound() {
+      return round;
+    }
+
+    @Override
+    public void saveOpenRound(OpenRound round) {
+      this.round = round;
+    }
+
+    @Override
+    public void clearRound() {
+      round = null;
+      seen.clear();
+    }
+
+    @Override
+    public SeenClients seenClients() {
+      return this;
+    }
+
+    @Override
+    public HeldUpdates held() {
+      return this;
+    }
+
+    @Override
+    public boolean contains(String clientKey) {
+      return seen.contains(clientKey);
+    }
+
+    @Override
+    public void add(String clientKey) {
+      seen.add(clientKey);
+    }
+
+    @Override
+    public void hold(long timestamp, DecodedUpdate update) {
+      held.computeIfAbsent(timestamp, t -> new ArrayList<>()).add(update);
+    }
+
+    @Override
+    public List<DecodedUpdate> take(long timestamp) {
+      List<DecodedUpdate> taken = held.remove(timestamp);
+      return taken == null ? List.of() : taken;
+    }
+
+    @Override
+    public Iterable<Long> timestamps() {
+      return new ArrayList<>(held.keySet());
+    }
+
+    @Override
+    public boolean holdsAt(long timestamp) {
+      return held.containsKey(timestamp);
+    }
+  }
+
+  /** Decisions as short strings and numbers that read well in assertions; timers as a set. */
+  private static final class Recorder implements RoundDecisions {
+    final List<String> admitted = new ArrayList<>();
+    final List<String> admittedFrom = new ArrayList<>();
+    final List<String> rejects = new ArrayList<>();
+    final List<String> rejectedFrom = new ArrayList<>();
+    final List<String> announced = new ArrayList<>();
+    final List<ClosedRound> closed = new ArrayList<>();
+    final List<Long> released = new ArrayList<>();
+    final List<Long> withheld = new ArrayList<>();
+    final List<Long> full = new ArrayList<>();
+    final List<Long> exhausted = new ArrayList<>();
+    final List<Long> drained = new ArrayList<>();
+    final TreeSet<Long> timers = new TreeSet<>();
+
+    private static String position(DecodedUpdate update) {
+      return update.clientId + "@" + update.sourcePartition + "/" + update.sourceOffset;
+    }
+
+    @Override
+    public void publishInitialModel(float[] model) {}
+
+    @Override
+    public void announce(long round, long baseModelRound, long deadlineMillis) {
+      announced.add(round + " until " + deadlineMillis);
+    }
+
+    @Override
+    public void admit(DecodedUpdate update, boolean clipped, long clipNanos) {
+      admitted.add(update.clientId);
+      admittedFrom.add(position(update));
+    }
+
+    @Override
+    public void leaveUnsampled(DecodedUpdate update) {}
+
+    @Override
+    public void reject(DecodedUpdate update, RejectReason reason, String detail) {
+      rejects.add(update.clientId + " " + reason);
+      rejectedFrom.add(position(update));
+    }
+
+    @Override
+    public void release(ClosedRound round, float[] model, long noiseNanos) {
+      closed.add(round);
+      released.add(round.round());
+    }
+
+    @Override
+    public void withhold(ClosedRound round) {
+      closed.add(round);
+      withheld.add(round.round());
+    }
+
+    @Override
+    public void reportFull(long round, long clientsSeen) {
+      full.add(round);
+    }
+
+    @Override
+    public void exhaust(long round, double epsilonSpent, long atMillis) {
+      exhausted.add(round);
+    }
+
+    @Override
+    public void adopt(LedgerFloor floor, long roundsInState) {}
+
+    @Override
+    public void drain(long round) {
+      drained.add(round);
+    }
+
+    @Override
+    public void registerTimer(long timestamp) {
+      timers.add(timestamp);
+    }
+
+    @Override
+    public void deleteTimer(long timestamp) {
+      timers.remove(timestamp);
+    }
+  }
+}
