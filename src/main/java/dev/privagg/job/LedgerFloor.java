@@ -8,7 +8,7 @@ import java.io.Serializable;
  * restarted state must not fall below (DESIGN invariant 4).
  *
  * @param ledger the charged events, as {@link LedgerCodec} bytes
- * @param lastRound the highest round with a ledger entry
+ * @param lastRound the highest round with a ledger entry or a committed announcement
  * @param exhausted a BUDGET_EXHAUSTED entry exists
  * @param modelRound the round of the latest released model, or -1
  * @param model that model's weights, or null
@@ -21,5 +21,13 @@ record LedgerFloor(byte[] ledger, long lastRound, boolean exhausted, long modelR
 
   long rounds() {
     return LedgerCodec.read(ledger).totalCount();
+  }
+
+  /**
+   * Whether an earlier run of the job id left a trace: a charge, an exhaustion, or an announced
+   * round (whose number is public with that run's deadline, so a fresh start must not reuse it).
+   */
+  boolean hasHistory() {
+    return rounds() > 0 || exhausted || lastRound > 0;
   }
 }

@@ -98,9 +98,10 @@ final class RoundLifecycle {
     progress = new JobProgress();
     progress.model = spec.initialWeights();
     progress.ledger = LedgerCodec.write(PrivacyLedger.EMPTY);
-    if (floor.rounds() > 0 || floor.exhausted()) {
-      // The job id already spent budget in an earlier run whose state is gone: continue from the
-      // ledger topic's spending and the latest released model instead of starting over.
+    if (floor.hasHistory()) {
+      // An earlier run of the job id, whose state is gone, spent budget or announced rounds:
+      // continue from the ledger topic's spending, after its last announced round, from the
+      // latest released model, instead of starting over.
       adopt(store, progress, nowMillis, out);
     } else {
       out.publishInitialModel(progress.model);

@@ -81,6 +81,20 @@ class RoundLifecycleTest {
   }
 
   @Test
+  void freshStartAfterARunThatOnlyAnnounced_skipsTheAnnouncedRound_withoutRepublishing() {
+    JobSpec spec = exactSpec("");
+    start(
+        spec,
+        new LedgerFloor(LedgerCodec.write(PrivacyLedger.EMPTY), 1, false, 0, spec.initialWeights()),
+        0);
+    // Round 1 is public with the earlier run's deadline: announcing it again with another would
+    // give the rounds topic two payloads for one round.
+    assertThat(decided.initialModels).isZero();
+    assertThat(decided.announced).singleElement().asString().startsWith("2 until");
+    assertThat(store.progress().ledger).isEqualTo(LedgerCodec.write(PrivacyLedger.EMPTY));
+  }
+
+  @Test
   void firstRound_takesNothingStampedBeforeTheJobOpenedIt() {
     start(exactSpec(""), 100); // round 1 is [100, 1100)
     read(update("before", 1, 0.1f, 0f, 0f), 99);
@@ -338,8 +352,12 @@ class RoundLifecycleTest {
       return update.clientId + "@" + update.sourcePartition + "/" + update.sourceOffset;
     }
 
+    int initialModels;
+
     @Override
-    public void publishInitialModel(float[] model) {}
+    public void publishInitialModel(float[] model) {
+      initialModels++;
+    }
 
     @Override
     public void announce(long round, long baseModelRound, long deadlineMillis) {
