@@ -75,15 +75,21 @@ final class LedgerReconciler {
           }
           for (JobSpec spec : specs) {
             if (key.equals(topics.models() + "/" + spec.jobId())) {
-              GlobalModel m = AvroCodec.decodeModel(value);
-              GlobalModel previous = models.get(m.getJobId());
-              if (previous == null || m.getRound() >= previous.getRound()) {
-                models.put(m.getJobId(), m);
-              }
+              keepLatest(models, AvroCodec.decodeModel(value));
             } else if (key.equals(topics.rounds() + "/" + spec.jobId())) {
               announced.merge(
                   spec.jobId(), AvroCodec.decodeAnnouncement(value).getRound(), Math::max);
             }
+          }
+        });
+    // The public models topic too: versions before the releases topic published there directly,
+    // so after an upgrade a job's latest model may be only there.
+    readAll(
+        bootstrapServers,
+        topics.models(),
+        (key, value) -> {
+          if (key != null && specs.stream().anyMatch(s -> s.jobId().equals(key))) {
+            keepLatest(models, AvroCodec.decodeModel(value));
           }
         });
     Map<String, LedgerFloor> floors = new HashMap<>();
@@ -104,7 +110,9 @@ final class LedgerReconciler {
                 + released
                 + " as released, but the latest model of this job on "
                 + topics.releases()
-                + " (where committed releases wait to be published) is "
+                + " (where committed releases wait to be published) and on "
+                + topics.models()
+                + " is "
                 + (m == null ? "missing" : "of round " + modelRound)
                 + "; refusing to continue from an older model. Restore that topic (it must be"
                 + " compacted, never expire), or start the training under a new jobId");
@@ -123,6 +131,13 @@ final class LedgerReconciler {
               m == null ? null : Tensors.flatten(m.getTensors())));
     }
     return floors;
+  }
+
+  private static void keepLatest(Map<String, GlobalModel> models, GlobalModel m) {
+    GlobalModel previous = models.get(m.getJobId());
+    if (previous == null || m.getRound() >= previous.getRound()) {
+      models.put(m.getJobId(), m);
+    }
   }
 
   /**

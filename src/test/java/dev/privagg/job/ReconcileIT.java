@@ -95,4 +95,50 @@ class ReconcileIT extends KafkaFlinkTestBase {
         .hasMessageContaining("records round 3 as released, but the latest model of this job")
         .hasMessageContaining("is missing; refusing to continue from an older model");
   }
+
+  @Test
+  void upgradeFromAVersionThatPublishedModelsDirectly_continuesFromThePublicModel()
+      throws Exception {
+    JobSpec spec =
+        spec(
+            """
+            model:
+              tensors:
+                - {name: w, shape: [3]}
+            rounds: {timeout: 2s, startGrace: 1s, expectedClients: 2}
+            privacy: {clipNorm: 1.0, noiseMultiplier: 2.0, delta: 1.0e-5, budgetEpsilon: 100}
+            """);
+    PrivaggJob.ensureTopics(bootstrap, List.of(spec), 2);
+    // What an earlier version left: round 3 charged and its model on the public topic, nothing
+    // on the releases topic (it did not exist).
+    for (long r = 1; r <= 3; r++) {
+      produce(
+          spec.topics().ledger(),
+          spec.jobId(),
+          Records.ledger(
+                  spec,
+                  r,
+                  LedgerOutcome.RELEASED,
+                  spec.roundCharge().event(2.0, 1),
+                  1.0,
+                  2,
+                  null,
+                  System.currentTimeMillis())
+              .value);
+    }
+    float[] roundThree = {0.25f, -0.5f, 1f};
+    produce(
+        spec.topics().models(),
+        spec.jobId(),
+        Records.model(spec, 3, roundThree, 1.0, "secure").value);
+
+    startJob(spec, 1);
+    assertThat(awaitRound(spec, 4).getBaseModelRound()).isEqualTo(3);
+    GlobalModel next = awaitModel(spec, 4);
+    assertThat(next.getPrivacy().getEpsilon())
+        .isEqualTo(
+            Accountant.named("rdp")
+                .epsilon(PrivacyLedger.of(spec.roundCharge().event(2.0, 1).times(4)), 1e-5)
+                .epsilon());
+  }
 }
