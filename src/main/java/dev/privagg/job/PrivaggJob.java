@@ -171,27 +171,17 @@ public final class PrivaggJob {
                 "max.message.bytes",
                 maxUpdate + OUTPUT_HEADROOM_BYTES,
                 "records over the job's limit must reach it to be rejected with a reason"));
-    List<TopicAdmin.Requirement> models =
+    // The models and the internal releases topic are compacted by key (job id; topic/job id):
+    // each job's latest model (and announcement) stays, and a restart reads them in time
+    // proportional to the jobs, not to the rounds ever released.
+    List<TopicAdmin.Requirement> latestModels =
         List.of(
             TopicAdmin.Requirement.atLeast(
                 "max.message.bytes", maxModel, "a model record over it fails every release"),
-            // Compacted by job id: each job's latest model stays, and a restart reads the topic
-            // in time proportional to the jobs, not to the rounds ever released.
             TopicAdmin.Requirement.exactly(
                 "cleanup.policy",
                 "compact",
                 "a restart continues from each job's latest model, which must never expire"));
-    List<TopicAdmin.Requirement> releases =
-        List.of(
-            TopicAdmin.Requirement.atLeast(
-                "max.message.bytes", maxModel, "a model record over it fails every release"),
-            // Keyed by public topic and job id: the latest model and announcement of each job stay,
-            // which is what a restart continues from.
-            TopicAdmin.Requirement.exactly(
-                "cleanup.policy",
-                "compact",
-                "a restart continues from each job's latest committed model, which must never"
-                    + " expire"));
     List<TopicAdmin.Requirement> ledger =
         List.of(
             TopicAdmin.Requirement.exactly(
@@ -210,11 +200,11 @@ public final class PrivaggJob {
         bootstrapServers,
         List.of(
             new TopicAdmin.TopicPlan(t.updates(), updatePartitions, updates),
-            new TopicAdmin.TopicPlan(t.models(), 1, models),
+            new TopicAdmin.TopicPlan(t.models(), 1, latestModels),
             new TopicAdmin.TopicPlan(t.rounds(), 1, List.of()),
             new TopicAdmin.TopicPlan(t.ledger(), 1, ledger),
             new TopicAdmin.TopicPlan(t.rejects(), 1, rejects),
-            new TopicAdmin.TopicPlan(t.releases(), 1, releases)));
+            new TopicAdmin.TopicPlan(t.releases(), 1, latestModels)));
   }
 
   /**

@@ -77,19 +77,7 @@ class ReconcileIT extends KafkaFlinkTestBase {
             """);
     PrivaggJob.ensureTopics(bootstrap, List.of(spec), 2);
     // The ledger shows round 3 released; the models topic lost every model of the job.
-    produce(
-        spec.topics().ledger(),
-        spec.jobId(),
-        Records.ledger(
-                spec,
-                3,
-                LedgerOutcome.RELEASED,
-                spec.roundCharge().event(2.0, 1),
-                1.0,
-                2,
-                null,
-                System.currentTimeMillis())
-            .value);
+    produceReleasedEntry(spec, 3);
     assertThatThrownBy(() -> startJob(spec, 1))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("records round 3 as released, but the latest model of this job")
@@ -112,19 +100,7 @@ class ReconcileIT extends KafkaFlinkTestBase {
     // What an earlier version left: round 3 charged and its model on the public topic, nothing
     // on the releases topic (it did not exist).
     for (long r = 1; r <= 3; r++) {
-      produce(
-          spec.topics().ledger(),
-          spec.jobId(),
-          Records.ledger(
-                  spec,
-                  r,
-                  LedgerOutcome.RELEASED,
-                  spec.roundCharge().event(2.0, 1),
-                  1.0,
-                  2,
-                  null,
-                  System.currentTimeMillis())
-              .value);
+      produceReleasedEntry(spec, r);
     }
     float[] roundThree = {0.25f, -0.5f, 1f};
     produce(
@@ -140,5 +116,22 @@ class ReconcileIT extends KafkaFlinkTestBase {
             Accountant.named("rdp")
                 .epsilon(PrivacyLedger.of(spec.roundCharge().event(2.0, 1).times(4)), 1e-5)
                 .epsilon());
+  }
+
+  /** A ledger entry for round {@code round} released at z = 2, as an earlier run would write. */
+  private void produceReleasedEntry(JobSpec spec, long round) {
+    produce(
+        spec.topics().ledger(),
+        spec.jobId(),
+        Records.ledger(
+                spec,
+                round,
+                LedgerOutcome.RELEASED,
+                spec.roundCharge().event(2.0, 1),
+                1.0,
+                2,
+                null,
+                System.currentTimeMillis())
+            .value);
   }
 }
