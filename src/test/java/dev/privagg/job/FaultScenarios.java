@@ -1,0 +1,154 @@
+package dev.privagg.job;
+
+import dev.privagg.avro.GlobalModel;
+import dev.privagg.avro.RoundAnnouncement;
+import dev.privagg.client.ClientUpdates;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.io.Tensors;
+import dev.privagg.spec.JobSpec;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Properties;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/** Training jobs, their inputs and how they are sent, for {@link FaultInjectionIT}. */
+final class FaultScenarios {
+  static final int CLIENTS = 6;
+
+  private FaultScenarios() {}
+
+  /** Where a round's updates go on the two-partition updates topic. */
+  enum Placement {
+    /** The producer's choice. */
+    ANY,
+    /**
+     * Two updates to partition 1 one by one, then, a moment later, four to partition 0 in one burst
+     * (one batch, one append time): which m updates come first is then a matter of the log order,
+     * not of which partition a reader happens to fetch first (DESIGN invariant 10).
+     */
+    SKEWED
+  }
+
+  /** A training job in a scenario: its noise, round policy and timing on the cluster. */
+  record TrainingJob(
+      String jobId, String noise, boolean closeEarly, Placement placement, int timeoutSeconds) {
+    boolean keyed() {
+      return noise.equals("keyed");
+    }
+
+    /** Round 1 waits for the job's first checkpoint; half a round is ample for it. */
+    int startGraceSeconds() {
+      return Math.min(timeoutSeconds / 2, 10);
+    }
+
+    /** The job's spec: topics named after {@code topicPrefix}, noise keyed by {@code key}. */
+    String yaml(String topicPrefix, int roundSeconds, int graceSeconds, Path key) {
+      String source =
+          keyed() ? "{source: keyed, keyFile: %s}".formatted(key) : "{source: " + noise + "}";
+      // Early close is charged as replace-one without amplification, so it samples nothing.
+      String sampling = closeEarly ? "" : "  sampling: {mode: server-poisson, rate: 0.5}\n";
+      return """
+          jobId: %s
+          model:
+            tensors:
+              - {name: w, shape: [16]}
+          rounds:
+            timeout: %ds
+            startGrace: %ds
+            expectedClients: 3
+            closeEarly: %s
+          privacy:
+            clipNorm: 1.0
+            noiseMultiplier: 1.0
+            delta: 1.0e-5
+            budgetEpsilon: 1000
+          %s  noise: %s
+          topics: {updates: %s.updates, models: %s.models, rounds: %s.rounds, ledger: %s.ledger, rejects: %s.rejects}
+          """
+          .formatted(
+              jobId,
+              roundSeconds,
+              graceSeconds,
+              closeEarly,
+              sampling,
+              source,
+              topicPrefix,
+              topicPrefix,
+              topicPrefix,
+              topicPrefix,
+              topicPrefix);
+    }
+  }
+
+  /** The same updates in every run: client c's update in round r is a fixed function of (r, c). */
+  static byte[][] inputs(JobSpec spec, long round) {
+    byte[][] out = new byte[CLIENTS][];
+    for (int c = 0; c < CLIENTS; c++) {
+      float[] w = new float[16];
+      for (int i = 0; i < w.length; i++) {
+        w[i] = (float) Math.sin(round * 31 + c * 7 + i) * (c % 2 == 0 ? 0.1f : 2f);
+      }
+      out[c] = ClientUpdates.encode(spec, round, "client-" + c, new float[][] {w});
+    }
+    return out;
+  }
+
+  static void send(
+      KafkaProducer<byte[], byte[]> producer, JobSpec spec, long round, Placement placement) {
+    byte[][] updates = inputs(spec, round);
+    String topic = spec.topics().updates();
+    if (placement == Placement.ANY) {
+      for (byte[] u : updates) {
+        producer.send(new ProducerRecord<>(topic, u));
+      }
+      producer.flush();
+      return;
+    }
+    for (int c = 0; c < 2; c++) {
+      producer.send(new ProducerRecord<>(topic, 1, null, updates[c]));
+      producer.flush();
+    }
+    try {
+      // Spacing, not waiting for a condition: the burst must get a later append time than the
+      // first two in both runs, so the log order is the same in the reference and here.
+      Thread.sleep(50);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+    for (int c = 2; c < CLIENTS; c++) {
+      producer.send(new ProducerRecord<>(topic, 0, null, updates[c]));
+    }
+    producer.flush();
+  }
+
+  static KafkaProducer<byte[], byte[]> producer(String bootstrapServers) {
+    Properties props = new Properties();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+  }
+
+  /**
+   * A model's values, tensors concatenated: float equality here is bit equality of the released
+   * float32 bytes (no release is NaN).
+   */
+  static float[] tensors(GlobalModel model) {
+    return Tensors.flatten(model.getTensors());
+  }
+
+  static String describeModel(byte[] bytes) {
+    GlobalModel m = AvroCodec.decodeModel(bytes);
+    float[] w = Tensors.flatten(m.getTensors());
+    return "epsilon %s, w[0..2] %s"
+        .formatted(m.getPrivacy().getEpsilon(), Arrays.toString(Arrays.copyOf(w, 3)));
+  }
+
+  static String describeAnnouncement(byte[] bytes) {
+    RoundAnnouncement a = AvroCodec.decodeAnnouncement(bytes);
+    return "base model round %d, deadline %d"
+        .formatted(a.getBaseModelRound(), a.getDeadlineMillis());
+  }
+}
