@@ -117,6 +117,7 @@ final class LedgerReconciler {
                 + "; refusing to continue from an older model. Restore that topic (it must be"
                 + " compacted, never expire), or start the training under a new jobId");
       }
+      requireCharged(job, released, modelRound, topics);
       floors.put(
           job,
           new LedgerFloor(
@@ -131,6 +132,31 @@ final class LedgerReconciler {
               m == null ? null : Tensors.flatten(m.getTensors())));
     }
     return floors;
+  }
+
+  /**
+   * A released model of round r &gt; 0 is written in the same transaction as round r's RELEASED
+   * ledger entry. If the ledger lacks it, the ledger topic was deleted, renamed or expired: going
+   * on would restart the budget from zero under a model that already spent it. Refuse.
+   */
+  static void requireCharged(
+      String job, long lastReleasedInLedger, long modelRound, JobSpec.Topics topics) {
+    if (modelRound > 0 && lastReleasedInLedger < modelRound) {
+      throw new IllegalStateException(
+          ("job %s: its latest model (on %s or %s) is of round %d, but the ledger topic %s records"
+                  + " %s; refusing to start with a budget that forgets spent rounds. Restore the"
+                  + " ledger topic (delete policy, infinite retention) or start the training under a"
+                  + " new jobId")
+              .formatted(
+                  job,
+                  topics.releases(),
+                  topics.models(),
+                  modelRound,
+                  topics.ledger(),
+                  lastReleasedInLedger < 0
+                      ? "no released round"
+                      : "round " + lastReleasedInLedger + " as its latest release"));
+    }
   }
 
   private static void keepLatest(Map<String, GlobalModel> models, GlobalModel m) {

@@ -34,7 +34,8 @@ final class RoundAggregator
   static final String PROGRESS_STATE = "job-progress";
   static final String OPEN_ROUND_STATE = "open-round";
   static final String SEEN_CLIENTS_STATE = "seen-clients";
-  static final String HELD_UPDATES_STATE = "held-updates";
+  static final String HELD_COUNTS_STATE = "held-counts";
+  static final String HELD_UPDATES_STATE = "held-update-entries";
 
   private final Map<String, JobSpec> specs = new HashMap<>();
   private final Map<String, LedgerFloor> floors;
@@ -48,9 +49,11 @@ final class RoundAggregator
   private transient MapState<String, Boolean> seenClients;
   // Updates by broker timestamp, until the watermark reaches it. Held by reference in heap state:
   // this input comes over a keyBy, deserialized into objects that nothing upstream touches again.
-  // One list per millisecond: appending rewrites it (in RocksDB, reserializes it), which stays
-  // cheap while few updates share a broker millisecond.
-  private transient MapState<Long, List<DecodedUpdate>> heldUpdates;
+  // How many are held per millisecond, and each under "timestamp/index": appending costs O(1)
+  // however many share a millisecond (every record of one produce batch shares its LogAppendTime,
+  // so a client decides how many do; a list per millisecond rewritten on append was O(n^2)).
+  private transient MapState<Long, Integer> heldCounts;
+  private transient MapState<String, DecodedUpdate> heldUpdates;
 
   RoundAggregator(List<JobSpec> specs, Map<String, LedgerFloor> floors) {
     for (JobSpec spec : specs) {
@@ -78,11 +81,14 @@ final class RoundAggregator
     seenClients =
         getRuntimeContext()
             .getMapState(new MapStateDescriptor<>(SEEN_CLIENTS_STATE, Types.STRING, Types.BOOLEAN));
+    heldCounts =
+        getRuntimeContext()
+            .getMapState(new MapStateDescriptor<>(HELD_COUNTS_STATE, Types.LONG, Types.INT));
     heldUpdates =
         getRuntimeContext()
             .getMapState(
                 new MapStateDescriptor<>(
-                    HELD_UPDATES_STATE, Types.LONG, Types.LIST(Types.POJO(DecodedUpdate.class))));
+                    HELD_UPDATES_STATE, Types.STRING, Types.POJO(DecodedUpdate.class)));
     clipTime = new StageTimer(getRuntimeContext().getMetricGroup(), "clip");
     noiseTime = new StageTimer(getRuntimeContext().getMetricGroup(), "noise");
     encodeTime = new StageTimer(getRuntimeContext().getMetricGroup(), "encode");
@@ -204,23 +210,28 @@ final class RoundAggregator
     public void hold(long timestamp, DecodedUpdate update) {
       access(
           () -> {
-            List<DecodedUpdate> atTimestamp = heldUpdates.get(timestamp);
-            List<DecodedUpdate> more =
-                atTimestamp == null ? new ArrayList<>(1) : new ArrayList<>(atTimestamp);
-            more.add(update);
-            heldUpdates.put(timestamp, more);
+            Integer held = heldCounts.get(timestamp);
+            int index = held == null ? 0 : held;
+            heldUpdates.put(heldKey(timestamp, index), update);
+            heldCounts.put(timestamp, index + 1);
           });
       metrics.held(1, valueBytes(update));
     }
 
     @Override
     public List<DecodedUpdate> take(long timestamp) {
-      List<DecodedUpdate> taken = access(() -> heldUpdates.get(timestamp));
-      if (taken == null) {
+      Integer held = access(() -> heldCounts.get(timestamp));
+      if (held == null) {
         return List.of();
       }
-      access(() -> heldUpdates.remove(timestamp));
-      if (access(() -> heldUpdates.isEmpty())) {
+      List<DecodedUpdate> taken = new ArrayList<>(held);
+      for (int i = 0; i < held; i++) {
+        String key = heldKey(timestamp, i);
+        taken.add(access(() -> heldUpdates.get(key)));
+        access(() -> heldUpdates.remove(key));
+      }
+      access(() -> heldCounts.remove(timestamp));
+      if (access(() -> heldCounts.isEmpty())) {
         metrics.noneHeld();
       } else {
         metrics.held(-taken.size(), -taken.stream().mapToLong(RoundAggregator::valueBytes).sum());
@@ -230,13 +241,17 @@ final class RoundAggregator
 
     @Override
     public Iterable<Long> timestamps() {
-      return access(() -> heldUpdates.keys());
+      return access(() -> heldCounts.keys());
     }
 
     @Override
     public boolean holdsAt(long timestamp) {
-      return access(() -> heldUpdates.contains(timestamp));
+      return access(() -> heldCounts.contains(timestamp));
     }
+  }
+
+  private static String heldKey(long timestamp, int index) {
+    return timestamp + "/" + index;
   }
 
   private static long valueBytes(DecodedUpdate update) {

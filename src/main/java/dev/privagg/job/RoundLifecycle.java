@@ -341,8 +341,9 @@ final class RoundLifecycle {
 
   /**
    * Once per start of this instance: if the ledger topic shows more charged rounds than the
-   * restored state (an older checkpoint or savepoint), adopt the topic's ledger so the budget is
-   * never rolled back (DESIGN invariant 4).
+   * restored state (an older checkpoint or savepoint), or a later round number as announced, adopt
+   * the topic's ledger so the budget is never rolled back (DESIGN invariant 4) and no public round
+   * number is announced again.
    */
   private void reconcile(
       RoundStore store, JobProgress progress, long nowMillis, RoundDecisions out) {
@@ -352,7 +353,10 @@ final class RoundLifecycle {
     reconciled = true;
     boolean floorIsAhead = floor.rounds() > LedgerCodec.read(progress.ledger).totalCount();
     boolean floorIsExhausted = floor.exhausted() && !progress.exhausted;
-    if (!floorIsAhead && !floorIsExhausted) {
+    // A later round number is public (a fresh start after this state was saved announced it):
+    // going on from the state would announce that number again with another deadline.
+    boolean floorIsLater = floor.lastRound() > progress.currentRound;
+    if (!floorIsAhead && !floorIsExhausted && !floorIsLater) {
       return;
     }
     deleteCloseTimer(store, progress, out);

@@ -1,0 +1,169 @@
+package dev.privagg.job;
+
+import dev.privagg.avro.RejectReason;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/** In-memory store and decision recorder for the review tests (RoundLifecycle without Flink). */
+final class ReviewStores {
+  private ReviewStores() {}
+
+  static final class Store implements RoundStore, SeenClients, HeldUpdates {
+    JobProgress progress;
+    OpenRound round;
+    final Set<String> seen = new HashSet<>();
+    final TreeMap<Long, List<DecodedUpdate>> held = new TreeMap<>();
+
+    @Override
+    public JobProgress progress() {
+      return progress;
+    }
+
+    @Override
+    public void saveProgress(JobProgress progress) {
+      this.progress = progress;
+    }
+
+    @Override
+    public OpenRound openRound() {
+      return round;
+    }
+
+    @Override
+    public void saveOpenRound(OpenRound round) {
+      this.round = round;
+    }
+
+    @Override
+    public void clearRound() {
+      round = null;
+      seen.clear();
+    }
+
+    @Override
+    public SeenClients seenClients() {
+      return this;
+    }
+
+    @Override
+    public HeldUpdates held() {
+      return this;
+    }
+
+    @Override
+    public boolean contains(String clientKey) {
+      return seen.contains(clientKey);
+    }
+
+    @Override
+    public void add(String clientKey) {
+      seen.add(clientKey);
+    }
+
+    @Override
+    public void hold(long timestamp, DecodedUpdate update) {
+      held.computeIfAbsent(timestamp, t -> new ArrayList<>()).add(update);
+    }
+
+    @Override
+    public List<DecodedUpdate> take(long timestamp) {
+      List<DecodedUpdate> taken = held.remove(timestamp);
+      return taken == null ? List.of() : taken;
+    }
+
+    @Override
+    public Iterable<Long> timestamps() {
+      return new ArrayList<>(held.keySet());
+    }
+
+    @Override
+    public boolean holdsAt(long timestamp) {
+      return held.containsKey(timestamp);
+    }
+
+    /** A copy of the progress, as a savepoint would hold it. */
+    JobProgress snapshotProgress() {
+      JobProgress p = new JobProgress();
+      p.currentRound = progress.currentRound;
+      p.modelRound = progress.modelRound;
+      p.openedMillis = progress.openedMillis;
+      p.deadlineMillis = progress.deadlineMillis;
+      p.exhausted = progress.exhausted;
+      p.ledger = progress.ledger.clone();
+      p.model = progress.model.clone();
+      return p;
+    }
+  }
+
+  static final class Recorder implements RoundDecisions {
+    final List<String> announced = new ArrayList<>();
+    final List<Long> released = new ArrayList<>();
+    final List<float[]> models = new ArrayList<>();
+    final List<String> rejects = new ArrayList<>();
+    final List<Long> exhausted = new ArrayList<>();
+    final TreeSet<Long> timers = new TreeSet<>();
+
+    @Override
+    public void publishInitialModel(float[] model) {}
+
+    @Override
+    public void announce(long round, long baseModelRound, long deadlineMillis) {
+      announced.add(round + " until " + deadlineMillis);
+    }
+
+    @Override
+    public void admit(DecodedUpdate update, boolean clipped, long clipNanos) {}
+
+    @Override
+    public void leaveUnsampled(DecodedUpdate update) {}
+
+    @Override
+    public void reject(DecodedUpdate update, RejectReason reason, String detail) {
+      rejects.add(update.clientId + " " + reason);
+    }
+
+    @Override
+    public void release(ClosedRound round, float[] model, long noiseNanos) {
+      released.add(round.round());
+      models.add(model.clone());
+    }
+
+    @Override
+    public void withhold(ClosedRound round) {}
+
+    @Override
+    public void reportFull(long round, long clientsSeen) {}
+
+    @Override
+    public void exhaust(long round, double epsilonSpent, long atMillis) {
+      exhausted.add(round);
+    }
+
+    @Override
+    public void adopt(LedgerFloor floor, long roundsInState) {}
+
+    @Override
+    public void drain(long round) {}
+
+    @Override
+    public void registerTimer(long timestamp) {
+      timers.add(timestamp);
+    }
+
+    @Override
+    public void deleteTimer(long timestamp) {
+      timers.remove(timestamp);
+    }
+
+    /** Fires due timers in order, as Flink does when the watermark reaches {@code time}. */
+    void advance(RoundLifecycle lifecycle, Store store, long time) {
+      while (!timers.isEmpty() && timers.first() <= time) {
+        lifecycle.eventTimeReached(store, timers.pollFirst(), false, 0, this);
+      }
+    }
+  }
+}
