@@ -70,9 +70,13 @@ public final class AvroCodec {
     return read(() -> RoundAnnouncement.getDecoder().decode(bytes));
   }
 
+  /** Reads ledger entries of the current or any earlier schema: the ledger is kept forever. */
   public static LedgerEntry decodeLedgerEntry(byte[] bytes) {
-    return read(() -> LedgerEntry.getDecoder().decode(bytes));
+    return read(() -> LEDGER_DECODER.decode(bytes));
   }
+
+  private static final BinaryMessageDecoder<LedgerEntry> LEDGER_DECODER =
+      LedgerEntry.createDecoder(history("LedgerEntry-1.avsc"));
 
   public static RejectedUpdate decodeReject(byte[] bytes) {
     return read(() -> REJECT_DECODER.decode(bytes));

@@ -1,6 +1,7 @@
 package dev.privagg.job;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -15,6 +16,7 @@ import org.apache.kafka.common.header.internals.RecordHeader;
 public class InternalRelease {
   static final String ROUND_HEADER = "privagg.round";
   static final String RUN_HEADER = "privagg.run";
+  static final String OPENED_HEADER = "privagg.opened";
 
   public String publicTopic;
   public String jobId;
@@ -28,11 +30,12 @@ public class InternalRelease {
   static ProducerRecord<byte[], byte[]> toInternal(
       String releasesTopic, OutboundRecord release, PublicRounds.Run run) {
     String jobId = new String(release.key, StandardCharsets.UTF_8);
-    List<Header> headers =
-        List.of(
-            new RecordHeader(
-                ROUND_HEADER, Long.toString(release.round).getBytes(StandardCharsets.UTF_8)),
-            new RecordHeader(RUN_HEADER, run.encode().getBytes(StandardCharsets.UTF_8)));
+    List<Header> headers = new ArrayList<>();
+    headers.add(new RecordHeader(ROUND_HEADER, ascii(release.round)));
+    headers.add(new RecordHeader(RUN_HEADER, run.encode().getBytes(StandardCharsets.UTF_8)));
+    if (release.openedMillis >= 0) {
+      headers.add(new RecordHeader(OPENED_HEADER, ascii(release.openedMillis)));
+    }
     byte[] key = (release.topic + "/" + jobId).getBytes(StandardCharsets.UTF_8);
     return new ProducerRecord<>(releasesTopic, null, key, release.value, headers);
   }
@@ -63,6 +66,22 @@ public class InternalRelease {
     }
     release.run = new String(run.value(), StandardCharsets.UTF_8);
     return PublicRounds.Run.parse(release.run) == null ? null : release;
+  }
+
+  private static byte[] ascii(long value) {
+    return Long.toString(value).getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** A header's decimal value, or -1 when it is missing or malformed. */
+  static long longHeader(ConsumerRecord<byte[], byte[]> record, String name) {
+    Header header = record.headers().lastHeader(name);
+    try {
+      return header == null
+          ? -1
+          : Long.parseLong(new String(header.value(), StandardCharsets.UTF_8));
+    } catch (NumberFormatException e) {
+      return -1;
+    }
   }
 
   /** The publisher's key: one position per public topic and job. */

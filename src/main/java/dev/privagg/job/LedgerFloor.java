@@ -12,9 +12,31 @@ import java.io.Serializable;
  * @param exhausted a BUDGET_EXHAUSTED entry exists
  * @param modelRound the round of the latest released model, or -1
  * @param model that model's weights, or null
+ * @param chargedThrough the highest round with a ledger entry
+ * @param announced the latest committed announcement with its window, or null
  */
-record LedgerFloor(byte[] ledger, long lastRound, boolean exhausted, long modelRound, float[] model)
+record LedgerFloor(
+    byte[] ledger,
+    long lastRound,
+    boolean exhausted,
+    long modelRound,
+    float[] model,
+    long chargedThrough,
+    Announced announced)
     implements Serializable {
+  /** A round as it was announced: open in [openedMillis, deadlineMillis). */
+  record Announced(long round, long openedMillis, long deadlineMillis) implements Serializable {}
+
+  /** A floor whose every round up to {@code lastRound} has a ledger entry. */
+  LedgerFloor(byte[] ledger, long lastRound, boolean exhausted, long modelRound, float[] model) {
+    this(ledger, lastRound, exhausted, modelRound, model, lastRound, null);
+  }
+
+  /** The latest announced round, if no ledger entry closed it yet and its window is known. */
+  Announced openAnnouncement() {
+    return announced != null && announced.round() > chargedThrough ? announced : null;
+  }
+
   /** Nothing published yet. */
   static final LedgerFloor NONE =
       new LedgerFloor(LedgerCodec.write(PrivacyLedger.EMPTY), 0, false, -1, null);

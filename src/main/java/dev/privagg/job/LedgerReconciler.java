@@ -3,6 +3,7 @@ package dev.privagg.job;
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.LedgerOutcome;
+import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.io.Tensors;
 import dev.privagg.privacy.MechanismKind;
@@ -17,8 +18,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -33,8 +37,15 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 final class LedgerReconciler {
   private LedgerReconciler() {}
 
-  static Map<String, LedgerFloor> read(String bootstrapServers, List<JobSpec> specs) {
+  /**
+   * What a start continues from: each job's floor, and the latest start time of any run that wrote
+   * to the releases topic ({@code Long.MIN_VALUE} if none), which the new run must exceed.
+   */
+  record Reconciled(Map<String, LedgerFloor> floors, long latestRunStart) {}
+
+  static Reconciled read(String bootstrapServers, List<JobSpec> specs) {
     JobSpec.Topics topics = specs.get(0).topics();
+    Set<String> jobIds = specs.stream().map(JobSpec::jobId).collect(Collectors.toSet());
     ChargedRounds charged = new ChargedRounds();
     Map<String, long[]> lastRound = new HashMap<>();
     Map<String, Long> lastReleased = new HashMap<>();
@@ -65,21 +76,44 @@ final class LedgerReconciler {
         });
     // The internal releases topic, not the public one: a release is there once committed, even
     // if the publishing step has not copied it yet.
-    Map<String, Long> announced = new HashMap<>();
-    readAll(
+    Map<String, LedgerFloor.Announced> announced = new HashMap<>();
+    long[] latestRun = {Long.MIN_VALUE};
+    readRecords(
         bootstrapServers,
         topics.releases(),
-        (key, value) -> {
-          if (key == null) {
+        record -> {
+          InternalRelease release = InternalRelease.fromInternal(record);
+          if (release == null) {
             return;
           }
-          for (JobSpec spec : specs) {
-            if (key.equals(topics.models() + "/" + spec.jobId())) {
-              keepLatest(models, AvroCodec.decodeModel(value));
-            } else if (key.equals(topics.rounds() + "/" + spec.jobId())) {
-              announced.merge(
-                  spec.jobId(), AvroCodec.decodeAnnouncement(value).getRound(), Math::max);
+          latestRun[0] = Math.max(latestRun[0], PublicRounds.Run.parse(release.run).startMillis());
+          if (!jobIds.contains(release.jobId)) {
+            return;
+          }
+          if (release.publicTopic.equals(topics.models())) {
+            keepLatest(models, AvroCodec.decodeModel(release.value));
+          } else if (release.publicTopic.equals(topics.rounds())) {
+            RoundAnnouncement a = AvroCodec.decodeAnnouncement(release.value);
+            LedgerFloor.Announced previous = announced.get(release.jobId);
+            if (previous == null || a.getRound() >= previous.round()) {
+              announced.put(
+                  release.jobId,
+                  new LedgerFloor.Announced(
+                      a.getRound(),
+                      InternalRelease.longHeader(record, InternalRelease.OPENED_HEADER),
+                      a.getDeadlineMillis()));
             }
+          }
+        });
+    // The public rounds topic too (earlier versions announced there directly): a round number
+    // public there is taken, even when its window is unknown.
+    Map<String, Long> announcedPublicly = new HashMap<>();
+    readAll(
+        bootstrapServers,
+        topics.rounds(),
+        (key, value) -> {
+          if (key != null && jobIds.contains(key)) {
+            announcedPublicly.merge(key, AvroCodec.decodeAnnouncement(value).getRound(), Math::max);
           }
         });
     // The public models topic too: versions before the releases topic published there directly,
@@ -118,20 +152,24 @@ final class LedgerReconciler {
                 + " compacted, never expire), or start the training under a new jobId");
       }
       requireCharged(job, released, modelRound, topics);
+      long chargedThrough = lastRound.containsKey(job) ? lastRound.get(job)[0] : 0;
+      LedgerFloor.Announced latest = announced.get(job);
       floors.put(
           job,
           new LedgerFloor(
               LedgerCodec.write(charged.ledger(job)),
-              // A round announced (committed) but not yet charged is skipped too: its number is
-              // public with another deadline.
               Math.max(
-                  lastRound.containsKey(job) ? lastRound.get(job)[0] : 0,
-                  announced.getOrDefault(job, 0L)),
+                  chargedThrough,
+                  Math.max(
+                      latest == null ? 0 : latest.round(),
+                      announcedPublicly.getOrDefault(job, 0L))),
               exhausted.getOrDefault(job, false),
               m == null ? -1 : m.getRound(),
-              m == null ? null : Tensors.flatten(m.getTensors())));
+              m == null ? null : Tensors.flatten(m.getTensors()),
+              chargedThrough,
+              latest == null || latest.openedMillis() < 0 ? null : latest));
     }
-    return floors;
+    return new Reconciled(floors, latestRun[0]);
   }
 
   /**
@@ -227,6 +265,17 @@ final class LedgerReconciler {
   /** Reads every committed record of {@code topic} that exists now. */
   private static void readAll(
       String bootstrapServers, String topic, BiConsumer<String, byte[]> handle) {
+    readRecords(
+        bootstrapServers,
+        topic,
+        r ->
+            handle.accept(
+                r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8), r.value()));
+  }
+
+  /** Reads every committed record of {@code topic} that exists now, headers included. */
+  private static void readRecords(
+      String bootstrapServers, String topic, Consumer<ConsumerRecord<byte[], byte[]>> handle) {
     Properties props = new Properties();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     props.put(ConsumerConfig.GROUP_ID_CONFIG, "privagg-reconcile-" + UUID.randomUUID());
@@ -251,8 +300,7 @@ final class LedgerReconciler {
                   + " to its end within 2 minutes; refusing to start without the ledger");
         }
         for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
-          handle.accept(
-              r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8), r.value());
+          handle.accept(r);
         }
       }
     }

@@ -13,6 +13,9 @@ public class OutboundRecord {
   /** The round a release is for; -1 for records that are not releases. */
   public long round = -1;
 
+  /** When an announced round opened (internal only); -1 for other records. */
+  public long openedMillis = -1;
+
   public OutboundRecord() {}
 
   public OutboundRecord(String topic, byte[] key, byte[] value) {

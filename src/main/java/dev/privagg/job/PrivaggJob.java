@@ -255,16 +255,22 @@ public final class PrivaggJob {
             .max()
             .orElseThrow();
 
+    // Budget never forgets: what the ledger and releases topics already show bounds any restored
+    // state below.
+    LedgerReconciler.Reconciled reconciled =
+        LedgerReconciler.read(settings.bootstrapServers(), specs);
     KafkaSource<RawUpdate> source =
         KafkaSource.<RawUpdate>builder()
             .setBootstrapServers(settings.bootstrapServers())
             .setTopics(topics.updates())
             .setGroupId(name)
-            // A fresh job reads from its own start time (a restore uses checkpointed offsets):
-            // older updates belong to earlier runs, and nothing sent after an announcement is
-            // missed however long partition discovery takes.
+            // A fresh job reads from its own start time (a restore uses checkpointed offsets), or
+            // from the opening of a round it takes over from an earlier run: older updates
+            // belong to earlier rounds, and nothing sent after an announcement is missed however
+            // long partition discovery takes.
             .setStartingOffsets(
-                OffsetsInitializer.timestamp(settings.startMillis() - START_MARGIN_MILLIS))
+                OffsetsInitializer.timestamp(
+                    firstUpdateMillis(reconciled, settings.startMillis() - START_MARGIN_MILLIS)))
             .setDeserializer(new RawUpdateDeserializer())
             .setProperty("isolation.level", "read_committed")
             .setProperty("max.partition.fetch.bytes", Long.toString(Math.max(maxRecord, 1 << 20)))
@@ -311,14 +317,14 @@ public final class PrivaggJob {
     // A reject carries a whole update of up to maxRecord bytes plus its reason and position.
     ProducerSizing.forRecordsUpTo(maxRecord + OUTPUT_HEADROOM_BYTES)
         .forEach(sinkBuilder::setProperty);
+    // Later than every run the releases topic has seen, whatever this machine's clock says: an
+    // earlier run must never look newer and stop this one.
     PublicRounds.Run run =
-        new PublicRounds.Run(settings.startMillis(), UUID.randomUUID().toString());
+        PublicRounds.Run.after(
+            settings.startMillis(), reconciled.latestRunStart(), UUID.randomUUID().toString());
     sinkBuilder.setRecordSerializer(new OutboundSerializer(topics, run));
     KafkaSink<OutboundRecord> sink = sinkBuilder.build();
-    // Budget never forgets: what the ledger topic already shows bounds any restored state below.
-    java.util.Map<String, LedgerFloor> floors =
-        LedgerReconciler.read(settings.bootstrapServers(), specs);
-    Pipeline.build(env, specs, updates, floors, settings.bootstrapServers())
+    Pipeline.build(env, specs, updates, reconciled.floors(), settings.bootstrapServers())
         .sinkTo(sink)
         .name("kafka-sink")
         .uid("kafka-sink");
@@ -328,8 +334,8 @@ public final class PrivaggJob {
 
   /**
    * Copies committed releases (read_committed) from the internal releases topic to the public
-   * topics. At least once: a replay after a failure copies the same committed bytes again, so a
-   * public topic may hold a round twice but never two payloads for it (DESIGN invariant 9).
+   * topics, in transactions of their own: a public topic never holds two payloads for one round
+   * (DESIGN invariant 9), and a read_committed reader sees each round once.
    */
   private static void definePublisher(
       StreamExecutionEnvironment env,
@@ -358,9 +364,11 @@ public final class PrivaggJob {
             .setRecordSerializer(
                 (element, context, timestamp) ->
                     new ProducerRecord<>(element.topic, element.key, element.value))
-            .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
-            .setProperty("acks", "all")
-            .setProperty("enable.idempotence", "true");
+            // Transactional too: a read_committed reader sees each round once. A copy aborted by
+            // a failure is the same committed bytes, so read_uncommitted readers see no other.
+            .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+            .setTransactionalIdPrefix(name + "-publisher")
+            .setProperty("transaction.timeout.ms", "600000");
     ProducerSizing.forRecordsUpTo(maxModel + OUTPUT_HEADROOM_BYTES)
         .forEach(publicSink::setProperty);
     java.util.Set<String> jobIds =
@@ -380,6 +388,20 @@ public final class PrivaggJob {
         .sinkTo(publicSink.build())
         .name("public-sink")
         .uid("public-sink");
+  }
+
+  /**
+   * Where a fresh start reads the updates topic from: {@code fromMillis}, or earlier when a job
+   * takes over a round an earlier run announced and whose deadline is still ahead, so that the
+   * round holds every update its window holds.
+   */
+  static long firstUpdateMillis(LedgerReconciler.Reconciled reconciled, long fromMillis) {
+    long now = System.currentTimeMillis();
+    return reconciled.floors().values().stream()
+        .map(LedgerFloor::openAnnouncement)
+        .filter(open -> open != null && open.deadlineMillis() > now)
+        .mapToLong(LedgerFloor.Announced::openedMillis)
+        .reduce(fromMillis, Math::min);
   }
 
   /** Starts the job without blocking (tests and {@code privagg run}). */

@@ -12,7 +12,9 @@ import java.util.Arrays;
  *
  * <p>Each submission of the Flink job is a {@link Run}; a failover keeps it. Once a newer run's
  * release appears, releases of older runs are withheld, and an older run that sees it learns that
- * another job serves its job id and must stop. Pure: no Flink or Kafka import.
+ * another job serves its job id and must stop. A run whose release conflicts with a public round
+ * (only possible when two jobs serve one job id) is withheld from then on, since its later models
+ * build on the withheld one; the job of that run must stop too. Pure: no Flink or Kafka import.
  */
 final class PublicRounds {
   private PublicRounds() {}
@@ -23,6 +25,17 @@ final class PublicRounds {
       if (id == null || id.isEmpty() || id.indexOf('@') >= 0) {
         throw new IllegalArgumentException("run id must be non-empty without '@', was " + id);
       }
+    }
+
+    /**
+     * A new run that starts at {@code nowMillis}, or just after {@code latestSeenStart} (the latest
+     * run the releases topic has seen) when the local clock is behind it: an earlier run must never
+     * look newer and stop this one.
+     */
+    static Run after(long nowMillis, long latestSeenStart, String id) {
+      return new Run(
+          latestSeenStart == Long.MIN_VALUE ? nowMillis : Math.max(nowMillis, latestSeenStart + 1),
+          id);
     }
 
     /** {@code startMillis@id}: what release headers carry. */
@@ -68,6 +81,11 @@ final class PublicRounds {
     CONFLICT,
     /** A release of a run older than one already seen for this job: withheld. */
     OLDER_RUN,
+    /**
+     * A release of a run that once conflicted with a public round: withheld, since its later models
+     * build on the withheld one.
+     */
+    TAINTED_RUN,
     /** A newer run serves this job id: the run deciding must stop. */
     SUPERSEDED
   }
@@ -80,6 +98,9 @@ final class PublicRounds {
     public long round = -1;
     public byte[] digest;
     public String owner;
+
+    /** Runs that conflicted with a public round here, space-separated. */
+    public String tainted = "";
 
     public Position() {}
 
@@ -102,11 +123,18 @@ final class PublicRounds {
     if (self.compareTo(writer) < 0) {
       return Verdict.SUPERSEDED;
     }
+    if ((" " + position.tainted + " ").contains(" " + writer.encode() + " ")) {
+      return Verdict.TAINTED_RUN;
+    }
     if (round < position.round) {
       return Verdict.OLDER_ROUND;
     }
     if (round == position.round) {
-      return Arrays.equals(digest, position.digest) ? Verdict.DUPLICATE : Verdict.CONFLICT;
+      if (Arrays.equals(digest, position.digest)) {
+        return Verdict.DUPLICATE;
+      }
+      position.tainted = (position.tainted + " " + writer.encode()).trim();
+      return Verdict.CONFLICT;
     }
     position.round = round;
     position.digest = digest;

@@ -50,11 +50,18 @@ final class Records {
         spec.topics().models(), key(spec), AvroCodec.encode(model), round);
   }
 
+  /**
+   * A round's announcement. Its opening time is not public; it travels with the internal copy, so
+   * that a fresh start can take the round over with the same window.
+   */
   static OutboundRecord announcement(
-      JobSpec spec, long round, long baseModelRound, long deadlineMillis) {
+      JobSpec spec, long round, long baseModelRound, long openedMillis, long deadlineMillis) {
     RoundAnnouncement a =
         new RoundAnnouncement(spec.jobId(), round, baseModelRound, deadlineMillis);
-    return OutboundRecord.release(spec.topics().rounds(), key(spec), AvroCodec.encode(a), round);
+    OutboundRecord record =
+        OutboundRecord.release(spec.topics().rounds(), key(spec), AvroCodec.encode(a), round);
+    record.openedMillis = openedMillis;
+    return record;
   }
 
   static OutboundRecord ledger(

@@ -71,8 +71,13 @@ final class ReleasePublisher extends KeyedProcessFunction<String, InternalReleas
       return; // another job's, or a topic this spec no longer publishes to
     }
     PublicRounds.Position at = position.value();
+    PublicRounds.Position onTopic = published.get(release.positionKey());
     if (at == null) {
-      at = published.getOrDefault(release.positionKey(), new PublicRounds.Position());
+      at = onTopic == null ? new PublicRounds.Position() : onTopic;
+    } else if (onTopic != null && onTopic.round > at.round) {
+      // Restored from an older savepoint: the public topic moved on since.
+      at.round = onTopic.round;
+      at.digest = onTopic.digest;
     }
     PublicRounds.Run writer = PublicRounds.Run.parse(release.run);
     PublicRounds.Verdict verdict =
@@ -88,17 +93,27 @@ final class ReleasePublisher extends KeyedProcessFunction<String, InternalReleas
                 release.value));
       }
       case DUPLICATE, OLDER_ROUND -> {}
-      case CONFLICT, OLDER_RUN -> {
+      case CONFLICT, OLDER_RUN, TAINTED_RUN -> {
         withheld.inc();
+        if (verdict == PublicRounds.Verdict.CONFLICT && release.run.equals(self)) {
+          throw new SuppressRestartsException(
+              new IllegalStateException(
+                  ("job id %s: this Flink job (run %s) computed round %d again with other bytes"
+                          + " than the public release, which another Flink job must have"
+                          + " written; this job stops for good. Run one Flink job per job id")
+                      .formatted(release.jobId, self, release.round)));
+        }
         LOG.error(
             "job {}: withheld a release of round {} for {} written by run {}: {}",
             release.jobId,
             release.round,
             release.publicTopic,
             release.run,
-            verdict == PublicRounds.Verdict.CONFLICT
-                ? "round " + release.round + " is already public with other bytes"
-                : "a newer run (" + at.owner + ") serves this job id");
+            switch (verdict) {
+              case CONFLICT -> "round " + release.round + " is already public with other bytes";
+              case TAINTED_RUN -> "that run conflicted with a public round before";
+              default -> "a newer run (" + at.owner + ") serves this job id";
+            });
       }
       case SUPERSEDED ->
           throw new SuppressRestartsException(

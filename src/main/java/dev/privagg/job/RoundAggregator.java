@@ -2,6 +2,7 @@ package dev.privagg.job;
 
 import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.avro.RejectReason;
+import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.spec.JobSpec;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -284,8 +285,23 @@ final class RoundAggregator
     }
 
     @Override
-    public void announce(long round, long baseModelRound, long deadlineMillis) {
-      out.collect(Records.announcement(spec, round, baseModelRound, deadlineMillis));
+    public void announce(long round, long baseModelRound, long openedMillis, long deadlineMillis) {
+      out.collect(Records.announcement(spec, round, baseModelRound, openedMillis, deadlineMillis));
+    }
+
+    @Override
+    public void skip(long round, PrivacyEvent charge, double epsilonSpent, long atMillis) {
+      metrics.epsilonSpent(epsilonSpent);
+      out.collect(
+          Records.ledger(
+              spec, round, LedgerOutcome.SKIPPED, charge, epsilonSpent, 0, null, atMillis));
+      LOG.warn(
+          "job {}: round {} was announced by an earlier run and its deadline passed; charged as if"
+              + " released (that run may have released it), epsilon {} of {}",
+          spec.jobId(),
+          round,
+          epsilonSpent,
+          spec.privacy().budgetEpsilon());
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.privagg.job;
 
 import dev.privagg.avro.RejectReason;
+import dev.privagg.privacy.PrivacyEvent;
 
 /**
  * What {@link RoundLifecycle} decides, in the order it decides it. The Flink adapter turns each
@@ -10,7 +11,14 @@ interface RoundDecisions {
   /** The job's first start: round 0's model is the initial weights. */
   void publishInitialModel(float[] model);
 
-  void announce(long round, long baseModelRound, long deadlineMillis);
+  /** Round {@code round} is open from {@code openedMillis} to {@code deadlineMillis}. */
+  void announce(long round, long baseModelRound, long openedMillis, long deadlineMillis);
+
+  /**
+   * An earlier run announced {@code round} and its deadline passed before this run could take it
+   * over: it is charged (that run may have released it) and not released.
+   */
+  void skip(long round, PrivacyEvent charge, double epsilonSpent, long atMillis);
 
   /** The update joined the open round's sum; {@code clipNanos} is the clip-and-add time. */
   void admit(DecodedUpdate update, boolean clipped, long clipNanos);

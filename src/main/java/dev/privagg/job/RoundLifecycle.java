@@ -364,20 +364,59 @@ final class RoundLifecycle {
     store.saveProgress(progress);
   }
 
+  /**
+   * Continues from the ledger and releases topics. Every round number an earlier run may have
+   * announced stays taken: the latest announced round is taken over with its announced window (same
+   * deadline, so the same members and, with keyed noise, the same release) while its deadline is
+   * ahead; announced rounds that cannot be taken over are charged as SKIPPED, because a run still
+   * alive may release them. So the rounds charged always equal the round number.
+   */
   private void adopt(RoundStore store, JobProgress progress, long nowMillis, RoundDecisions out) {
     store.clearRound();
     out.adopt(floor, LedgerCodec.read(progress.ledger).totalCount());
+    long lastAnnounced = Math.max(progress.currentRound, floor.lastRound());
     progress.ledger = floor.ledger();
-    progress.currentRound = Math.max(progress.currentRound, floor.lastRound());
+    progress.currentRound = floor.chargedThrough();
     if (floor.model() != null && floor.modelRound() > progress.modelRound) {
       progress.model = floor.model().clone();
       progress.modelRound = floor.modelRound();
     }
     progress.exhausted = floor.exhausted();
+    LedgerFloor.Announced open = floor.openAnnouncement();
+    while (!progress.exhausted && progress.currentRound < lastAnnounced) {
+      if (open != null
+          && open.round() == lastAnnounced
+          && progress.currentRound + 1 == lastAnnounced
+          && open.deadlineMillis() > nowMillis) {
+        openRound(store, progress, open.openedMillis(), open.deadlineMillis(), out);
+        armCloseTimer(progress, out);
+        return;
+      }
+      chargeSkipped(store, progress, nowMillis, out);
+    }
     if (!progress.exhausted) {
       openNextRound(store, progress, nowMillis, spec.rounds().startGraceMillis(), out);
       armCloseTimer(progress, out);
     }
+  }
+
+  /** Charges the next round number as SKIPPED, or exhausts the budget if it does not fit. */
+  private void chargeSkipped(
+      RoundStore store, JobProgress progress, long nowMillis, RoundDecisions out) {
+    progress.currentRound++;
+    PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
+    PrivacyEvent charge = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
+    if (!fits(ledger, charge)) {
+      exhaust(store, progress, ledger, nowMillis, out);
+      return;
+    }
+    ledger = ledger.append(charge);
+    progress.ledger = LedgerCodec.write(ledger);
+    out.skip(
+        progress.currentRound,
+        charge,
+        accountant().epsilon(ledger, spec.privacy().delta()).epsilon(),
+        nowMillis);
   }
 
   /**
@@ -386,6 +425,12 @@ final class RoundLifecycle {
    */
   private void openNextRound(
       RoundStore store, JobProgress progress, long opensAt, long extraMillis, RoundDecisions out) {
+    openRound(store, progress, opensAt, opensAt + spec.rounds().timeoutMillis() + extraMillis, out);
+  }
+
+  /** Opens round currentRound + 1 for [opensAt, deadline) if it fits the budget. */
+  private void openRound(
+      RoundStore store, JobProgress progress, long opensAt, long deadline, RoundDecisions out) {
     progress.currentRound++;
     PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
     PrivacyEvent next = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
@@ -395,8 +440,8 @@ final class RoundLifecycle {
     }
     store.saveOpenRound(new OpenRound(spec.model().dimension()));
     progress.openedMillis = opensAt;
-    progress.deadlineMillis = opensAt + spec.rounds().timeoutMillis() + extraMillis;
-    out.announce(progress.currentRound, progress.modelRound, progress.deadlineMillis);
+    progress.deadlineMillis = deadline;
+    out.announce(progress.currentRound, progress.modelRound, opensAt, deadline);
   }
 
   private boolean fits(PrivacyLedger ledger, PrivacyEvent next) {

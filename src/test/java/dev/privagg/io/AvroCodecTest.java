@@ -78,4 +78,36 @@ class AvroCodecTest {
     assertThat(read.getReason()).isEqualTo(dev.privagg.avro.RejectReason.DUPLICATE_CLIENT);
     assertThat(read.getSourceOffset()).isEqualTo(7);
   }
+
+  @Test
+  void ledgerEntryWrittenWithTheEarlierSchema_stillDecodes() throws Exception {
+    Schema earlier;
+    try (InputStream in = AvroCodec.class.getResourceAsStream("history/LedgerEntry-1.avsc")) {
+      earlier = new Schema.Parser().parse(in);
+    }
+    GenericRecord entry = new GenericData.Record(earlier);
+    entry.put("jobId", "j");
+    entry.put("round", 4L);
+    entry.put(
+        "outcome", new GenericData.EnumSymbol(earlier.getField("outcome").schema(), "RELEASED"));
+    entry.put("mechanismKind", "GAUSSIAN");
+    entry.put("chargedNoiseMultiplier", 1.5);
+    entry.put("adjacency", "add-remove-one");
+    entry.put("samplingMode", "none");
+    entry.put("samplingDeclared", false);
+    entry.put("epsilonSpent", 2.0);
+    entry.put("delta", 1e-5);
+    entry.put("accountant", "rdp");
+    entry.put("budgetEpsilon", 8.0);
+    entry.put("contributions", 3L);
+    entry.put("timestampMillis", 99L);
+    ByteBuffer bytes =
+        new BinaryMessageEncoder<GenericRecord>(GenericData.get(), earlier).encode(entry);
+    byte[] written = new byte[bytes.remaining()];
+    bytes.get(written);
+    var read = AvroCodec.decodeLedgerEntry(written);
+    assertThat(read.getOutcome()).isEqualTo(dev.privagg.avro.LedgerOutcome.RELEASED);
+    assertThat(read.getRound()).isEqualTo(4);
+    assertThat(read.getChargedNoiseMultiplier()).isEqualTo(1.5);
+  }
 }

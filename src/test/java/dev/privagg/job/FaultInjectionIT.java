@@ -437,7 +437,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       PrivacyEvent charge = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
       for (LedgerEntry e : released) {
         soft.assertThat(e.getEpsilonSpent())
-            .as("%s round %d: epsilon spent vs the accountant for %d rounds", id, e.getRound())
+            .as("%s round %d: epsilon spent vs the accountant", id, e.getRound())
             .isEqualTo(
                 Accountant.named(spec.privacy().accountant())
                     .epsilon(PrivacyLedger.of(charge.times(e.getRound())), spec.privacy().delta())

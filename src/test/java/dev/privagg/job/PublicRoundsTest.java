@@ -19,9 +19,9 @@ class PublicRoundsTest {
     Position at = new Position();
     assertThat(PublicRounds.decide(at, OLD, OLD, 1, X)).isEqualTo(Verdict.PUBLISH);
     assertThat(PublicRounds.decide(at, OLD, OLD, 1, X)).isEqualTo(Verdict.DUPLICATE);
-    assertThat(PublicRounds.decide(at, OLD, OLD, 1, Y)).isEqualTo(Verdict.CONFLICT);
     assertThat(PublicRounds.decide(at, OLD, OLD, 0, Y)).isEqualTo(Verdict.OLDER_ROUND);
     assertThat(PublicRounds.decide(at, OLD, OLD, 3, Y)).isEqualTo(Verdict.PUBLISH); // gaps are fine
+    assertThat(PublicRounds.decide(at, OLD, OLD, 3, X)).isEqualTo(Verdict.CONFLICT);
     assertThat(at.round).isEqualTo(3);
     assertThat(at.digest).isEqualTo(Y);
   }
@@ -30,8 +30,8 @@ class PublicRoundsTest {
   void whatThePublicTopicAlreadyHolds_isTheFloorOfAFreshPublisher() {
     Position at = new Position(5, X);
     assertThat(PublicRounds.decide(at, NEW, OLD, 4, Y)).isEqualTo(Verdict.OLDER_ROUND);
-    assertThat(PublicRounds.decide(at, NEW, OLD, 5, Y)).isEqualTo(Verdict.CONFLICT);
     assertThat(PublicRounds.decide(at, NEW, OLD, 5, X)).isEqualTo(Verdict.DUPLICATE);
+    assertThat(PublicRounds.decide(at, NEW, OLD, 5, Y)).isEqualTo(Verdict.CONFLICT);
     assertThat(PublicRounds.decide(at, NEW, NEW, 6, Y)).isEqualTo(Verdict.PUBLISH);
   }
 
@@ -48,6 +48,22 @@ class PublicRoundsTest {
     assertThat(PublicRounds.decide(olderView, OLD, OLD, 1, X)).isEqualTo(Verdict.PUBLISH);
     assertThat(PublicRounds.decide(olderView, OLD, NEW, 2, X)).isEqualTo(Verdict.SUPERSEDED);
     assertThat(PublicRounds.decide(olderView, OLD, OLD, 3, Y)).isEqualTo(Verdict.SUPERSEDED);
+  }
+
+  @Test
+  void aRunThatConflictedWithAPublicRound_isWithheldFromThenOn() {
+    Position at = new Position(3, X);
+    assertThat(PublicRounds.decide(at, NEW, NEW, 3, Y)).isEqualTo(Verdict.CONFLICT);
+    // Its round 4 builds on its withheld round 3: not a release anyone's gate counted.
+    assertThat(PublicRounds.decide(at, NEW, NEW, 4, Y)).isEqualTo(Verdict.TAINTED_RUN);
+    assertThat(at.round).isEqualTo(3);
+  }
+
+  @Test
+  void aRunStartsAfterEveryRunSeen_evenWhenItsClockIsBehind() {
+    assertThat(Run.after(5_000, 9_000, "x").startMillis()).isEqualTo(9_001);
+    assertThat(Run.after(9_500, 9_000, "x").startMillis()).isEqualTo(9_500);
+    assertThat(Run.after(9_500, Long.MIN_VALUE, "x").startMillis()).isEqualTo(9_500);
   }
 
   @Test

@@ -46,15 +46,21 @@ class ReconcileIT extends KafkaFlinkTestBase {
     startJob(spec, 1); // same job id and topics, no state
     List<LedgerEntry> ledger =
         ledgerUntil(spec, l -> l.size() >= before + 2, Duration.ofSeconds(60));
-    LedgerEntry next = ledger.get((int) before);
-    // Round before+1 was announced (committed with round before's release) and its number is
-    // public with the first run's deadline: the fresh run skips it instead of announcing it again.
+    // Round before+1 was announced (committed with round before's release) and its 500 ms window
+    // passed while no job ran: its number is public, and a live run could have released it, so
+    // the fresh run charges it as SKIPPED and goes on with the next number. Rounds charged keep
+    // equal to the round number.
+    LedgerEntry skipped = ledger.get((int) before);
+    assertThat(skipped.getRound()).isEqualTo(before + 1);
+    assertThat(skipped.getOutcome()).isEqualTo(LedgerOutcome.SKIPPED);
+    LedgerEntry next = ledger.get((int) before + 1);
     assertThat(next.getRound()).isEqualTo(before + 2);
+    assertThat(next.getOutcome()).isEqualTo(LedgerOutcome.RELEASED);
     PrivacyEvent round = spec.roundCharge().event(2.0, 1);
     assertThat(next.getEpsilonSpent())
         .isEqualTo(
             Accountant.named("rdp")
-                .epsilon(PrivacyLedger.of(round.times(before + 1)), 1e-5)
+                .epsilon(PrivacyLedger.of(round.times(before + 2)), 1e-5)
                 .epsilon());
     List<GlobalModel> models =
         modelsUntil(spec, l -> l.size() >= before + 2, Duration.ofSeconds(30));

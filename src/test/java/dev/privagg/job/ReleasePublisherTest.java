@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 class ReleasePublisherTest {
   private static final PublicRounds.Run RUN = new PublicRounds.Run(1_000, "self");
   private static final PublicRounds.Run LATER = new PublicRounds.Run(9_000, "later");
+  private static final PublicRounds.Run EARLIER = new PublicRounds.Run(500, "earlier");
 
   private static KeyedOneInputStreamOperatorTestHarness<String, InternalRelease, OutboundRecord>
       harness(Map<String, PublicRounds.Position> published, OperatorSubtaskState restore)
@@ -59,7 +60,7 @@ class ReleasePublisherTest {
       h.processElement(release("privagg.models", "j", 1, new byte[] {11}, RUN));
       h.processElement(release("privagg.rounds", "j", 2, new byte[] {21}, RUN));
       h.processElement(release("privagg.models", "j", 1, new byte[] {11}, RUN)); // replayed
-      h.processElement(release("privagg.models", "j", 1, new byte[] {12}, RUN)); // recomputed
+      h.processElement(release("privagg.models", "j", 1, new byte[] {12}, EARLIER)); // another
       h.processElement(release("privagg.models", "other", 1, new byte[] {13}, RUN)); // not ours
       h.processElement(release("privagg.old-models", "j", 7, new byte[] {14}, RUN)); // renamed
       assertThat(published(h)).containsExactly("privagg.models:j:11", "privagg.rounds:j:21");
@@ -82,7 +83,7 @@ class ReleasePublisherTest {
       snapshot = h.snapshot(1, 1);
     }
     try (var h = harness(Map.of(), snapshot)) {
-      h.processElement(release("privagg.models", "j", 4, new byte[] {45}, RUN));
+      h.processElement(release("privagg.models", "j", 4, new byte[] {44}, RUN)); // replayed
       h.processElement(release("privagg.models", "j", 5, new byte[] {55}, RUN));
       assertThat(published(h)).containsExactly("privagg.models:j:55");
     }
@@ -99,6 +100,40 @@ class ReleasePublisherTest {
           .hasStackTraceContaining(LATER.encode())
           .hasStackTraceContaining(RUN.encode());
       assertThat(published(h)).containsExactly("privagg.models:j:11");
+    }
+  }
+
+  @Test
+  void thisRunRecomputingAPublicRoundWithOtherBytes_stopsThisJobForGood() throws Exception {
+    Map<String, PublicRounds.Position> onTopic =
+        Map.of(
+            "privagg.models/j",
+            new PublicRounds.Position(3, ReleasePublisher.digest(new byte[] {33})));
+    try (var h = harness(onTopic, null)) {
+      assertThatThrownBy(
+              () -> h.processElement(release("privagg.models", "j", 3, new byte[] {34}, RUN)))
+          .isInstanceOf(SuppressRestartsException.class)
+          .hasStackTraceContaining("computed round 3 again with other bytes");
+      assertThat(published(h)).isEmpty();
+    }
+  }
+
+  @Test
+  void aPublisherRestoredFromAnOlderSavepoint_startsAboveWhatThePublicTopicNowHolds()
+      throws Exception {
+    OperatorSubtaskState old;
+    try (var h = harness(Map.of(), null)) {
+      h.processElement(release("privagg.models", "j", 1, new byte[] {11}, RUN));
+      old = h.snapshot(1, 1);
+    }
+    Map<String, PublicRounds.Position> now =
+        Map.of(
+            "privagg.models/j",
+            new PublicRounds.Position(5, ReleasePublisher.digest(new byte[] {55})));
+    try (var h = harness(now, old)) {
+      h.processElement(release("privagg.models", "j", 4, new byte[] {44}, RUN));
+      h.processElement(release("privagg.models", "j", 6, new byte[] {66}, RUN));
+      assertThat(published(h)).containsExactly("privagg.models:j:66");
     }
   }
 }

@@ -1,6 +1,7 @@
 package dev.privagg.job;
 
 import dev.privagg.avro.RejectReason;
+import dev.privagg.privacy.PrivacyEvent;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -111,9 +112,12 @@ final class ReviewStores {
     public void publishInitialModel(float[] model) {}
 
     @Override
-    public void announce(long round, long baseModelRound, long deadlineMillis) {
+    public void announce(long round, long baseModelRound, long openedMillis, long deadlineMillis) {
       announced.add(round + " until " + deadlineMillis);
     }
+
+    @Override
+    public void skip(long round, PrivacyEvent charge, double epsilonSpent, long atMillis) {}
 
     @Override
     public void admit(DecodedUpdate update, boolean clipped, long clipNanos) {}

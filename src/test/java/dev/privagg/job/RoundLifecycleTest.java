@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.privagg.avro.RejectReason;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.BudgetStatus;
+import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import java.util.ArrayList;
@@ -80,18 +81,45 @@ class RoundLifecycleTest {
     assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(0L, 0L);
   }
 
+  /**
+   * What an earlier run left: round 0's model, round 1 announced for [100, 1100), nothing charged.
+   */
+  private static LedgerFloor announcedOnly(JobSpec spec) {
+    return new LedgerFloor(
+        LedgerCodec.write(PrivacyLedger.EMPTY),
+        1,
+        false,
+        0,
+        spec.initialWeights(),
+        0,
+        new LedgerFloor.Announced(1, 100, 1100));
+  }
+
   @Test
-  void freshStartAfterARunThatOnlyAnnounced_skipsTheAnnouncedRound_withoutRepublishing() {
+  void freshStartWhileAnAnnouncedRoundIsOpen_takesItOverWithTheSameWindow() {
     JobSpec spec = exactSpec("");
-    start(
-        spec,
-        new LedgerFloor(LedgerCodec.write(PrivacyLedger.EMPTY), 1, false, 0, spec.initialWeights()),
-        0);
-    // Round 1 is public with the earlier run's deadline: announcing it again with another would
-    // give the rounds topic two payloads for one round.
+    start(spec, announcedOnly(spec), 600);
+    // The same announcement again (the same bytes), not a second one with another deadline.
     assertThat(decided.initialModels).isZero();
-    assertThat(decided.announced).singleElement().asString().startsWith("2 until");
-    assertThat(store.progress().ledger).isEqualTo(LedgerCodec.write(PrivacyLedger.EMPTY));
+    assertThat(decided.announced).containsExactly("1 until 1100");
+    assertThat(decided.skipped).isEmpty();
+    read(update("before", 1, 0.1f, 0f, 0f), 99);
+    read(update("in-window", 1, 0.1f, 0f, 0f), 150);
+    advanceTo(1100);
+    assertThat(decided.rejects).containsExactly("before FUTURE_ROUND");
+    assertThat(decided.closed).extracting(ClosedRound::round).containsExactly(1L);
+    assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(1L);
+  }
+
+  @Test
+  void freshStartAfterAnAnnouncedRoundsDeadline_chargesItAsSkipped_andOpensTheNext() {
+    JobSpec spec = exactSpec("");
+    start(spec, announcedOnly(spec), 5_000);
+    // Round 1 is public with the earlier run's deadline, and that run may still release it.
+    assertThat(decided.initialModels).isZero();
+    assertThat(decided.skipped).containsExactly(1L);
+    assertThat(decided.announced).containsExactly("2 until " + (5_000 + TIMEOUT));
+    assertThat(LedgerCodec.read(store.progress().ledger).totalCount()).isEqualTo(1);
   }
 
   @Test
@@ -353,6 +381,12 @@ class RoundLifecycleTest {
     }
 
     int initialModels;
+    final List<Long> skipped = new ArrayList<>();
+
+    @Override
+    public void skip(long round, PrivacyEvent charge, double epsilonSpent, long atMillis) {
+      skipped.add(round);
+    }
 
     @Override
     public void publishInitialModel(float[] model) {
@@ -360,7 +394,7 @@ class RoundLifecycleTest {
     }
 
     @Override
-    public void announce(long round, long baseModelRound, long deadlineMillis) {
+    public void announce(long round, long baseModelRound, long openedMillis, long deadlineMillis) {
       announced.add(round + " until " + deadlineMillis);
     }
 

@@ -1,5 +1,6 @@
 package dev.privagg.job;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
 import java.util.Map;
@@ -23,7 +24,10 @@ class RunClockReviewTest {
     // First run submitted at 10:00:30 by a clock 60 s fast; cancelled; the operator resubmits
     // (state lost) at 10:00:00 real time from another machine.
     PublicRounds.Run cancelled = new PublicRounds.Run(1_000_060_000L, "first");
-    PublicRounds.Run resubmitted = new PublicRounds.Run(1_000_030_000L, "second");
+    // Its start comes after every run the releases topic has seen, whatever the clock says.
+    PublicRounds.Run resubmitted =
+        PublicRounds.Run.after(1_000_030_000L, cancelled.startMillis(), "second");
+    assertThat(resubmitted.isNewerThan(cancelled)).isTrue();
     // What the public models topic holds: round 7, copied by the first run's publisher.
     byte[] model7 = {7};
     Map<String, PublicRounds.Position> publicTopics =
