@@ -66,8 +66,7 @@ class TakeOverReview2Test {
           PrivacyLedger.of(chargeA.times(3)).append(chargeB.times(bPublic.size()));
       Accountant acc = Accountant.named(specB.privacy().accountant());
       double publicEps = acc.epsilon(publicLedger, 1e-5).epsilon();
-      double gateEps =
-          acc.epsilon(LedgerCodec.read(storeB.progress().ledger), 1e-5).epsilon();
+      double gateEps = acc.epsilon(LedgerCodec.read(storeB.progress().ledger), 1e-5).epsilon();
       assertThat(gateEps)
           .as("B (start %d) gate epsilon vs epsilon of what is public", bStartsAt)
           .isGreaterThanOrEqualTo(publicEps);
@@ -99,7 +98,9 @@ class TakeOverReview2Test {
     Verdict bSeesB = PublicRounds.decide(atB, runB, runB, 3, b3);
     boolean bStops = bSeesB == Verdict.CONFLICT; // writer == self: SuppressRestartsException
     boolean aStops = aSeesB == Verdict.SUPERSEDED;
-    assertThat(aStops && bStops).as("A: %s, B: %s: both jobs stop for good", aSeesB, bSeesB).isFalse();
+    assertThat(aStops && bStops)
+        .as("A: %s, B: %s: both jobs stop for good", aSeesB, bSeesB)
+        .isFalse();
   }
 
   /**
@@ -153,10 +154,12 @@ class TakeOverReview2Test {
             null,
             0,
             new LedgerFloor.Announced(1, opened, deadline));
-    long sourceFrom =
-        PrivaggJob.firstUpdateMillis(
-            new LedgerReconciler.Reconciled(Map.of(JobFixtures.JOB, floor), Long.MIN_VALUE),
-            now - 5_000);
+    // As PrivaggJob.define does: read the topics, decide, then define the source from that.
+    LedgerReconciler.Reconciled reconciled =
+        new LedgerReconciler.Reconciled(Map.of(JobFixtures.JOB, floor), Long.MIN_VALUE)
+            .decidedAt(now);
+    long sourceFrom = PrivaggJob.firstUpdateMillis(reconciled, now - 5_000);
+    floor = reconciled.floors().get(JobFixtures.JOB);
     JobSpec spec = spec("");
     ReviewStores.Store store = new ReviewStores.Store();
     ReviewStores.Recorder out = new ReviewStores.Recorder();
