@@ -37,6 +37,11 @@ record LedgerFloor(
     return announced != null && announced.round() > chargedThrough ? announced : null;
   }
 
+  /** This floor without its open announcement: a start that must not take that round over. */
+  LedgerFloor withoutTakeOver() {
+    return new LedgerFloor(ledger, lastRound, exhausted, modelRound, model, chargedThrough, null);
+  }
+
   /** Nothing published yet. */
   static final LedgerFloor NONE =
       new LedgerFloor(LedgerCodec.write(PrivacyLedger.EMPTY), 0, false, -1, null);

@@ -41,7 +41,26 @@ final class LedgerReconciler {
    * What a start continues from: each job's floor, and the latest start time of any run that wrote
    * to the releases topic ({@code Long.MIN_VALUE} if none), which the new run must exceed.
    */
-  record Reconciled(Map<String, LedgerFloor> floors, long latestRunStart) {}
+  record Reconciled(Map<String, LedgerFloor> floors, long latestRunStart) {
+    /**
+     * Decides the take-overs once, by one clock: a round whose deadline is not ahead at {@code
+     * nowMillis} is never taken over (it is charged as SKIPPED), so the updates source, which
+     * starts at the opening of every round still taken over, covers any round the job takes over.
+     */
+    Reconciled decidedAt(long nowMillis) {
+      Map<String, LedgerFloor> decided = new HashMap<>();
+      floors.forEach(
+          (job, floor) -> {
+            LedgerFloor.Announced open = floor.openAnnouncement();
+            decided.put(
+                job,
+                open != null && open.deadlineMillis() <= nowMillis
+                    ? floor.withoutTakeOver()
+                    : floor);
+          });
+      return new Reconciled(decided, latestRunStart);
+    }
+  }
 
   static Reconciled read(String bootstrapServers, List<JobSpec> specs) {
     JobSpec.Topics topics = specs.get(0).topics();

@@ -257,8 +257,11 @@ public final class PrivaggJob {
 
     // Budget never forgets: what the ledger and releases topics already show bounds any restored
     // state below.
+    // Which open rounds are taken over is decided here, once: the source must start at the
+    // opening of each (the TaskManager's clock may disagree near a deadline).
     LedgerReconciler.Reconciled reconciled =
-        LedgerReconciler.read(settings.bootstrapServers(), specs);
+        LedgerReconciler.read(settings.bootstrapServers(), specs)
+            .decidedAt(System.currentTimeMillis());
     KafkaSource<RawUpdate> source =
         KafkaSource.<RawUpdate>builder()
             .setBootstrapServers(settings.bootstrapServers())
@@ -392,14 +395,14 @@ public final class PrivaggJob {
 
   /**
    * Where a fresh start reads the updates topic from: {@code fromMillis}, or earlier when a job
-   * takes over a round an earlier run announced and whose deadline is still ahead, so that the
-   * round holds every update its window holds.
+   * takes over a round an earlier run announced and whose deadline was still ahead when the job was
+   * defined ({@link LedgerReconciler.Reconciled#decidedAt}), so that the round holds every update
+   * its window holds.
    */
   static long firstUpdateMillis(LedgerReconciler.Reconciled reconciled, long fromMillis) {
-    long now = System.currentTimeMillis();
     return reconciled.floors().values().stream()
         .map(LedgerFloor::openAnnouncement)
-        .filter(open -> open != null && open.deadlineMillis() > now)
+        .filter(open -> open != null)
         .mapToLong(LedgerFloor.Announced::openedMillis)
         .reduce(fromMillis, Math::min);
   }

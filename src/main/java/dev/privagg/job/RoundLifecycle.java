@@ -377,7 +377,9 @@ final class RoundLifecycle {
     long lastAnnounced = Math.max(progress.currentRound, floor.lastRound());
     progress.ledger = floor.ledger();
     progress.currentRound = floor.chargedThrough();
-    if (floor.model() != null && floor.modelRound() > progress.modelRound) {
+    // At an equal round the floor's model is the public one (a fresh start's initial weights may
+    // come from a changed init; round 0 is already public).
+    if (floor.model() != null && floor.modelRound() >= progress.modelRound) {
       progress.model = floor.model().clone();
       progress.modelRound = floor.modelRound();
     }
