@@ -1,5 +1,6 @@
 package dev.privagg.job;
 
+import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import java.io.Serializable;
 
@@ -14,6 +15,7 @@ import java.io.Serializable;
  * @param model that model's weights, or null
  * @param chargedThrough the highest round with a ledger entry
  * @param announced the latest committed announcement with its window, or null
+ * @param lastCharge the per-round charge of the latest charged ledger entry, or null
  */
 record LedgerFloor(
     byte[] ledger,
@@ -22,14 +24,27 @@ record LedgerFloor(
     long modelRound,
     float[] model,
     long chargedThrough,
-    Announced announced)
+    Announced announced,
+    PrivacyEvent lastCharge)
     implements Serializable {
   /** A round as it was announced: open in [openedMillis, deadlineMillis). */
   record Announced(long round, long openedMillis, long deadlineMillis) implements Serializable {}
 
   /** A floor whose every round up to {@code lastRound} has a ledger entry. */
   LedgerFloor(byte[] ledger, long lastRound, boolean exhausted, long modelRound, float[] model) {
-    this(ledger, lastRound, exhausted, modelRound, model, lastRound, null);
+    this(ledger, lastRound, exhausted, modelRound, model, lastRound, null, null);
+  }
+
+  /** A floor whose last charge is unknown. */
+  LedgerFloor(
+      byte[] ledger,
+      long lastRound,
+      boolean exhausted,
+      long modelRound,
+      float[] model,
+      long chargedThrough,
+      Announced announced) {
+    this(ledger, lastRound, exhausted, modelRound, model, chargedThrough, announced, null);
   }
 
   /** The latest announced round, if no ledger entry closed it yet and its window is known. */
@@ -39,7 +54,8 @@ record LedgerFloor(
 
   /** This floor without its open announcement: a start that must not take that round over. */
   LedgerFloor withoutTakeOver() {
-    return new LedgerFloor(ledger, lastRound, exhausted, modelRound, model, chargedThrough, null);
+    return new LedgerFloor(
+        ledger, lastRound, exhausted, modelRound, model, chargedThrough, null, lastCharge);
   }
 
   /** Nothing published yet. */

@@ -69,6 +69,7 @@ final class LedgerReconciler {
     Map<String, long[]> lastRound = new HashMap<>();
     Map<String, Long> lastReleased = new HashMap<>();
     Map<String, Boolean> exhausted = new HashMap<>();
+    Map<String, PrivacyEvent> lastCharge = new HashMap<>();
     Map<String, GlobalModel> models = new HashMap<>();
     readAll(
         bootstrapServers,
@@ -91,6 +92,7 @@ final class LedgerReconciler {
                     e.getChargedSamplingRate(),
                     1);
             charged.add(job, event);
+            lastCharge.put(job, event);
           }
         });
     // The internal releases topic, not the public one: a release is there once committed, even
@@ -114,7 +116,9 @@ final class LedgerReconciler {
           } else if (release.publicTopic.equals(topics.rounds())) {
             RoundAnnouncement a = AvroCodec.decodeAnnouncement(release.value);
             LedgerFloor.Announced previous = announced.get(release.jobId);
-            if (previous == null || a.getRound() >= previous.round()) {
+            // The first committed announcement of a round wins: a later one (another job's) was
+            // withheld from the public topic.
+            if (previous == null || a.getRound() > previous.round()) {
               announced.put(
                   release.jobId,
                   new LedgerFloor.Announced(
@@ -186,7 +190,8 @@ final class LedgerReconciler {
               m == null ? -1 : m.getRound(),
               m == null ? null : Tensors.flatten(m.getTensors()),
               chargedThrough,
-              latest == null || latest.openedMillis() < 0 ? null : latest));
+              latest == null || latest.openedMillis() < 0 ? null : latest,
+              lastCharge.get(job)));
     }
     return new Reconciled(floors, latestRun[0]);
   }

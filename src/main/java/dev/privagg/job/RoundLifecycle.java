@@ -385,16 +385,29 @@ final class RoundLifecycle {
     }
     progress.exhausted = floor.exhausted();
     LedgerFloor.Announced open = floor.openAnnouncement();
+    PrivacyEvent ours = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
+    // A round another run announced under other privacy parameters (a changed spec, or a second
+    // job) may be released at that run's cost: it is charged at that cost too.
+    PrivacyEvent theirs =
+        floor.lastCharge() != null && !floor.lastCharge().equals(ours) ? floor.lastCharge() : null;
     while (!progress.exhausted && progress.currentRound < lastAnnounced) {
-      if (open != null
+      long round = progress.currentRound + 1;
+      if (theirs != null) {
+        chargeSkipped(store, progress, round, theirs, nowMillis, out);
+      }
+      if (!progress.exhausted
+          && open != null
           && open.round() == lastAnnounced
-          && progress.currentRound + 1 == lastAnnounced
+          && round == lastAnnounced
           && open.deadlineMillis() > nowMillis) {
         openRound(store, progress, open.openedMillis(), open.deadlineMillis(), out);
         armCloseTimer(progress, out);
         return;
       }
-      chargeSkipped(store, progress, nowMillis, out);
+      if (!progress.exhausted) {
+        chargeSkipped(store, progress, round, ours, nowMillis, out);
+        progress.currentRound = round;
+      }
     }
     if (!progress.exhausted) {
       openNextRound(store, progress, nowMillis, spec.rounds().startGraceMillis(), out);
@@ -402,23 +415,27 @@ final class RoundLifecycle {
     }
   }
 
-  /** Charges the next round number as SKIPPED, or exhausts the budget if it does not fit. */
+  /**
+   * Charges {@code round} with {@code charge} as SKIPPED, or exhausts the budget (at that round) if
+   * it does not fit.
+   */
   private void chargeSkipped(
-      RoundStore store, JobProgress progress, long nowMillis, RoundDecisions out) {
-    progress.currentRound++;
+      RoundStore store,
+      JobProgress progress,
+      long round,
+      PrivacyEvent charge,
+      long nowMillis,
+      RoundDecisions out) {
     PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
-    PrivacyEvent charge = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
     if (!fits(ledger, charge)) {
+      progress.currentRound = round;
       exhaust(store, progress, ledger, nowMillis, out);
       return;
     }
     ledger = ledger.append(charge);
     progress.ledger = LedgerCodec.write(ledger);
     out.skip(
-        progress.currentRound,
-        charge,
-        accountant().epsilon(ledger, spec.privacy().delta()).epsilon(),
-        nowMillis);
+        round, charge, accountant().epsilon(ledger, spec.privacy().delta()).epsilon(), nowMillis);
   }
 
   /**

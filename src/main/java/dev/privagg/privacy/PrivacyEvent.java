@@ -6,7 +6,8 @@ package dev.privagg.privacy;
  * rate {@code samplingRate}. A noise multiplier of 0 is allowed and costs infinite epsilon.
  */
 public record PrivacyEvent(
-    MechanismKind kind, double noiseMultiplier, double samplingRate, long count) {
+    MechanismKind kind, double noiseMultiplier, double samplingRate, long count)
+    implements java.io.Serializable {
 
   /** Validates the event; a {@link MechanismKind#GAUSSIAN} event must have sampling rate 1. */
   public PrivacyEvent {

