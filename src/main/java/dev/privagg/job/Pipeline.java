@@ -21,20 +21,22 @@ public final class Pipeline {
   /** Builds the pipeline for jobs with nothing published yet. */
   public static DataStream<OutboundRecord> build(
       StreamExecutionEnvironment env, List<JobSpec> specs, DataStream<RawUpdate> updates) {
-    return build(env, specs, updates, Map.of(), null);
+    return build(env, specs, updates, Map.of(), null, Long.MAX_VALUE);
   }
 
   /**
    * Builds decode -> keyBy(jobId) -> rounds, and returns every output record (rejects included);
    * {@code floors} is what the ledger and model topics already show per job; with {@code
-   * heartbeatBootstrap} set, the decode step writes heartbeat ticks to the updates topic.
+   * heartbeatBootstrap} set, the decode step writes heartbeat ticks to the updates topic; a new
+   * job's round 1 opens at {@code runStartMillis} (or later, when the job starts).
    */
   static DataStream<OutboundRecord> build(
       StreamExecutionEnvironment env,
       List<JobSpec> specs,
       DataStream<RawUpdate> updates,
       Map<String, LedgerFloor> floors,
-      String heartbeatBootstrap) {
+      String heartbeatBootstrap,
+      long runStartMillis) {
     if (specs.isEmpty()) {
       throw new IllegalArgumentException("at least one job spec is needed");
     }
@@ -60,7 +62,7 @@ public final class Pipeline {
         decoded
             .keyBy(u -> u.jobId, Types.STRING)
             .connect(starts.keyBy(id -> id, Types.STRING))
-            .process(new RoundAggregator(specs, floors))
+            .process(new RoundAggregator(specs, floors, runStartMillis))
             .name("round-aggregator")
             .uid("round-aggregator");
 

@@ -327,7 +327,13 @@ public final class PrivaggJob {
             settings.startMillis(), reconciled.latestRunStart(), UUID.randomUUID().toString());
     sinkBuilder.setRecordSerializer(new OutboundSerializer(topics, run));
     KafkaSink<OutboundRecord> sink = sinkBuilder.build();
-    Pipeline.build(env, specs, updates, reconciled.floors(), settings.bootstrapServers())
+    Pipeline.build(
+            env,
+            specs,
+            updates,
+            reconciled.floors(),
+            settings.bootstrapServers(),
+            settings.startMillis())
         .sinkTo(sink)
         .name("kafka-sink")
         .uid("kafka-sink");

@@ -57,11 +57,19 @@ final class RoundAggregator
   private transient MapState<String, DecodedUpdate> heldUpdates;
 
   RoundAggregator(List<JobSpec> specs, Map<String, LedgerFloor> floors) {
+    this(specs, floors, Long.MAX_VALUE);
+  }
+
+  /** {@code runStartMillis}: when this run was submitted (see {@link RoundLifecycle}). */
+  RoundAggregator(List<JobSpec> specs, Map<String, LedgerFloor> floors, long runStartMillis) {
     for (JobSpec spec : specs) {
       this.specs.put(spec.jobId(), spec);
     }
     this.floors = new HashMap<>(floors);
+    this.runStartMillis = runStartMillis;
   }
+
+  private final long runStartMillis;
 
   /** One training job as this operator instance serves it. */
   private record Job(
@@ -101,7 +109,8 @@ final class RoundAggregator
           spec.jobId(),
           new Job(
               spec,
-              new RoundLifecycle(spec, noise, floors.getOrDefault(spec.jobId(), LedgerFloor.NONE)),
+              new RoundLifecycle(
+                  spec, noise, floors.getOrDefault(spec.jobId(), LedgerFloor.NONE), runStartMillis),
               metrics,
               noise.kind(),
               new KeyedStore(metrics)));

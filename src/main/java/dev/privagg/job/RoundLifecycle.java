@@ -65,11 +65,21 @@ final class RoundLifecycle {
   // Whether the state was compared with the ledger topic's floor since this instance was made, that
   // is since the operator (re)started.
   private boolean reconciled;
+  private final long runStartMillis;
 
   /**
    * @param floor what the ledger and model topics already show for the job
    */
   RoundLifecycle(JobSpec spec, NoiseSource noiseSource, LedgerFloor floor) {
+    this(spec, noiseSource, floor, Long.MAX_VALUE);
+  }
+
+  /**
+   * @param runStartMillis when this run was submitted: a new job's round 1 opens then (or when the
+   *     lifecycle starts, if earlier), so updates appended since the submission belong to it
+   */
+  RoundLifecycle(JobSpec spec, NoiseSource noiseSource, LedgerFloor floor, long runStartMillis) {
+    this.runStartMillis = runStartMillis;
     this.spec = spec;
     this.noiseSource = noiseSource;
     this.floor = floor;
@@ -105,7 +115,17 @@ final class RoundLifecycle {
       adopt(store, progress, nowMillis, out);
     } else {
       out.publishInitialModel(progress.model);
-      openNextRound(store, progress, nowMillis, spec.rounds().startGraceMillis(), out);
+      // Round 1 opens at the submission, which the updates source reads from, and lasts at least
+      // a timeout after the job is up.
+      long opensAt = Math.min(nowMillis, runStartMillis);
+      openRound(
+          store,
+          progress,
+          opensAt,
+          Math.max(
+              opensAt + spec.rounds().timeoutMillis() + spec.rounds().startGraceMillis(),
+              nowMillis + spec.rounds().timeoutMillis()),
+          out);
       armCloseTimer(progress, out);
     }
     store.saveProgress(progress);

@@ -123,6 +123,19 @@ class RoundLifecycleTest {
   }
 
   @Test
+  void firstRound_opensAtTheSubmission_soUpdatesSentWhileTheJobStartedBelongToIt() {
+    JobSpec spec = exactSpec("");
+    lifecycle = new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE, 3_000);
+    lifecycle.start(store, 5_000, decided); // the job came up 2 s after it was submitted
+    assertThat(decided.announced).containsExactly("1 until " + (5_000 + TIMEOUT));
+    read(update("early", 1, 0.1f, 0f, 0f), 3_500);
+    read(update("before-submit", 1, 0.1f, 0f, 0f), 2_999);
+    advanceTo(5_000 + TIMEOUT);
+    assertThat(decided.admitted).containsExactly("early");
+    assertThat(decided.rejects).containsExactly("before-submit FUTURE_ROUND");
+  }
+
+  @Test
   void firstRound_takesNothingStampedBeforeTheJobOpenedIt() {
     start(exactSpec(""), 100); // round 1 is [100, 1100)
     read(update("before", 1, 0.1f, 0f, 0f), 99);
