@@ -20,8 +20,8 @@ class LedgerLossReviewTest {
     // What LedgerReconciler.read builds when the ledger is empty: lastReleased -1, model round 5.
     LedgerFloor floor =
         new LedgerFloor(LedgerCodec.write(PrivacyLedger.EMPTY), 6, false, 5, spec.initialWeights());
-    ReviewStores.Store store = new ReviewStores.Store();
-    ReviewStores.Recorder out = new ReviewStores.Recorder();
+    LifecycleFakes.Store store = new LifecycleFakes.Store();
+    LifecycleFakes.Recorder out = new LifecycleFakes.Recorder();
     new RoundLifecycle(spec, NoiseSources.forSpec(spec), floor).start(store, 0, out);
     // Without the check the lifecycle goes on from round 7 with nothing charged:
     assertThat(out.announced).containsExactly("7 until 1000");

@@ -19,8 +19,8 @@ class RestoreAfterSkipReviewTest {
   void restoreOfASavepointOlderThanAFreshStartsAnnouncement_doesNotAnnounceThatRoundAgain() {
     var spec = JobFixtures.exactSpec("");
     // Run 1: round 1 released, round 2 announced; savepoint S taken then; run 1 cancelled.
-    ReviewStores.Store store1 = new ReviewStores.Store();
-    ReviewStores.Recorder run1 = new ReviewStores.Recorder();
+    LifecycleFakes.Store store1 = new LifecycleFakes.Store();
+    LifecycleFakes.Recorder run1 = new LifecycleFakes.Recorder();
     RoundLifecycle l1 = new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE);
     l1.start(store1, 0, run1);
     run1.advance(l1, store1, 999);
@@ -30,8 +30,8 @@ class RestoreAfterSkipReviewTest {
     float[] model1 = store1.progress().model.clone();
 
     // Run 2: fresh start (state lost) at 5000: skips the announced round 2, announces round 3.
-    ReviewStores.Store store2 = new ReviewStores.Store();
-    ReviewStores.Recorder run2 = new ReviewStores.Recorder();
+    LifecycleFakes.Store store2 = new LifecycleFakes.Store();
+    LifecycleFakes.Recorder run2 = new LifecycleFakes.Recorder();
     LedgerFloor afterRun1 = new LedgerFloor(ledgerAfterRound1, 2, false, 1, model1);
     new RoundLifecycle(spec, NoiseSources.forSpec(spec), afterRun1).start(store2, 5000, run2);
     assertThat(run2.announced).containsExactly("3 until 6000");
@@ -39,10 +39,10 @@ class RestoreAfterSkipReviewTest {
     publicAnnouncements.addAll(run2.announced);
 
     // Run 3: run 2 cancelled before closing round 3; the operator restores savepoint S.
-    ReviewStores.Store store3 = new ReviewStores.Store();
+    LifecycleFakes.Store store3 = new LifecycleFakes.Store();
     store3.progress = savepoint;
     store3.round = new OpenRound(spec.model().dimension());
-    ReviewStores.Recorder run3 = new ReviewStores.Recorder();
+    LifecycleFakes.Recorder run3 = new LifecycleFakes.Recorder();
     LedgerFloor afterRun2 = new LedgerFloor(ledgerAfterRound1, 3, false, 1, model1);
     RoundLifecycle l3 = new RoundLifecycle(spec, NoiseSources.forSpec(spec), afterRun2);
     run3.timers.add(1999L); // the restored deadline timer

@@ -7,18 +7,10 @@ import static dev.privagg.job.JobFixtures.spec;
 import static dev.privagg.job.JobFixtures.update;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.privagg.avro.RejectReason;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.BudgetStatus;
-import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,8 +19,8 @@ import org.junit.jupiter.api.Test;
  */
 class RoundLifecycleTest {
   private RoundLifecycle lifecycle;
-  private final MemoryStore store = new MemoryStore();
-  private final Recorder decided = new Recorder();
+  private final LifecycleFakes.Store store = new LifecycleFakes.Store();
+  private final LifecycleFakes.Recorder decided = new LifecycleFakes.Recorder();
   private long eventTime = Long.MIN_VALUE;
 
   private void start(JobSpec spec, long nowMillis) {
@@ -297,173 +289,5 @@ class RoundLifecycleTest {
     assertThat(decided.closed.get(0).noisyCount()).isLessThan(4.0);
     assertThat(decided.announced).containsExactly("1 until 1000", "2 until 2000");
     assertThat(store.progress.modelRound).isZero();
-  }
-
-  /** The job's state in memory, as the Flink adapter keeps it in keyed state. */
-  private static final class MemoryStore implements RoundStore, SeenClients, HeldUpdates {
-    JobProgress progress;
-    OpenRound round;
-    final Set<String> seen = new HashSet<>();
-    final TreeMap<Long, List<DecodedUpdate>> held = new TreeMap<>();
-
-    @Override
-    public JobProgress progress() {
-      return progress;
-    }
-
-    @Override
-    public void saveProgress(JobProgress progress) {
-      this.progress = progress;
-    }
-
-    @Override
-    public OpenRound openRound() {
-      return round;
-    }
-
-    @Override
-    public void saveOpenRound(OpenRound round) {
-      this.round = round;
-    }
-
-    @Override
-    public void clearRound() {
-      round = null;
-      seen.clear();
-    }
-
-    @Override
-    public SeenClients seenClients() {
-      return this;
-    }
-
-    @Override
-    public HeldUpdates held() {
-      return this;
-    }
-
-    @Override
-    public boolean contains(String clientKey) {
-      return seen.contains(clientKey);
-    }
-
-    @Override
-    public void add(String clientKey) {
-      seen.add(clientKey);
-    }
-
-    @Override
-    public void hold(long timestamp, DecodedUpdate update) {
-      held.computeIfAbsent(timestamp, t -> new ArrayList<>()).add(update);
-    }
-
-    @Override
-    public List<DecodedUpdate> take(long timestamp) {
-      List<DecodedUpdate> taken = held.remove(timestamp);
-      return taken == null ? List.of() : taken;
-    }
-
-    @Override
-    public Iterable<Long> timestamps() {
-      return new ArrayList<>(held.keySet());
-    }
-
-    @Override
-    public boolean holdsAt(long timestamp) {
-      return held.containsKey(timestamp);
-    }
-  }
-
-  /** Decisions as short strings and numbers that read well in assertions; timers as a set. */
-  private static final class Recorder implements RoundDecisions {
-    final List<String> admitted = new ArrayList<>();
-    final List<String> admittedFrom = new ArrayList<>();
-    final List<String> rejects = new ArrayList<>();
-    final List<String> rejectedFrom = new ArrayList<>();
-    final List<String> announced = new ArrayList<>();
-    final List<ClosedRound> closed = new ArrayList<>();
-    final List<Long> released = new ArrayList<>();
-    final List<Long> withheld = new ArrayList<>();
-    final List<Long> full = new ArrayList<>();
-    final List<Long> exhausted = new ArrayList<>();
-    final List<Long> drained = new ArrayList<>();
-    final TreeSet<Long> timers = new TreeSet<>();
-
-    private static String position(DecodedUpdate update) {
-      return update.clientId + "@" + update.sourcePartition + "/" + update.sourceOffset;
-    }
-
-    int initialModels;
-    final List<Long> skipped = new ArrayList<>();
-
-    @Override
-    public void skip(long round, PrivacyEvent charge, double epsilonSpent, long atMillis) {
-      skipped.add(round);
-    }
-
-    @Override
-    public void publishInitialModel(float[] model) {
-      initialModels++;
-    }
-
-    @Override
-    public void announce(long round, long baseModelRound, long openedMillis, long deadlineMillis) {
-      announced.add(round + " until " + deadlineMillis);
-    }
-
-    @Override
-    public void admit(DecodedUpdate update, boolean clipped, long clipNanos) {
-      admitted.add(update.clientId);
-      admittedFrom.add(position(update));
-    }
-
-    @Override
-    public void leaveUnsampled(DecodedUpdate update) {}
-
-    @Override
-    public void reject(DecodedUpdate update, RejectReason reason, String detail) {
-      rejects.add(update.clientId + " " + reason);
-      rejectedFrom.add(position(update));
-    }
-
-    @Override
-    public void release(ClosedRound round, float[] model, long noiseNanos) {
-      closed.add(round);
-      released.add(round.round());
-    }
-
-    @Override
-    public void withhold(ClosedRound round) {
-      closed.add(round);
-      withheld.add(round.round());
-    }
-
-    @Override
-    public void reportFull(long round, long clientsSeen) {
-      full.add(round);
-    }
-
-    @Override
-    public void exhaust(long round, double epsilonSpent, long atMillis) {
-      exhausted.add(round);
-    }
-
-    @Override
-    public void adopt(LedgerFloor floor, long roundsInState) {}
-
-    @Override
-    public void drain(long round) {
-      drained.add(round);
-    }
-
-    @Override
-    public void registerTimer(long timestamp) {
-      timers.add(timestamp);
-    }
-
-    @Override
-    public void deleteTimer(long timestamp) {
-      timers.remove(timestamp);
-    }
   }
 }

@@ -34,8 +34,8 @@ class TakeOverReview2Test {
     for (long bStartsAt : new long[] {2500, 3200}) {
       JobSpec specA = spec("closeEarly: true");
       JobSpec specB = spec("");
-      ReviewStores.Store storeA = new ReviewStores.Store();
-      ReviewStores.Recorder a = new ReviewStores.Recorder();
+      LifecycleFakes.Store storeA = new LifecycleFakes.Store();
+      LifecycleFakes.Recorder a = new LifecycleFakes.Recorder();
       RoundLifecycle runA =
           new RoundLifecycle(specA, NoiseSources.forSpec(specA), LedgerFloor.NONE);
       runA.start(storeA, 0, a);
@@ -51,8 +51,8 @@ class TakeOverReview2Test {
               new LedgerFloor.Announced(3, 2000, 3000),
               // What the reconciler reads from the ledger: A's per-round charge.
               specA.roundCharge().event(1.0, 1));
-      ReviewStores.Store storeB = new ReviewStores.Store();
-      ReviewStores.Recorder b = new ReviewStores.Recorder();
+      LifecycleFakes.Store storeB = new LifecycleFakes.Store();
+      LifecycleFakes.Recorder b = new LifecycleFakes.Recorder();
       RoundLifecycle runB = new RoundLifecycle(specB, NoiseSources.forSpec(specB), floor);
       runB.start(storeB, bStartsAt, b);
       a.advance(runA, storeA, 2999); // A releases round 3 before B's first release stops it
@@ -128,8 +128,8 @@ class TakeOverReview2Test {
             publicRoundZero.clone(),
             0,
             new LedgerFloor.Announced(1, 0, 1000));
-    ReviewStores.Store store = new ReviewStores.Store();
-    ReviewStores.Recorder out = new ReviewStores.Recorder();
+    LifecycleFakes.Store store = new LifecycleFakes.Store();
+    LifecycleFakes.Recorder out = new LifecycleFakes.Recorder();
     RoundLifecycle run = new RoundLifecycle(specNew, NoiseSources.forSpec(specNew), floor);
     run.start(store, 500, out);
     assertThat(out.announced).containsExactly("1 until 1000");
@@ -166,8 +166,8 @@ class TakeOverReview2Test {
     long sourceFrom = PrivaggJob.firstUpdateMillis(reconciled, now - 5_000);
     floor = reconciled.floors().get(JobFixtures.JOB);
     JobSpec spec = spec("");
-    ReviewStores.Store store = new ReviewStores.Store();
-    ReviewStores.Recorder out = new ReviewStores.Recorder();
+    LifecycleFakes.Store store = new LifecycleFakes.Store();
+    LifecycleFakes.Recorder out = new LifecycleFakes.Recorder();
     RoundLifecycle run = new RoundLifecycle(spec, NoiseSources.forSpec(spec), floor);
     run.start(store, deadline - 50, out); // the TaskManager's clock, 51 ms behind
     boolean tookOver = out.announced.contains("1 until " + deadline);

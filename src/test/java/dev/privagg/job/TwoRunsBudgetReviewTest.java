@@ -49,8 +49,8 @@ class TwoRunsBudgetReviewTest {
     JobSpec spec = spec(Double.toString(budget));
 
     // Run A: rounds 1 and 2 released, round 3 announced for [2000, 3000).
-    ReviewStores.Store storeA = new ReviewStores.Store();
-    ReviewStores.Recorder a = new ReviewStores.Recorder();
+    LifecycleFakes.Store storeA = new LifecycleFakes.Store();
+    LifecycleFakes.Recorder a = new LifecycleFakes.Recorder();
     RoundLifecycle runA = new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE);
     runA.start(storeA, 0, a);
     a.advance(runA, storeA, 1999);
@@ -67,8 +67,8 @@ class TwoRunsBudgetReviewTest {
             storeA.progress().model.clone(),
             2,
             new LedgerFloor.Announced(3, 2000, 3000));
-    ReviewStores.Store storeB = new ReviewStores.Store();
-    ReviewStores.Recorder b = new ReviewStores.Recorder();
+    LifecycleFakes.Store storeB = new LifecycleFakes.Store();
+    LifecycleFakes.Recorder b = new LifecycleFakes.Recorder();
     RoundLifecycle runB = new RoundLifecycle(spec, NoiseSources.forSpec(spec), floor);
     runB.start(storeB, bStartsAt, b);
 

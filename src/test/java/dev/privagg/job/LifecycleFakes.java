@@ -9,10 +9,11 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
-/** In-memory store and decision recorder for the review tests (RoundLifecycle without Flink). */
-final class ReviewStores {
-  private ReviewStores() {}
+/** In-memory state and a decision recorder: {@link RoundLifecycle} in tests, without Flink. */
+final class LifecycleFakes {
+  private LifecycleFakes() {}
 
+  /** The job's state in memory, as the Flink adapter keeps it in keyed state. */
   static final class Store implements RoundStore, SeenClients, HeldUpdates {
     JobProgress progress;
     OpenRound round;
@@ -100,16 +101,38 @@ final class ReviewStores {
     }
   }
 
+  /** Decisions as short strings and numbers that read well in assertions; timers as a set. */
   static final class Recorder implements RoundDecisions {
+    final List<String> admitted = new ArrayList<>();
+    final List<String> admittedFrom = new ArrayList<>();
+    final List<String> rejects = new ArrayList<>();
+    final List<String> rejectedFrom = new ArrayList<>();
     final List<String> announced = new ArrayList<>();
+    final List<ClosedRound> closed = new ArrayList<>();
     final List<Long> released = new ArrayList<>();
     final List<float[]> models = new ArrayList<>();
-    final List<String> rejects = new ArrayList<>();
+    final List<Long> withheld = new ArrayList<>();
+    final List<Long> full = new ArrayList<>();
     final List<Long> exhausted = new ArrayList<>();
+    final List<Long> drained = new ArrayList<>();
     final TreeSet<Long> timers = new TreeSet<>();
 
+    private static String position(DecodedUpdate update) {
+      return update.clientId + "@" + update.sourcePartition + "/" + update.sourceOffset;
+    }
+
+    int initialModels;
+    final List<Long> skipped = new ArrayList<>();
+
     @Override
-    public void publishInitialModel(float[] model) {}
+    public void skip(long round, PrivacyEvent charge, double epsilonSpent, long atMillis) {
+      skipped.add(round);
+    }
+
+    @Override
+    public void publishInitialModel(float[] model) {
+      initialModels++;
+    }
 
     @Override
     public void announce(long round, long baseModelRound, long openedMillis, long deadlineMillis) {
@@ -117,10 +140,10 @@ final class ReviewStores {
     }
 
     @Override
-    public void skip(long round, PrivacyEvent charge, double epsilonSpent, long atMillis) {}
-
-    @Override
-    public void admit(DecodedUpdate update, boolean clipped, long clipNanos) {}
+    public void admit(DecodedUpdate update, boolean clipped, long clipNanos) {
+      admitted.add(update.clientId);
+      admittedFrom.add(position(update));
+    }
 
     @Override
     public void leaveUnsampled(DecodedUpdate update) {}
@@ -128,19 +151,26 @@ final class ReviewStores {
     @Override
     public void reject(DecodedUpdate update, RejectReason reason, String detail) {
       rejects.add(update.clientId + " " + reason);
+      rejectedFrom.add(position(update));
     }
 
     @Override
     public void release(ClosedRound round, float[] model, long noiseNanos) {
+      closed.add(round);
       released.add(round.round());
       models.add(model.clone());
     }
 
     @Override
-    public void withhold(ClosedRound round) {}
+    public void withhold(ClosedRound round) {
+      closed.add(round);
+      withheld.add(round.round());
+    }
 
     @Override
-    public void reportFull(long round, long clientsSeen) {}
+    public void reportFull(long round, long clientsSeen) {
+      full.add(round);
+    }
 
     @Override
     public void exhaust(long round, double epsilonSpent, long atMillis) {
@@ -151,7 +181,9 @@ final class ReviewStores {
     public void adopt(LedgerFloor floor, long roundsInState) {}
 
     @Override
-    public void drain(long round) {}
+    public void drain(long round) {
+      drained.add(round);
+    }
 
     @Override
     public void registerTimer(long timestamp) {
