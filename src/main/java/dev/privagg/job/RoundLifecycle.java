@@ -392,8 +392,16 @@ final class RoundLifecycle {
    * alive may release them. So the rounds charged always equal the round number.
    */
   private void adopt(RoundStore store, JobProgress progress, long nowMillis, RoundDecisions out) {
-    store.clearRound();
     out.adopt(floor, LedgerCodec.read(progress.ledger).totalCount());
+    if (holdsTheOpenAnnouncement(store, progress)) {
+      // A restored state already holds the announced round with its window, and the members it
+      // admitted before the savepoint (the restored source reads on after them): keep the round,
+      // and take only the topic's spending.
+      progress.ledger = floor.ledger();
+      armCloseTimer(progress, out);
+      return;
+    }
+    store.clearRound();
     long lastAnnounced = Math.max(progress.currentRound, floor.lastRound());
     progress.ledger = floor.ledger();
     progress.currentRound = floor.chargedThrough();
@@ -433,6 +441,18 @@ final class RoundLifecycle {
       openNextRound(store, progress, nowMillis, spec.rounds().startGraceMillis(), out);
       armCloseTimer(progress, out);
     }
+  }
+
+  private boolean holdsTheOpenAnnouncement(RoundStore store, JobProgress progress) {
+    LedgerFloor.Announced open = floor.openAnnouncement();
+    return open != null
+        && !progress.exhausted
+        && !floor.exhausted()
+        && store.openRound() != null
+        && progress.currentRound == open.round()
+        && progress.openedMillis == open.openedMillis()
+        && progress.deadlineMillis == open.deadlineMillis()
+        && floor.lastRound() == open.round();
   }
 
   /**

@@ -115,6 +115,37 @@ class RoundLifecycleTest {
   }
 
   @Test
+  void restoredStateHoldingTheAnnouncedRound_keepsItsMembers_whenTheLedgerIsAhead() {
+    JobSpec spec = exactSpec("");
+    start(spec, 0);
+    advanceTo(2 * TIMEOUT - 1); // rounds 1 and 2 closed, round 3 open for [2000, 3000)
+    read(update("member", 3, 0.1f, 0f, 0f), 2 * TIMEOUT + 500);
+    advanceTo(2 * TIMEOUT + 500);
+    assertThat(decided.admitted).containsExactly("member");
+    // Restored from that state; the ledger topic shows one charge more (another job's).
+    PrivacyLedger ahead =
+        LedgerCodec.read(store.progress().ledger)
+            .append(spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1));
+    lifecycle =
+        new RoundLifecycle(
+            spec,
+            NoiseSources.forSpec(spec),
+            new LedgerFloor(
+                LedgerCodec.write(ahead),
+                3,
+                false,
+                2,
+                store.progress().model.clone(),
+                2,
+                new LedgerFloor.Announced(3, 2 * TIMEOUT, 3 * TIMEOUT)));
+    lifecycle.start(store, 2 * TIMEOUT + 600, decided);
+    advanceTo(3 * TIMEOUT);
+    assertThat(decided.closed).extracting(ClosedRound::round).containsExactly(1L, 2L, 3L);
+    assertThat(decided.closed.get(2).contributions()).isEqualTo(1);
+    assertThat(LedgerCodec.read(store.progress().ledger).totalCount()).isEqualTo(4);
+  }
+
+  @Test
   void firstRound_opensAtTheSubmission_soUpdatesSentWhileTheJobStartedBelongToIt() {
     JobSpec spec = exactSpec("");
     lifecycle = new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE, 3_000);
