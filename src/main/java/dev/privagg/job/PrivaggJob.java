@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -380,15 +381,14 @@ public final class PrivaggJob {
             .setProperty("transaction.timeout.ms", "600000");
     ProducerSizing.forRecordsUpTo(maxModel + OUTPUT_HEADROOM_BYTES)
         .forEach(publicSink::setProperty);
-    java.util.Set<String> jobIds =
-        specs.stream().map(JobSpec::jobId).collect(Collectors.toUnmodifiableSet());
+    Set<String> jobIds = specs.stream().map(JobSpec::jobId).collect(Collectors.toUnmodifiableSet());
     env.fromSource(releases, WatermarkStrategy.noWatermarks(), "releases-source")
         .setParallelism(1)
         .uid("releases-source")
         .keyBy(InternalRelease::positionKey, Types.STRING)
         .process(
             new ReleasePublisher(
-                java.util.Set.copyOf(topics.publicTopics()),
+                Set.copyOf(topics.publicTopics()),
                 jobIds,
                 LedgerReconciler.readPublished(settings.bootstrapServers(), specs),
                 run))
@@ -447,12 +447,12 @@ public final class PrivaggJob {
    */
   static final class OutboundSerializer implements KafkaRecordSerializationSchema<OutboundRecord> {
     private final String releasesTopic;
-    private final java.util.Set<String> publicTopics;
+    private final Set<String> publicTopics;
     private final String run;
 
     OutboundSerializer(JobSpec.Topics topics, PublicRounds.Run run) {
       this.releasesTopic = topics.releases();
-      this.publicTopics = java.util.Set.copyOf(topics.publicTopics());
+      this.publicTopics = Set.copyOf(topics.publicTopics());
       this.run = run.encode();
     }
 
