@@ -35,18 +35,6 @@ record LedgerFloor(
     this(ledger, lastRound, exhausted, modelRound, model, lastRound, null, null);
   }
 
-  /** A floor whose last charge is unknown. */
-  LedgerFloor(
-      byte[] ledger,
-      long lastRound,
-      boolean exhausted,
-      long modelRound,
-      float[] model,
-      long chargedThrough,
-      Announced announced) {
-    this(ledger, lastRound, exhausted, modelRound, model, chargedThrough, announced, null);
-  }
-
   /** The latest announced round, if no ledger entry closed it yet and its window is known. */
   Announced openAnnouncement() {
     return announced != null && announced.round() > chargedThrough ? announced : null;

@@ -448,19 +448,19 @@ public final class PrivaggJob {
   static final class OutboundSerializer implements KafkaRecordSerializationSchema<OutboundRecord> {
     private final String releasesTopic;
     private final Set<String> publicTopics;
-    private final String run;
+    private final PublicRounds.Run run;
 
     OutboundSerializer(JobSpec.Topics topics, PublicRounds.Run run) {
       this.releasesTopic = topics.releases();
       this.publicTopics = Set.copyOf(topics.publicTopics());
-      this.run = run.encode();
+      this.run = run;
     }
 
     @Override
     public ProducerRecord<byte[], byte[]> serialize(
         OutboundRecord element, KafkaSinkContext context, Long timestamp) {
       if (publicTopics.contains(element.topic)) {
-        return InternalRelease.toInternal(releasesTopic, element, PublicRounds.Run.parse(run));
+        return InternalRelease.toInternal(releasesTopic, element, run);
       }
       return new ProducerRecord<>(element.topic, element.key, element.value);
     }

@@ -20,7 +20,7 @@ final class PublicRounds {
   private PublicRounds() {}
 
   /** One submission of the Flink job, ordered by start time (ties by id). */
-  record Run(long startMillis, String id) implements Comparable<Run> {
+  record Run(long startMillis, String id) implements Comparable<Run>, java.io.Serializable {
     Run {
       if (id == null || id.isEmpty() || id.indexOf('@') >= 0) {
         throw new IllegalArgumentException("run id must be non-empty without '@', was " + id);

@@ -29,8 +29,8 @@ final class ReleasePublisher extends KeyedProcessFunction<String, InternalReleas
   private final Set<String> publicTopics;
   private final Set<String> jobIds;
   private final Map<String, PublicRounds.Position> published;
+  private final PublicRounds.Run run;
   private final String self;
-  private transient PublicRounds.Run run;
   private transient ValueState<PublicRounds.Position> position;
   private transient Counter copied;
   private transient Counter withheld;
@@ -48,12 +48,12 @@ final class ReleasePublisher extends KeyedProcessFunction<String, InternalReleas
     this.publicTopics = Set.copyOf(publicTopics);
     this.jobIds = Set.copyOf(jobIds);
     this.published = new HashMap<>(published);
+    this.run = run;
     this.self = run.encode();
   }
 
   @Override
   public void open(OpenContext context) {
-    run = PublicRounds.Run.parse(self);
     position =
         getRuntimeContext()
             .getState(

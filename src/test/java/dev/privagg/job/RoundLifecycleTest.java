@@ -84,7 +84,8 @@ class RoundLifecycleTest {
         0,
         spec.initialWeights(),
         0,
-        new LedgerFloor.Announced(1, 100, 1100));
+        new LedgerFloor.Announced(1, 100, 1100),
+        null);
   }
 
   @Test
@@ -137,7 +138,8 @@ class RoundLifecycleTest {
                 2,
                 store.progress().model.clone(),
                 2,
-                new LedgerFloor.Announced(3, 2 * TIMEOUT, 3 * TIMEOUT)));
+                new LedgerFloor.Announced(3, 2 * TIMEOUT, 3 * TIMEOUT),
+                null));
     lifecycle.start(store, 2 * TIMEOUT + 600, decided);
     advanceTo(3 * TIMEOUT);
     assertThat(decided.closed).extracting(ClosedRound::round).containsExactly(1L, 2L, 3L);

@@ -127,7 +127,8 @@ class TakeOverReview2Test {
             0,
             publicRoundZero.clone(),
             0,
-            new LedgerFloor.Announced(1, 0, 1000));
+            new LedgerFloor.Announced(1, 0, 1000),
+            null);
     LifecycleFakes.Store store = new LifecycleFakes.Store();
     LifecycleFakes.Recorder out = new LifecycleFakes.Recorder();
     RoundLifecycle run = new RoundLifecycle(specNew, NoiseSources.forSpec(specNew), floor);
@@ -158,7 +159,8 @@ class TakeOverReview2Test {
             0,
             null,
             0,
-            new LedgerFloor.Announced(1, opened, deadline));
+            new LedgerFloor.Announced(1, opened, deadline),
+            null);
     // As PrivaggJob.define does: read the topics, decide, then define the source from that.
     LedgerReconciler.Reconciled reconciled =
         new LedgerReconciler.Reconciled(Map.of(JobFixtures.JOB, floor), Long.MIN_VALUE)

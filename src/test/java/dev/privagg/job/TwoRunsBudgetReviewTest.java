@@ -66,7 +66,8 @@ class TwoRunsBudgetReviewTest {
             2,
             storeA.progress().model.clone(),
             2,
-            new LedgerFloor.Announced(3, 2000, 3000));
+            new LedgerFloor.Announced(3, 2000, 3000),
+            null);
     LifecycleFakes.Store storeB = new LifecycleFakes.Store();
     LifecycleFakes.Recorder b = new LifecycleFakes.Recorder();
     RoundLifecycle runB = new RoundLifecycle(spec, NoiseSources.forSpec(spec), floor);
