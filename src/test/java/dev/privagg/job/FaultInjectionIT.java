@@ -65,8 +65,10 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
 
   private final String run = UUID.randomUUID().toString().substring(0, 8);
   // Deadline rounds are long enough for a crash and its recovery to fit in one round.
-  private final TrainingJob tmKeyed = job("tm-keyed", "keyed", 20);
-  private final TrainingJob tmSecure = job("tm-secure", "secure", 20);
+  // A killed TaskManager's recovery, plus two checkpoints until a release is public, must leave
+  // the next round open long enough for the clients (a loaded 2-core machine took over 20 s).
+  private final TrainingJob tmKeyed = job("tm-keyed", "keyed", 30);
+  private final TrainingJob tmSecure = job("tm-secure", "secure", 30);
   // Closes at m = 3 updates long before its deadline.
   private final TrainingJob tmEarly =
       new TrainingJob("tm-early-" + run, "keyed", true, Placement.SKEWED, 90);
