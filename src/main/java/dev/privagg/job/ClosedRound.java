@@ -8,7 +8,6 @@ import dev.privagg.privacy.PrivacyEvent;
  * @param charge the event appended to the ledger
  * @param epsilonSpent the job's epsilon after this charge
  * @param contributions updates in the sum (exact, operator-internal)
- * @param clipped of those, how many were clipped
  * @param noisyCount the minimum-cohort rule's noisy count, or null when the rule is off
  * @param closedAtMillis broker time of the close: the deadline, or the m-th update's time
  * @param deadlineMillis the round's deadline
@@ -18,7 +17,6 @@ record ClosedRound(
     PrivacyEvent charge,
     double epsilonSpent,
     long contributions,
-    long clipped,
     Double noisyCount,
     long closedAtMillis,
     long deadlineMillis) {}

@@ -22,6 +22,8 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   private final String rejectsTopic;
   private final String heartbeatBootstrap;
   private final long heartbeatMillis;
+  private final ShardPlan shards;
+  private transient ClientKeys clientKeys;
   private transient Map<String, RejectMetrics> metrics;
   private transient Heartbeat heartbeat;
   private transient StageTimer decodeTime;
@@ -30,8 +32,11 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   /**
    * @param heartbeatBootstrap Kafka to write heartbeat ticks to, or null for none (tests that drive
    *     watermarks themselves)
+   * @param shards which shard sums each client's updates
    */
-  DecodeFunction(List<JobSpec> specs, String heartbeatBootstrap, long heartbeatMillis) {
+  DecodeFunction(
+      List<JobSpec> specs, String heartbeatBootstrap, long heartbeatMillis, ShardPlan shards) {
+    this.shards = shards;
     this.specs = List.copyOf(specs);
     this.validator = new UpdateValidator(specs);
     this.rejectsTopic = specs.get(0).topics().rejects();
@@ -42,6 +47,7 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   @Override
   public void open(OpenContext context) {
     metrics = new HashMap<>();
+    clientKeys = new ClientKeys();
     decodeTime = new StageTimer(getRuntimeContext().getMetricGroup(), "decode");
     for (JobSpec spec : specs) {
       metrics.put(
@@ -115,7 +121,9 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
     }
     decodeTime.stop(started);
     if (result.update() != null) {
-      out.collect(result.update());
+      DecodedUpdate update = result.update();
+      update.shardKey = shards.keyFor(update.jobId, clientKeys.of(update.clientId));
+      out.collect(update);
       return;
     }
     reject(raw, result.rejection(), ctx);

@@ -20,6 +20,12 @@ public class DecodedUpdate {
   public int sourcePartition;
   public long sourceOffset;
 
+  /** Routing key of the shard that sums this update's values (see {@link ShardPlan}). */
+  public String shardKey;
+
+  /** Bytes of the values, kept when the values themselves are left behind. */
+  public long valueBytes;
+
   /**
    * No update: a heartbeat's keep-alive for the job, so the aggregator can re-arm the open round's
    * deadline timer when no client sends (after a restore from a drained savepoint, say).
@@ -45,6 +51,45 @@ public class DecodedUpdate {
     this.sourceTopic = source.topic;
     this.sourcePartition = source.partition;
     this.sourceOffset = source.offset;
+  }
+
+  /**
+   * This update without its values, for the round decider, which needs only who sent what where:
+   * the values go to the update's shard.
+   */
+  DecodedUpdate withoutValues() {
+    DecodedUpdate copy = new DecodedUpdate();
+    copy.jobId = jobId;
+    copy.clientId = clientId;
+    copy.round = round;
+    copy.sourceTopic = sourceTopic;
+    copy.sourcePartition = sourcePartition;
+    copy.sourceOffset = sourceOffset;
+    copy.shardKey = shardKey;
+    copy.keepAlive = keepAlive;
+    copy.valueBytes = valueBytes();
+    return copy;
+  }
+
+  /** Bytes of the values this update carries or carried. */
+  long valueBytes() {
+    if (tensorData == null) {
+      return valueBytes;
+    }
+    long bytes = 0;
+    for (byte[] tensor : tensorData) {
+      bytes += tensor.length;
+    }
+    return bytes;
+  }
+
+  /** The update's place in the updates log. */
+  String position() {
+    return position(sourcePartition, sourceOffset);
+  }
+
+  static String position(int partition, long offset) {
+    return partition + "/" + offset;
   }
 
   /** Copies the values into {@code out}, one array per tensor, each of its tensor's size. */

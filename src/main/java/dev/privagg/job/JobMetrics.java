@@ -5,20 +5,17 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 
 /**
- * Flink metrics of one training job, under group {@code privagg.job.<jobId>}. Exact counts are
- * operator-internal, like the ledger.
+ * The round decider's Flink metrics of one training job, under group {@code privagg.job.<jobId>}
+ * (the combiner adds {@link ReleaseMetrics}). Exact counts are operator-internal, like the ledger.
  */
 final class JobMetrics {
   final Counter roundsReleased;
   final Counter roundsNotReleased;
   final Counter updatesAccepted;
   final Counter updatesNotSampled;
-  final Counter updatesClipped;
   final Counter roundsFull;
   private final RejectMetrics rejected;
   private volatile double epsilonSpent;
-  private volatile double clippedFraction;
-  private volatile long roundLatencyMillis;
   private volatile long heldUpdates;
   private volatile long heldBytes;
 
@@ -28,12 +25,9 @@ final class JobMetrics {
     roundsNotReleased = group.counter("roundsNotReleased");
     updatesAccepted = group.counter("updatesAccepted");
     updatesNotSampled = group.counter("updatesNotSampled");
-    updatesClipped = group.counter("updatesClipped");
     roundsFull = group.counter("roundsFull");
     rejected = new RejectMetrics(group);
     group.gauge("epsilonSpent", () -> epsilonSpent);
-    group.gauge("clippedFraction", () -> clippedFraction);
-    group.gauge("roundLatencyMillis", () -> roundLatencyMillis);
     // Updates read but not yet decided (see RoundLifecycle): bounded by partition skew.
     group.gauge("heldUpdates", () -> Math.max(0, heldUpdates));
     group.gauge("heldBytes", () -> Math.max(0, heldBytes));
@@ -45,11 +39,6 @@ final class JobMetrics {
 
   void epsilonSpent(double epsilon) {
     epsilonSpent = epsilon;
-  }
-
-  /** Wall-clock time from a round's deadline to its release being computed (before commit). */
-  void roundLatency(long millis) {
-    roundLatencyMillis = millis;
   }
 
   /** Updates (and their value bytes) put on hold, or taken off hold when negative. */
@@ -65,9 +54,5 @@ final class JobMetrics {
   void noneHeld() {
     heldUpdates = 0;
     heldBytes = 0;
-  }
-
-  void lastRound(long contributions, long clipped) {
-    clippedFraction = contributions == 0 ? 0 : (double) clipped / contributions;
   }
 }

@@ -3,14 +3,23 @@ package dev.privagg.job;
 import dev.privagg.privacy.ClippedSum;
 
 /**
- * Accumulator of the open round: fixed-point clipped sum and counts. O(model size), plus the
- * round's client-id hashes kept apart in map state.
+ * The open round as the decider keeps it: counts, and how many members each shard sums (the sums
+ * live in the shards). O(shards), plus the round's client-id hashes kept apart in map state.
  */
 public class OpenRound {
   /** Fixed-point scale of {@link #units} when this state was written before the scale was kept. */
   static final int LEGACY_FRACTION_BITS = 40;
 
+  /**
+   * The fixed-point sum as versions before sharded summing kept it here; null in rounds opened
+   * since (see {@link #carriedUnits}).
+   */
   public long[] units;
+
+  /** Routing keys of the shards that sum this round's members, and how many each was sent. */
+  public String[] shardKeys;
+
+  public long[] shardCounts;
 
   /** Scale of {@link #units}; 0 in state from versions that did not record it (then 2^40). */
   public int fractionBits;
@@ -32,9 +41,32 @@ public class OpenRound {
 
   public OpenRound() {}
 
-  OpenRound(int dimension) {
-    this.units = new long[dimension];
-    this.fractionBits = ClippedSum.FRACTION_BITS;
+  /** A round just opened. */
+  static OpenRound empty() {
+    OpenRound round = new OpenRound();
+    round.fractionBits = ClippedSum.FRACTION_BITS;
+    return round;
+  }
+
+  /** Counts one member summed by shard {@code shardKey}. */
+  void admit(String shardKey) {
+    contributions++;
+    int n = shardKeys == null ? 0 : shardKeys.length;
+    for (int i = 0; i < n; i++) {
+      if (shardKeys[i].equals(shardKey)) {
+        shardCounts[i]++;
+        return;
+      }
+    }
+    shardKeys = java.util.Arrays.copyOf(shardKeys == null ? new String[0] : shardKeys, n + 1);
+    shardCounts = java.util.Arrays.copyOf(shardCounts == null ? new long[0] : shardCounts, n + 1);
+    shardKeys[n] = shardKey;
+    shardCounts[n] = 1;
+  }
+
+  /** The sum an earlier version accumulated here before the upgrade, or null. */
+  long[] carriedUnits() {
+    return units;
   }
 
   /**
@@ -47,7 +79,7 @@ public class OpenRound {
       seen = Math.max(seen, contributions);
     }
     int bits = fractionBits == 0 ? LEGACY_FRACTION_BITS : fractionBits;
-    if (bits != ClippedSum.FRACTION_BITS) {
+    if (units != null && bits != ClippedSum.FRACTION_BITS) {
       units = ClippedSum.rescaled(units, bits);
       fractionBits = ClippedSum.FRACTION_BITS;
     }

@@ -25,10 +25,11 @@ public final class Pipeline {
   }
 
   /**
-   * Builds decode -> keyBy(jobId) -> rounds, and returns every output record (rejects included);
-   * {@code floors} is what the ledger and model topics already show per job; with {@code
-   * heartbeatBootstrap} set, the decode step writes heartbeat ticks to the updates topic; a new
-   * job's round 1 opens at {@code runStartMillis} (or later, when the job starts).
+   * Builds decode -> (metadata) keyBy(jobId) -> decider, (values) keyBy(shard) -> shard sums ->
+   * keyBy(jobId) -> combiner, and returns every output record (rejects included); {@code floors} is
+   * what the ledger and model topics already show per job; with {@code heartbeatBootstrap} set, the
+   * decode step writes heartbeat ticks to the updates topic; a new job's round 1 opens at {@code
+   * runStartMillis} (or later, when the job starts).
    */
   static DataStream<OutboundRecord> build(
       StreamExecutionEnvironment env,
@@ -40,14 +41,15 @@ public final class Pipeline {
     if (specs.isEmpty()) {
       throw new IllegalArgumentException("at least one job spec is needed");
     }
-    // No operator changes a record it was handed, and the one that keeps records (the round
-    // aggregator holds updates until their broker time) sits behind a keyBy, which deserializes
-    // its own copies: chained operators may pass records by reference instead of deep-copying
-    // each multi-megabyte update between them.
+    // No operator changes a record it was handed, and the ones that keep records (the decider
+    // holds updates until their broker time, a shard holds values until the decider's command)
+    // sit behind a keyBy, which deserializes its own copies: chained operators may pass records by
+    // reference instead of deep-copying each multi-megabyte update between them.
     env.getConfig().enableObjectReuse();
+    ShardPlan shards = new ShardPlan(Math.max(1, env.getParallelism()));
     SingleOutputStreamOperator<DecodedUpdate> decoded =
         updates
-            .process(new DecodeFunction(specs, heartbeatBootstrap, HEARTBEAT_MILLIS))
+            .process(new DecodeFunction(specs, heartbeatBootstrap, HEARTBEAT_MILLIS, shards))
             .name("decode-validate")
             .uid("decode-validate");
 
@@ -58,14 +60,48 @@ public final class Pipeline {
             .name("job-starts")
             .uid("job-starts");
 
+    // The decider sees who sent what and when, never the values: its per-update work and state
+    // are the same for every model size.
     SingleOutputStreamOperator<OutboundRecord> rounds =
         decoded
+            .map(DecodedUpdate::withoutValues)
+            .name("update-metadata")
+            .uid("update-metadata")
             .keyBy(u -> u.jobId, Types.STRING)
             .connect(starts.keyBy(id -> id, Types.STRING))
-            .process(new RoundAggregator(specs, floors, runStartMillis))
+            .process(new RoundAggregator(specs, floors, runStartMillis, shards))
             .name("round-aggregator")
             .uid("round-aggregator");
 
-    return rounds.union(decoded.getSideOutput(DecodeFunction.REJECTS));
+    // Values go from the decode step straight to their shard, where they are clipped and summed in
+    // parallel as the decider admits them.
+    SingleOutputStreamOperator<RoundPartial> partials =
+        decoded
+            .filter(u -> !u.keepAlive)
+            .name("update-values")
+            .uid("update-values")
+            .keyBy(u -> u.shardKey, Types.STRING)
+            .connect(
+                rounds
+                    .getSideOutput(RoundAggregator.SHARD_COMMANDS)
+                    .keyBy(c -> c.shardKey, Types.STRING))
+            .process(new ShardAggregator(specs))
+            .name("shard-sums")
+            .uid("shard-sums")
+            .setParallelism(shards.shards())
+            .setMaxParallelism(ShardPlan.MAX_PARALLELISM);
+
+    SingleOutputStreamOperator<OutboundRecord> releases =
+        partials
+            .keyBy(p -> p.jobId, Types.STRING)
+            .connect(
+                rounds
+                    .getSideOutput(RoundAggregator.ROUND_SIGNALS)
+                    .keyBy(s -> s.jobId, Types.STRING))
+            .process(new RoundCombiner(specs, floors))
+            .name("round-combiner")
+            .uid("round-combiner");
+
+    return rounds.union(releases, decoded.getSideOutput(DecodeFunction.REJECTS));
   }
 }

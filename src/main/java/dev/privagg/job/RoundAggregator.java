@@ -17,13 +17,16 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.TimerService;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Rounds of one training job per key (the job id), as decided by {@link RoundLifecycle}. Input 1:
- * validated updates (and heartbeat keep-alives); input 2: job starts. Output: encoded models,
- * announcements, ledger entries and rejects.
+ * Rounds of one training job per key (the job id), as decided by {@link RoundLifecycle}: the round
+ * decider. Input 1: validated updates without their values (and heartbeat keep-alives); input 2:
+ * job starts. Output: round 0's model, announcements, ledger entries and rejects; side outputs:
+ * commands to the shards ({@link #SHARD_COMMANDS}) and signals to the combiner ({@link
+ * #ROUND_SIGNALS}).
  *
  * <p>This adapter keeps the lifecycle's state in keyed state, its timers as event-time timers, and
  * turns its decisions into records, metrics and logs. Updates wait in keyed state until the
@@ -37,13 +40,12 @@ final class RoundAggregator
   static final String SEEN_CLIENTS_STATE = "seen-clients";
   static final String HELD_COUNTS_STATE = "held-counts";
   static final String HELD_UPDATES_STATE = "held-update-entries";
+  static final OutputTag<ShardCommand> SHARD_COMMANDS = new OutputTag<>("shard-commands") {};
+  static final OutputTag<RoundSignal> ROUND_SIGNALS = new OutputTag<>("round-signals") {};
 
   private final Map<String, JobSpec> specs = new HashMap<>();
   private final Map<String, LedgerFloor> floors;
   private transient Map<String, Job> jobs;
-  private transient StageTimer clipTime;
-  private transient StageTimer noiseTime;
-  private transient StageTimer encodeTime;
   private transient ValueState<JobProgress> progressState;
   private transient ValueState<OpenRound> openRoundState;
   // Keyed by a fixed-size digest of the client id, so a round's state does not grow with id length.
@@ -57,19 +59,25 @@ final class RoundAggregator
   private transient MapState<String, DecodedUpdate> heldUpdates;
 
   RoundAggregator(List<JobSpec> specs, Map<String, LedgerFloor> floors) {
-    this(specs, floors, Long.MAX_VALUE);
+    this(specs, floors, Long.MAX_VALUE, new ShardPlan(1));
   }
 
-  /** {@code runStartMillis}: when this run was submitted (see {@link RoundLifecycle}). */
-  RoundAggregator(List<JobSpec> specs, Map<String, LedgerFloor> floors, long runStartMillis) {
+  /**
+   * {@code runStartMillis}: when this run was submitted (see {@link RoundLifecycle}); {@code
+   * shards}: the job's shard plan.
+   */
+  RoundAggregator(
+      List<JobSpec> specs, Map<String, LedgerFloor> floors, long runStartMillis, ShardPlan shards) {
     for (JobSpec spec : specs) {
       this.specs.put(spec.jobId(), spec);
     }
     this.floors = new HashMap<>(floors);
     this.runStartMillis = runStartMillis;
+    this.shards = shards;
   }
 
   private final long runStartMillis;
+  private final ShardPlan shards;
 
   /** One training job as this operator instance serves it. */
   private record Job(
@@ -98,9 +106,6 @@ final class RoundAggregator
             .getMapState(
                 new MapStateDescriptor<>(
                     HELD_UPDATES_STATE, Types.STRING, Types.POJO(DecodedUpdate.class)));
-    clipTime = new StageTimer(getRuntimeContext().getMetricGroup(), "clip");
-    noiseTime = new StageTimer(getRuntimeContext().getMetricGroup(), "noise");
-    encodeTime = new StageTimer(getRuntimeContext().getMetricGroup(), "encode");
     jobs = new HashMap<>();
     for (JobSpec spec : specs.values()) {
       var noise = NoiseSources.forSpec(spec);
@@ -110,7 +115,11 @@ final class RoundAggregator
           new Job(
               spec,
               new RoundLifecycle(
-                  spec, noise, floors.getOrDefault(spec.jobId(), LedgerFloor.NONE), runStartMillis),
+                  spec,
+                  noise,
+                  floors.getOrDefault(spec.jobId(), LedgerFloor.NONE),
+                  runStartMillis,
+                  shards),
               metrics,
               noise.kind(),
               new KeyedStore(metrics)));
@@ -120,13 +129,13 @@ final class RoundAggregator
   @Override
   public void processElement2(String jobId, Context ctx, Collector<OutboundRecord> out) {
     Job job = jobs.get(jobId);
-    job.lifecycle().start(job.store(), openingTime(ctx), new Emitter(job, ctx.timerService(), out));
+    job.lifecycle().start(job.store(), openingTime(ctx), new Emitter(job, ctx, out));
   }
 
   @Override
   public void processElement1(DecodedUpdate update, Context ctx, Collector<OutboundRecord> out) {
     Job job = jobs.get(update.jobId);
-    Emitter emitter = new Emitter(job, ctx.timerService(), out);
+    Emitter emitter = new Emitter(job, ctx, out);
     if (update.keepAlive) {
       job.lifecycle().keepAlive(job.store(), emitter);
       return;
@@ -146,11 +155,7 @@ final class RoundAggregator
     boolean draining = ctx.timerService().currentWatermark() == Long.MAX_VALUE;
     job.lifecycle()
         .eventTimeReached(
-            job.store(),
-            timestamp,
-            draining,
-            openingTime(ctx),
-            new Emitter(job, ctx.timerService(), out));
+            job.store(), timestamp, draining, openingTime(ctx), new Emitter(job, ctx, out));
   }
 
   /**
@@ -225,7 +230,7 @@ final class RoundAggregator
             heldUpdates.put(heldKey(timestamp, index), update);
             heldCounts.put(timestamp, index + 1);
           });
-      metrics.held(1, valueBytes(update));
+      metrics.held(1, update.valueBytes());
     }
 
     @Override
@@ -244,7 +249,7 @@ final class RoundAggregator
       if (access(() -> heldCounts.isEmpty())) {
         metrics.noneHeld();
       } else {
-        metrics.held(-taken.size(), -taken.stream().mapToLong(RoundAggregator::valueBytes).sum());
+        metrics.held(-taken.size(), -taken.stream().mapToLong(DecodedUpdate::valueBytes).sum());
       }
       return taken;
     }
@@ -264,27 +269,21 @@ final class RoundAggregator
     return timestamp + "/" + index;
   }
 
-  private static long valueBytes(DecodedUpdate update) {
-    long bytes = 0;
-    for (byte[] tensor : update.tensorData) {
-      bytes += tensor.length;
-    }
-    return bytes;
-  }
-
   /** Turns the lifecycle's decisions for one event into records, timers, metrics and logs. */
   private final class Emitter implements RoundDecisions {
     private final JobSpec spec;
     private final JobMetrics metrics;
     private final String noiseKind;
     private final TimerService timers;
+    private final Context ctx;
     private final Collector<OutboundRecord> out;
 
-    Emitter(Job job, TimerService timers, Collector<OutboundRecord> out) {
+    Emitter(Job job, Context ctx, Collector<OutboundRecord> out) {
       this.spec = job.spec();
       this.metrics = job.metrics();
       this.noiseKind = job.noiseKind();
-      this.timers = timers;
+      this.timers = ctx.timerService();
+      this.ctx = ctx;
       this.out = out;
     }
 
@@ -296,6 +295,7 @@ final class RoundAggregator
     @Override
     public void announce(long round, long baseModelRound, long openedMillis, long deadlineMillis) {
       out.collect(Records.announcement(spec, round, baseModelRound, openedMillis, deadlineMillis));
+      ctx.output(ROUND_SIGNALS, RoundSignal.opened(spec.jobId(), round));
     }
 
     @Override
@@ -314,22 +314,28 @@ final class RoundAggregator
     }
 
     @Override
-    public void admit(DecodedUpdate update, boolean clipped, long clipNanos) {
-      clipTime.add(clipNanos);
+    public void admit(DecodedUpdate update, String shardKey) {
       metrics.updatesAccepted.inc();
-      if (clipped) {
-        metrics.updatesClipped.inc();
-      }
+      ctx.output(SHARD_COMMANDS, ShardCommand.admit(update, shardKey));
     }
 
     @Override
     public void leaveUnsampled(DecodedUpdate update) {
       metrics.updatesNotSampled.inc();
+      drop(update);
+    }
+
+    /** The update's shard holds its values until told: let them go. */
+    private void drop(DecodedUpdate update) {
+      if (update.shardKey != null && update.tensorData == null) {
+        ctx.output(SHARD_COMMANDS, ShardCommand.drop(update));
+      }
     }
 
     @Override
     public void reject(DecodedUpdate update, RejectReason reason, String detail) {
       metrics.rejected(reason);
+      drop(update);
       // Bytes were decoded upstream; the source position identifies the original record.
       out.collect(
           Records.reject(
@@ -346,15 +352,10 @@ final class RoundAggregator
     }
 
     @Override
-    public void release(ClosedRound round, float[] model, long noiseNanos) {
-      closed(round);
-      noiseTime.add(noiseNanos);
-      long started = StageTimer.start();
-      OutboundRecord encoded =
-          Records.model(spec, round.round(), model, round.epsilonSpent(), noiseKind);
-      encodeTime.stop(started);
-      out.collect(encoded);
+    public void release(ClosedRound round, long baseModelRound, OpenRound members) {
+      metrics.epsilonSpent(round.epsilonSpent());
       out.collect(ledgerEntry(round, LedgerOutcome.RELEASED));
+      seal(round, true, baseModelRound, members);
       metrics.roundsReleased.inc();
       LOG.info(
           "job {}: round {} released; charged {} (z {}, q {}, {}); epsilon {} of {} at delta {}",
@@ -370,9 +371,10 @@ final class RoundAggregator
     }
 
     @Override
-    public void withhold(ClosedRound round) {
-      closed(round);
+    public void withhold(ClosedRound round, OpenRound members) {
+      metrics.epsilonSpent(round.epsilonSpent());
       out.collect(ledgerEntry(round, LedgerOutcome.NOT_RELEASED_MIN_COHORT));
+      seal(round, false, -1, members);
       metrics.roundsNotReleased.inc();
       LOG.info(
           "job {}: round {} not released (noisy count under the minimum cohort); charged, epsilon"
@@ -383,10 +385,19 @@ final class RoundAggregator
           spec.privacy().budgetEpsilon());
     }
 
-    private void closed(ClosedRound round) {
-      metrics.lastRound(round.contributions(), round.clipped());
-      metrics.roundLatency(System.currentTimeMillis() - round.deadlineMillis());
-      metrics.epsilonSpent(round.epsilonSpent());
+    /**
+     * Seals the round at each shard that sums members of it (after the commands that admitted them,
+     * on the same channel), and tells the combiner which shards to wait for.
+     */
+    private void seal(ClosedRound round, boolean release, long baseModelRound, OpenRound members) {
+      String[] keys = members.shardKeys == null ? new String[0] : members.shardKeys;
+      for (int i = 0; i < keys.length; i++) {
+        ctx.output(
+            SHARD_COMMANDS,
+            ShardCommand.seal(spec.jobId(), keys[i], round.round(), members.shardCounts[i]));
+      }
+      ctx.output(
+          ROUND_SIGNALS, RoundSignal.sealed(round, release, baseModelRound, members, spec.jobId()));
     }
 
     private OutboundRecord ledgerEntry(ClosedRound round, LedgerOutcome outcome) {
@@ -456,30 +467,11 @@ final class RoundAggregator
     }
   }
 
-  /** Keyed state access that may throw; a failure fails the task, as it did unwrapped. */
-  private interface StateCall<T> {
-    T call() throws Exception;
+  private static <T> T access(KeyedState.Call<T> call) {
+    return KeyedState.call(call);
   }
 
-  private interface StateRun {
-    void run() throws Exception;
-  }
-
-  private static <T> T access(StateCall<T> call) {
-    try {
-      return call.call();
-    } catch (RuntimeException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new IllegalStateException("keyed state access failed", e);
-    }
-  }
-
-  private static void access(StateRun run) {
-    access(
-        () -> {
-          run.run();
-          return null;
-        });
+  private static void access(KeyedState.Run run) {
+    KeyedState.run(run);
   }
 }

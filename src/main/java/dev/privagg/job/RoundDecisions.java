@@ -20,8 +20,8 @@ interface RoundDecisions {
    */
   void skip(long round, PrivacyEvent charge, double epsilonSpent, long atMillis);
 
-  /** The update joined the open round's sum; {@code clipNanos} is the clip-and-add time. */
-  void admit(DecodedUpdate update, boolean clipped, long clipNanos);
+  /** The update joins the open round: shard {@code shardKey} sums its values. */
+  void admit(DecodedUpdate update, String shardKey);
 
   /** The update counts as seen but server-side sampling left it out of the sum. */
   void leaveUnsampled(DecodedUpdate update);
@@ -29,13 +29,15 @@ interface RoundDecisions {
   void reject(DecodedUpdate update, RejectReason reason, String detail);
 
   /**
-   * The round was charged and released; {@code model} is the job's new model (read it during the
-   * call only), {@code noiseNanos} the time spent noising and averaging.
+   * The round was charged and is released: its shards (in {@code members}) hand their sums to the
+   * combiner, which moves the model of round {@code baseModelRound} by the noisy average.
    */
-  void release(ClosedRound round, float[] model, long noiseNanos);
+  void release(ClosedRound round, long baseModelRound, OpenRound members);
 
-  /** The round was charged but the noisy count fell under the minimum cohort. */
-  void withhold(ClosedRound round);
+  /**
+   * The round was charged but the noisy count fell under the minimum cohort: sealed, not released.
+   */
+  void withhold(ClosedRound round, OpenRound members);
 
   /** Some clients of {@code round} were turned away with ROUND_FULL. */
   void reportFull(long round, long clientsSeen);

@@ -3,12 +3,8 @@ package dev.privagg.job;
 import dev.privagg.avro.RejectReason;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.BudgetStatus;
-import dev.privagg.privacy.ClipResult;
-import dev.privagg.privacy.ClippedSum;
-import dev.privagg.privacy.ClippingPolicy;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.NoiseStream;
-import dev.privagg.privacy.NoisyAverage;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
@@ -46,6 +42,10 @@ import java.util.List;
  * held updates are those appended in that window, whole (values included). A drain's maximum
  * watermark decides nothing: updates held then stay held in the savepoint, and the restored job
  * decides them in order when event time reaches them again (keep-alives re-arm their timers).
+ *
+ * <p>The lifecycle decides membership and charges; it never sees an update's values. An admitted
+ * update is summed by its shard ({@link ShardSums}), and a closed round is summed up, noised and
+ * released by the combiner ({@link CombinedRounds}).
  */
 final class RoundLifecycle {
   // The job reads one updates topic: (partition, offset) is a record's place in it.
@@ -56,11 +56,7 @@ final class RoundLifecycle {
   private final JobSpec spec;
   private final NoiseSource noiseSource;
   private final LedgerFloor floor;
-  // Derived from the spec once: the per-update path must not rebuild them.
-  private final ClippingPolicy clippingPolicy;
-  private final int[] tensorSizes;
-  // One update's values, reused: the per-update path allocates no model-sized arrays.
-  private final float[][] scratch;
+  private final ShardPlan shards;
   private final ClientKeys clientKeys = new ClientKeys();
   // Whether the state was compared with the ledger topic's floor since this instance was made, that
   // is since the operator (re)started.
@@ -71,24 +67,25 @@ final class RoundLifecycle {
    * @param floor what the ledger and model topics already show for the job
    */
   RoundLifecycle(JobSpec spec, NoiseSource noiseSource, LedgerFloor floor) {
-    this(spec, noiseSource, floor, Long.MAX_VALUE);
+    this(spec, noiseSource, floor, Long.MAX_VALUE, new ShardPlan(1));
   }
 
   /**
    * @param runStartMillis when this run was submitted: a new job's round 1 opens then (or when the
    *     lifecycle starts, if earlier), so updates appended since the submission belong to it
+   * @param shards where updates restored without a shard key (from an earlier version) are summed
    */
-  RoundLifecycle(JobSpec spec, NoiseSource noiseSource, LedgerFloor floor, long runStartMillis) {
+  RoundLifecycle(
+      JobSpec spec,
+      NoiseSource noiseSource,
+      LedgerFloor floor,
+      long runStartMillis,
+      ShardPlan shards) {
     this.runStartMillis = runStartMillis;
     this.spec = spec;
     this.noiseSource = noiseSource;
     this.floor = floor;
-    this.clippingPolicy = spec.clippingPolicy();
-    this.tensorSizes = spec.model().tensorSizes();
-    this.scratch = new float[tensorSizes.length][];
-    for (int t = 0; t < tensorSizes.length; t++) {
-      scratch[t] = new float[tensorSizes[t]];
-    }
+    this.shards = shards;
   }
 
   /**
@@ -106,7 +103,6 @@ final class RoundLifecycle {
     }
     reconciled = true;
     progress = new JobProgress();
-    progress.model = spec.initialWeights();
     progress.ledger = LedgerCodec.write(PrivacyLedger.EMPTY);
     if (floor.hasHistory()) {
       // An earlier run of the job id, whose state is gone, spent budget or announced rounds:
@@ -114,7 +110,7 @@ final class RoundLifecycle {
       // latest released model, instead of starting over.
       adopt(store, progress, nowMillis, out);
     } else {
-      out.publishInitialModel(progress.model);
+      out.publishInitialModel(spec.initialWeights());
       // Round 1 opens at the submission, which the updates source reads from, and lasts at least
       // a timeout after the job is up.
       long opensAt = Math.min(nowMillis, runStartMillis);
@@ -282,15 +278,11 @@ final class RoundLifecycle {
       out.leaveUnsampled(update);
       return;
     }
-    ClippedSum sum = ClippedSum.wrap(clippingPolicy, tensorSizes, round.units, round.contributions);
-    long started = System.nanoTime();
-    update.readValues(scratch);
-    ClipResult clip = sum.add(scratch);
-    long clipNanos = System.nanoTime() - started;
-    round.contributions = sum.contributions();
-    round.clipped += clip.clipped() ? 1 : 0;
+    String shard =
+        update.shardKey != null ? update.shardKey : shards.keyFor(spec.jobId(), clientKey);
+    round.admit(shard);
     store.saveOpenRound(round);
-    out.admit(update, clip.clipped(), clipNanos);
+    out.admit(update, shard);
     if (spec.rounds().closeEarly() && round.contributions >= spec.rounds().expectedClients()) {
       // Early close: the next round opens at the m-th update's broker time.
       deleteCloseTimer(store, progress, out);
@@ -407,10 +399,11 @@ final class RoundLifecycle {
     progress.currentRound = floor.chargedThrough();
     // At an equal round the floor's model is the public one (a fresh start's initial weights may
     // come from a changed init; round 0 is already public).
+    // The combiner takes the model from the topic when its state holds another round's.
     if (floor.model() != null && floor.modelRound() >= progress.modelRound) {
-      progress.model = floor.model().clone();
       progress.modelRound = floor.modelRound();
     }
+    progress.model = null;
     progress.exhausted = floor.exhausted();
     LedgerFloor.Announced open = floor.openAnnouncement();
     PrivacyEvent ours = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
@@ -497,7 +490,7 @@ final class RoundLifecycle {
       exhaust(store, progress, ledger, opensAt, out);
       return;
     }
-    store.saveOpenRound(new OpenRound(spec.model().dimension()));
+    store.saveOpenRound(OpenRound.empty());
     progress.openedMillis = opensAt;
     progress.deadlineMillis = deadline;
     out.announce(progress.currentRound, progress.modelRound, opensAt, deadline);
@@ -531,8 +524,9 @@ final class RoundLifecycle {
       out.reportFull(r, round.seen);
     }
 
-    // One noise stream per (job, round): the count's noise is drawn first, then the sum's.
-    NoiseStream noise = noiseSource.forRound(noiseStream(round), r);
+    // One noise stream per (job, round): the count's noise is drawn first (here), then the sum's
+    // (by the combiner, while the round is open).
+    NoiseStream noise = noiseSource.forRound(CombinedRounds.noiseStream(spec), r);
     Double noisyCount = null;
     boolean release = true;
     if (spec.rounds().minimumCohort() > 0) {
@@ -542,43 +536,14 @@ final class RoundLifecycle {
     }
     ClosedRound closed =
         new ClosedRound(
-            r,
-            charge,
-            epsilon,
-            round.contributions,
-            round.clipped,
-            noisyCount,
-            closedAt,
-            progress.deadlineMillis);
+            r, charge, epsilon, round.contributions, noisyCount, closedAt, progress.deadlineMillis);
     if (release) {
-      long started = System.nanoTime();
-      double[] sum =
-          ClippedSum.wrap(clippingPolicy, tensorSizes, round.units, round.contributions)
-              .toDoubles();
-      NoisyAverage.apply(
-          progress.model,
-          sum,
-          spec.mechanism(),
-          noise,
-          spec.rounds().expectedClients(),
-          spec.serverLearningRate());
+      out.release(closed, progress.modelRound, round);
       progress.modelRound = r;
-      out.release(closed, progress.model, System.nanoTime() - started);
     } else {
-      out.withhold(closed);
+      out.withhold(closed, round);
     }
     store.clearRound();
-  }
-
-  /**
-   * The name of a round's noise stream: the job id and a digest of the round's exact fixed-point
-   * sum. A replay has the same members, so the same sum and the same release, bit for bit. Should a
-   * recomputation ever hold other members (another log, an earlier version's order-dependent
-   * membership), it has another sum and gets other noise: with one noise for both, the two
-   * releases' difference would be noise-free (DESIGN invariant 9).
-   */
-  private String noiseStream(OpenRound round) {
-    return spec.jobId() + "/sum/" + ClientKeys.sumDigest(round.units, round.contributions);
   }
 
   /** The budget cannot cover another round: record it once, stop announcing, drop round state. */

@@ -18,6 +18,16 @@ public record GaussianMechanism(double noiseMultiplier, double clipNorm) {
     return noiseMultiplier * clipNorm;
   }
 
+  /**
+   * The noise of one release, drawn ahead of the sum it goes on (it does not depend on the data):
+   * adding it to a sum gives the same doubles as {@link #addNoise} on the same stream.
+   */
+  public double[] noise(int dimension, NoiseStream noise) {
+    double[] out = new double[dimension];
+    addNoise(out, noise);
+    return out;
+  }
+
   /** Adds the noise to {@code sum} in place. */
   public void addNoise(double[] sum, NoiseStream noise) {
     if (noiseMultiplier > 0) {

@@ -31,9 +31,40 @@ public final class NoisyAverage {
     Checks.atLeastOne("expectedClients", expectedClients);
     Checks.positiveFinite("serverLearningRate", serverLearningRate);
     mechanism.addNoise(sum, noise);
+    step(model, sum, expectedClients, serverLearningRate);
+  }
+
+  /**
+   * Updates {@code model} in place with noise drawn before the round closed: model += lr * (sum +
+   * noise) / m. With {@code noise} from {@link GaussianMechanism#noise} on the same stream this is
+   * bit for bit {@link #apply(float[], double[], GaussianMechanism, NoiseStream, int, double)}.
+   *
+   * @param sum the clipped sum, one value per coordinate; the noise is added to it in place
+   */
+  public static void applyDrawn(
+      float[] model, double[] sum, double[] noise, int expectedClients, double serverLearningRate) {
+    if (model.length != sum.length || noise.length != sum.length) {
+      throw new IllegalArgumentException(
+          "model, sum and noise must have one length, were "
+              + model.length
+              + ", "
+              + sum.length
+              + " and "
+              + noise.length);
+    }
+    for (int i = 0; i < sum.length; i++) {
+      sum[i] += noise[i];
+    }
+    step(model, sum, expectedClients, serverLearningRate);
+  }
+
+  private static void step(
+      float[] model, double[] noisySum, int expectedClients, double serverLearningRate) {
+    Checks.atLeastOne("expectedClients", expectedClients);
+    Checks.positiveFinite("serverLearningRate", serverLearningRate);
     double step = serverLearningRate / expectedClients;
     for (int i = 0; i < model.length; i++) {
-      model[i] = (float) (model[i] + step * sum[i]);
+      model[i] = (float) (model[i] + step * noisySum[i]);
     }
   }
 }

@@ -22,6 +22,11 @@ final class JobFixtures {
    * A 3-parameter model (w[2], b[1]), clip norm 1, m = 2, 1 s rounds; extra YAML lines appended.
    */
   static JobSpec spec(String privacy, String rounds) {
+    return spec(privacy, rounds, "");
+  }
+
+  /** {@link #spec(String, String)} with extra top-level YAML lines (a topics section, say). */
+  static JobSpec spec(String privacy, String rounds, String topLevel) {
     return JobSpecReader.parse(
         "fixture",
         """
@@ -39,8 +44,9 @@ final class JobFixtures {
           clipNorm: 1.0
           delta: 1.0e-5
         %s
+        %s
         """
-            .formatted(JOB, indent(rounds), indent(privacy)));
+            .formatted(JOB, indent(rounds), indent(privacy), topLevel));
   }
 
   /** No noise, infinite budget: releases are exact. */
@@ -71,8 +77,12 @@ final class JobFixtures {
   }
 
   static List<GlobalModel> models(List<OutboundRecord> out) {
+    return models(out, "privagg.models");
+  }
+
+  static List<GlobalModel> models(List<OutboundRecord> out, String topic) {
     return out.stream()
-        .filter(r -> r.topic.equals("privagg.models"))
+        .filter(r -> r.topic.equals(topic))
         .map(r -> AvroCodec.decodeModel(r.value))
         .toList();
   }

@@ -16,9 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
-import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,11 +30,8 @@ class LegacyRoundStateTest {
   void legacyRound_clientFromBeforeTheUpgrade_isStillADuplicate_andTheSumIsRescaled()
       throws Exception {
     RoundAggregator aggregator = new RoundAggregator(List.of(exactSpec("")), java.util.Map.of());
-    KeyedCoProcessOperator<String, DecodedUpdate, String, OutboundRecord> op =
-        new KeyedCoProcessOperator<>(aggregator);
-    var harness =
-        new KeyedTwoInputStreamOperatorTestHarness<>(
-            op, (DecodedUpdate u) -> u.jobId, id -> id, Types.STRING);
+    var harness = new RoundsHarness(aggregator, List.of(exactSpec("")), java.util.Map.of());
+    var op = harness.deciderOperator();
     harness.setProcessingTime(JobFixtures.T0);
     harness.open();
     harness.processElement2(JOB, 0);

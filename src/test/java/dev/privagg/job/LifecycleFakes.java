@@ -3,8 +3,10 @@ package dev.privagg.job;
 import dev.privagg.avro.RejectReason;
 import dev.privagg.privacy.PrivacyEvent;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -96,8 +98,86 @@ final class LifecycleFakes {
       p.deadlineMillis = progress.deadlineMillis;
       p.exhausted = progress.exhausted;
       p.ledger = progress.ledger.clone();
-      p.model = progress.model.clone();
+      p.model = progress.model == null ? null : progress.model.clone();
       return p;
+    }
+  }
+
+  /** A shard's state in memory. */
+  static final class ShardStore implements ShardSums.Store {
+    final Map<String, DecodedUpdate> values = new HashMap<>();
+    final Map<String, ShardCommand> commands = new HashMap<>();
+    final Map<Long, ShardRound> rounds = new HashMap<>();
+
+    @Override
+    public DecodedUpdate takeValues(String position) {
+      return values.remove(position);
+    }
+
+    @Override
+    public void holdValues(String position, DecodedUpdate update) {
+      values.put(position, update);
+    }
+
+    @Override
+    public ShardCommand takeCommand(String position) {
+      return commands.remove(position);
+    }
+
+    @Override
+    public void holdCommand(String position, ShardCommand command) {
+      commands.put(position, command);
+    }
+
+    @Override
+    public ShardRound round(long round) {
+      return rounds.get(round);
+    }
+
+    @Override
+    public void saveRound(long round, ShardRound sums) {
+      rounds.put(round, sums);
+    }
+
+    @Override
+    public void removeRound(long round) {
+      rounds.remove(round);
+    }
+  }
+
+  /** A combiner's state in memory. */
+  static final class CombinerStore implements CombinedRounds.Store {
+    final Map<Long, CombinedRound> rounds = new HashMap<>();
+    ModelState model;
+
+    @Override
+    public CombinedRound round(long round) {
+      return rounds.get(round);
+    }
+
+    @Override
+    public void saveRound(long round, CombinedRound combined) {
+      rounds.put(round, combined);
+    }
+
+    @Override
+    public void removeRound(long round) {
+      rounds.remove(round);
+    }
+
+    @Override
+    public Iterable<Long> pendingRounds() {
+      return new ArrayList<>(rounds.keySet());
+    }
+
+    @Override
+    public ModelState model() {
+      return model;
+    }
+
+    @Override
+    public void saveModel(ModelState model) {
+      this.model = model;
     }
   }
 
@@ -111,6 +191,47 @@ final class LifecycleFakes {
     final List<ClosedRound> closed = new ArrayList<>();
     final List<Long> released = new ArrayList<>();
     final List<float[]> models = new ArrayList<>();
+    // With a spec (see releasing): one in-memory shard and combiner compute each release.
+    private ShardSums shard;
+    private final ShardStore shardStore = new ShardStore();
+    private CombinedRounds combiner;
+    private final CombinerStore combinerStore = new CombinerStore();
+
+    Recorder() {}
+
+    /** A recorder that also sums admitted updates and computes each released model. */
+    static Recorder releasing(
+        dev.privagg.spec.JobSpec spec, dev.privagg.privacy.NoiseSource noise, LedgerFloor floor) {
+      Recorder r = new Recorder();
+      r.shard = new ShardSums(spec);
+      r.combiner = new CombinedRounds(spec, noise, floor);
+      return r;
+    }
+
+    private final ShardSums.Output toCombiner =
+        new ShardSums.Output() {
+          @Override
+          public void partial(RoundPartial partial) {
+            combiner.partial(combinerStore, partial, released());
+          }
+
+          @Override
+          public void clipped(boolean clipped, long nanos) {}
+        };
+
+    private CombinedRounds.Output released() {
+      return new CombinedRounds.Output() {
+        @Override
+        public void release(
+            RoundSignal sealed, CombinedRound sums, float[] model, long noiseNanos) {
+          models.add(model.clone());
+        }
+
+        @Override
+        public void withhold(RoundSignal sealed, CombinedRound sums) {}
+      };
+    }
+
     final List<Long> withheld = new ArrayList<>();
     final List<Long> full = new ArrayList<>();
     final List<Long> exhausted = new ArrayList<>();
@@ -140,9 +261,12 @@ final class LifecycleFakes {
     }
 
     @Override
-    public void admit(DecodedUpdate update, boolean clipped, long clipNanos) {
+    public void admit(DecodedUpdate update, String shardKey) {
       admitted.add(update.clientId);
       admittedFrom.add(position(update));
+      if (shard != null) {
+        shard.command(shardStore, ShardCommand.admit(update, shardKey), toCombiner);
+      }
     }
 
     @Override
@@ -155,14 +279,32 @@ final class LifecycleFakes {
     }
 
     @Override
-    public void release(ClosedRound round, float[] model, long noiseNanos) {
+    public void release(ClosedRound round, long baseModelRound, OpenRound members) {
       closed.add(round);
       released.add(round.round());
-      models.add(model.clone());
+      seal(round, true, baseModelRound, members);
+    }
+
+    private void seal(ClosedRound round, boolean release, long base, OpenRound members) {
+      if (shard == null) {
+        return;
+      }
+      String[] keys = members.shardKeys == null ? new String[0] : members.shardKeys;
+      for (int i = 0; i < keys.length; i++) {
+        shard.command(
+            shardStore,
+            ShardCommand.seal(JobFixtures.JOB, keys[i], round.round(), members.shardCounts[i]),
+            toCombiner);
+      }
+      combiner.sealed(
+          combinerStore,
+          RoundSignal.sealed(round, release, base, members, JobFixtures.JOB),
+          released());
     }
 
     @Override
-    public void withhold(ClosedRound round) {
+    public void withhold(ClosedRound round, OpenRound members) {
+      seal(round, false, -1, members);
       closed.add(round);
       withheld.add(round.round());
     }

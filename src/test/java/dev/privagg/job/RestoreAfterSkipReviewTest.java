@@ -27,7 +27,7 @@ class RestoreAfterSkipReviewTest {
     assertThat(run1.announced).containsExactly("1 until 1000", "2 until 2000");
     JobProgress savepoint = store1.snapshotProgress();
     byte[] ledgerAfterRound1 = store1.progress().ledger.clone();
-    float[] model1 = store1.progress().model.clone();
+    float[] model1 = spec.initialWeights();
 
     // Run 2: fresh start (state lost) at 5000: skips the announced round 2, announces round 3.
     LifecycleFakes.Store store2 = new LifecycleFakes.Store();
@@ -41,7 +41,7 @@ class RestoreAfterSkipReviewTest {
     // Run 3: run 2 cancelled before closing round 3; the operator restores savepoint S.
     LifecycleFakes.Store store3 = new LifecycleFakes.Store();
     store3.progress = savepoint;
-    store3.round = new OpenRound(spec.model().dimension());
+    store3.round = OpenRound.empty();
     LifecycleFakes.Recorder run3 = new LifecycleFakes.Recorder();
     LedgerFloor afterRun2 = new LedgerFloor(ledgerAfterRound1, 3, false, 1, model1);
     RoundLifecycle l3 = new RoundLifecycle(spec, NoiseSources.forSpec(spec), afterRun2);

@@ -18,10 +18,7 @@ import dev.privagg.spec.JobSpec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
-import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -33,8 +30,7 @@ import org.junit.jupiter.api.Test;
 class RoundAggregatorLongRunTest {
   private static final int ROUNDS = 5000;
 
-  private KeyedTwoInputStreamOperatorTestHarness<String, DecodedUpdate, String, OutboundRecord>
-      harness;
+  private RoundsHarness harness;
 
   @AfterEach
   void close() throws Exception {
@@ -53,12 +49,7 @@ class RoundAggregatorLongRunTest {
                 + "sampling: {mode: server-poisson, rate: 0.5}\n"
                 + "noise: {source: seeded, seed: 7}",
             "");
-    harness =
-        new KeyedTwoInputStreamOperatorTestHarness<>(
-            new KeyedCoProcessOperator<>(new RoundAggregator(List.of(spec), Map.of())),
-            u -> u.jobId,
-            id -> id,
-            Types.STRING);
+    harness = new RoundsHarness(List.of(spec), Map.of());
     harness.setProcessingTime(JobFixtures.T0);
     harness.open();
     harness.processElement2(JOB, 0);

@@ -6,6 +6,7 @@ import static dev.privagg.job.JobFixtures.announcements;
 import static dev.privagg.job.JobFixtures.exactSpec;
 import static dev.privagg.job.JobFixtures.ledger;
 import static dev.privagg.job.JobFixtures.models;
+import static dev.privagg.job.JobFixtures.readFrom;
 import static dev.privagg.job.JobFixtures.rejects;
 import static dev.privagg.job.JobFixtures.spec;
 import static dev.privagg.job.JobFixtures.update;
@@ -23,27 +24,21 @@ import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
-import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class RoundAggregatorTest {
   private java.util.Map<String, LedgerFloor> floors = java.util.Map.of();
-  private KeyedTwoInputStreamOperatorTestHarness<String, DecodedUpdate, String, OutboundRecord>
-      harness;
+  private RoundsHarness harness;
 
-  private void start(JobSpec spec, OperatorSubtaskState restoreFrom) throws Exception {
-    start(new RoundAggregator(List.of(spec), floors), restoreFrom);
+  private void start(JobSpec spec, RoundsHarness.Snapshot restoreFrom) throws Exception {
+    start(new RoundAggregator(List.of(spec), floors), List.of(spec), restoreFrom);
   }
 
-  private void start(RoundAggregator aggregator, OperatorSubtaskState restoreFrom)
+  private void start(
+      RoundAggregator aggregator, List<JobSpec> specs, RoundsHarness.Snapshot restoreFrom)
       throws Exception {
-    harness =
-        new KeyedTwoInputStreamOperatorTestHarness<>(
-            new KeyedCoProcessOperator<>(aggregator), u -> u.jobId, id -> id, Types.STRING);
+    harness = new RoundsHarness(aggregator, specs, floors);
     harness.setProcessingTime(JobFixtures.T0);
     if (restoreFrom != null) {
       harness.initializeState(restoreFrom);
@@ -139,23 +134,19 @@ class RoundAggregatorTest {
   void staleFutureAndDuplicateUpdates_areRejected_andDoNotChangeTheModel() throws Exception {
     start(exactSpec(""), null);
     harness.processElement2(JOB, 0);
-    harness.processElement1(update("c1", 1, 0.1f, 0f, 0f), 1);
-    harness.processElement1(update("c1", 1, 0.5f, 0f, 0f), 2); // duplicate
-    harness.processElement1(update("c2", 2, 0.5f, 0f, 0f), 3); // future
+    harness.processElement1(readFrom(0, 40, update("c1", 1, 0.1f, 0f, 0f)), 1);
+    harness.processElement1(readFrom(0, 41, update("c1", 1, 0.5f, 0f, 0f)), 2); // duplicate
+    harness.processElement1(readFrom(0, 42, update("c2", 2, 0.5f, 0f, 0f)), 3); // future
     advanceTo(TIMEOUT);
-    harness.processElement1(update("c3", 1, 0.5f, 0f, 0f), TIMEOUT + 1); // stale
+    harness.processElement1(readFrom(0, 43, update("c3", 1, 0.5f, 0f, 0f)), TIMEOUT + 1); // stale
     advanceTo(TIMEOUT + 1); // updates are decided when event time reaches their broker time
     List<OutboundRecord> out = drain();
     assertThat(rejects(out))
         .extracting(r -> r.getReason())
         .containsExactly(
             RejectReason.DUPLICATE_CLIENT, RejectReason.FUTURE_ROUND, RejectReason.STALE_ROUND);
-    assertThat(rejects(out))
-        .allSatisfy(
-            r -> {
-              assertThat(r.getSourceOffset()).isEqualTo(42);
-              assertThat(r.getJobId()).isEqualTo(JOB);
-            });
+    assertThat(rejects(out)).extracting(r -> r.getSourceOffset()).containsExactly(41L, 42L, 43L);
+    assertThat(rejects(out)).allSatisfy(r -> assertThat(r.getJobId()).isEqualTo(JOB));
     assertThat(weights(models(out).get(1))[0]).isCloseTo(0.05f, within(1e-6f));
   }
 
@@ -204,7 +195,7 @@ class RoundAggregatorTest {
     harness.processBothWatermarks(
         new org.apache.flink.streaming.api.watermark.Watermark(Long.MAX_VALUE));
     drain();
-    OperatorSubtaskState savepoint = harness.snapshot(1, 2);
+    RoundsHarness.Snapshot savepoint = harness.snapshot(1, 2);
     harness.close();
 
     start(exactSpec(""), savepoint);
@@ -229,7 +220,7 @@ class RoundAggregatorTest {
     harness.processElement1(update("c2", 2, 0.4f, 0f, 0f), TIMEOUT + 10); // partition 1 lags
     advanceTo(5);
     drain();
-    OperatorSubtaskState checkpoint = harness.snapshot(1, 5);
+    RoundsHarness.Snapshot checkpoint = harness.snapshot(1, 5);
     harness.close();
 
     start(exactSpec(""), checkpoint);
@@ -254,7 +245,7 @@ class RoundAggregatorTest {
         .extracting(r -> r.getReason())
         .containsExactly(RejectReason.DUPLICATE_CLIENT);
     long stateBytes =
-        harness.snapshot(1, 5).getManagedKeyedState().stream()
+        harness.snapshot(1, 5).decider().getManagedKeyedState().stream()
             .mapToLong(h -> h.getStateSize())
             .sum();
     assertThat(stateBytes).as("keyed state after two megabyte ids").isLessThan(10_000);
@@ -395,7 +386,7 @@ class RoundAggregatorTest {
     harness.processElement1(update("c1", 1, 0.1f, 0f, 0f), 1);
     advanceTo(TIMEOUT);
     float[] released = weights(models(drain()).get(1));
-    OperatorSubtaskState snapshot = harness.snapshot(1, TIMEOUT);
+    RoundsHarness.Snapshot snapshot = harness.snapshot(1, TIMEOUT);
     harness.close();
 
     start(spec, snapshot);
@@ -419,7 +410,7 @@ class RoundAggregatorTest {
     start(spec, null);
     harness.processElement2(JOB, 0);
     advanceTo(TIMEOUT);
-    OperatorSubtaskState afterRoundOne = harness.snapshot(1, TIMEOUT);
+    RoundsHarness.Snapshot afterRoundOne = harness.snapshot(1, TIMEOUT);
     advanceTo(2 * TIMEOUT);
     advanceTo(3 * TIMEOUT);
     List<OutboundRecord> published = drain();

@@ -136,7 +136,7 @@ class RoundLifecycleTest {
                 3,
                 false,
                 2,
-                store.progress().model.clone(),
+                spec.initialWeights(),
                 2,
                 new LedgerFloor.Announced(3, 2 * TIMEOUT, 3 * TIMEOUT),
                 null));
@@ -150,7 +150,9 @@ class RoundLifecycleTest {
   @Test
   void firstRound_opensAtTheSubmission_soUpdatesSentWhileTheJobStartedBelongToIt() {
     JobSpec spec = exactSpec("");
-    lifecycle = new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE, 3_000);
+    lifecycle =
+        new RoundLifecycle(
+            spec, NoiseSources.forSpec(spec), LedgerFloor.NONE, 3_000, new ShardPlan(1));
     lifecycle.start(store, 5_000, decided); // the job came up 2 s after it was submitted
     assertThat(decided.announced).containsExactly("1 until " + (5_000 + TIMEOUT));
     read(update("early", 1, 0.1f, 0f, 0f), 3_500);

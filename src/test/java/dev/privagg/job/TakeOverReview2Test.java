@@ -46,7 +46,7 @@ class TakeOverReview2Test {
               3,
               false,
               2,
-              storeA.progress().model.clone(),
+              specA.initialWeights(),
               2,
               new LedgerFloor.Announced(3, 2000, 3000),
               // What the reconciler reads from the ledger: A's per-round charge.
@@ -130,7 +130,8 @@ class TakeOverReview2Test {
             new LedgerFloor.Announced(1, 0, 1000),
             null);
     LifecycleFakes.Store store = new LifecycleFakes.Store();
-    LifecycleFakes.Recorder out = new LifecycleFakes.Recorder();
+    LifecycleFakes.Recorder out =
+        LifecycleFakes.Recorder.releasing(specNew, NoiseSources.forSpec(specNew), floor);
     RoundLifecycle run = new RoundLifecycle(specNew, NoiseSources.forSpec(specNew), floor);
     run.start(store, 500, out);
     assertThat(out.announced).containsExactly("1 until 1000");

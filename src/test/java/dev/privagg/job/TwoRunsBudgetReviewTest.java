@@ -50,7 +50,8 @@ class TwoRunsBudgetReviewTest {
 
     // Run A: rounds 1 and 2 released, round 3 announced for [2000, 3000).
     LifecycleFakes.Store storeA = new LifecycleFakes.Store();
-    LifecycleFakes.Recorder a = new LifecycleFakes.Recorder();
+    LifecycleFakes.Recorder a =
+        LifecycleFakes.Recorder.releasing(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE);
     RoundLifecycle runA = new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE);
     runA.start(storeA, 0, a);
     a.advance(runA, storeA, 1999);
@@ -64,12 +65,13 @@ class TwoRunsBudgetReviewTest {
             3,
             false,
             2,
-            storeA.progress().model.clone(),
+            a.models.get(1).clone(),
             2,
             new LedgerFloor.Announced(3, 2000, 3000),
             null);
     LifecycleFakes.Store storeB = new LifecycleFakes.Store();
-    LifecycleFakes.Recorder b = new LifecycleFakes.Recorder();
+    LifecycleFakes.Recorder b =
+        LifecycleFakes.Recorder.releasing(spec, NoiseSources.forSpec(spec), floor);
     RoundLifecycle runB = new RoundLifecycle(spec, NoiseSources.forSpec(spec), floor);
     runB.start(storeB, bStartsAt, b);
 

@@ -1,0 +1,34 @@
+package dev.privagg.job;
+
+/** Keyed state access that may throw: a failure fails the task, as it would unwrapped. */
+final class KeyedState {
+  private KeyedState() {}
+
+  /** A state call with a result. */
+  interface Call<T> {
+    T call() throws Exception;
+  }
+
+  /** A state call without one. */
+  interface Run {
+    void run() throws Exception;
+  }
+
+  static <T> T call(Call<T> call) {
+    try {
+      return call.call();
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException("keyed state access failed", e);
+    }
+  }
+
+  static void run(Run run) {
+    call(
+        () -> {
+          run.run();
+          return null;
+        });
+  }
+}

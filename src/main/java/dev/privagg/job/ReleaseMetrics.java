@@ -1,0 +1,28 @@
+package dev.privagg.job;
+
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
+
+/**
+ * The combiner's metrics of one training job, under the same group {@code privagg.job.<jobId>} as
+ * {@link JobMetrics}: what only the summed-up round shows.
+ */
+final class ReleaseMetrics {
+  final Counter updatesClipped;
+  private volatile double clippedFraction;
+  private volatile long roundLatencyMillis;
+
+  ReleaseMetrics(MetricGroup operatorGroup, String jobId) {
+    MetricGroup group = RejectMetrics.jobGroup(operatorGroup, jobId);
+    updatesClipped = group.counter("updatesClipped");
+    group.gauge("clippedFraction", () -> clippedFraction);
+    group.gauge("roundLatencyMillis", () -> roundLatencyMillis);
+  }
+
+  /** A round was summed up: its clipped share, and the wall-clock time since its deadline. */
+  void round(long contributions, long clipped, long millisSinceDeadline) {
+    updatesClipped.inc(clipped);
+    clippedFraction = contributions == 0 ? 0 : (double) clipped / contributions;
+    roundLatencyMillis = millisSinceDeadline;
+  }
+}

@@ -1,0 +1,146 @@
+package dev.privagg.job;
+
+import dev.privagg.privacy.NoiseSource;
+import dev.privagg.spec.JobSpec;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
+import org.apache.flink.util.Collector;
+
+/**
+ * Releases of one training job per key (the job id), as {@link CombinedRounds} computes them. Input
+ * 1: the shards' partial sums; input 2: the round decider's signals. Output: encoded models.
+ */
+final class RoundCombiner
+    extends KeyedCoProcessFunction<String, RoundPartial, RoundSignal, OutboundRecord> {
+  static final String ROUNDS_STATE = "combined-rounds";
+  static final String MODEL_STATE = "released-model";
+
+  private final Map<String, JobSpec> specs = new HashMap<>();
+  private final Map<String, LedgerFloor> floors;
+  private transient Map<String, Job> jobs;
+  private transient StageTimer noiseTime;
+  private transient StageTimer encodeTime;
+  private transient Store store;
+
+  RoundCombiner(List<JobSpec> specs, Map<String, LedgerFloor> floors) {
+    for (JobSpec spec : specs) {
+      this.specs.put(spec.jobId(), spec);
+    }
+    this.floors = new HashMap<>(floors);
+  }
+
+  private record Job(JobSpec spec, CombinedRounds rounds, ReleaseMetrics metrics, String kind) {}
+
+  @Override
+  public void open(OpenContext context) {
+    store =
+        new Store(
+            getRuntimeContext()
+                .getMapState(
+                    new MapStateDescriptor<>(
+                        ROUNDS_STATE, Types.LONG, Types.POJO(CombinedRound.class))),
+            getRuntimeContext()
+                .getState(new ValueStateDescriptor<>(MODEL_STATE, Types.POJO(ModelState.class))));
+    noiseTime = new StageTimer(getRuntimeContext().getMetricGroup(), "noise");
+    encodeTime = new StageTimer(getRuntimeContext().getMetricGroup(), "encode");
+    jobs = new HashMap<>();
+    for (JobSpec spec : specs.values()) {
+      NoiseSource noise = NoiseSources.forSpec(spec);
+      jobs.put(
+          spec.jobId(),
+          new Job(
+              spec,
+              new CombinedRounds(spec, noise, floors.getOrDefault(spec.jobId(), LedgerFloor.NONE)),
+              new ReleaseMetrics(getRuntimeContext().getMetricGroup(), spec.jobId()),
+              noise.kind()));
+    }
+  }
+
+  @Override
+  public void processElement1(RoundPartial partial, Context ctx, Collector<OutboundRecord> out) {
+    Job job = jobs.get(partial.jobId);
+    job.rounds().partial(store, partial, output(job, out));
+  }
+
+  @Override
+  public void processElement2(RoundSignal signal, Context ctx, Collector<OutboundRecord> out) {
+    Job job = jobs.get(signal.jobId);
+    if (signal.kind == RoundSignal.Kind.OPENED) {
+      long started = StageTimer.start();
+      job.rounds().opened(signal.round);
+      noiseTime.stop(started);
+    } else {
+      job.rounds().sealed(store, signal, output(job, out));
+    }
+  }
+
+  private CombinedRounds.Output output(Job job, Collector<OutboundRecord> out) {
+    return new CombinedRounds.Output() {
+      @Override
+      public void release(RoundSignal sealed, CombinedRound sums, float[] model, long noiseNanos) {
+        noiseTime.add(noiseNanos);
+        long started = StageTimer.start();
+        OutboundRecord encoded =
+            Records.model(job.spec(), sealed.round, model, sealed.epsilonSpent, job.kind());
+        encodeTime.stop(started);
+        out.collect(encoded);
+        summedUp(sealed, sums);
+      }
+
+      @Override
+      public void withhold(RoundSignal sealed, CombinedRound sums) {
+        summedUp(sealed, sums);
+      }
+
+      private void summedUp(RoundSignal sealed, CombinedRound sums) {
+        job.metrics()
+            .round(
+                sums.contributions,
+                sums.clipped,
+                System.currentTimeMillis() - sealed.deadlineMillis);
+      }
+    };
+  }
+
+  /** The combiner's state in keyed state (the current key is the job id). */
+  private record Store(MapState<Long, CombinedRound> rounds, ValueState<ModelState> released)
+      implements CombinedRounds.Store {
+    @Override
+    public CombinedRound round(long round) {
+      return KeyedState.call(() -> rounds.get(round));
+    }
+
+    @Override
+    public void saveRound(long round, CombinedRound combined) {
+      KeyedState.run(() -> rounds.put(round, combined));
+    }
+
+    @Override
+    public void removeRound(long round) {
+      KeyedState.run(() -> rounds.remove(round));
+    }
+
+    @Override
+    public Iterable<Long> pendingRounds() {
+      return KeyedState.call(rounds::keys);
+    }
+
+    @Override
+    public ModelState model() {
+      return KeyedState.call(released::value);
+    }
+
+    @Override
+    public void saveModel(ModelState state) {
+      KeyedState.run(() -> released.update(state));
+    }
+  }
+}

@@ -1,0 +1,64 @@
+package dev.privagg.job;
+
+/**
+ * What the round decider tells the combiner of a job: a round opened (its noise can be drawn now),
+ * or a round was closed and charged, with the shards whose partial sums make it up.
+ */
+public class RoundSignal {
+  /** The two signals. */
+  public enum Kind {
+    OPENED,
+    SEALED
+  }
+
+  public Kind kind;
+  public String jobId;
+  public long round;
+
+  /** SEALED: release the round (false: the minimum-cohort rule withholds it). */
+  public boolean release;
+
+  /** SEALED: the round of the model this round trains on. */
+  public long baseModelRound;
+
+  /** SEALED: the routing keys of the shards that sum members of the round. */
+  public String[] shards;
+
+  /** SEALED: the members' exact count, and the job's epsilon after the round's charge. */
+  public long contributions;
+
+  public double epsilonSpent;
+  public long deadlineMillis;
+
+  /**
+   * SEALED: the fixed-point sum that a state from an earlier version had accumulated for the round
+   * before this version summed in shards; null otherwise.
+   */
+  public long[] carriedUnits;
+
+  public RoundSignal() {}
+
+  static RoundSignal opened(String jobId, long round) {
+    RoundSignal s = new RoundSignal();
+    s.kind = Kind.OPENED;
+    s.jobId = jobId;
+    s.round = round;
+    return s;
+  }
+
+  static RoundSignal sealed(
+      ClosedRound closed, boolean release, long baseModelRound, OpenRound members, String jobId) {
+    RoundSignal s = new RoundSignal();
+    s.kind = Kind.SEALED;
+    s.jobId = jobId;
+    s.round = closed.round();
+    s.release = release;
+    s.baseModelRound = baseModelRound;
+    s.shards = members.shardKeys == null ? new String[0] : members.shardKeys.clone();
+    s.contributions = closed.contributions();
+    s.epsilonSpent = closed.epsilonSpent();
+    s.deadlineMillis = closed.deadlineMillis();
+    s.carriedUnits = members.carriedUnits();
+    return s;
+  }
+}

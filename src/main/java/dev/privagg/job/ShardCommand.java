@@ -1,0 +1,68 @@
+package dev.privagg.job;
+
+/**
+ * What the round decider tells one shard, in decision order: an update (by its place in the updates
+ * log) joins round {@code round}'s sum or is dropped, and round {@code round} is sealed once the
+ * shard has summed {@code expected} updates of it.
+ */
+public class ShardCommand {
+  /** The three commands. */
+  public enum Kind {
+    ADMIT,
+    DROP,
+    SEAL
+  }
+
+  public Kind kind;
+  public String jobId;
+  public String shardKey;
+  public long round;
+  public int sourcePartition;
+  public long sourceOffset;
+
+  /** SEAL: how many updates of the round this shard was told to admit. */
+  public long expected;
+
+  /**
+   * ADMIT of an update that a state from an earlier version held with its values: they come along,
+   * since the shard never received them. Null otherwise.
+   */
+  public byte[][] tensorData;
+
+  public ShardCommand() {}
+
+  static ShardCommand admit(DecodedUpdate update, String shardKey) {
+    ShardCommand c = at(Kind.ADMIT, update.jobId, shardKey, update.round);
+    c.sourcePartition = update.sourcePartition;
+    c.sourceOffset = update.sourceOffset;
+    c.tensorData = update.tensorData;
+    return c;
+  }
+
+  static ShardCommand drop(DecodedUpdate update) {
+    ShardCommand c = at(Kind.DROP, update.jobId, update.shardKey, update.round);
+    c.sourcePartition = update.sourcePartition;
+    c.sourceOffset = update.sourceOffset;
+    return c;
+  }
+
+  static ShardCommand seal(String jobId, String shardKey, long round, long expected) {
+    ShardCommand c = at(Kind.SEAL, jobId, shardKey, round);
+    c.expected = expected;
+    return c;
+  }
+
+  private static ShardCommand at(Kind kind, String jobId, String shardKey, long round) {
+    ShardCommand c = new ShardCommand();
+    c.kind = kind;
+    c.jobId = jobId;
+    c.shardKey = shardKey;
+    c.round = round;
+    return c;
+  }
+
+  /** The update's place in the updates log, which names it between decider and shard. */
+  String position() {
+    return DecodedUpdate.position(sourcePartition, sourceOffset);
+  }
+}
