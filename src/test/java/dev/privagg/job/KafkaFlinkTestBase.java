@@ -65,6 +65,41 @@ abstract class KafkaFlinkTestBase {
     }
   }
 
+  /**
+   * Deletes the spec's topics (its job's whole history) and creates them anew, so a next run of the
+   * same job id on the same topic names starts from nothing.
+   */
+  void recreateTopics(JobSpec spec) throws Exception {
+    consumers.values().forEach(KafkaConsumer::close);
+    consumers.clear();
+    java.util.Properties props = new java.util.Properties();
+    props.put("bootstrap.servers", bootstrap);
+    try (org.apache.kafka.clients.admin.Admin admin =
+        org.apache.kafka.clients.admin.Admin.create(props)) {
+      var existing = new java.util.ArrayList<>(spec.topics().all());
+      existing.retainAll(admin.listTopics().names().get());
+      admin.deleteTopics(existing).all().get();
+      long deadline = System.currentTimeMillis() + 60_000;
+      while (admin.listTopics().names().get().stream().anyMatch(spec.topics().all()::contains)) {
+        if (System.currentTimeMillis() > deadline) {
+          throw new IllegalStateException("topics of " + spec.jobId() + " not deleted in 60 s");
+        }
+        Thread.sleep(200);
+      }
+    }
+    for (int attempt = 0; ; attempt++) {
+      try {
+        PrivaggJob.ensureTopics(bootstrap, List.of(spec), 2);
+        return;
+      } catch (Exception e) {
+        if (attempt >= 50) {
+          throw e;
+        }
+        Thread.sleep(200); // deleted topics may linger a moment in the controller
+      }
+    }
+  }
+
   /** Cancels the running jobs (their output stays on the topics). */
   void stopJobs() throws Exception {
     for (JobClient job : jobs) {

@@ -26,11 +26,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A job whose parallelism exceeds the updates topic's partitions: the source runs one reader per
- * partition, decode and aggregation at the job's parallelism, and rounds still close on the
- * heartbeat-driven watermark. With a keyed noise source every release (the whole model record) is
- * byte-identical to the same inputs at parallelism 1: parallelism changes neither membership nor
- * noise.
+ * The same inputs at parallelism 1, 2 and 4 (4 above the updates topic's 2 partitions: the source
+ * runs one reader per partition, the rest at 4, and rounds still close on the heartbeat-driven
+ * watermark). Clipping and summing run in one shard per subtask; with a keyed noise source every
+ * release (the whole model record) is byte-identical: parallelism and shard count change neither
+ * membership, nor the exact fixed-point sum, nor the noise.
  */
 class ParallelismIT extends KafkaFlinkTestBase {
   private static final int PARTITIONS = 2; // what ensureTopics gives the updates topic in tests
@@ -42,26 +42,34 @@ class ParallelismIT extends KafkaFlinkTestBase {
   @TempDir Path dir;
 
   @Test
-  void parallelismAbovePartitions_closesRounds_withReleasesIdenticalToParallelismOne()
-      throws Exception {
+  void releases_areBitIdentical_atParallelism1_2And4_evenAbovePartitions() throws Exception {
     Path key = dir.resolve("noise.key");
     Files.writeString(key, NOISE_KEY);
     String jobId = "par-" + UUID.randomUUID().toString().substring(0, 8);
-    JobSpec serial = JobSpecReader.parse("serial", yaml(jobId, "p1-" + jobId, key));
-    JobSpec parallel = JobSpecReader.parse("parallel", yaml(jobId, "p3-" + jobId, key));
+    JobSpec spec = JobSpecReader.parse("parallel", yaml(jobId, jobId, key));
 
-    Map<Long, byte[]> expected = runRounds(serial, 1);
-    stopJobs();
-
-    PrivaggJob.ensureTopics(bootstrap, List.of(parallel), PARTITIONS);
-    assertThat(parallelismsOf(parallel, 3))
-        .containsEntry("updates-source", PARTITIONS)
-        .containsEntry("decode-validate", 3)
-        .containsEntry("round-aggregator", 3);
-    Map<Long, byte[]> actual = runRounds(parallel, 3);
-
-    for (long r = 1; r <= ROUNDS; r++) {
-      assertThat(actual.get(r)).as("model record of round %d", r).isEqualTo(expected.get(r));
+    Map<Long, byte[]> expected = null;
+    for (int parallelism : new int[] {1, 2, 4}) {
+      // The same job id, key and topic names each time, from nothing: noise derives from key,
+      // models topic, job and round, so each run must release the same bytes.
+      stopJobs();
+      recreateTopics(spec);
+      assertThat(parallelismsOf(spec, parallelism))
+          .containsEntry("updates-source", Math.min(parallelism, PARTITIONS))
+          .containsEntry("decode-validate", parallelism)
+          .containsEntry("shard-sums", parallelism)
+          .containsEntry("round-aggregator", parallelism)
+          .containsEntry("round-combiner", parallelism);
+      Map<Long, byte[]> actual = runRounds(spec, parallelism);
+      if (expected == null) {
+        expected = actual;
+        continue;
+      }
+      for (long r = 1; r <= ROUNDS; r++) {
+        assertThat(actual.get(r))
+            .as("model record of round %d at parallelism %d", r, parallelism)
+            .isEqualTo(expected.get(r));
+      }
     }
   }
 
