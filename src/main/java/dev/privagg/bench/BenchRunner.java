@@ -71,7 +71,7 @@ final class BenchRunner {
     float[] values = syntheticUpdate(setting.dimension());
     try (KafkaProducer<byte[], byte[]> producer = producer(spec)) {
       progress(
-          "%s: preloading %d rounds x %d updates of %.1f MB (%.2f GB)",
+          "%s: preloading %d rounds x %d updates of %.2f MB (%.2f GB)",
           setting.name(),
           plan.preloadedRounds(),
           setting.clients(),
@@ -93,8 +93,12 @@ final class BenchRunner {
           KafkaCeiling.read(
               options.bootstrapServers(), spec.topics().updates(), readers, spec.maxRecordBytes());
       progress(
-          "%s: ceiling (%d plain consumers, raw bytes) %.0f MB/s over %d records",
-          setting.name(), readers, ceiling.megabytesPerSecond(), ceiling.records());
+          "%s: ceiling (%d plain consumer%s, raw bytes) %.0f MB/s over %d records",
+          setting.name(),
+          readers,
+          readers == 1 ? "" : "s",
+          ceiling.megabytesPerSecond(),
+          ceiling.records());
 
       try (JobProcess job =
               JobProcess.start(
