@@ -16,7 +16,6 @@ public final class Bench {
       String bootstrapServers,
       Path outDir,
       String jobHeap,
-      long checkpointMillis,
       List<String> jobJvmOptions,
       boolean profile,
       PrintWriter out)
@@ -38,13 +37,7 @@ public final class Bench {
     BenchRunner runner =
         new BenchRunner(
             new BenchRunner.Options(
-                bootstrapServers,
-                outDir.resolve("work"),
-                jobHeap,
-                checkpointMillis,
-                jobJvmOptions,
-                profile,
-                out));
+                bootstrapServers, outDir.resolve("work"), jobHeap, jobJvmOptions, profile, out));
     List<BenchResult> results = new ArrayList<>();
     for (BenchPlan plan : plans) {
       results.add(plan.skipped() ? BenchResult.skipped(plan) : runOrReport(runner, plan, out));

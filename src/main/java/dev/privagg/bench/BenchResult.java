@@ -4,8 +4,9 @@ import java.util.Map;
 
 /**
  * What one setting measured. Throughput and the ceiling come from the same preloaded topic in the
- * same run; stage shares are fractions of the job JVM's CPU time over the preloaded rounds (warm-up
- * included), from job submission to the last preloaded model.
+ * same run, the ceiling with as many consumers as the job's source has readers; stage shares are
+ * fractions of the job JVM's CPU time over the preloaded rounds (warm-up included), from job
+ * submission to the last preloaded model; checkpoints are those triggered during the live rounds.
  */
 public record BenchResult(
     BenchSetting setting,
@@ -21,7 +22,19 @@ public record BenchResult(
     long heapLivePeakMb,
     long rssPeakMb,
     Map<String, Double> stageShares,
+    Checkpoints checkpoints,
     String skipReason) {
+
+  /**
+   * The checkpoints triggered during the live rounds: how many completed, the bytes they wrote per
+   * second of the live phase and per live round (Flink's checkpointed size: with incremental
+   * RocksDB only the files new since the previous checkpoint), and the full state one covered on
+   * average.
+   */
+  public record Checkpoints(
+      int completed, double megabytesPerSecond, double megabytesPerRound, double stateMegabytes) {
+    static final Checkpoints NONE = new Checkpoints(0, Double.NaN, Double.NaN, Double.NaN);
+  }
 
   /** The stages the job times, in pipeline order. */
   public static final java.util.List<String> STAGES =
@@ -43,6 +56,7 @@ public record BenchResult(
         0,
         0,
         Map.of(),
+        Checkpoints.NONE,
         plan.skipReason());
   }
 

@@ -6,6 +6,7 @@ import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -28,15 +29,18 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *
  * <ol>
  *   <li>preloads warm-up rounds (JIT compilation takes seconds) and the measured rounds of
- *       synthetic updates (one partition, so rounds stay in order);
- *   <li>reads them back with a plain consumer, before and after the job: the faster read is the
- *       ceiling;
+ *       synthetic updates into an updates topic of as many partitions as the job's parallelism,
+ *       keyed by client id as clients send them;
+ *   <li>reads them back with plain consumers, one per reader of the job's source, before and after
+ *       the job: the faster read is the ceiling;
  *   <li>starts the job on them; throughput is the measured rounds' bytes over the time between the
  *       last warm-up round's model and the last round's model, as stamped by the job's sink;
  *   <li>runs live rounds: waits for each announcement, sends m updates as fast as the producer can,
  *       and times the last acknowledged update to the model becoming visible to a {@code
- *       read_committed} consumer.
+ *       read_committed} consumer, and sums the bytes of the checkpoints taken meanwhile.
  * </ol>
+ *
+ * Every round must release exactly its m updates with none rejected, or the run fails.
  */
 final class BenchRunner {
   /** What the runner needs besides the plan. */
@@ -44,7 +48,6 @@ final class BenchRunner {
       String bootstrapServers,
       Path workDir,
       String jobHeap,
-      long checkpointMillis,
       List<String> jobJvmOptions,
       boolean profile,
       PrintWriter out) {}
@@ -60,32 +63,42 @@ final class BenchRunner {
     Path dir = options.workDir().resolve(setting.name());
     Files.createDirectories(dir);
     JobSpec spec = writeSpec(setting, dir.resolve("spec.yaml"));
-    PrivaggJob.ensureTopics(options.bootstrapServers(), List.of(spec), 1);
+    PrivaggJob.ensureTopics(options.bootstrapServers(), List.of(spec), setting.parallelism());
+    int readers =
+        PrivaggJob.sourcePlan(
+                options.bootstrapServers(), spec.topics().updates(), setting.parallelism())
+            .parallelism();
     float[] values = syntheticUpdate(setting.dimension());
     try (KafkaProducer<byte[], byte[]> producer = producer(spec)) {
       progress(
-          "%s: preloading %d rounds x %d updates of %.1f MB (%.2f GB)",
+          "%s: preloading %d rounds x %d updates of %.2f MB (%.2f GB)",
           setting.name(),
           plan.preloadedRounds(),
           setting.clients(),
           plan.recordBytes() / 1e6,
           plan.preloadedRounds() * plan.roundBytes() / 1e9);
       long preloadStarted = System.currentTimeMillis();
-      long sent = 0;
       for (int r = 1; r <= plan.preloadedRounds(); r++) {
         UpdateTemplate template = new UpdateTemplate(spec.jobId(), r, values);
         for (int c = 0; c < setting.clients(); c++) {
           producer.send(record(spec, template, c));
         }
-        sent += setting.clients();
+        // The job takes updates in (LogAppendTime, partition, offset) order: a round's updates
+        // must all be stamped before the next round's, or an update of round r + 1 on a lower
+        // partition in the same millisecond would come before r closed (FUTURE_ROUND).
+        producer.flush();
+        nextMillisecond();
       }
-      producer.flush();
       KafkaCeiling.Read ceiling =
           KafkaCeiling.read(
-              options.bootstrapServers(), spec.topics().updates(), sent, spec.maxRecordBytes());
+              options.bootstrapServers(), spec.topics().updates(), readers, spec.maxRecordBytes());
       progress(
-          "%s: ceiling (plain consumer, raw bytes) %.0f MB/s over %d records",
-          setting.name(), ceiling.megabytesPerSecond(), ceiling.records());
+          "%s: ceiling (%d plain consumer%s, raw bytes) %.0f MB/s over %d records",
+          setting.name(),
+          readers,
+          readers == 1 ? "" : "s",
+          ceiling.megabytesPerSecond(),
+          ceiling.records());
 
       try (JobProcess job =
               JobProcess.start(
@@ -94,7 +107,7 @@ final class BenchRunner {
                   preloadStarted - 1000,
                   dir,
                   options.jobHeap(),
-                  options.checkpointMillis(),
+                  setting,
                   options.jobJvmOptions(),
                   options.profile());
           TopicWatcher watcher = new TopicWatcher(spec, options.bootstrapServers())) {
@@ -103,11 +116,15 @@ final class BenchRunner {
         int last = plan.preloadedRounds();
         TopicWatcher.SeenModel end = watcher.awaitModel(last, job);
         long cpu = job.cpuNanos() - cpuAtStart;
+        watcher.checkRounds(1, last, setting.clients(), job);
         Map<String, Long> stages = job.settledStageNanos();
         // The ceiling once more, after the job: the faster of the two reads is the ceiling.
         KafkaCeiling.Read again =
             KafkaCeiling.read(
-                options.bootstrapServers(), spec.topics().updates(), sent, spec.maxRecordBytes());
+                options.bootstrapServers(),
+                spec.topics().updates(),
+                readers,
+                spec.maxRecordBytes());
         double ceilingMbPerSecond =
             Math.max(ceiling.megabytesPerSecond(), again.megabytesPerSecond());
         double seconds = Math.max(1, end.createMillis() - warm.createMillis()) / 1e3;
@@ -128,6 +145,7 @@ final class BenchRunner {
         }
 
         double[] latencies = new double[plan.latencyRounds()];
+        long liveStarted = System.currentTimeMillis();
         for (int i = 0; i < latencies.length; i++) {
           long round = last + 1 + i;
           watcher.awaitAnnouncement(round, job);
@@ -154,6 +172,20 @@ final class BenchRunner {
               "%s: live round %d/%d closed, %.0f ms after its last update",
               setting.name(), i + 1, latencies.length, latencies[i]);
         }
+        long liveEnded = System.currentTimeMillis();
+        watcher.checkRounds(last + 1, last + latencies.length, setting.clients(), job);
+        JobProcess.CheckpointBytes checkpoints = settledCheckpoints(job, liveStarted, liveEnded);
+        double liveSeconds = Math.max(1, liveEnded - liveStarted) / 1e3;
+        progress(
+            "%s: %d checkpoints in %.1f s of live rounds (%d failed): %.1f MB/s, %.1f MB per round,"
+                + " %.1f MB of state each",
+            setting.name(),
+            checkpoints.completed(),
+            liveSeconds,
+            checkpoints.failed(),
+            checkpoints.checkpointedBytes() / 1e6 / liveSeconds,
+            checkpoints.checkpointedBytes() / 1e6 / latencies.length,
+            checkpoints.stateBytes() / 1e6 / Math.max(1, checkpoints.completed()));
         JobProcess.HeapPeaks heap = job.heapPeaks();
         return new BenchResult(
             setting,
@@ -169,10 +201,37 @@ final class BenchRunner {
             heap.liveMb(),
             job.peakRssBytes() >> 20,
             shares,
+            new BenchResult.Checkpoints(
+                checkpoints.completed(),
+                checkpoints.checkpointedBytes() / 1e6 / liveSeconds,
+                checkpoints.checkpointedBytes() / 1e6 / latencies.length,
+                checkpoints.stateBytes() / 1e6 / Math.max(1, checkpoints.completed())),
             null);
       }
     } finally {
       deleteTopics(spec);
+    }
+  }
+
+  /**
+   * The checkpoints triggered in the window, once none of them is still running (a checkpoint of a
+   * large state may finish seconds after the last live round).
+   */
+  private static JobProcess.CheckpointBytes settledCheckpoints(
+      JobProcess job, long fromMillis, long toMillis) throws Exception {
+    JobProcess.CheckpointBytes bytes = job.checkpointBytes(fromMillis, toMillis);
+    for (int attempt = 0; attempt < 120 && bytes.inProgress() > 0; attempt++) {
+      Thread.sleep(500);
+      bytes = job.checkpointBytes(fromMillis, toMillis);
+    }
+    return bytes;
+  }
+
+  /** Waits until the wall clock (and so the broker's LogAppendTime) has moved to a new ms. */
+  private static void nextMillisecond() throws InterruptedException {
+    long now = System.currentTimeMillis();
+    while (System.currentTimeMillis() <= now) {
+      Thread.sleep(1);
     }
   }
 
@@ -183,7 +242,11 @@ final class BenchRunner {
 
   private static ProducerRecord<byte[], byte[]> record(
       JobSpec spec, UpdateTemplate template, int client) {
-    return new ProducerRecord<>(spec.topics().updates(), 0, null, template.forClient(client));
+    // Keyed by client id, as clients send them: one client always lands on one partition.
+    return new ProducerRecord<>(
+        spec.topics().updates(),
+        UpdateTemplate.clientId(client).getBytes(StandardCharsets.US_ASCII),
+        template.forClient(client));
   }
 
   /** Values whose L2 norm is about 2: every update is clipped to the bound 1, the costly case. */

@@ -2,9 +2,19 @@ package dev.privagg.bench;
 
 /**
  * One cell of the benchmark grid: updates of {@code dimension} float32 parameters, rounds of {@code
- * clients} updates (the job's m, closing early at m).
+ * clients} updates (the job's m, closing early at m), the job at {@code parallelism} on an updates
+ * topic of as many partitions, checkpointing every {@code checkpointMillis} to {@code
+ * stateBackend}.
  */
-public record BenchSetting(int dimension, int clients) {
+public record BenchSetting(
+    int dimension,
+    int clients,
+    int parallelism,
+    long checkpointMillis,
+    StateBackendKind stateBackend) {
+  /** Checkpoint interval of {@code privagg run}, and of the benchmark unless told otherwise. */
+  public static final long DEFAULT_CHECKPOINT_MILLIS = 1000;
+
   public BenchSetting {
     if (dimension < 1) {
       throw new IllegalArgumentException("dimension must be >= 1, was " + dimension);
@@ -12,11 +22,42 @@ public record BenchSetting(int dimension, int clients) {
     if (clients < 1) {
       throw new IllegalArgumentException("clients must be >= 1, was " + clients);
     }
+    if (parallelism < 1) {
+      throw new IllegalArgumentException("parallelism must be >= 1, was " + parallelism);
+    }
+    if (checkpointMillis < 1) {
+      throw new IllegalArgumentException("checkpointMillis must be >= 1, was " + checkpointMillis);
+    }
+    if (stateBackend == null) {
+      throw new IllegalArgumentException("stateBackend must be given, was null");
+    }
   }
 
-  /** A name usable in job ids and topic names, e.g. {@code d1000000-m100}. */
+  /** Parallelism 1, checkpoints every second, heap state: the job as {@code privagg run} runs. */
+  public BenchSetting(int dimension, int clients) {
+    this(dimension, clients, 1, DEFAULT_CHECKPOINT_MILLIS, StateBackendKind.HASHMAP);
+  }
+
+  /**
+   * A name usable in job ids and topic names, e.g. {@code d1000000-m100-p2-c1000-hashmap}: every
+   * run gets topics of its own.
+   */
   public String name() {
-    return "d" + dimension + "-m" + clients;
+    return "d"
+        + dimension
+        + "-m"
+        + clients
+        + "-p"
+        + parallelism
+        + "-c"
+        + checkpointMillis
+        + "-"
+        + stateBackend.configName();
+  }
+
+  /** The same setting at parallelism 1: the base of its scaling figure. */
+  public BenchSetting atParallelismOne() {
+    return new BenchSetting(dimension, clients, 1, checkpointMillis, stateBackend);
   }
 
   /** The dimension as people write it: 10k, 1M, 8M. */

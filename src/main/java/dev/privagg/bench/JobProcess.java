@@ -49,7 +49,7 @@ final class JobProcess implements AutoCloseable {
       long startMillis,
       Path workDir,
       String heap,
-      long checkpointMillis,
+      BenchSetting setting,
       List<String> jvmOptions,
       boolean profile)
       throws IOException, InterruptedException {
@@ -82,7 +82,9 @@ final class JobProcess implements AutoCloseable {
             Long.toString(startMillis),
             Integer.toString(restPort),
             workDir.resolve("checkpoints").toString(),
-            Long.toString(checkpointMillis)));
+            Long.toString(setting.checkpointMillis()),
+            Integer.toString(setting.parallelism()),
+            setting.stateBackend().configName()));
     Process process =
         new ProcessBuilder(command)
             .redirectErrorStream(true)
@@ -160,6 +162,42 @@ final class JobProcess implements AutoCloseable {
       previous = current;
     }
     return previous;
+  }
+
+  /** Completed checkpoints triggered in a time window: how many, and the bytes they wrote. */
+  record CheckpointBytes(
+      int completed, int failed, int inProgress, long checkpointedBytes, long stateBytes) {}
+
+  /**
+   * The checkpoints triggered from {@code fromMillis} to {@code toMillis} (wall clock of this
+   * machine, which the job's JobManager shares), from Flink's checkpoint statistics. {@code
+   * checkpointedBytes} is what each checkpoint wrote (with incremental RocksDB, only the new
+   * files); {@code stateBytes} the full state each one covers.
+   */
+  CheckpointBytes checkpointBytes(long fromMillis, long toMillis)
+      throws IOException, InterruptedException {
+    JsonNode stats = get("/jobs/" + flinkJobId + "/checkpoints");
+    int completed = 0;
+    int failed = 0;
+    int inProgress = 0;
+    long checkpointed = 0;
+    long state = 0;
+    for (JsonNode checkpoint : stats.path("history")) {
+      long triggered = checkpoint.path("trigger_timestamp").asLong();
+      if (triggered < fromMillis || triggered > toMillis) {
+        continue;
+      }
+      switch (checkpoint.path("status").asText()) {
+        case "COMPLETED" -> {
+          completed++;
+          checkpointed += checkpoint.path("checkpointed_size").asLong();
+          state += checkpoint.path("state_size").asLong();
+        }
+        case "FAILED" -> failed++;
+        default -> inProgress++; // its size is not known yet
+      }
+    }
+    return new CheckpointBytes(completed, failed, inProgress, checkpointed, state);
   }
 
   /** The job's {@code privagg.stage.*Nanos} counters, summed over operators: stage to nanos. */

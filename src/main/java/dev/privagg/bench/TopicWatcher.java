@@ -1,5 +1,7 @@
 package dev.privagg.bench;
 
+import dev.privagg.avro.LedgerEntry;
+import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.spec.JobSpec;
 import java.time.Duration;
@@ -16,7 +18,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 /**
  * Follows a job's rounds and models topics as a client does ({@code read_committed}) and notes when
  * each announcement and model became visible, and each model's record timestamp (the time the job's
- * sink produced it, before the commit made it visible).
+ * sink produced it, before the commit made it visible). It also reads the ledger and rejects
+ * topics, so that a run can check that its rounds closed in order with exactly the updates sent for
+ * them.
  */
 final class TopicWatcher implements AutoCloseable {
   /** A model as seen: its producer timestamp and the moment it became visible here. */
@@ -24,6 +28,8 @@ final class TopicWatcher implements AutoCloseable {
 
   private final Map<Long, Long> announcementsVisible = new ConcurrentHashMap<>();
   private final Map<Long, SeenModel> models = new ConcurrentHashMap<>();
+  private final Map<Long, LedgerEntry> ledger = new ConcurrentHashMap<>();
+  private final Map<String, Long> rejects = new ConcurrentHashMap<>();
   private final Thread thread;
   private volatile boolean running = true;
   private volatile Exception failure;
@@ -42,7 +48,9 @@ final class TopicWatcher implements AutoCloseable {
     KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     String roundsTopic = spec.topics().rounds();
-    consumer.subscribe(List.of(roundsTopic, spec.topics().models()));
+    String ledgerTopic = spec.topics().ledger();
+    String rejectsTopic = spec.topics().rejects();
+    consumer.subscribe(List.of(roundsTopic, spec.topics().models(), ledgerTopic, rejectsTopic));
     thread =
         new Thread(
             () -> {
@@ -53,6 +61,14 @@ final class TopicWatcher implements AutoCloseable {
                     if (r.topic().equals(roundsTopic)) {
                       announcementsVisible.putIfAbsent(
                           AvroCodec.decodeAnnouncement(r.value()).getRound(), now);
+                    } else if (r.topic().equals(ledgerTopic)) {
+                      LedgerEntry entry = AvroCodec.decodeLedgerEntry(r.value());
+                      ledger.putIfAbsent(entry.getRound(), entry);
+                    } else if (r.topic().equals(rejectsTopic)) {
+                      rejects.merge(
+                          String.valueOf(AvroCodec.decodeReject(r.value()).getReason()),
+                          1L,
+                          Long::sum);
                     } else {
                       models.putIfAbsent(
                           AvroCodec.decodeModel(r.value()).getRound(),
@@ -83,6 +99,43 @@ final class TopicWatcher implements AutoCloseable {
       pause(job);
     }
     return seen;
+  }
+
+  /**
+   * Fails unless rounds {@code first} to {@code last} each released exactly {@code clients} updates
+   * and no update was rejected: with several partitions, an update of round r + 1 stamped before
+   * round r closed would be a FUTURE_ROUND reject, and r would wait for another client.
+   */
+  void checkRounds(long first, long last, int clients, JobProcess job) throws InterruptedException {
+    // The ledger entry commits with the release, before the publisher copies the model out.
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    while (!ledger.keySet().containsAll(rounds(first, last)) && System.nanoTime() < deadline) {
+      pause(job);
+    }
+    if (!rejects.isEmpty()) {
+      throw new IllegalStateException("the job rejected benchmark updates: " + rejects);
+    }
+    for (long round = first; round <= last; round++) {
+      LedgerEntry entry = ledger.get(round);
+      if (entry == null) {
+        throw new IllegalStateException("no ledger entry for round " + round + " in 30 s");
+      }
+      if (entry.getOutcome() != LedgerOutcome.RELEASED || entry.getContributions() != clients) {
+        throw new IllegalStateException(
+            "round "
+                + round
+                + " must be RELEASED with "
+                + clients
+                + " contributions, was "
+                + entry.getOutcome()
+                + " with "
+                + entry.getContributions());
+      }
+    }
+  }
+
+  private static List<Long> rounds(long first, long last) {
+    return java.util.stream.LongStream.rangeClosed(first, last).boxed().toList();
   }
 
   private void pause(JobProcess job) throws InterruptedException {

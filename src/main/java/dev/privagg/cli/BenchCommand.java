@@ -3,6 +3,7 @@ package dev.privagg.cli;
 import dev.privagg.bench.Bench;
 import dev.privagg.bench.BenchPlan;
 import dev.privagg.bench.BenchSetting;
+import dev.privagg.bench.StateBackendKind;
 import dev.privagg.sim.EmbeddedKafka;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,10 +20,12 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = {
       "Benchmark the real pipeline: throughput against the Kafka ceiling, latency, memory.",
-      "For each d x m: synthetic clients preload rounds of d float32 parameters into a real",
-      "broker; a plain consumer reads them (the ceiling); the job, in its own JVM on a Flink",
-      "MiniCluster, aggregates them (throughput, CPU share per stage); then live rounds time the",
-      "last update acked -> model visible. Writes bench.md, bench.csv and bench.png."
+      "For each d x m x state backend x checkpoint interval x parallelism p: synthetic clients",
+      "preload rounds of d float32 parameters into a real broker (p partitions, keyed by client);",
+      "p plain consumers read them (the ceiling); the job, in its own JVM on a Flink MiniCluster",
+      "at parallelism p, aggregates them (throughput, CPU share per stage); then live rounds time",
+      "the last update acked -> model visible, and the checkpoints' bytes meanwhile.",
+      "Writes bench.md, bench.csv and bench.png."
     })
 final class BenchCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
@@ -85,12 +88,34 @@ final class BenchCommand implements Callable<Integer> {
   String jobHeap;
 
   @Option(
-      names = "--checkpoint-interval-ms",
-      defaultValue = "1000",
+      names = "--parallelism",
+      split = ",",
+      defaultValue = "1",
       description =
-          "The job's checkpoint interval; outputs become visible at checkpoints"
-              + " (default 1000, as privagg run).")
-  long checkpointIntervalMillis;
+          "Parallelisms p of the job, each on an updates topic of p partitions (default 1). With"
+              + " 1 in the list, each setting's throughput at p is also given over its value at 1.")
+  List<Integer> parallelisms;
+
+  @Option(
+      names = {"--checkpoint-intervals", "--checkpoint-interval-ms"},
+      split = ",",
+      defaultValue = "1000",
+      paramLabel = "MS",
+      description =
+          "The job's checkpoint intervals in ms; outputs become visible at checkpoints, so each"
+              + " trades round close latency against checkpoint bytes/s (default 1000, as privagg"
+              + " run).")
+  List<Long> checkpointIntervals;
+
+  @Option(
+      names = "--state-backend",
+      split = ",",
+      defaultValue = "hashmap",
+      paramLabel = "hashmap|rocksdb",
+      description =
+          "The job's state backends: hashmap (heap, full checkpoints) or rocksdb (incremental"
+              + " checkpoints); a comma-separated list runs each (default hashmap).")
+  List<String> stateBackends;
 
   @Option(
       names = "--job-jvm-opts",
@@ -125,7 +150,16 @@ final class BenchCommand implements Callable<Integer> {
     flags.positive("--latency-gb", latencyGb);
     flags.positive("--max-setting-gb", maxSettingGb);
     flags.atLeastOne("--max-measured-rounds", maxMeasuredRounds);
-    flags.atLeastOne("--checkpoint-interval-ms", checkpointIntervalMillis);
+    parallelisms.forEach(p -> flags.atLeastOne("--parallelism", p));
+    checkpointIntervals.forEach(c -> flags.atLeastOne("--checkpoint-intervals", c));
+    List<StateBackendKind> backends = new ArrayList<>();
+    for (String name : stateBackends) {
+      try {
+        backends.add(StateBackendKind.of(name));
+      } catch (IllegalArgumentException e) {
+        throw flags.fail("--state-backend must be hashmap or rocksdb, was '" + name + "'");
+      }
+    }
     if (!jobHeap.matches("[0-9]+[kKmMgG]?")) {
       throw flags.fail("--job-heap must look like 4g or 3072m, was '" + jobHeap + "'");
     }
@@ -146,21 +180,18 @@ final class BenchCommand implements Callable<Integer> {
     List<BenchSetting> settings = new ArrayList<>();
     for (int d : dimensions) {
       for (int m : clients) {
-        settings.add(new BenchSetting(d, m));
+        for (StateBackendKind backend : backends) {
+          for (long interval : checkpointIntervals) {
+            for (int p : parallelisms) {
+              settings.add(new BenchSetting(d, m, p, interval, backend));
+            }
+          }
+        }
       }
     }
     var console = spec.commandLine().getOut();
     if (bootstrapServers != null) {
-      Bench.run(
-          settings,
-          limits,
-          bootstrapServers,
-          out,
-          jobHeap,
-          checkpointIntervalMillis,
-          jvmOptions(),
-          profile,
-          console);
+      Bench.run(settings, limits, bootstrapServers, out, jobHeap, jvmOptions(), profile, console);
     } else {
       console.println("starting a Kafka broker in this JVM...");
       try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
@@ -170,7 +201,6 @@ final class BenchCommand implements Callable<Integer> {
             kafka.bootstrapServers(),
             out,
             jobHeap,
-            checkpointIntervalMillis,
             jvmOptions(),
             profile,
             console);

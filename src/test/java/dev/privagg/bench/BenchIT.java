@@ -27,17 +27,19 @@ class BenchIT {
     try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
       results =
           Bench.run(
-              List.of(new BenchSetting(1000, 5), new BenchSetting(1000, 1000)),
+              List.of(
+                  new BenchSetting(1000, 5, 1, 500, StateBackendKind.HASHMAP),
+                  new BenchSetting(1000, 5, 2, 500, StateBackendKind.HASHMAP),
+                  new BenchSetting(1000, 1000)),
               limits,
               kafka.bootstrapServers(),
               out,
               "512m",
-              500,
               List.of(),
               false,
               new PrintWriter(log, true));
     }
-    assertThat(results).hasSize(2);
+    assertThat(results).hasSize(3);
     BenchResult run = results.get(0);
     assertThat(run.skipped()).as(log.toString()).isFalse();
     assertThat(run.measuredRounds()).isBetween(10, 20);
@@ -57,13 +59,31 @@ class BenchIT {
     assertThat(run.stageShares().get("decode")).isPositive().isLessThan(1);
     assertThat(run.stageShares().get("clip")).isPositive().isLessThan(1);
 
-    assertThat(results.get(1).skipped()).isTrue();
-    assertThat(results.get(1).skipReason()).contains("--max-setting-gb");
+    // Checkpoints every 500 ms over live rounds of about a second each: some completed.
+    assertThat(run.checkpoints().completed()).isPositive();
+    assertThat(run.checkpoints().megabytesPerSecond()).isPositive();
+    assertThat(run.checkpoints().stateMegabytes()).isPositive();
+
+    // Two partitions keyed by client id, two readers: every round still released its 5 updates
+    // in order (the runner fails a run otherwise), and the ceiling had two consumers.
+    BenchResult parallel = results.get(1);
+    assertThat(parallel.skipped()).as(log.toString()).isFalse();
+    assertThat(parallel.setting().parallelism()).isEqualTo(2);
+    assertThat(parallel.updatesPerSecond()).isPositive();
+    assertThat(log.toString()).contains("ceiling (2 plain consumers");
+    assertThat(BenchReport.scaling(parallel, results, BenchResult::updatesPerSecond))
+        .isCloseTo(
+            parallel.updatesPerSecond() / run.updatesPerSecond(),
+            org.assertj.core.data.Percentage.withPercentage(0.01));
+
+    assertThat(results.get(2).skipped()).isTrue();
+    assertThat(results.get(2).skipReason()).contains("--max-setting-gb");
 
     assertThat(Files.readString(out.resolve("bench.md")))
-        .contains("| 1k | 5 |")
-        .contains("d = 1k, m = 1000:");
-    assertThat(Files.readAllLines(out.resolve("bench.csv"))).hasSize(3);
+        .contains("| 1k | 5 | 1 | 500 | hashmap |")
+        .contains("| 1k | 5 | 2 | 500 | hashmap |")
+        .contains("d = 1k, m = 1000, p = 1, checkpoints every 1000 ms, hashmap:");
+    assertThat(Files.readAllLines(out.resolve("bench.csv"))).hasSize(4);
     assertThat(Files.size(out.resolve("bench.png"))).isPositive();
   }
 }
