@@ -115,7 +115,13 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
     rounds.put(cancelKeyed, 3L);
     rounds.put(restoreKeyed, 4L);
     rounds.put(stopKeyed, 3L);
-    runReferences(rounds);
+    // Keyed noise derives from the key, the models topic, the job and the round: each reference
+    // uses its cluster run's topic names (on the in-process broker).
+    Map<TrainingJob, String> runs =
+        Map.of(
+            tmKeyed, "tm", tmEarly, "tm", jmKeyed, "jm", cancelKeyed, "cancel", restoreKeyed,
+            "restore", stopKeyed, "stop");
+    runReferences(rounds, runs);
     started.join();
   }
 
@@ -130,17 +136,23 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
    * The failure-free runs, all keyed jobs in one MiniCluster job on the in-process broker, with
    * short rounds (deadlines never enter a release) and the same inputs and partition placement.
    */
-  private void runReferences(Map<TrainingJob, Long> rounds) throws Exception {
-    String prefix = "ref-" + run;
+  private void runReferences(Map<TrainingJob, Long> rounds, Map<TrainingJob, String> runs)
+      throws Exception {
     Map<JobSpec, Long> specs = new LinkedHashMap<>();
+    Map<String, List<JobSpec>> byRun = new LinkedHashMap<>();
     rounds.forEach(
-        (job, count) ->
-            specs.put(
-                JobSpecReader.parse(
-                    "reference " + job.jobId(),
-                    job.yaml(prefix, job.closeEarly() ? job.timeoutSeconds() : 4, 2, key)),
-                count));
-    startJob(List.copyOf(specs.keySet()), 1);
+        (job, count) -> {
+          String prefix = runs.get(job) + "-" + run;
+          JobSpec spec =
+              JobSpecReader.parse(
+                  "reference " + job.jobId(),
+                  job.yaml(prefix, job.closeEarly() ? job.timeoutSeconds() : 4, 2, key));
+          specs.put(spec, count);
+          byRun.computeIfAbsent(prefix, p -> new ArrayList<>()).add(spec);
+        });
+    for (List<JobSpec> group : byRun.values()) {
+      startJob(group, 1);
+    }
     long last = Collections.max(rounds.values());
     try (KafkaProducer<byte[], byte[]> producer = producer(bootstrap)) {
       for (long r = 1; r <= last; r++) {
@@ -174,17 +186,20 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
         }
       }
     }
-    long total = rounds.values().stream().mapToLong(Long::longValue).sum();
-    JobSpec any = specs.keySet().iterator().next();
-    for (LedgerEntry e :
-        ledgerUntil(
-            any,
-            l -> l.stream().filter(e -> e.getOutcome() == LedgerOutcome.RELEASED).count() >= total,
-            Duration.ofSeconds(60))) {
-      if (e.getOutcome() == LedgerOutcome.RELEASED) {
-        referenceContributions
-            .computeIfAbsent(e.getJobId(), j -> new HashMap<>())
-            .put(e.getRound(), e.getContributions());
+    for (List<JobSpec> group : byRun.values()) {
+      long total = group.stream().mapToLong(specs::get).sum();
+      for (LedgerEntry e :
+          ledgerUntil(
+              group.get(0),
+              l ->
+                  l.stream().filter(e -> e.getOutcome() == LedgerOutcome.RELEASED).count()
+                      >= total,
+              Duration.ofSeconds(60))) {
+        if (e.getOutcome() == LedgerOutcome.RELEASED) {
+          referenceContributions
+              .computeIfAbsent(e.getJobId(), j -> new HashMap<>())
+              .put(e.getRound(), e.getContributions());
+        }
       }
     }
     stopJobs();
