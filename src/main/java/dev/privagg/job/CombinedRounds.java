@@ -133,6 +133,7 @@ final class CombinedRounds {
     ModelState state = store.model();
     long base = sealed.baseModelRound;
     return (state != null && state.round == base)
+        || sealed.carriedModel != null
         || base == 0
         || (floor.model() != null && floor.modelRound() == base);
   }
@@ -157,7 +158,7 @@ final class CombinedRounds {
                 spec.clippingPolicy(), spec.model().tensorSizes(), units, combined.contributions)
             .toDoubles();
     double[] noise = drawn.remove(round);
-    float[] model = baseModel(store, sealed.baseModelRound);
+    float[] model = baseModel(store, sealed);
     NoisyAverage.applyDrawn(
         model,
         sum,
@@ -176,11 +177,18 @@ final class CombinedRounds {
     return spec.mechanism().noise(spec.model().dimension(), stream);
   }
 
-  /** The model round {@code round} trained on: this combiner's last, the topic's, or round 0's. */
-  private float[] baseModel(Store store, long round) {
+  /**
+   * The model the round {@code sealed} trains on: this combiner's last, the one an earlier version's
+   * state carried, the topic's, or round 0's.
+   */
+  private float[] baseModel(Store store, RoundSignal sealed) {
+    long round = sealed.baseModelRound;
     ModelState state = store.model();
     if (state != null && state.round == round && state.model != null) {
       return state.model;
+    }
+    if (sealed.carriedModel != null) {
+      return sealed.carriedModel.clone();
     }
     if (floor.model() != null && floor.modelRound() == round) {
       return floor.model().clone();
