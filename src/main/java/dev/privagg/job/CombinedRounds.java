@@ -106,6 +106,11 @@ final class CombinedRounds {
   }
 
   private void finishOrSave(Store store, long round, CombinedRound combined, Output out) {
+    if (combined.complete() && superseded(store, combined.sealed)) {
+      store.removeRound(round);
+      drawn.remove(round);
+      return;
+    }
     if (!combined.complete() || (combined.sealed.release && !hasBase(store, combined.sealed))) {
       store.saveRound(round, combined);
       return;
@@ -119,6 +124,12 @@ final class CombinedRounds {
       java.util.Collections.sort(pending);
       for (long r : pending) {
         CombinedRound waiting = store.round(r);
+        if (waiting.complete() && superseded(store, waiting.sealed)) {
+          store.removeRound(r);
+          drawn.remove(r);
+          finishedOne = true;
+          break;
+        }
         if (waiting.complete() && (!waiting.sealed.release || hasBase(store, waiting.sealed))) {
           finish(store, r, waiting, out);
           finishedOne = true;
@@ -126,6 +137,21 @@ final class CombinedRounds {
         }
       }
     }
+  }
+
+  /**
+   * Whether a model of this round or a later one is already out: released by this combiner, or
+   * committed on the topics when the job started. A round restored pending (sealed in an unaligned
+   * checkpoint, or in a savepoint older than the topics) must then not be computed again: its
+   * release would come after a newer one, or (with secure noise) conflict with the public copy.
+   */
+  private boolean superseded(Store store, RoundSignal sealed) {
+    if (!sealed.release) {
+      return false;
+    }
+    ModelState state = store.model();
+    return (state != null && state.round >= sealed.round)
+        || (floor.model() != null && floor.modelRound() >= sealed.round);
   }
 
   /** Whether the model round {@code sealed} trains on is at hand (see {@link #baseModel}). */
