@@ -106,6 +106,11 @@ final class CombinedRounds {
   }
 
   private void finishOrSave(Store store, long round, CombinedRound combined, Output out) {
+    if (combined.complete() && superseded(store, combined.sealed)) {
+      store.removeRound(round);
+      drawn.remove(round);
+      return;
+    }
     if (!combined.complete() || (combined.sealed.release && !hasBase(store, combined.sealed))) {
       store.saveRound(round, combined);
       return;
@@ -119,6 +124,12 @@ final class CombinedRounds {
       java.util.Collections.sort(pending);
       for (long r : pending) {
         CombinedRound waiting = store.round(r);
+        if (waiting.complete() && superseded(store, waiting.sealed)) {
+          store.removeRound(r);
+          drawn.remove(r);
+          finishedOne = true;
+          break;
+        }
         if (waiting.complete() && (!waiting.sealed.release || hasBase(store, waiting.sealed))) {
           finish(store, r, waiting, out);
           finishedOne = true;
@@ -128,11 +139,27 @@ final class CombinedRounds {
     }
   }
 
+  /**
+   * Whether a model of this round or a later one is already out: released by this combiner, or
+   * committed on the topics when the job started. A round restored pending (sealed in an unaligned
+   * checkpoint, or in a savepoint older than the topics) must then not be computed again: its
+   * release would come after a newer one, or (with secure noise) conflict with the public copy.
+   */
+  private boolean superseded(Store store, RoundSignal sealed) {
+    if (!sealed.release) {
+      return false;
+    }
+    ModelState state = store.model();
+    return (state != null && state.round >= sealed.round)
+        || (floor.model() != null && floor.modelRound() >= sealed.round);
+  }
+
   /** Whether the model round {@code sealed} trains on is at hand (see {@link #baseModel}). */
   private boolean hasBase(Store store, RoundSignal sealed) {
     ModelState state = store.model();
     long base = sealed.baseModelRound;
     return (state != null && state.round == base)
+        || sealed.carriedModel != null
         || base == 0
         || (floor.model() != null && floor.modelRound() == base);
   }
@@ -157,7 +184,7 @@ final class CombinedRounds {
                 spec.clippingPolicy(), spec.model().tensorSizes(), units, combined.contributions)
             .toDoubles();
     double[] noise = drawn.remove(round);
-    float[] model = baseModel(store, sealed.baseModelRound);
+    float[] model = baseModel(store, sealed);
     NoisyAverage.applyDrawn(
         model,
         sum,
@@ -176,11 +203,18 @@ final class CombinedRounds {
     return spec.mechanism().noise(spec.model().dimension(), stream);
   }
 
-  /** The model round {@code round} trained on: this combiner's last, the topic's, or round 0's. */
-  private float[] baseModel(Store store, long round) {
+  /**
+   * The model the round {@code sealed} trains on: this combiner's last, the one an earlier version's
+   * state carried, the topic's, or round 0's.
+   */
+  private float[] baseModel(Store store, RoundSignal sealed) {
+    long round = sealed.baseModelRound;
     ModelState state = store.model();
     if (state != null && state.round == round && state.model != null) {
       return state.model;
+    }
+    if (sealed.carriedModel != null) {
+      return sealed.carriedModel.clone();
     }
     if (floor.model() != null && floor.modelRound() == round) {
       return floor.model().clone();

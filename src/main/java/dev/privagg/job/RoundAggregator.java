@@ -352,10 +352,11 @@ final class RoundAggregator
     }
 
     @Override
-    public void release(ClosedRound round, long baseModelRound, OpenRound members) {
+    public void release(
+        ClosedRound round, long baseModelRound, OpenRound members, float[] carriedBase) {
       metrics.epsilonSpent(round.epsilonSpent());
       out.collect(ledgerEntry(round, LedgerOutcome.RELEASED));
-      seal(round, true, baseModelRound, members);
+      seal(round, true, baseModelRound, members, carriedBase);
       metrics.roundsReleased.inc();
       LOG.info(
           "job {}: round {} released; charged {} (z {}, q {}, {}); epsilon {} of {} at delta {}",
@@ -374,7 +375,7 @@ final class RoundAggregator
     public void withhold(ClosedRound round, OpenRound members) {
       metrics.epsilonSpent(round.epsilonSpent());
       out.collect(ledgerEntry(round, LedgerOutcome.NOT_RELEASED_MIN_COHORT));
-      seal(round, false, -1, members);
+      seal(round, false, -1, members, null);
       metrics.roundsNotReleased.inc();
       LOG.info(
           "job {}: round {} not released (noisy count under the minimum cohort); charged, epsilon"
@@ -389,15 +390,21 @@ final class RoundAggregator
      * Seals the round at each shard that sums members of it (after the commands that admitted them,
      * on the same channel), and tells the combiner which shards to wait for.
      */
-    private void seal(ClosedRound round, boolean release, long baseModelRound, OpenRound members) {
+    private void seal(
+        ClosedRound round,
+        boolean release,
+        long baseModelRound,
+        OpenRound members,
+        float[] carriedBase) {
       String[] keys = members.shardKeys == null ? new String[0] : members.shardKeys;
       for (int i = 0; i < keys.length; i++) {
         ctx.output(
             SHARD_COMMANDS,
             ShardCommand.seal(spec.jobId(), keys[i], round.round(), members.shardCounts[i]));
       }
-      ctx.output(
-          ROUND_SIGNALS, RoundSignal.sealed(round, release, baseModelRound, members, spec.jobId()));
+      RoundSignal sealed = RoundSignal.sealed(round, release, baseModelRound, members, spec.jobId());
+      sealed.carriedModel = carriedBase;
+      ctx.output(ROUND_SIGNALS, sealed);
     }
 
     private OutboundRecord ledgerEntry(ClosedRound round, LedgerOutcome outcome) {

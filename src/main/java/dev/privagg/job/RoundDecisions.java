@@ -30,9 +30,11 @@ interface RoundDecisions {
 
   /**
    * The round was charged and is released: its shards (in {@code members}) hand their sums to the
-   * combiner, which moves the model of round {@code baseModelRound} by the noisy average.
+   * combiner, which moves the model of round {@code baseModelRound} by the noisy average. {@code
+   * carriedBase}: that model as state from an earlier version kept it in the decider (the combiner
+   * holds no model then), or null.
    */
-  void release(ClosedRound round, long baseModelRound, OpenRound members);
+  void release(ClosedRound round, long baseModelRound, OpenRound members, float[] carriedBase);
 
   /**
    * The round was charged but the noisy count fell under the minimum cohort: sealed, not released.

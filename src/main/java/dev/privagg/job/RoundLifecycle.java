@@ -538,7 +538,11 @@ final class RoundLifecycle {
         new ClosedRound(
             r, charge, epsilon, round.contributions, noisyCount, closedAt, progress.deadlineMillis);
     if (release) {
-      out.release(closed, progress.modelRound, round);
+      // State from versions before the combiner kept the released model here: hand it over once,
+      // since the combiner's state is empty after the upgrade and the topics may lag behind it.
+      float[] carriedBase = progress.model;
+      progress.model = null;
+      out.release(closed, progress.modelRound, round, carriedBase);
       progress.modelRound = r;
     } else {
       out.withhold(closed, round);

@@ -36,6 +36,12 @@ public class RoundSignal {
    */
   public long[] carriedUnits;
 
+  /**
+   * SEALED: the model of {@link #baseModelRound} as a state from an earlier version kept it in the
+   * decider (the combiner's state has no model then); null otherwise.
+   */
+  public float[] carriedModel;
+
   public RoundSignal() {}
 
   static RoundSignal opened(String jobId, long round) {

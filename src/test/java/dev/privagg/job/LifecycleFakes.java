@@ -279,13 +279,15 @@ final class LifecycleFakes {
     }
 
     @Override
-    public void release(ClosedRound round, long baseModelRound, OpenRound members) {
+    public void release(
+        ClosedRound round, long baseModelRound, OpenRound members, float[] carriedBase) {
       closed.add(round);
       released.add(round.round());
-      seal(round, true, baseModelRound, members);
+      seal(round, true, baseModelRound, members, carriedBase);
     }
 
-    private void seal(ClosedRound round, boolean release, long base, OpenRound members) {
+    private void seal(
+        ClosedRound round, boolean release, long base, OpenRound members, float[] carriedBase) {
       if (shard == null) {
         return;
       }
@@ -296,15 +298,14 @@ final class LifecycleFakes {
             ShardCommand.seal(JobFixtures.JOB, keys[i], round.round(), members.shardCounts[i]),
             toCombiner);
       }
-      combiner.sealed(
-          combinerStore,
-          RoundSignal.sealed(round, release, base, members, JobFixtures.JOB),
-          released());
+      RoundSignal sealed = RoundSignal.sealed(round, release, base, members, JobFixtures.JOB);
+      sealed.carriedModel = carriedBase;
+      combiner.sealed(combinerStore, sealed, released());
     }
 
     @Override
     public void withhold(ClosedRound round, OpenRound members) {
-      seal(round, false, -1, members);
+      seal(round, false, -1, members, null);
       closed.add(round);
       withheld.add(round.round());
     }
