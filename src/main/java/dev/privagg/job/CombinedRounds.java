@@ -204,8 +204,8 @@ final class CombinedRounds {
   }
 
   /**
-   * The model the round {@code sealed} trains on: this combiner's last, the one an earlier version's
-   * state carried, the topic's, or round 0's.
+   * The model the round {@code sealed} trains on: this combiner's last, the one an earlier
+   * version's state carried, the topic's, or round 0's.
    */
   private float[] baseModel(Store store, RoundSignal sealed) {
     long round = sealed.baseModelRound;

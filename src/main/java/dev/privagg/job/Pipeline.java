@@ -14,7 +14,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  */
 public final class Pipeline {
   /** Interval of heartbeat ticks: rounds close at most about this much after their deadline. */
-  static final long HEARTBEAT_MILLIS = 200;
+  static final long HEARTBEAT_MILLIS = 100;
 
   private Pipeline() {}
 

@@ -47,6 +47,9 @@ public final class PrivaggJob {
 
   private static final long START_MARGIN_MILLIS = 5_000;
 
+  /** How often the source emits watermarks: rounds decide at most about this late. */
+  static final long WATERMARK_INTERVAL_MILLIS = 50;
+
   /** How far (in broker time) one updates partition may be read ahead of the slowest one. */
   static final Duration MAX_PARTITION_DRIFT = Duration.ofSeconds(5);
 
@@ -247,6 +250,12 @@ public final class PrivaggJob {
     // the latest retained checkpoint.
     env.getCheckpointConfig()
         .setExternalizedCheckpointRetention(ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+    // Aligned checkpoints only: a round's ledger entry (decider) and its model (combiner, after
+    // the shards' partial sums) then land in one checkpoint's transactions, and a restored
+    // combiner never holds a round the restored decider has not sealed.
+    env.getCheckpointConfig().enableUnalignedCheckpoints(false);
+    // Event time moves every 50 ms (Flink's default is 200): an early close waits for it.
+    env.getConfig().setAutoWatermarkInterval(WATERMARK_INTERVAL_MILLIS);
     env.setParallelism(settings.parallelism());
     JobSpec.Topics topics = specs.get(0).topics();
     String name = "privagg-" + Integer.toHexString(jobIds(specs).hashCode());

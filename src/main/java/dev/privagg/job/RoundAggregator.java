@@ -402,7 +402,8 @@ final class RoundAggregator
             SHARD_COMMANDS,
             ShardCommand.seal(spec.jobId(), keys[i], round.round(), members.shardCounts[i]));
       }
-      RoundSignal sealed = RoundSignal.sealed(round, release, baseModelRound, members, spec.jobId());
+      RoundSignal sealed =
+          RoundSignal.sealed(round, release, baseModelRound, members, spec.jobId());
       sealed.carriedModel = carriedBase;
       ctx.output(ROUND_SIGNALS, sealed);
     }
@@ -417,6 +418,13 @@ final class RoundAggregator
           round.contributions(),
           round.noisyCount(),
           round.closedAtMillis());
+    }
+
+    @Override
+    public void discard(long round, OpenRound members) {
+      for (String key : members.shardKeys) {
+        ctx.output(SHARD_COMMANDS, ShardCommand.discard(spec.jobId(), key, round));
+      }
     }
 
     @Override

@@ -41,6 +41,9 @@ interface RoundDecisions {
    */
   void withhold(ClosedRound round, OpenRound members);
 
+  /** The open round {@code round} ends uncharged and unreleased: its shards drop its sums. */
+  void discard(long round, OpenRound members);
+
   /** Some clients of {@code round} were turned away with ROUND_FULL. */
   void reportFull(long round, long clientsSeen);
 

@@ -393,7 +393,7 @@ final class RoundLifecycle {
       armCloseTimer(progress, out);
       return;
     }
-    store.clearRound();
+    discardOpenRound(store, progress, out);
     long lastAnnounced = Math.max(progress.currentRound, floor.lastRound());
     progress.ledger = floor.ledger();
     progress.currentRound = floor.chargedThrough();
@@ -560,6 +560,15 @@ final class RoundLifecycle {
     progress.exhausted = true;
     double epsilon = accountant().epsilon(ledger, spec.privacy().delta()).epsilon();
     out.exhaust(progress.currentRound, epsilon, atMillis);
+    discardOpenRound(store, progress, out);
+  }
+
+  /** Drops the open round uncharged: its shards let go of what they summed for it. */
+  private static void discardOpenRound(RoundStore store, JobProgress progress, RoundDecisions out) {
+    OpenRound round = store.openRound();
+    if (round != null && round.shardKeys != null) {
+      out.discard(progress.currentRound, round);
+    }
     store.clearRound();
   }
 }

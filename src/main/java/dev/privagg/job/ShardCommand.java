@@ -2,15 +2,17 @@ package dev.privagg.job;
 
 /**
  * What the round decider tells one shard, in decision order: an update (by its place in the updates
- * log) joins round {@code round}'s sum or is dropped, and round {@code round} is sealed once the
- * shard has summed {@code expected} updates of it.
+ * log) joins round {@code round}'s sum or is dropped, round {@code round} is sealed once the shard
+ * has summed {@code expected} updates of it, or discarded (the budget ran out, or a restored job
+ * took over from the ledger topic).
  */
 public class ShardCommand {
   /** The three commands. */
   public enum Kind {
     ADMIT,
     DROP,
-    SEAL
+    SEAL,
+    DISCARD
   }
 
   public Kind kind;
@@ -44,6 +46,10 @@ public class ShardCommand {
     c.sourcePartition = update.sourcePartition;
     c.sourceOffset = update.sourceOffset;
     return c;
+  }
+
+  static ShardCommand discard(String jobId, String shardKey, long round) {
+    return at(Kind.DISCARD, jobId, shardKey, round);
   }
 
   static ShardCommand seal(String jobId, String shardKey, long round, long expected) {

@@ -70,6 +70,10 @@ final class ShardSums {
 
   /** A command from the round decider. */
   void command(Store store, ShardCommand command, Output out) {
+    if (command.kind == ShardCommand.Kind.DISCARD) {
+      store.removeRound(command.round);
+      return;
+    }
     if (command.kind == ShardCommand.Kind.SEAL) {
       ShardRound sums = roundOf(store, command.round);
       sums.expected = command.expected;

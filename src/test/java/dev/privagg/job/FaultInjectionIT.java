@@ -119,8 +119,18 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
     // uses its cluster run's topic names (on the in-process broker).
     Map<TrainingJob, String> runs =
         Map.of(
-            tmKeyed, "tm", tmEarly, "tm", jmKeyed, "jm", cancelKeyed, "cancel", restoreKeyed,
-            "restore", stopKeyed, "stop");
+            tmKeyed,
+            "tm",
+            tmEarly,
+            "tm",
+            jmKeyed,
+            "jm",
+            cancelKeyed,
+            "cancel",
+            restoreKeyed,
+            "restore",
+            stopKeyed,
+            "stop");
     runReferences(rounds, runs);
     started.join();
   }
@@ -192,8 +202,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
           ledgerUntil(
               group.get(0),
               l ->
-                  l.stream().filter(e -> e.getOutcome() == LedgerOutcome.RELEASED).count()
-                      >= total,
+                  l.stream().filter(e -> e.getOutcome() == LedgerOutcome.RELEASED).count() >= total,
               Duration.ofSeconds(60))) {
         if (e.getOutcome() == LedgerOutcome.RELEASED) {
           referenceContributions

@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
  * empty after the upgrade. The combiner then takes the base model only from the topics' floor. If
  * the floor is behind the state (a retained checkpoint restored before its last transaction was
  * committed: the reconciler reads read_committed, and the sink commits that transaction only after
- * the job is up), the next round waits for a base model that never comes: it is charged as
- * RELEASED in the ledger and never released, and so is every later round.
+ * the job is up), the next round waits for a base model that never comes: it is charged as RELEASED
+ * in the ledger and never released, and so is every later round.
  */
 class LegacyModelReviewTest {
 
@@ -47,8 +47,7 @@ class LegacyModelReviewTest {
 
     // What the topics show when the upgraded job starts: round 1's transaction not committed yet.
     LedgerFloor lagging =
-        new LedgerFloor(
-            LedgerCodec.write(PrivacyLedger.EMPTY), 1, false, 0, spec.initialWeights());
+        new LedgerFloor(LedgerCodec.write(PrivacyLedger.EMPTY), 1, false, 0, spec.initialWeights());
     RoundAggregator aggregator =
         new RoundAggregator(List.of(spec), Map.of(JOB, lagging), Long.MAX_VALUE, new ShardPlan(2));
     var after = new RoundsHarness(aggregator, List.of(spec), Map.of(JOB, lagging));

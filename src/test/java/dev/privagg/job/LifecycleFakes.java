@@ -310,6 +310,13 @@ final class LifecycleFakes {
       withheld.add(round.round());
     }
 
+    final List<Long> discarded = new ArrayList<>();
+
+    @Override
+    public void discard(long round, OpenRound members) {
+      discarded.add(round);
+    }
+
     @Override
     public void reportFull(long round, long clientsSeen) {
       full.add(round);

@@ -116,6 +116,32 @@ class RoundLifecycleTest {
   }
 
   @Test
+  void restoredOpenRoundThatALaterRunSuperseded_isDiscarded_soItsShardsLetGoOfItsSums() {
+    JobSpec spec = exactSpec("");
+    start(spec, 0);
+    read(update("member", 1, 0.1f, 0f, 0f), 500);
+    advanceTo(500);
+    assertThat(decided.admitted).containsExactly("member");
+    // Restored from that state; a later run announced round 3 since: round 1 is not taken over.
+    lifecycle =
+        new RoundLifecycle(
+            spec,
+            NoiseSources.forSpec(spec),
+            new LedgerFloor(
+                store.progress().ledger.clone(),
+                3,
+                false,
+                0,
+                spec.initialWeights(),
+                0,
+                new LedgerFloor.Announced(3, 2 * TIMEOUT, 3 * TIMEOUT),
+                null));
+    lifecycle.start(store, 600, decided);
+    assertThat(decided.discarded).containsExactly(1L);
+    assertThat(decided.closed).isEmpty();
+  }
+
+  @Test
   void restoredStateHoldingTheAnnouncedRound_keepsItsMembers_whenTheLedgerIsAhead() {
     JobSpec spec = exactSpec("");
     start(spec, 0);
