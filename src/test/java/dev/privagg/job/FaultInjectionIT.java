@@ -143,8 +143,9 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   }
 
   /**
-   * The failure-free runs, all keyed jobs in one MiniCluster job on the in-process broker, with
-   * short rounds (deadlines never enter a release) and the same inputs and partition placement.
+   * The failure-free runs on the in-process broker, one MiniCluster job per cluster run, with short
+   * rounds (deadlines never enter a release; round 1 has 10 s of grace, as the reference runs while
+   * the cluster's JVMs start) and the same inputs and partition placement.
    */
   private void runReferences(Map<TrainingJob, Long> rounds, Map<TrainingJob, String> runs)
       throws Exception {
@@ -156,18 +157,28 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
           JobSpec spec =
               JobSpecReader.parse(
                   "reference " + job.jobId(),
-                  job.yaml(prefix, job.closeEarly() ? job.timeoutSeconds() : 4, 2, key));
+                  job.yaml(prefix, job.closeEarly() ? job.timeoutSeconds() : 4, 10, key));
           specs.put(spec, count);
           byRun.computeIfAbsent(prefix, p -> new ArrayList<>()).add(spec);
         });
+    // One cluster run's jobs at a time: their rounds keep in step with each other, not with other
+    // runs' jobs (a job whose announcement came first would see its deadline pass meanwhile).
     for (List<JobSpec> group : byRun.values()) {
-      startJob(group, 1);
+      Map<JobSpec, Long> groupRounds = new LinkedHashMap<>();
+      group.forEach(spec -> groupRounds.put(spec, specs.get(spec)));
+      runReference(groupRounds);
     }
-    long last = Collections.max(rounds.values());
+  }
+
+  /** One failure-free reference run of jobs that share topics (one Flink job). */
+  private void runReference(Map<JobSpec, Long> specs) throws Exception {
+    List<JobSpec> group = List.copyOf(specs.keySet());
+    startJob(group, 1);
+    long last = Collections.max(specs.values());
     try (KafkaProducer<byte[], byte[]> producer = producer(bootstrap)) {
       for (long r = 1; r <= last; r++) {
         final long round = r;
-        List<JobSpec> playing = specs.keySet().stream().filter(s -> round <= specs.get(s)).toList();
+        List<JobSpec> playing = group.stream().filter(s -> round <= specs.get(s)).toList();
         // The jobs share topics: every wait is for this job's record of this round.
         for (JobSpec spec : playing) {
           announcementsUntil(
@@ -196,19 +207,16 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
         }
       }
     }
-    for (List<JobSpec> group : byRun.values()) {
-      long total = group.stream().mapToLong(specs::get).sum();
-      for (LedgerEntry e :
-          ledgerUntil(
-              group.get(0),
-              l ->
-                  l.stream().filter(e -> e.getOutcome() == LedgerOutcome.RELEASED).count() >= total,
-              Duration.ofSeconds(60))) {
-        if (e.getOutcome() == LedgerOutcome.RELEASED) {
-          referenceContributions
-              .computeIfAbsent(e.getJobId(), j -> new HashMap<>())
-              .put(e.getRound(), e.getContributions());
-        }
+    long total = specs.values().stream().mapToLong(Long::longValue).sum();
+    for (LedgerEntry e :
+        ledgerUntil(
+            group.get(0),
+            l -> l.stream().filter(e -> e.getOutcome() == LedgerOutcome.RELEASED).count() >= total,
+            Duration.ofSeconds(60))) {
+      if (e.getOutcome() == LedgerOutcome.RELEASED) {
+        referenceContributions
+            .computeIfAbsent(e.getJobId(), j -> new HashMap<>())
+            .put(e.getRound(), e.getContributions());
       }
     }
     stopJobs();
