@@ -73,6 +73,19 @@ public final class BenchJobMain {
           "state.backend.rocksdb.localdir",
           checkpointDir.resolveSibling("rocksdb").toAbsolutePath().toString());
     }
+    // Any Flink option, as -Dprivagg.flink.<key>=<value> in --job-jvm-opts (network buffer sizes,
+    // say): tried side by side without a code change.
+    System.getProperties()
+        .stringPropertyNames()
+        .forEach(
+            name -> {
+              if (name.startsWith(FLINK_PROPERTY_PREFIX)) {
+                conf.put(name.substring(FLINK_PROPERTY_PREFIX.length()), System.getProperty(name));
+              }
+            });
     return Configuration.fromMap(conf);
   }
+
+  /** System properties under this prefix are Flink options of the job's MiniCluster. */
+  static final String FLINK_PROPERTY_PREFIX = "privagg.flink.";
 }

@@ -120,7 +120,9 @@ final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--job-jvm-opts",
       paramLabel = "OPTS",
-      description = "Extra JVM options of the job's JVM, space-separated (default none).")
+      description =
+          "Extra JVM options of the job's JVM, space-separated (default none);"
+              + " -Dprivagg.flink.KEY=VALUE sets a Flink option of its MiniCluster.")
   String jobJvmOpts;
 
   @Option(
