@@ -21,6 +21,7 @@ class SimulationIT extends KafkaFlinkTestBase {
         0,
         clients,
         cohort,
+        "server",
         rounds,
         "iid",
         0.5,
