@@ -28,10 +28,11 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = {
       "Sweep noise multipliers and cohort sizes through the real pipeline, several seeds each.",
-      "Reports epsilon, test accuracy and membership-inference AUC (95% CIs) against a non-private",
-      "baseline (and with --central a centrally trained one), and writes evaluation.csv,",
-      "evaluation.json and three PNG plots (accuracy per round, accuracy and AUC vs epsilon).",
-      "Accuracy CIs: Student-t over seeds, or with one seed the Wilson interval on the test set."
+      "Reports epsilon, test accuracy and membership-inference AUC (95%% CIs) against a",
+      "non-private baseline (with --central also a centrally trained one), and writes",
+      "evaluation.csv, evaluation.json and three PNG plots (accuracy per round, accuracy",
+      "and AUC vs epsilon). Accuracy CIs: Student-t over seeds, or with one seed the",
+      "Wilson interval on the test set."
     })
 final class EvaluateCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
