@@ -2,6 +2,7 @@ package dev.privagg.sim;
 
 import dev.privagg.privacy.Checks;
 import java.util.SplittableRandom;
+import java.util.stream.IntStream;
 
 /**
  * Client-side Poisson sampling, as cross-device deployments do it: in every round each client
@@ -11,8 +12,9 @@ import java.util.SplittableRandom;
  * Gaussian, Mironov, Talwar and Zhang 2019), which holds only if clients really draw this way.
  *
  * <p>Each draw is a pure function of (seed, client, round), so a simulation is reproducible and the
- * draws of different clients and rounds are independent: the three are mixed into one 64-bit key
- * and {@link SplittableRandom} scrambles it (its constructor applies a MurmurHash3-style mix).
+ * draws of different clients and rounds are independent: the three are combined into one 64-bit key
+ * with odd multipliers, and the first output of a {@link SplittableRandom} seeded with it passes
+ * the key through a 64-bit finalizer (Stafford's Mix13), so neighbouring keys give unrelated draws.
  */
 public record ClientSampling(double samplingRate, long seed) {
   public ClientSampling {
@@ -28,8 +30,6 @@ public record ClientSampling(double samplingRate, long seed) {
 
   /** The clients 0..clients-1 that take part in {@code round}, ascending. */
   public int[] cohort(int clients, long round) {
-    return java.util.stream.IntStream.range(0, clients)
-        .filter(c -> participates(c, round))
-        .toArray();
+    return IntStream.range(0, clients).filter(c -> participates(c, round)).toArray();
   }
 }

@@ -2,6 +2,7 @@ package dev.privagg.sim;
 
 import dev.privagg.client.train.TrainingOptions;
 import dev.privagg.privacy.Checks;
+import java.util.List;
 
 /**
  * One federated simulation: dataset and model, clients and their partition, rounds and the server's
@@ -64,7 +65,7 @@ public record SimulationConfig(
    * participation with the sampling rate, only the sampled ones train and send; the spec declares
    * it: declared-client-poisson).
    */
-  public static final java.util.List<String> SAMPLINGS = java.util.List.of("server", "client");
+  public static final List<String> SAMPLINGS = List.of("server", "client");
 
   /** The Poisson sampling rate: expected cohort / clients. */
   public double samplingRate() {
