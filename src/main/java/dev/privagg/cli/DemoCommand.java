@@ -60,6 +60,7 @@ final class DemoCommand implements Callable<Integer> {
             0,
             100,
             20,
+            "server",
             rounds,
             "iid",
             0.5,

@@ -1,16 +1,21 @@
 package dev.privagg.cli;
 
+import dev.privagg.sim.Central;
 import dev.privagg.sim.EmbeddedKafka;
 import dev.privagg.sim.Evaluation;
 import dev.privagg.sim.Reports;
+import dev.privagg.sim.Simulation;
 import dev.privagg.sim.SimulationConfig;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.style.markers.SeriesMarkers;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -23,8 +28,11 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = {
       "Sweep noise multipliers and cohort sizes through the real pipeline, several seeds each.",
-      "Reports epsilon, test accuracy and membership-inference AUC (95% CIs) against a non-private",
-      "baseline, and writes evaluation.csv, evaluation.json and two PNG plots."
+      "Reports epsilon, test accuracy and membership-inference AUC (95%% CIs) against a",
+      "non-private baseline (with --central also a centrally trained one), and writes",
+      "evaluation.csv, evaluation.json and three PNG plots (accuracy per round, accuracy",
+      "and AUC vs epsilon). Accuracy CIs: Student-t over seeds, or with one seed the",
+      "Wilson interval on the test set."
     })
 final class EvaluateCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
@@ -59,10 +67,38 @@ final class EvaluateCommand implements Callable<Integer> {
       description = "An existing Kafka broker (default: start one in-process).")
   String bootstrapServers;
 
+  @Option(
+      names = "--central",
+      description =
+          "Also train the same model centrally on the pooled training data (same trainer and"
+              + " initial weights, no federation, clipping or noise), once per seed.")
+  boolean central;
+
+  @Option(
+      names = "--central-epochs",
+      defaultValue = "20",
+      description = "Epochs of the central baseline (default 20).")
+  int centralEpochs;
+
+  @Option(
+      names = "--central-batch-size",
+      defaultValue = "32",
+      description = "Minibatch size of the central baseline (default 32).")
+  int centralBatchSize;
+
+  @Option(
+      names = "--central-lr",
+      defaultValue = "0.1",
+      description = "Learning rate of the central baseline (default 0.1).")
+  double centralLr;
+
   @Override
   public Integer call() throws Exception {
     Flags flags = new Flags(spec);
     flags.atLeastOne("--seeds", seeds);
+    flags.atLeastOne("--central-epochs", centralEpochs);
+    flags.atLeastOne("--central-batch-size", centralBatchSize);
+    flags.positive("--central-lr", centralLr);
     for (double z : noiseMultipliers) {
       flags.positive("--noise-multipliers", z);
     }
@@ -71,11 +107,40 @@ final class EvaluateCommand implements Callable<Integer> {
     PrintWriter w = spec.commandLine().getOut();
     int total = sweepCohorts.size() * (noiseMultipliers.size() + 1) * seeds;
     w.printf(
-        "evaluating %d runs of %d rounds (%s, %s, %d clients)%n",
-        total, options.rounds, options.dataset, options.model, options.clients);
+        "evaluating %d runs of %d rounds (%s, %s, %d clients, %s sampling)%n",
+        total, options.rounds, options.dataset, options.model, options.clients, options.sampling);
     w.flush();
+    Evaluation.Interval centralAccuracy = null;
+    List<Central.Result> centralRuns = new ArrayList<>();
+    if (central) {
+      for (int s = 0; s < seeds; s++) {
+        SimulationConfig c = base.withSeed(base.seed() + s);
+        Central.Result result =
+            Central.train(
+                c,
+                centralEpochs,
+                centralBatchSize,
+                centralLr,
+                e ->
+                    w.printf(
+                            "central, seed %d: epoch %d accuracy %.4f (%.1f s)%n",
+                            c.seed(), e.epoch(), e.accuracy(), e.millis() / 1000.0)
+                        .flush());
+        centralRuns.add(result);
+      }
+      centralAccuracy =
+          Evaluation.accuracyInterval(
+              centralRuns.stream().mapToDouble(Central.Result::finalAccuracy).toArray(),
+              centralRuns.get(0).testSize());
+    }
     List<Evaluation.Run> runs;
     int[] done = {0};
+    java.util.function.Consumer<Simulation.RoundResult> rounds =
+        r -> {
+          if (r.round() % 25 == 0 || r.sentAfterDeadline()) {
+            SimulateCommand.Runner.progress(w, r);
+          }
+        };
     if (bootstrapServers != null) {
       runs =
           Evaluation.sweep(
@@ -84,6 +149,7 @@ final class EvaluateCommand implements Callable<Integer> {
               noiseMultipliers,
               seeds,
               bootstrapServers,
+              rounds,
               r -> report(w, r, ++done[0], total));
     } else {
       try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
@@ -94,26 +160,34 @@ final class EvaluateCommand implements Callable<Integer> {
                 noiseMultipliers,
                 seeds,
                 kafka.bootstrapServers(),
+                rounds,
                 r -> report(w, r, ++done[0], total));
       }
     }
     List<Evaluation.Setting> settings = Evaluation.summarise(runs);
-    write(settings, runs);
+    write(settings, runs, centralAccuracy, centralRuns);
     w.println();
     w.printf(
-        "%-6s %-8s %-10s %-22s %-22s%n",
+        "%-6s %-8s %-10s %-32s %-18s%n",
         "cohort", "z", "epsilon", "accuracy (95% CI)", "MIA AUC (95% CI)");
     for (Evaluation.Setting s : settings) {
       w.printf(
-          "%-6d %-8s %-10s %.4f +- %.4f        %.3f +- %.3f%n",
+          "%-6d %-8s %-10s %.4f [%.4f, %.4f]         %.3f +- %.3f%n",
           s.cohort(),
           Text.number(s.noiseMultiplier()),
           Text.number(s.epsilon()),
           s.accuracy(),
-          s.accuracyHalfWidth(),
+          s.accuracyLow(),
+          s.accuracyHigh(),
           s.auc(),
           s.aucHalfWidth());
     }
+    if (centralAccuracy != null) {
+      w.printf(
+          "central (pooled data, %d epochs): accuracy %.4f [%.4f, %.4f]%n",
+          centralEpochs, centralAccuracy.mean(), centralAccuracy.low(), centralAccuracy.high());
+    }
+    w.printf("accuracy intervals: %s%n", settings.get(0).accuracyInterval());
     w.printf("outputs: %s%n", out.toAbsolutePath());
     w.flush();
     return 0;
@@ -121,7 +195,7 @@ final class EvaluateCommand implements Callable<Integer> {
 
   private static void report(PrintWriter w, Evaluation.Run r, int done, int total) {
     w.printf(
-        "[%d/%d] cohort %d, z %s, seed %d: epsilon %s, accuracy %.4f, AUC %.3f%n",
+        "[%d/%d] cohort %d, z %s, seed %d: epsilon %s, accuracy %.4f, AUC %.3f%s%n",
         done,
         total,
         r.cohort(),
@@ -129,34 +203,62 @@ final class EvaluateCommand implements Callable<Integer> {
         r.seed(),
         Text.number(r.epsilon()),
         r.accuracy(),
-        r.auc());
+        r.auc(),
+        r.roundsSentAfterDeadline() == 0
+            ? ""
+            : ", " + r.roundsSentAfterDeadline() + " rounds sent after the deadline");
     w.flush();
   }
 
-  private void write(List<Evaluation.Setting> settings, List<Evaluation.Run> runs)
+  private void write(
+      List<Evaluation.Setting> settings,
+      List<Evaluation.Run> runs,
+      Evaluation.Interval centralAccuracy,
+      List<Central.Result> centralRuns)
       throws Exception {
     List<List<Object>> rows = new ArrayList<>();
     for (Evaluation.Setting s : settings) {
       rows.add(
           List.of(
+              s.noiseMultiplier() == 0 ? "non-private" : "private",
               s.cohort(),
               s.noiseMultiplier(),
               s.epsilon(),
               s.seeds(),
               s.accuracy(),
-              s.accuracyHalfWidth(),
+              s.accuracyLow(),
+              s.accuracyHigh(),
+              s.accuracyInterval(),
               s.auc(),
               s.aucHalfWidth()));
+    }
+    if (centralAccuracy != null) {
+      rows.add(
+          Arrays.asList(
+              "central",
+              null,
+              null,
+              null,
+              centralRuns.size(),
+              centralAccuracy.mean(),
+              centralAccuracy.low(),
+              centralAccuracy.high(),
+              centralAccuracy.kind(),
+              null,
+              null));
     }
     Reports.csv(
         out.resolve("evaluation.csv"),
         List.of(
+            "variant",
             "cohort",
             "noiseMultiplier",
             "epsilon",
             "seeds",
             "accuracy",
-            "accuracyCi95",
+            "accuracyCi95Low",
+            "accuracyCi95High",
+            "accuracyInterval",
             "membershipAuc",
             "membershipAucCi95"),
         rows);
@@ -164,11 +266,31 @@ final class EvaluateCommand implements Callable<Integer> {
     json.put("dataset", options.dataset);
     json.put("model", options.model);
     json.put("clients", options.clients);
+    json.put("sampling", options.sampling);
     json.put("rounds", options.rounds);
     json.put("delta", options.delta);
     json.put("settings", settings);
     json.put("runs", runs);
+    if (centralAccuracy != null) {
+      Map<String, Object> c = new LinkedHashMap<>();
+      c.put("epochs", centralEpochs);
+      c.put("batchSize", centralBatchSize);
+      c.put("learningRate", centralLr);
+      c.put("accuracy", centralAccuracy);
+      c.put("runs", centralRuns);
+      json.put("central", c);
+    }
     Reports.json(out.resolve("evaluation.json"), json);
+    String title =
+        options.dataset
+            + ", "
+            + options.model
+            + ", "
+            + options.clients
+            + " clients, "
+            + options.rounds
+            + " rounds";
+    perRoundChart(settings, centralAccuracy, title);
     List<Reports.Series> accuracy = new ArrayList<>();
     List<Reports.Series> auc = new ArrayList<>();
     for (int cohort : settings.stream().map(Evaluation.Setting::cohort).distinct().toList()) {
@@ -188,7 +310,7 @@ final class EvaluateCommand implements Callable<Integer> {
               "m = " + cohort,
               eps,
               priv.stream().mapToDouble(Evaluation.Setting::accuracy).toArray(),
-              priv.stream().mapToDouble(Evaluation.Setting::accuracyHalfWidth).toArray()));
+              priv.stream().mapToDouble(s -> (s.accuracyHigh() - s.accuracyLow()) / 2).toArray()));
       auc.add(
           new Reports.Series(
               "m = " + cohort,
@@ -209,15 +331,6 @@ final class EvaluateCommand implements Callable<Integer> {
               new double[] {baseline.auc(), baseline.auc()},
               null));
     }
-    String title =
-        options.dataset
-            + ", "
-            + options.model
-            + ", "
-            + options.clients
-            + " clients, "
-            + options.rounds
-            + " rounds";
     Reports.lineChart(
         out.resolve("accuracy-vs-epsilon.png"),
         title + ": test accuracy",
@@ -234,5 +347,48 @@ final class EvaluateCommand implements Callable<Integer> {
         auc,
         null,
         null);
+  }
+
+  /** Test accuracy after every round, per setting (mean over seeds), with the central line. */
+  private void perRoundChart(
+      List<Evaluation.Setting> settings, Evaluation.Interval centralAccuracy, String title)
+      throws Exception {
+    List<Reports.Series> series = new ArrayList<>();
+    int rounds = 0;
+    for (Evaluation.Setting s : settings) {
+      double[] y = s.accuracyPerRound();
+      rounds = Math.max(rounds, y.length);
+      double[] x = new double[y.length];
+      for (int i = 0; i < x.length; i++) {
+        x[i] = i + 1;
+      }
+      String name =
+          s.noiseMultiplier() == 0
+              ? "non-private, m = " + s.cohort()
+              : "z = "
+                  + Text.number(s.noiseMultiplier())
+                  + ", m = "
+                  + s.cohort()
+                  + " (epsilon "
+                  + String.format("%.2f", s.epsilon())
+                  + ")";
+      series.add(new Reports.Series(name, x, y, null));
+    }
+    if (centralAccuracy != null && rounds > 0) {
+      series.add(
+          new Reports.Series(
+              "central, pooled data (" + centralEpochs + " epochs)",
+              new double[] {1, rounds},
+              new double[] {centralAccuracy.mean(), centralAccuracy.mean()},
+              null));
+    }
+    XYChart chart =
+        Reports.chart(
+            title + " (" + options.sampling + " sampling): test accuracy per round",
+            "round",
+            "test accuracy",
+            series);
+    chart.getSeriesMap().values().forEach(s -> s.setMarker(SeriesMarkers.NONE));
+    Reports.savePng(out.resolve("accuracy-per-round.png"), List.of(chart));
   }
 }

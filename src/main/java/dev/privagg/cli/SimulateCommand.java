@@ -76,8 +76,13 @@ final class SimulateCommand implements Callable<Integer> {
 
     static void progress(PrintWriter out, Simulation.RoundResult r) {
       out.printf(
-          "round %3d  clients sent %4d  epsilon %-9s test accuracy %.4f  (%.1f s)%n",
-          r.round(), r.clientsSent(), Text.number(r.epsilon()), r.accuracy(), r.millis() / 1000.0);
+          "round %3d  clients sent %4d%s  epsilon %-9s test accuracy %.4f  (%.1f s)%n",
+          r.round(),
+          r.clientsSent(),
+          r.sentAfterDeadline() ? " (late)" : "",
+          Text.number(r.epsilon()),
+          r.accuracy(),
+          r.millis() / 1000.0);
       out.flush();
     }
   }

@@ -34,8 +34,20 @@ final class SimulationOptions {
       names = "--cohort",
       defaultValue = "20",
       description =
-          "Expected clients per round m; the server samples each with rate m/clients (default 20).")
+          "Expected clients per round m, the average's denominator; each update is sampled with rate"
+              + " m/clients (default 20).")
   int cohort;
+
+  @Option(
+      names = "--sampling",
+      defaultValue = "server",
+      description =
+          "server: every client trains and sends each round and the job keeps each update with"
+              + " rate m/clients (server-poisson). client: each client draws its own participation"
+              + " with rate m/clients, only sampled clients train and send, and the spec declares it"
+              + " (declared-client-poisson, charged at that rate): rounds cost the cohort, not the"
+              + " population (default server).")
+  String sampling;
 
   @Option(names = "--rounds", defaultValue = "25", description = "Rounds to train (default 25).")
   int rounds;
@@ -144,6 +156,7 @@ final class SimulationOptions {
         hidden,
         clients,
         cohort,
+        sampling,
         rounds,
         partition,
         alpha,

@@ -13,28 +13,48 @@ import org.apache.commons.statistics.distribution.TDistribution;
 public final class Evaluation {
   private Evaluation() {}
 
-  /** One simulation's outcome. */
+  /** One simulation's outcome; {@code testSize} examples measured its accuracy. */
   public record Run(
-      int cohort, double noiseMultiplier, long seed, double epsilon, double accuracy, double auc) {}
+      int cohort,
+      double noiseMultiplier,
+      long seed,
+      double epsilon,
+      double accuracy,
+      double auc,
+      int testSize,
+      long roundsSentAfterDeadline,
+      double[] accuracyPerRound) {}
 
-  /** A setting's summary over seeds; half-widths of 95% t-intervals. */
+  /**
+   * A setting's summary over seeds. The accuracy interval is a 95% Student-t interval over seeds
+   * when there are several, else the 95% Wilson score interval of the one run's test accuracy
+   * ({@code accuracyInterval} says which); the AUC half-width is a t-interval (0 for one seed).
+   * {@code accuracyPerRound} is the mean over seeds after each round.
+   */
   public record Setting(
       int cohort,
       double noiseMultiplier,
       double epsilon,
       int seeds,
       double accuracy,
-      double accuracyHalfWidth,
+      double accuracyLow,
+      double accuracyHigh,
+      String accuracyInterval,
       double auc,
-      double aucHalfWidth) {}
+      double aucHalfWidth,
+      double[] accuracyPerRound) {}
 
-  /** Runs every setting on {@code bootstrapServers}; {@code progress} sees each run. */
+  /**
+   * Runs every setting on {@code bootstrapServers}; {@code roundProgress} sees each round, {@code
+   * progress} each run.
+   */
   public static List<Run> sweep(
       SimulationConfig base,
       List<Integer> cohorts,
       List<Double> noiseMultipliers,
       int seeds,
       String bootstrapServers,
+      Consumer<Simulation.RoundResult> roundProgress,
       Consumer<Run> progress)
       throws Exception {
     List<Run> runs = new ArrayList<>();
@@ -44,7 +64,7 @@ public final class Evaluation {
       for (double z : settings) {
         for (int s = 0; s < seeds; s++) {
           SimulationConfig config = base.withCohort(cohort).withNoise(z).withSeed(base.seed() + s);
-          Simulation.Result result = Simulation.run(config, bootstrapServers, r -> {});
+          Simulation.Result result = Simulation.run(config, bootstrapServers, roundProgress);
           Run run =
               new Run(
                   cohort,
@@ -52,7 +72,10 @@ public final class Evaluation {
                   config.seed(),
                   result.epsilon(),
                   result.finalAccuracy(),
-                  result.membershipAuc());
+                  result.membershipAuc(),
+                  result.testSize(),
+                  result.roundsSentAfterDeadline(),
+                  result.accuracyPerRound());
           runs.add(run);
           progress.accept(run);
         }
@@ -77,18 +100,67 @@ public final class Evaluation {
               .toList();
       double[] acc = group.stream().mapToDouble(Run::accuracy).toArray();
       double[] auc = group.stream().mapToDouble(Run::auc).toArray();
+      Interval accuracy = accuracyInterval(acc, r.testSize());
+      int rounds = group.stream().mapToInt(x -> x.accuracyPerRound().length).min().orElse(0);
+      double[] perRound = new double[rounds];
+      for (int i = 0; i < rounds; i++) {
+        final int round = i;
+        perRound[i] =
+            group.stream().mapToDouble(x -> x.accuracyPerRound()[round]).average().orElse(0);
+      }
       out.add(
           new Setting(
               r.cohort(),
               r.noiseMultiplier(),
               r.epsilon(),
               group.size(),
-              mean(acc),
-              halfWidth(acc),
+              accuracy.mean(),
+              accuracy.low(),
+              accuracy.high(),
+              accuracy.kind(),
               mean(auc),
-              halfWidth(auc)));
+              halfWidth(auc),
+              perRound));
     }
     return out;
+  }
+
+  /** A mean accuracy with its 95% interval and how the interval was made. */
+  public record Interval(double mean, double low, double high, String kind) {}
+
+  /**
+   * The mean of {@code accuracies} (one per seed) with a 95% interval: Student-t over seeds when
+   * there are several, else the Wilson interval of the one accuracy on {@code testSize} examples
+   * (test-set sampling error only; it says nothing about the spread over training seeds).
+   */
+  public static Interval accuracyInterval(double[] accuracies, int testSize) {
+    double m = mean(accuracies);
+    if (accuracies.length > 1) {
+      double h = halfWidth(accuracies);
+      return new Interval(m, m - h, m + h, "t over " + accuracies.length + " seeds");
+    }
+    double[] w = wilson(m, testSize);
+    return new Interval(m, w[0], w[1], "Wilson, " + testSize + " test examples");
+  }
+
+  /**
+   * The 95% Wilson score interval of a proportion {@code p} observed on {@code n} trials (Wilson
+   * 1927; Brown, Cai and DasGupta 2001, eq. 4): center (p + z^2/2n) / (1 + z^2/n), half-width z /
+   * (1 + z^2/n) * sqrt(p(1-p)/n + z^2/4n^2), z = 1.959964. It stays inside [0, 1] and is sound at p
+   * near 0 or 1, where the normal (Wald) interval is not.
+   */
+  public static double[] wilson(double p, int n) {
+    if (!(p >= 0 && p <= 1)) {
+      throw new IllegalArgumentException("p must be in [0, 1], was " + p);
+    }
+    if (n < 1) {
+      throw new IllegalArgumentException("n must be >= 1, was " + n);
+    }
+    double z = 1.959963984540054;
+    double z2n = z * z / n;
+    double center = (p + z2n / 2) / (1 + z2n);
+    double half = z / (1 + z2n) * Math.sqrt(p * (1 - p) / n + z2n / (4.0 * n));
+    return new double[] {center - half, center + half};
   }
 
   static double mean(double[] x) {

@@ -18,10 +18,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -31,9 +35,12 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
  * Trains a real model on a real dataset through the real pipeline: the privagg Flink job on a Kafka
- * broker, with simulated clients that follow the public rounds topic. For each announced round
- * every client takes the announced base model, trains on its own partition and sends its update
- * before the deadline; the server's Poisson sampling decides which ones count.
+ * broker, with simulated clients that follow the public rounds topic. For each announced round the
+ * participating clients take the announced base model, train on their own partition and send their
+ * update before the deadline. With server sampling every client participates and the job's Poisson
+ * sampling decides which updates count; with client sampling each client draws its own
+ * participation ({@link ClientSampling}) and only the sampled ones train and send, so a round costs
+ * the cohort's training, not the population's.
  */
 public final class Simulation {
   /** Checkpoints publish outputs; a short interval keeps rounds snappy in simulations. */
@@ -43,16 +50,35 @@ public final class Simulation {
 
   /** One released round as a client sees it. */
   public record RoundResult(
-      long round, int clientsSent, double epsilon, double accuracy, long millis) {}
+      long round,
+      int clientsSent,
+      boolean sentAfterDeadline,
+      double epsilon,
+      double accuracy,
+      long millis) {}
 
-  /** The outcome: per-round progress, the final model's accuracy, privacy and attack AUC. */
+  /**
+   * The outcome: per-round progress, the final model's accuracy on {@code testSize} examples,
+   * privacy and attack AUC.
+   */
   public record Result(
       SimulationConfig config,
       JobSpec spec,
       List<RoundResult> rounds,
       double finalAccuracy,
+      int testSize,
       double epsilon,
-      double membershipAuc) {}
+      double membershipAuc) {
+    /** Test accuracy after each round, in round order. */
+    public double[] accuracyPerRound() {
+      return rounds.stream().mapToDouble(RoundResult::accuracy).toArray();
+    }
+
+    /** Rounds whose updates were not all sent before the deadline (late updates are rejected). */
+    public long roundsSentAfterDeadline() {
+      return rounds.stream().filter(RoundResult::sentAfterDeadline).count();
+    }
+  }
 
   /** Runs one simulation against {@code bootstrapServers}; {@code progress} sees every round. */
   public static Result run(
@@ -91,8 +117,18 @@ public final class Simulation {
         config.noiseSource().equals("seeded")
             ? NoiseSource.seeded(config.seed())
             : NoiseSource.secure();
+    ClientSampling sampling = new ClientSampling(config.samplingRate(), config.seed());
     Duration wait = Duration.ofMillis(config.roundTimeoutMillis() * 3 + 60_000);
     long start = System.currentTimeMillis();
+    // Test accuracy is measured off the round's critical path, one model at a time, in order.
+    ExecutorService evaluator =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "simulation-evaluator");
+              t.setDaemon(true);
+              return t;
+            });
+    List<Future<RoundResult>> pending = new ArrayList<>();
     GlobalModel last;
     try (PrivaggClient client = new PrivaggClient(spec, bootstrapServers)) {
       last = client.awaitModel(0, wait);
@@ -100,8 +136,9 @@ public final class Simulation {
         RoundAnnouncement round = client.awaitRound(r, wait);
         double[][] base = PrivaggClient.weights(client.awaitModel(round.getBaseModelRound(), wait));
         final long roundNo = r;
+        int[] cohort = participants(config, sampling, r);
         List<float[][]> updates =
-            IntStream.range(0, config.clients())
+            Arrays.stream(cohort)
                 .parallel()
                 .mapToObj(
                     c ->
@@ -118,32 +155,46 @@ public final class Simulation {
                                 .update())
                 .collect(Collectors.toList());
         int sent = 0;
-        for (int c = 0; c < updates.size(); c++) {
-          if (updates.get(c) != null) {
-            client.sendAsync(r, "client-" + c, updates.get(c));
+        for (int k = 0; k < cohort.length; k++) {
+          if (updates.get(k) != null) {
+            client.sendAsync(r, "client-" + cohort[k], updates.get(k));
             sent++;
           }
         }
         client.flush();
-        if (System.currentTimeMillis() > round.getDeadlineMillis()) {
+        boolean late = System.currentTimeMillis() > round.getDeadlineMillis();
+        if (late) {
           System.err.println(
               "warning: round "
                   + r
                   + "'s updates were sent after its deadline; raise the round timeout");
         }
         last = client.awaitModel(r, wait);
-        double accuracy = Metrics.accuracy(model, PrivaggClient.weights(last), data.test());
-        RoundResult result =
-            new RoundResult(
-                r,
-                sent,
-                last.getPrivacy().getEpsilon(),
-                accuracy,
-                System.currentTimeMillis() - start);
-        results.add(result);
-        progress.accept(result);
+        long millis = System.currentTimeMillis() - start;
+        GlobalModel released = last;
+        int clientsSent = sent;
+        pending.add(
+            evaluator.submit(
+                () -> {
+                  double accuracy =
+                      Metrics.accuracy(model, PrivaggClient.weights(released), data.test());
+                  RoundResult result =
+                      new RoundResult(
+                          roundNo,
+                          clientsSent,
+                          late,
+                          released.getPrivacy().getEpsilon(),
+                          accuracy,
+                          millis);
+                  progress.accept(result);
+                  return result;
+                }));
+      }
+      for (Future<RoundResult> f : pending) {
+        results.add(f.get());
       }
     } finally {
+      evaluator.shutdownNow();
       job.cancel().get();
       deleteTree(stateDir);
     }
@@ -157,8 +208,19 @@ public final class Simulation {
         spec,
         results,
         Metrics.accuracy(model, finalWeights, data.test()),
+        data.test().size(),
         last.getPrivacy().getEpsilon(),
         auc);
+  }
+
+  /**
+   * The clients that train and send in {@code round}: every client with server sampling (the job
+   * samples), only those whose own draw says so with client sampling.
+   */
+  static int[] participants(SimulationConfig config, ClientSampling sampling, long round) {
+    return config.clientSampling()
+        ? sampling.cohort(config.clients(), round)
+        : IntStream.range(0, config.clients()).toArray();
   }
 
   /** The job spec of a simulation: unique job id and topics, so runs never mix. */
@@ -191,10 +253,21 @@ public final class Simulation {
     } else {
       noise = "noiseMultiplier: " + c.noiseMultiplier() + "\n  budgetEpsilon: .inf";
     }
-    String sampling =
-        c.expectedClients() == c.clients()
-            ? "{mode: none}"
-            : "{mode: server-poisson, rate: " + c.samplingRate() + "}";
+    String sampling;
+    if (c.expectedClients() == c.clients()) {
+      sampling = "{mode: none}";
+    } else if (c.clientSampling()) {
+      // The job does not sample; the accountant charges at the declared m / clients. No early
+      // close: with a Poisson cohort it would change the adjacency (replace-one, no amplification).
+      sampling =
+          "{mode: declared-client-poisson, populationSize: "
+              + c.clients()
+              + ", expectedCohort: "
+              + c.expectedClients()
+              + "}";
+    } else {
+      sampling = "{mode: server-poisson, rate: " + c.samplingRate() + "}";
+    }
     String noiseSource =
         c.noiseSource().equals("seeded")
             ? "{source: seeded, seed: " + c.seed() + "}"

@@ -2,11 +2,13 @@ package dev.privagg.sim;
 
 import dev.privagg.client.train.TrainingOptions;
 import dev.privagg.privacy.Checks;
+import java.util.List;
 
 /**
  * One federated simulation: dataset and model, clients and their partition, rounds and the server's
  * privacy setting. {@code noiseMultiplier} NaN means: plan it from {@code targetEpsilon} over
- * {@code rounds}; a noise multiplier of 0 is the non-private baseline (infinite budget).
+ * {@code rounds}; a noise multiplier of 0 is the non-private baseline (infinite budget). See {@link
+ * #SAMPLINGS} for {@code sampling}.
  */
 public record SimulationConfig(
     String dataset,
@@ -14,6 +16,7 @@ public record SimulationConfig(
     int hidden,
     int clients,
     int expectedClients,
+    String sampling,
     int rounds,
     String partition,
     double alpha,
@@ -34,6 +37,10 @@ public record SimulationConfig(
       throw new IllegalArgumentException(
           "expectedClients must be <= clients (" + clients + "), was " + expectedClients);
     }
+    if (!SAMPLINGS.contains(sampling)) {
+      throw new IllegalArgumentException(
+          "sampling must be one of " + SAMPLINGS + ", was '" + sampling + "'");
+    }
     Checks.atLeastOne("rounds", rounds);
     if (!partition.equals("iid") && !partition.equals("dirichlet")) {
       throw new IllegalArgumentException(
@@ -52,9 +59,22 @@ public record SimulationConfig(
     }
   }
 
-  /** The Poisson sampling rate the server applies: expected cohort / clients. */
+  /**
+   * Who samples: {@code server} (every client trains and sends each round, the job keeps each
+   * update with the sampling rate: server-poisson) or {@code client} (each client draws its own
+   * participation with the sampling rate, only the sampled ones train and send; the spec declares
+   * it: declared-client-poisson).
+   */
+  public static final List<String> SAMPLINGS = List.of("server", "client");
+
+  /** The Poisson sampling rate: expected cohort / clients. */
   public double samplingRate() {
     return (double) expectedClients / clients;
+  }
+
+  /** True when clients sample themselves (declared-client-poisson). */
+  public boolean clientSampling() {
+    return sampling.equals("client");
   }
 
   /** The same simulation without privacy: noise 0, infinite budget, through the same pipeline. */
@@ -69,6 +89,7 @@ public record SimulationConfig(
         hidden,
         clients,
         expectedClients,
+        sampling,
         rounds,
         partition,
         alpha,
@@ -90,6 +111,7 @@ public record SimulationConfig(
         hidden,
         clients,
         expectedClients,
+        sampling,
         rounds,
         partition,
         alpha,
@@ -111,6 +133,7 @@ public record SimulationConfig(
         hidden,
         clients,
         m,
+        sampling,
         rounds,
         partition,
         alpha,

@@ -6,6 +6,7 @@ import dev.privagg.client.train.TrainingOptions;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.sim.ClientSampling;
 import dev.privagg.sim.Simulation;
 import dev.privagg.sim.SimulationConfig;
 import java.util.ArrayList;
@@ -15,12 +16,18 @@ import org.junit.jupiter.api.Test;
 /** Simulated clients on Digits through the real broker and the job on a MiniCluster. */
 class SimulationIT extends KafkaFlinkTestBase {
   private static SimulationConfig digits(double z, int clients, int cohort, int rounds) {
+    return digits("server", z, clients, cohort, rounds);
+  }
+
+  private static SimulationConfig digits(
+      String sampling, double z, int clients, int cohort, int rounds) {
     return new SimulationConfig(
         "digits",
         "softmax",
         0,
         clients,
         cohort,
+        sampling,
         rounds,
         "iid",
         0.5,
@@ -55,5 +62,25 @@ class SimulationIT extends KafkaFlinkTestBase {
     assertThat(result.epsilon()).isEqualTo(expected);
     assertThat(result.rounds()).extracting(Simulation.RoundResult::epsilon).isSorted();
     assertThat(result.spec().privacy().sampling().mode()).isEqualTo("server-poisson");
+  }
+
+  @Test
+  void clientSampling_onlyTheSampledCohortSends_andIsChargedAtTheDeclaredRate() throws Exception {
+    double z = 1.2;
+    SimulationConfig config = digits("client", z, 40, 10, 3);
+    Simulation.Result result = Simulation.run(config, bootstrap, r -> {});
+    ClientSampling sampling = new ClientSampling(0.25, config.seed());
+    assertThat(result.rounds())
+        .extracting(Simulation.RoundResult::clientsSent)
+        .containsExactly(
+            sampling.cohort(40, 1).length,
+            sampling.cohort(40, 2).length,
+            sampling.cohort(40, 3).length);
+    assertThat(result.spec().privacy().sampling().mode()).isEqualTo("declared-client-poisson");
+    double expected =
+        Accountant.named("rdp")
+            .epsilon(PrivacyLedger.of(PrivacyEvent.sampledGaussian(z, 0.25, 3)), 1e-5)
+            .epsilon();
+    assertThat(result.epsilon()).isEqualTo(expected);
   }
 }

@@ -50,4 +50,28 @@ class EvaluationTest {
     assertThat(Evaluation.halfWidth(x)).isCloseTo(2.086 * Math.sqrt(38.5 / 21), within(1e-3));
     assertThat(Evaluation.halfWidth(new double[] {0.7})).isZero();
   }
+
+  /**
+   * Wilson score intervals as published by Newcombe, "Two-sided confidence intervals for the single
+   * proportion: comparison of seven methods", Statistics in Medicine 17 (1998), Table II, method 3,
+   * to four decimals; tolerance half a unit in the last place.
+   */
+  @ParameterizedTest
+  @CsvSource({"81, 263, 0.2553, 0.3662", "15, 148, 0.0624, 0.1605", "0, 20, 0, 0.1611"})
+  void wilson_matchesNewcombesTable(int successes, int n, double low, double high) {
+    double[] w = Evaluation.wilson((double) successes / n, n);
+    assertThat(w[0]).isCloseTo(low, within(5e-5));
+    assertThat(w[1]).isCloseTo(high, within(5e-5));
+  }
+
+  @Test
+  void accuracyInterval_oneSeedIsWilsonOnTheTestSet_severalAreTOverSeeds() {
+    Evaluation.Interval one = Evaluation.accuracyInterval(new double[] {0.8}, 10_000);
+    assertThat(one.kind()).isEqualTo("Wilson, 10000 test examples");
+    assertThat(one.high() - one.low()).isCloseTo(2 * 1.96 * 0.004, within(1e-4)); // sqrt(.16/1e4)
+    Evaluation.Interval three = Evaluation.accuracyInterval(new double[] {0.7, 0.8, 0.9}, 10_000);
+    assertThat(three.kind()).isEqualTo("t over 3 seeds");
+    assertThat(three.mean()).isCloseTo(0.8, within(1e-12));
+    assertThat(three.high() - three.mean()).isCloseTo(4.303 * 0.1 / Math.sqrt(3), within(1e-3));
+  }
 }
