@@ -24,6 +24,18 @@ final class KeyedState {
     }
   }
 
+  /** Removes and returns the value under {@code key}, or null. */
+  static <K, V> V take(org.apache.flink.api.common.state.MapState<K, V> map, K key) {
+    return call(
+        () -> {
+          V value = map.get(key);
+          if (value != null) {
+            map.remove(key);
+          }
+          return value;
+        });
+  }
+
   static void run(Run run) {
     call(
         () -> {

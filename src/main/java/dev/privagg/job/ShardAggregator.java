@@ -90,14 +90,7 @@ final class ShardAggregator
       implements ShardSums.Store {
     @Override
     public DecodedUpdate takeValues(String position) {
-      return KeyedState.call(
-          () -> {
-            DecodedUpdate update = values.get(position);
-            if (update != null) {
-              values.remove(position);
-            }
-            return update;
-          });
+      return KeyedState.take(values, position);
     }
 
     @Override
@@ -107,14 +100,7 @@ final class ShardAggregator
 
     @Override
     public ShardCommand takeCommand(String position) {
-      return KeyedState.call(
-          () -> {
-            ShardCommand command = commands.get(position);
-            if (command != null) {
-              commands.remove(position);
-            }
-            return command;
-          });
+      return KeyedState.take(commands, position);
     }
 
     @Override
