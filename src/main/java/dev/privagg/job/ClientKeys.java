@@ -25,26 +25,6 @@ final class ClientKeys {
     }
   }
 
-  /** Hex SHA-256 of a round's fixed-point sum and contribution count: equal only for equal sums. */
-  static String sumDigest(long[] units, long contributions) {
-    try {
-      MessageDigest sha = MessageDigest.getInstance("SHA-256");
-      java.nio.ByteBuffer buffer = java.nio.ByteBuffer.allocate(8 * 1024);
-      buffer.putLong(contributions);
-      for (long unit : units) {
-        if (!buffer.hasRemaining()) {
-          sha.update(buffer.flip());
-          buffer.clear();
-        }
-        buffer.putLong(unit);
-      }
-      sha.update(buffer.flip());
-      return java.util.HexFormat.of().formatHex(sha.digest());
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every Java platform must provide SHA-256", e);
-    }
-  }
-
   /** The key of {@code clientId}. */
   String of(String clientId) {
     byte[] digest = sha256.digest(clientId.getBytes(StandardCharsets.UTF_8));

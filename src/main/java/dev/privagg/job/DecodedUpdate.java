@@ -92,8 +92,8 @@ public class DecodedUpdate {
     return partition + "/" + offset;
   }
 
-  /** Copies the values into {@code out}, one array per tensor, each of its tensor's size. */
-  void readValues(float[][] out) {
+  /** Copies tensor bytes into {@code out}, one array per tensor, each of its tensor's size. */
+  static void readValues(byte[][] tensorData, float[][] out) {
     for (int t = 0; t < out.length; t++) {
       Float32.read(ByteBuffer.wrap(tensorData[t]), out[t], 0, out[t].length);
     }

@@ -102,10 +102,7 @@ final class ShardSums {
     }
     ClippedSum sum = ClippedSum.wrap(clippingPolicy, tensorSizes, sums.units, sums.contributions);
     long started = System.nanoTime();
-    for (int t = 0; t < scratch.length; t++) {
-      dev.privagg.io.Float32.read(
-          java.nio.ByteBuffer.wrap(tensorData[t]), scratch[t], 0, scratch[t].length);
-    }
+    DecodedUpdate.readValues(tensorData, scratch);
     ClipResult clip = sum.add(scratch);
     out.clipped(clip.clipped(), System.nanoTime() - started);
     sums.contributions = sum.contributions();
