@@ -26,14 +26,8 @@ import java.util.Map;
 final class CombinedRounds {
   /** The combiner's state. */
   interface Store {
-    CombinedRound round(long round);
-
-    void saveRound(long round, CombinedRound combined);
-
-    void removeRound(long round);
-
-    /** Rounds saved and not removed, in any order. */
-    Iterable<Long> pendingRounds();
+    /** Rounds with partials or a seal in, not yet released. */
+    RoundTable<CombinedRound> rounds();
 
     ModelState model();
 
@@ -101,18 +95,18 @@ final class CombinedRounds {
   }
 
   private static CombinedRound roundOf(Store store, long round) {
-    CombinedRound combined = store.round(round);
+    CombinedRound combined = store.rounds().get(round);
     return combined != null ? combined : new CombinedRound();
   }
 
   private void finishOrSave(Store store, long round, CombinedRound combined, Output out) {
     if (combined.complete() && superseded(store, combined.sealed)) {
-      store.removeRound(round);
+      store.rounds().remove(round);
       drawn.remove(round);
       return;
     }
     if (!combined.complete() || (combined.sealed.release && !hasBase(store, combined.sealed))) {
-      store.saveRound(round, combined);
+      store.rounds().put(round, combined);
       return;
     }
     finish(store, round, combined, out);
@@ -120,12 +114,12 @@ final class CombinedRounds {
     while (finishedOne) {
       finishedOne = false;
       java.util.List<Long> pending = new java.util.ArrayList<>();
-      store.pendingRounds().forEach(pending::add);
+      store.rounds().rounds().forEach(pending::add);
       java.util.Collections.sort(pending);
       for (long r : pending) {
-        CombinedRound waiting = store.round(r);
+        CombinedRound waiting = store.rounds().get(r);
         if (waiting.complete() && superseded(store, waiting.sealed)) {
-          store.removeRound(r);
+          store.rounds().remove(r);
           drawn.remove(r);
           finishedOne = true;
           break;
@@ -165,7 +159,7 @@ final class CombinedRounds {
   }
 
   private void finish(Store store, long round, CombinedRound combined, Output out) {
-    store.removeRound(round);
+    store.rounds().remove(round);
     RoundSignal sealed = combined.sealed;
     if (!sealed.release) {
       drawn.remove(round);

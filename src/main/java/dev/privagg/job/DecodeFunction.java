@@ -122,7 +122,8 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
     decodeTime.stop(started);
     if (result.update() != null) {
       DecodedUpdate update = result.update();
-      update.shardKey = shards.keyFor(update.jobId, clientKeys.of(update.clientId));
+      update.clientKey = clientKeys.of(update.clientId);
+      update.shardKey = shards.keyFor(update.jobId, update.clientKey);
       out.collect(update);
       return;
     }

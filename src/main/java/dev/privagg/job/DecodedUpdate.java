@@ -23,6 +23,9 @@ public class DecodedUpdate {
   /** Routing key of the shard that sums this update's values (see {@link ShardPlan}). */
   public String shardKey;
 
+  /** The client id's fixed-size key ({@link ClientKeys}), computed once, in parallel, at decode. */
+  public String clientKey;
+
   /** Bytes of the values, kept when the values themselves are left behind. */
   public long valueBytes;
 
@@ -66,6 +69,7 @@ public class DecodedUpdate {
     copy.sourcePartition = sourcePartition;
     copy.sourceOffset = sourceOffset;
     copy.shardKey = shardKey;
+    copy.clientKey = clientKey;
     copy.keepAlive = keepAlive;
     copy.valueBytes = valueBytes();
     return copy;

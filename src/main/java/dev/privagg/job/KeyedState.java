@@ -36,6 +36,31 @@ final class KeyedState {
         });
   }
 
+  /** {@code map} as a {@link RoundTable}. */
+  static <V> RoundTable<V> rounds(org.apache.flink.api.common.state.MapState<Long, V> map) {
+    return new RoundTable<>() {
+      @Override
+      public V get(long round) {
+        return call(() -> map.get(round));
+      }
+
+      @Override
+      public void put(long round, V value) {
+        run(() -> map.put(round, value));
+      }
+
+      @Override
+      public void remove(long round) {
+        run(() -> map.remove(round));
+      }
+
+      @Override
+      public Iterable<Long> rounds() {
+        return call(map::keys);
+      }
+    };
+  }
+
   static void run(Run run) {
     call(
         () -> {

@@ -6,7 +6,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
@@ -43,10 +42,11 @@ final class RoundCombiner
   public void open(OpenContext context) {
     store =
         new Store(
-            getRuntimeContext()
-                .getMapState(
-                    new MapStateDescriptor<>(
-                        ROUNDS_STATE, Types.LONG, Types.POJO(CombinedRound.class))),
+            KeyedState.rounds(
+                getRuntimeContext()
+                    .getMapState(
+                        new MapStateDescriptor<>(
+                            ROUNDS_STATE, Types.LONG, Types.POJO(CombinedRound.class)))),
             getRuntimeContext()
                 .getState(new ValueStateDescriptor<>(MODEL_STATE, Types.POJO(ModelState.class))));
     noiseTime = new StageTimer(getRuntimeContext().getMetricGroup(), "noise");
@@ -111,28 +111,8 @@ final class RoundCombiner
   }
 
   /** The combiner's state in keyed state (the current key is the job id). */
-  private record Store(MapState<Long, CombinedRound> rounds, ValueState<ModelState> released)
+  private record Store(RoundTable<CombinedRound> rounds, ValueState<ModelState> released)
       implements CombinedRounds.Store {
-    @Override
-    public CombinedRound round(long round) {
-      return KeyedState.call(() -> rounds.get(round));
-    }
-
-    @Override
-    public void saveRound(long round, CombinedRound combined) {
-      KeyedState.run(() -> rounds.put(round, combined));
-    }
-
-    @Override
-    public void removeRound(long round) {
-      KeyedState.run(() -> rounds.remove(round));
-    }
-
-    @Override
-    public Iterable<Long> pendingRounds() {
-      return KeyedState.call(rounds::keys);
-    }
-
     @Override
     public ModelState model() {
       return KeyedState.call(released::value);

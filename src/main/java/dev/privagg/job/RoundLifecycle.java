@@ -246,7 +246,8 @@ final class RoundLifecycle {
       return;
     }
     OpenRound round = store.openRound().atCurrentScale();
-    String clientKey = clientKeys.of(update.clientId);
+    // Decoded updates carry their key (hashed in parallel); ones held by an earlier version do not.
+    String clientKey = update.clientKey != null ? update.clientKey : clientKeys.of(update.clientId);
     SeenClients seen = store.seenClients();
     if (seen.contains(clientKey) || (round.legacyClientIds && seen.contains(update.clientId))) {
       out.reject(

@@ -47,10 +47,11 @@ final class ShardAggregator
                 .getMapState(
                     new MapStateDescriptor<>(
                         COMMANDS_STATE, Types.STRING, Types.POJO(ShardCommand.class))),
-            getRuntimeContext()
-                .getMapState(
-                    new MapStateDescriptor<>(
-                        SUMS_STATE, Types.LONG, Types.POJO(ShardRound.class))));
+            KeyedState.rounds(
+                getRuntimeContext()
+                    .getMapState(
+                        new MapStateDescriptor<>(
+                            SUMS_STATE, Types.LONG, Types.POJO(ShardRound.class)))));
     clipTime = new StageTimer(getRuntimeContext().getMetricGroup(), "clip");
     shards = new HashMap<>();
     for (JobSpec spec : specs.values()) {
@@ -86,7 +87,7 @@ final class ShardAggregator
   private record Store(
       MapState<String, DecodedUpdate> values,
       MapState<String, ShardCommand> commands,
-      MapState<Long, ShardRound> sums)
+      RoundTable<ShardRound> rounds)
       implements ShardSums.Store {
     @Override
     public DecodedUpdate takeValues(String position) {
@@ -106,21 +107,6 @@ final class ShardAggregator
     @Override
     public void holdCommand(String position, ShardCommand command) {
       KeyedState.run(() -> commands.put(position, command));
-    }
-
-    @Override
-    public ShardRound round(long round) {
-      return KeyedState.call(() -> sums.get(round));
-    }
-
-    @Override
-    public void saveRound(long round, ShardRound shardRound) {
-      KeyedState.run(() -> sums.put(round, shardRound));
-    }
-
-    @Override
-    public void removeRound(long round) {
-      KeyedState.run(() -> sums.remove(round));
     }
   }
 }

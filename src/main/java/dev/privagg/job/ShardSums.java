@@ -28,11 +28,8 @@ final class ShardSums {
 
     void holdCommand(String position, ShardCommand command);
 
-    ShardRound round(long round);
-
-    void saveRound(long round, ShardRound sums);
-
-    void removeRound(long round);
+    /** Running sums by round. */
+    RoundTable<ShardRound> rounds();
   }
 
   /** Where a finished partial goes, and what a clip cost. */
@@ -71,7 +68,7 @@ final class ShardSums {
   /** A command from the round decider. */
   void command(Store store, ShardCommand command, Output out) {
     if (command.kind == ShardCommand.Kind.DISCARD) {
-      store.removeRound(command.round);
+      store.rounds().remove(command.round);
       return;
     }
     if (command.kind == ShardCommand.Kind.SEAL) {
@@ -111,16 +108,16 @@ final class ShardSums {
   }
 
   private static ShardRound roundOf(Store store, long round) {
-    ShardRound sums = store.round(round);
+    ShardRound sums = store.rounds().get(round);
     return sums != null ? sums : new ShardRound();
   }
 
   private static void finishOrSave(Store store, ShardCommand command, ShardRound sums, Output out) {
     if (sums.complete()) {
-      store.removeRound(command.round);
+      store.rounds().remove(command.round);
       out.partial(new RoundPartial(command.jobId, command.shardKey, command.round, sums));
     } else {
-      store.saveRound(command.round, sums);
+      store.rounds().put(command.round, sums);
     }
   }
 }

@@ -69,7 +69,9 @@ class CombinerOrderReviewTest {
     assertThat(released)
         .as("rounds reach the releases topic in increasing order, and round 7 is released")
         .containsExactly(6L, 7L);
-    assertThat(store.rounds).as("no round waits forever for a model that never comes").isEmpty();
+    assertThat(store.rounds.byRound)
+        .as("no round waits forever for a model that never comes")
+        .isEmpty();
   }
 
   @Test

@@ -103,11 +103,36 @@ final class LifecycleFakes {
     }
   }
 
+  /** Per-round state in memory. */
+  static final class MemoryRounds<V> implements RoundTable<V> {
+    final Map<Long, V> byRound = new HashMap<>();
+
+    @Override
+    public V get(long round) {
+      return byRound.get(round);
+    }
+
+    @Override
+    public void put(long round, V value) {
+      byRound.put(round, value);
+    }
+
+    @Override
+    public void remove(long round) {
+      byRound.remove(round);
+    }
+
+    @Override
+    public Iterable<Long> rounds() {
+      return new ArrayList<>(byRound.keySet());
+    }
+  }
+
   /** A shard's state in memory. */
   static final class ShardStore implements ShardSums.Store {
     final Map<String, DecodedUpdate> values = new HashMap<>();
     final Map<String, ShardCommand> commands = new HashMap<>();
-    final Map<Long, ShardRound> rounds = new HashMap<>();
+    final MemoryRounds<ShardRound> rounds = new MemoryRounds<>();
 
     @Override
     public DecodedUpdate takeValues(String position) {
@@ -130,44 +155,19 @@ final class LifecycleFakes {
     }
 
     @Override
-    public ShardRound round(long round) {
-      return rounds.get(round);
-    }
-
-    @Override
-    public void saveRound(long round, ShardRound sums) {
-      rounds.put(round, sums);
-    }
-
-    @Override
-    public void removeRound(long round) {
-      rounds.remove(round);
+    public RoundTable<ShardRound> rounds() {
+      return rounds;
     }
   }
 
   /** A combiner's state in memory. */
   static final class CombinerStore implements CombinedRounds.Store {
-    final Map<Long, CombinedRound> rounds = new HashMap<>();
+    final MemoryRounds<CombinedRound> rounds = new MemoryRounds<>();
     ModelState model;
 
     @Override
-    public CombinedRound round(long round) {
-      return rounds.get(round);
-    }
-
-    @Override
-    public void saveRound(long round, CombinedRound combined) {
-      rounds.put(round, combined);
-    }
-
-    @Override
-    public void removeRound(long round) {
-      rounds.remove(round);
-    }
-
-    @Override
-    public Iterable<Long> pendingRounds() {
-      return new ArrayList<>(rounds.keySet());
+    public RoundTable<CombinedRound> rounds() {
+      return rounds;
     }
 
     @Override

@@ -101,7 +101,8 @@ final class RoundsHarness implements AutoCloseable {
       while (!positions.add(update.position())) {
         update.sourceOffset = nextFreeOffset++;
       }
-      update.shardKey = plan.keyFor(update.jobId, clientKeys.of(update.clientId));
+      update.clientKey = clientKeys.of(update.clientId);
+      update.shardKey = plan.keyFor(update.jobId, update.clientKey);
       shards.processElement1(update, timestamp);
       decider.processElement1(update.withoutValues(), timestamp);
     } else {
