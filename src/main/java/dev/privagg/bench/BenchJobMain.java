@@ -1,5 +1,6 @@
 package dev.privagg.bench;
 
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.job.PrivaggJob;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
@@ -46,7 +47,10 @@ public final class BenchJobMain {
             env,
             specs,
             new PrivaggJob.Settings(
-                args[1], Long.parseLong(args[5]), parallelism, Long.parseLong(args[2])));
+                KafkaConnection.to(args[1]),
+                Long.parseLong(args[5]),
+                parallelism,
+                Long.parseLong(args[2])));
     System.out.println("flink-job " + client.getJobID());
     System.out.flush();
     client.getJobExecutionResult().get();

@@ -1,5 +1,6 @@
 package dev.privagg.bench;
 
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.io.ProducerSizing;
 import dev.privagg.job.PrivaggJob;
 import dev.privagg.spec.JobSpec;
@@ -63,10 +64,13 @@ final class BenchRunner {
     Path dir = options.workDir().resolve(setting.name());
     Files.createDirectories(dir);
     JobSpec spec = writeSpec(setting, dir.resolve("spec.yaml"));
-    PrivaggJob.ensureTopics(options.bootstrapServers(), List.of(spec), setting.parallelism());
+    PrivaggJob.ensureTopics(
+        KafkaConnection.to(options.bootstrapServers()), List.of(spec), setting.parallelism());
     int readers =
         PrivaggJob.sourcePlan(
-                options.bootstrapServers(), spec.topics().updates(), setting.parallelism())
+                KafkaConnection.to(options.bootstrapServers()),
+                spec.topics().updates(),
+                setting.parallelism())
             .parallelism();
     float[] values = syntheticUpdate(setting.dimension());
     try (KafkaProducer<byte[], byte[]> producer = producer(spec)) {

@@ -1,6 +1,7 @@
 package dev.privagg.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.io.PrintWriter;
@@ -55,6 +56,15 @@ final class ClusterCommands {
     String bootstrapServers;
 
     @Option(
+        names = "--kafka-properties",
+        paramLabel = "FILE",
+        description =
+            "Kafka client properties for secured brokers (security.protocol, sasl.*, ssl.*), a path"
+                + " the JobManager can read: the job's main reads it there, so secrets never travel"
+                + " in the job's arguments.")
+    Path kafkaProperties;
+
+    @Option(
         names = "--checkpoint-interval-ms",
         defaultValue = "1000",
         description =
@@ -87,6 +97,12 @@ final class ClusterCommands {
                   bootstrapServers,
                   "--checkpoint-interval-ms",
                   Long.toString(checkpointIntervalMillis)));
+      if (kafkaProperties != null) {
+        // Checked here for a clear error before upload; read again where the main runs.
+        KafkaConnection.of(bootstrapServers, kafkaProperties);
+        args.add("--kafka-properties");
+        args.add(kafkaProperties.toAbsolutePath().toString());
+      }
       for (Path file : specs) {
         args.add("--spec-base64");
         args.add(

@@ -3,6 +3,7 @@ package dev.privagg.cli;
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.PrivacyStatement;
 import dev.privagg.client.PrivaggClient;
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.sim.Reports;
 import dev.privagg.spec.JobSpec;
 import java.io.PrintWriter;
@@ -21,7 +22,7 @@ import picocli.CommandLine.Spec;
     name = "consume",
     mixinStandardHelpOptions = true,
     description = "Print (or save as JSON) the released models of a job, read_committed.")
-final class ConsumeCommand implements Callable<Integer> {
+final class ConsumeCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
 
   @picocli.CommandLine.Mixin JobOptions job;
@@ -48,7 +49,7 @@ final class ConsumeCommand implements Callable<Integer> {
     JobSpec jobSpec = job.read();
     PrintWriter out = spec.commandLine().getOut();
     long printed = -1;
-    try (PrivaggClient client = new PrivaggClient(jobSpec, job.bootstrapServers)) {
+    try (PrivaggClient client = job.client(jobSpec, false)) {
       if (untilRound != null) {
         client.awaitModel(untilRound, Duration.ofSeconds(timeoutSeconds));
       } else {
@@ -135,5 +136,15 @@ final class ConsumeCommand implements Callable<Integer> {
             "noiseSource",
             p.getNoiseSource()));
     Reports.json(saveDir.resolve("round-" + m.getRound() + ".json"), json);
+  }
+
+  @Override
+  public KafkaConnection kafka() {
+    return job.connection();
+  }
+
+  @Override
+  public String attempt() {
+    return "read the released models";
   }
 }

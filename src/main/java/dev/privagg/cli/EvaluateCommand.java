@@ -1,5 +1,6 @@
 package dev.privagg.cli;
 
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.sim.Central;
 import dev.privagg.sim.EmbeddedKafka;
 import dev.privagg.sim.Evaluation;
@@ -34,7 +35,7 @@ import picocli.CommandLine.Spec;
       "and AUC vs epsilon). Accuracy CIs: Student-t over seeds, or with one seed the",
       "Wilson interval on the test set."
     })
-final class EvaluateCommand implements Callable<Integer> {
+final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
 
   @Mixin SimulationOptions options;
@@ -66,6 +67,8 @@ final class EvaluateCommand implements Callable<Integer> {
       paramLabel = "HOST:PORT",
       description = "An existing Kafka broker (default: start one in-process).")
   String bootstrapServers;
+
+  @Mixin KafkaPropertiesOption kafkaProperties;
 
   @Option(
       names = "--central",
@@ -148,7 +151,7 @@ final class EvaluateCommand implements Callable<Integer> {
               sweepCohorts,
               noiseMultipliers,
               seeds,
-              bootstrapServers,
+              kafka(),
               rounds,
               r -> report(w, r, ++done[0], total));
     } else {
@@ -159,7 +162,7 @@ final class EvaluateCommand implements Callable<Integer> {
                 sweepCohorts,
                 noiseMultipliers,
                 seeds,
-                kafka.bootstrapServers(),
+                kafka.connection(),
                 rounds,
                 r -> report(w, r, ++done[0], total));
       }
@@ -390,5 +393,15 @@ final class EvaluateCommand implements Callable<Integer> {
             series);
     chart.getSeriesMap().values().forEach(s -> s.setMarker(SeriesMarkers.NONE));
     Reports.savePng(out.resolve("accuracy-per-round.png"), List.of(chart));
+  }
+
+  @Override
+  public KafkaConnection kafka() {
+    return bootstrapServers == null ? null : kafkaProperties.connect(bootstrapServers);
+  }
+
+  @Override
+  public String attempt() {
+    return "run the evaluation";
   }
 }

@@ -1,5 +1,6 @@
 package dev.privagg.cli;
 
+import dev.privagg.io.KafkaAccess;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -50,6 +51,16 @@ public final class Main implements Runnable {
     cli.setErr(err);
     cli.setExecutionExceptionHandler(
         (ex, commandLine, parseResult) -> {
+          if (commandLine.getCommand() instanceof KafkaCommand command
+              && command.kafka() != null
+              && KafkaAccess.isKafkaFailure(ex)) {
+            commandLine
+                .getErr()
+                .println(
+                    "error: "
+                        + KafkaAccess.explain(ex, command.kafka(), command.attempt()).getMessage());
+            return 1;
+          }
           if (ex instanceof IllegalArgumentException || ex instanceof IllegalStateException) {
             commandLine.getErr().println("error: " + ex.getMessage());
             return 1;

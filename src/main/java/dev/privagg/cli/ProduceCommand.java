@@ -3,6 +3,7 @@ package dev.privagg.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.privagg.client.PrivaggClient;
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.spec.JobSpec;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -20,7 +21,7 @@ import picocli.CommandLine.Spec;
       "File format:",
       "  {\"tensors\": {\"weights\": [...], \"bias\": [...]}}  (float values, row-major, per tensor)"
     })
-final class ProduceCommand implements Callable<Integer> {
+final class ProduceCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
 
   @picocli.CommandLine.Mixin JobOptions job;
@@ -66,7 +67,7 @@ final class ProduceCommand implements Callable<Integer> {
         values[t][i] = (float) array.get(i).asDouble();
       }
     }
-    try (PrivaggClient client = new PrivaggClient(jobSpec, job.bootstrapServers)) {
+    try (PrivaggClient client = job.client(jobSpec, true)) {
       client.send(round, clientId, values);
     }
     spec.commandLine()
@@ -75,5 +76,15 @@ final class ProduceCommand implements Callable<Integer> {
             "sent the update of %s for round %d of job %s to %s%n",
             clientId, round, jobSpec.jobId(), jobSpec.topics().updates());
     return 0;
+  }
+
+  @Override
+  public KafkaConnection kafka() {
+    return job.connection();
+  }
+
+  @Override
+  public String attempt() {
+    return "send an update";
   }
 }

@@ -1,5 +1,6 @@
 package dev.privagg.cli;
 
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.job.PrivaggJob;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
@@ -21,7 +22,7 @@ import picocli.CommandLine.Spec;
       "Run the aggregation job on a local Flink MiniCluster until stopped (Ctrl-C).",
       "Validates every spec first, creates missing topics, then prints each job's plan."
     })
-final class RunCommand implements Callable<Integer> {
+final class RunCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
 
   @Option(
@@ -37,6 +38,8 @@ final class RunCommand implements Callable<Integer> {
       paramLabel = "HOST:PORT",
       description = "Kafka bootstrap servers.")
   String bootstrapServers;
+
+  @picocli.CommandLine.Mixin KafkaPropertiesOption kafkaProperties;
 
   @Option(
       names = "--parallelism",
@@ -98,13 +101,13 @@ final class RunCommand implements Callable<Integer> {
           p.sampling().mode(),
           job.roundCharge().adjacency());
     }
-    List<String> created = PrivaggJob.ensureTopics(bootstrapServers, jobs, updatePartitions);
+    List<String> created = PrivaggJob.prepareKafka(kafka(), jobs, updatePartitions);
     out.println(
         created.isEmpty()
             ? "topics exist: " + jobs.get(0).topics().all()
             : "created topics: " + created);
     PrivaggJob.SourcePlan sourcePlan =
-        PrivaggJob.sourcePlan(bootstrapServers, jobs.get(0).topics().updates(), parallelism);
+        PrivaggJob.sourcePlan(kafka(), jobs.get(0).topics().updates(), parallelism);
     if (sourcePlan.parallelism() < parallelism) {
       out.println(sourcePlan.describe());
     }
@@ -116,14 +119,21 @@ final class RunCommand implements Callable<Integer> {
             env,
             jobs,
             new PrivaggJob.Settings(
-                bootstrapServers,
-                checkpointIntervalMillis,
-                parallelism,
-                System.currentTimeMillis()));
+                kafka(), checkpointIntervalMillis, parallelism, System.currentTimeMillis()));
     Runtime.getRuntime().addShutdownHook(new Thread(() -> client.cancel().join()));
     out.println("running as Flink job " + client.getJobID() + "; Ctrl-C stops it");
     out.flush();
     client.getJobExecutionResult().get();
     return 0;
+  }
+
+  @Override
+  public KafkaConnection kafka() {
+    return kafkaProperties.connect(bootstrapServers);
+  }
+
+  @Override
+  public String attempt() {
+    return "start the job";
   }
 }

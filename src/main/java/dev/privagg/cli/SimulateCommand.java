@@ -1,5 +1,6 @@
 package dev.privagg.cli;
 
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.sim.EmbeddedKafka;
 import dev.privagg.sim.Simulation;
 import dev.privagg.sim.SimulationConfig;
@@ -19,7 +20,7 @@ import picocli.CommandLine.Spec;
       "Train a model with simulated clients through a real Kafka broker and the Flink job.",
       "Without --bootstrap-servers an in-process broker is started and stopped again."
     })
-final class SimulateCommand implements Callable<Integer> {
+final class SimulateCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
 
   @Mixin SimulationOptions options;
@@ -42,12 +43,14 @@ final class SimulateCommand implements Callable<Integer> {
       description = "An existing Kafka broker (default: start one in-process).")
   String bootstrapServers;
 
+  @Mixin KafkaPropertiesOption kafkaProperties;
+
   @Override
   public Integer call() throws Exception {
     SimulationConfig config =
         options.config(noiseMultiplier == null ? Double.NaN : noiseMultiplier, targetEpsilon);
     PrintWriter out = spec.commandLine().getOut();
-    Simulation.Result result = Runner.simulate(config, bootstrapServers, out);
+    Simulation.Result result = Runner.simulate(config, kafka(), out);
     out.printf(
         "final test accuracy %.4f, epsilon %s at delta %s, membership-inference AUC %.3f%n",
         result.finalAccuracy(),
@@ -58,19 +61,29 @@ final class SimulateCommand implements Callable<Integer> {
     return 0;
   }
 
+  @Override
+  public KafkaConnection kafka() {
+    return bootstrapServers == null ? null : kafkaProperties.connect(bootstrapServers);
+  }
+
+  @Override
+  public String attempt() {
+    return "run the simulation";
+  }
+
   /** Runs a simulation on a given or an embedded broker, printing one line per round. */
   static final class Runner {
     private Runner() {}
 
     static Simulation.Result simulate(
-        SimulationConfig config, String bootstrapServers, PrintWriter out) throws Exception {
-      if (bootstrapServers != null) {
-        return Simulation.run(config, bootstrapServers, r -> progress(out, r));
+        SimulationConfig config, KafkaConnection broker, PrintWriter out) throws Exception {
+      if (broker != null) {
+        return Simulation.run(config, broker, r -> progress(out, r));
       }
       out.println("starting an in-process Kafka broker...");
       out.flush();
       try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
-        return Simulation.run(config, kafka.bootstrapServers(), r -> progress(out, r));
+        return Simulation.run(config, kafka.connection(), r -> progress(out, r));
       }
     }
 

@@ -4,14 +4,15 @@ import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.io.Float32;
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.io.ProducerSizing;
 import dev.privagg.spec.JobSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -20,6 +21,8 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -35,27 +38,57 @@ public final class PrivaggClient implements AutoCloseable {
   private final Map<Long, RoundAnnouncement> rounds = new ConcurrentHashMap<>();
   private final Map<Long, GlobalModel> models = new ConcurrentHashMap<>();
   private volatile long latestModelRound = -1;
+  private boolean following;
 
-  /** Connects to {@code bootstrapServers}; reads both public topics from their beginning. */
+  /**
+   * Connects to {@code bootstrapServers} in plaintext; see {@link #PrivaggClient(JobSpec,
+   * KafkaConnection)}.
+   */
   public PrivaggClient(JobSpec spec, String bootstrapServers) {
+    this(spec, KafkaConnection.to(bootstrapServers));
+  }
+
+  /**
+   * Connects through {@code kafka} (brokers plus security settings); reads both public topics from
+   * their beginning once they exist. It reads by assignment, not in a consumer group, so a client
+   * principal needs READ on the rounds and models topics only.
+   */
+  public PrivaggClient(JobSpec spec, KafkaConnection kafka) {
     this.spec = spec;
     long modelBytes = spec.maxModelRecordBytes();
-    Properties p = new Properties();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    Properties p = kafka.clientProperties();
     p.putAll(ProducerSizing.forRecordsUpTo(Math.min(Integer.MAX_VALUE, spec.maxRecordBytes())));
     p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
     producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
-    Properties c = new Properties();
-    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-    c.put(ConsumerConfig.GROUP_ID_CONFIG, "privagg-client-" + UUID.randomUUID());
-    c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    Properties c = kafka.clientProperties();
     c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     c.put(
         ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG,
         (int) Math.min(Integer.MAX_VALUE, modelBytes));
     consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-    consumer.subscribe(List.of(spec.topics().rounds(), spec.topics().models()));
+  }
+
+  /**
+   * Assigns every partition of the rounds and models topics, from their beginning, once both exist
+   * (the job creates them at its start, possibly after this client).
+   */
+  private boolean followPublicTopics() {
+    if (following) {
+      return true;
+    }
+    List<TopicPartition> partitions = new ArrayList<>();
+    for (String topic : List.of(spec.topics().rounds(), spec.topics().models())) {
+      List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(5));
+      if (infos == null || infos.isEmpty()) {
+        return false;
+      }
+      infos.forEach(i -> partitions.add(new TopicPartition(topic, i.partition())));
+    }
+    consumer.assign(partitions);
+    consumer.seekToBeginning(partitions);
+    following = true;
+    return true;
   }
 
   /** Sends an update for {@code round} (tensors in the spec's order); returns when acknowledged. */
@@ -94,6 +127,10 @@ public final class PrivaggClient implements AutoCloseable {
 
   /** Reads what has arrived on the public topics, waiting at most {@code wait}. */
   public void poll(Duration wait) {
+    if (!followPublicTopics()) {
+      sleep(wait);
+      return;
+    }
     for (ConsumerRecord<byte[], byte[]> record : consumer.poll(wait)) {
       if (record.key() == null
           || !new String(record.key(), StandardCharsets.UTF_8).equals(spec.jobId())) {
@@ -169,6 +206,14 @@ public final class PrivaggClient implements AutoCloseable {
       }
     }
     return out;
+  }
+
+  private static void sleep(Duration wait) {
+    try {
+      Thread.sleep(wait.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   @Override

@@ -63,10 +63,9 @@ public final class TopicAdmin {
    * @throws IllegalStateException naming each topic config that is wrong, why it matters and the
    *     command that fixes it; nothing is changed on an existing topic
    */
-  public static List<String> ensure(String bootstrapServers, List<TopicPlan> plans)
+  public static List<String> ensure(KafkaConnection kafka, List<TopicPlan> plans)
       throws ExecutionException, InterruptedException {
-    Properties props = new Properties();
-    props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    Properties props = kafka.clientProperties();
     props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
     try (Admin admin = Admin.create(props)) {
       Set<String> existing = admin.listTopics().names().get();
@@ -88,7 +87,7 @@ public final class TopicAdmin {
           }
         }
       }
-      check(admin, bootstrapServers, plans);
+      check(admin, kafka.bootstrapServers(), plans);
       return missing.stream().map(NewTopic::name).toList();
     }
   }
@@ -162,9 +161,8 @@ public final class TopicAdmin {
    *
    * @throws IllegalStateException if the topic does not exist or the broker does not answer
    */
-  public static int partitionCount(String bootstrapServers, String topic) {
-    Properties props = new Properties();
-    props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+  public static int partitionCount(KafkaConnection kafka, String topic) {
+    Properties props = kafka.clientProperties();
     props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
     try (Admin admin = Admin.create(props)) {
       return untilKnown(
@@ -183,9 +181,7 @@ public final class TopicAdmin {
             "topic " + topic + " does not exist; privagg run and the job's main create it",
             e.getCause());
       }
-      throw new IllegalStateException(
-          "cannot describe topic " + topic + " at " + bootstrapServers + ": " + e.getCause(),
-          e.getCause());
+      throw KafkaAccess.explain(e.getCause(), kafka, "describe topic " + topic);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while describing topic " + topic, e);

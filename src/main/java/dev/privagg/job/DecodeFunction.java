@@ -1,6 +1,7 @@
 package dev.privagg.job;
 
 import dev.privagg.avro.RejectReason;
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.spec.JobSpec;
 import java.util.HashMap;
 import java.util.List;
@@ -20,7 +21,7 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   private final List<JobSpec> specs;
   private final UpdateValidator validator;
   private final String rejectsTopic;
-  private final String heartbeatBootstrap;
+  private final KafkaConnection heartbeatKafka;
   private final long heartbeatMillis;
   private final ShardPlan shards;
   private transient ClientKeys clientKeys;
@@ -30,17 +31,17 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   private transient boolean warnedProducerTime;
 
   /**
-   * @param heartbeatBootstrap Kafka to write heartbeat ticks to, or null for none (tests that drive
+   * @param heartbeatKafka Kafka to write heartbeat ticks to, or null for none (tests that drive
    *     watermarks themselves)
    * @param shards which shard sums each client's updates
    */
   DecodeFunction(
-      List<JobSpec> specs, String heartbeatBootstrap, long heartbeatMillis, ShardPlan shards) {
+      List<JobSpec> specs, KafkaConnection heartbeatKafka, long heartbeatMillis, ShardPlan shards) {
     this.shards = shards;
     this.specs = List.copyOf(specs);
     this.validator = new UpdateValidator(specs);
     this.rejectsTopic = specs.get(0).topics().rejects();
-    this.heartbeatBootstrap = heartbeatBootstrap;
+    this.heartbeatKafka = heartbeatKafka;
     this.heartbeatMillis = heartbeatMillis;
   }
 
@@ -56,11 +57,10 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
               RejectMetrics.jobGroup(getRuntimeContext().getMetricGroup(), spec.jobId())));
     }
     // One ticking subtask is enough: it writes to every partition.
-    if (heartbeatBootstrap != null
-        && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0) {
+    if (heartbeatKafka != null && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0) {
       heartbeat =
           new Heartbeat(
-              heartbeatBootstrap,
+              heartbeatKafka,
               specs.get(0).topics().updates(),
               heartbeatMillis,
               getRuntimeContext()

@@ -1,5 +1,6 @@
 package dev.privagg.job;
 
+import dev.privagg.io.KafkaConnection;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Properties;
@@ -37,10 +38,9 @@ final class Heartbeat implements AutoCloseable {
    * @param failures counts ticks that could not be written: while they fail, event time stands
    *     still and no round closes, which the log and this counter make visible
    */
-  Heartbeat(String bootstrapServers, String topic, long intervalMillis, Counter failures) {
+  Heartbeat(KafkaConnection kafka, String topic, long intervalMillis, Counter failures) {
     this.failures = failures;
-    Properties props = new Properties();
-    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    Properties props = kafka.clientProperties();
     props.put(ProducerConfig.ACKS_CONFIG, "all");
     props.put(ProducerConfig.LINGER_MS_CONFIG, 0);
     producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());

@@ -5,6 +5,7 @@ import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.io.AvroCodec;
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.io.Tensors;
 import dev.privagg.privacy.MechanismKind;
 import dev.privagg.privacy.PrivacyEvent;
@@ -62,7 +63,7 @@ final class LedgerReconciler {
     }
   }
 
-  static Reconciled read(String bootstrapServers, List<JobSpec> specs) {
+  static Reconciled read(KafkaConnection kafka, List<JobSpec> specs) {
     JobSpec.Topics topics = specs.get(0).topics();
     Set<String> jobIds = specs.stream().map(JobSpec::jobId).collect(Collectors.toSet());
     ChargedRounds charged = new ChargedRounds();
@@ -72,7 +73,7 @@ final class LedgerReconciler {
     Map<String, PrivacyEvent> lastCharge = new HashMap<>();
     Map<String, GlobalModel> models = new HashMap<>();
     readAll(
-        bootstrapServers,
+        kafka,
         topics.ledger(),
         (key, value) -> {
           LedgerEntry e = AvroCodec.decodeLedgerEntry(value);
@@ -100,7 +101,7 @@ final class LedgerReconciler {
     Map<String, LedgerFloor.Announced> announced = new HashMap<>();
     long[] latestRun = {Long.MIN_VALUE};
     readRecords(
-        bootstrapServers,
+        kafka,
         topics.releases(),
         record -> {
           InternalRelease release = InternalRelease.fromInternal(record);
@@ -132,7 +133,7 @@ final class LedgerReconciler {
     // public there is taken, even when its window is unknown.
     Map<String, Long> announcedPublicly = new HashMap<>();
     readAll(
-        bootstrapServers,
+        kafka,
         topics.rounds(),
         (key, value) -> {
           if (key != null && jobIds.contains(key)) {
@@ -142,7 +143,7 @@ final class LedgerReconciler {
     // The public models topic too: versions before the releases topic published there directly,
     // so after an upgrade a job's latest model may be only there.
     readAll(
-        bootstrapServers,
+        kafka,
         topics.models(),
         (key, value) -> {
           if (key != null && specs.stream().anyMatch(s -> s.jobId().equals(key))) {
@@ -233,12 +234,12 @@ final class LedgerReconciler {
    * digest. A publisher that starts without state publishes nothing at or below it.
    */
   static Map<String, PublicRounds.Position> readPublished(
-      String bootstrapServers, List<JobSpec> specs) {
+      KafkaConnection kafka, List<JobSpec> specs) {
     JobSpec.Topics topics = specs.get(0).topics();
     Map<String, PublicRounds.Position> published = new HashMap<>();
     for (String topic : topics.publicTopics()) {
       readAll(
-          bootstrapServers,
+          kafka,
           topic,
           (key, value) -> {
             if (key == null || specs.stream().noneMatch(s -> s.jobId().equals(key))) {
@@ -288,9 +289,9 @@ final class LedgerReconciler {
 
   /** Reads every committed record of {@code topic} that exists now. */
   private static void readAll(
-      String bootstrapServers, String topic, BiConsumer<String, byte[]> handle) {
+      KafkaConnection kafka, String topic, BiConsumer<String, byte[]> handle) {
     readRecords(
-        bootstrapServers,
+        kafka,
         topic,
         r ->
             handle.accept(
@@ -299,9 +300,8 @@ final class LedgerReconciler {
 
   /** Reads every committed record of {@code topic} that exists now, headers included. */
   private static void readRecords(
-      String bootstrapServers, String topic, Consumer<ConsumerRecord<byte[], byte[]>> handle) {
-    Properties props = new Properties();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+      KafkaConnection kafka, String topic, Consumer<ConsumerRecord<byte[], byte[]>> handle) {
+    Properties props = kafka.clientProperties();
     props.put(ConsumerConfig.GROUP_ID_CONFIG, "privagg-reconcile-" + UUID.randomUUID());
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);

@@ -1,5 +1,6 @@
 package dev.privagg.job;
 
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.spec.JobSpec;
 import java.util.List;
 import java.util.Map;
@@ -27,7 +28,7 @@ public final class Pipeline {
   /**
    * Builds decode -> (metadata) keyBy(jobId) -> decider, (values) keyBy(shard) -> shard sums ->
    * keyBy(jobId) -> combiner, and returns every output record (rejects included); {@code floors} is
-   * what the ledger and model topics already show per job; with {@code heartbeatBootstrap} set, the
+   * what the ledger and model topics already show per job; with {@code heartbeatKafka} set, the
    * decode step writes heartbeat ticks to the updates topic; a new job's round 1 opens at {@code
    * runStartMillis} (or later, when the job starts).
    */
@@ -36,7 +37,7 @@ public final class Pipeline {
       List<JobSpec> specs,
       DataStream<RawUpdate> updates,
       Map<String, LedgerFloor> floors,
-      String heartbeatBootstrap,
+      KafkaConnection heartbeatKafka,
       long runStartMillis) {
     if (specs.isEmpty()) {
       throw new IllegalArgumentException("at least one job spec is needed");
@@ -49,7 +50,7 @@ public final class Pipeline {
     ShardPlan shards = new ShardPlan(Math.max(1, env.getParallelism()));
     SingleOutputStreamOperator<DecodedUpdate> decoded =
         updates
-            .process(new DecodeFunction(specs, heartbeatBootstrap, HEARTBEAT_MILLIS, shards))
+            .process(new DecodeFunction(specs, heartbeatKafka, HEARTBEAT_MILLIS, shards))
             .name("decode-validate")
             .uid("decode-validate");
 

@@ -1,5 +1,7 @@
 package dev.privagg.job;
 
+import dev.privagg.io.KafkaAccess;
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.io.ProducerSizing;
 import dev.privagg.io.TopicAdmin;
 import dev.privagg.spec.JobSpec;
@@ -8,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
@@ -30,6 +33,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.record.TimestampType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,7 +47,7 @@ import org.slf4j.LoggerFactory;
 public final class PrivaggJob {
   /** How the job connects to Kafka and checkpoints. */
   public record Settings(
-      String bootstrapServers, long checkpointIntervalMillis, int parallelism, long startMillis) {}
+      KafkaConnection kafka, long checkpointIntervalMillis, int parallelism, long startMillis) {}
 
   private static final long START_MARGIN_MILLIS = 5_000;
 
@@ -94,9 +98,9 @@ public final class PrivaggJob {
 
   /** Reads the updates topic's partition count now (the topic must exist). */
   public static SourcePlan sourcePlan(
-      String bootstrapServers, String updatesTopic, int jobParallelism) {
+      KafkaConnection kafka, String updatesTopic, int jobParallelism) {
     return new SourcePlan(
-        updatesTopic, TopicAdmin.partitionCount(bootstrapServers, updatesTopic), jobParallelism);
+        updatesTopic, TopicAdmin.partitionCount(kafka, updatesTopic), jobParallelism);
   }
 
   private PrivaggJob() {}
@@ -104,6 +108,7 @@ public final class PrivaggJob {
   public static void main(String[] args) throws Exception {
     List<JobSpec> specs = new ArrayList<>();
     String bootstrap = null;
+    Path kafkaProperties = null;
     long interval = 1000;
     for (int i = 0; i < args.length; i += 2) {
       String value = require(args[i], i + 1 < args.length ? args[i + 1] : null);
@@ -112,6 +117,7 @@ public final class PrivaggJob {
         case "--spec-base64" ->
             specs.add(JobSpecReader.parse("--spec-base64 #" + (specs.size() + 1), decode(value)));
         case "--bootstrap-servers" -> bootstrap = value;
+        case "--kafka-properties" -> kafkaProperties = Path.of(value);
         case "--checkpoint-interval-ms" -> interval = Long.parseLong(value);
         default -> throw new IllegalArgumentException("unknown argument " + args[i] + "; " + USAGE);
       }
@@ -120,14 +126,15 @@ public final class PrivaggJob {
       throw new IllegalArgumentException(USAGE);
     }
     JobSpecReader.checkTogether(specs);
+    KafkaConnection kafka = KafkaConnection.of(bootstrap, kafkaProperties);
     // Under flink run or privagg submit this main runs on the client or JobManager, which can
     // reach Kafka: create missing topics here so the source never starts on an absent topic.
-    ensureTopics(bootstrap, specs, DEFAULT_UPDATE_PARTITIONS);
+    prepareKafka(kafka, specs, DEFAULT_UPDATE_PARTITIONS);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     define(
         env,
         specs,
-        new Settings(bootstrap, interval, env.getParallelism(), System.currentTimeMillis()));
+        new Settings(kafka, interval, env.getParallelism(), System.currentTimeMillis()));
     env.execute("privagg " + jobIds(specs));
   }
 
@@ -142,7 +149,7 @@ public final class PrivaggJob {
   public static final int DEFAULT_UPDATE_PARTITIONS = 2;
 
   private static final String USAGE =
-      "use --spec FILE (or --spec-base64 YAML, repeatable) --bootstrap-servers HOST:PORT [--checkpoint-interval-ms N]";
+      "use --spec FILE (or --spec-base64 YAML, repeatable) --bootstrap-servers HOST:PORT [--kafka-properties FILE] [--checkpoint-interval-ms N]";
 
   private static String decode(String base64) {
     return new String(
@@ -157,11 +164,52 @@ public final class PrivaggJob {
   }
 
   /**
+   * Before anything is defined: checks that the brokers answer and accept the job's credentials,
+   * creates or checks its topics ({@link #ensureTopics}), and checks that the job's principal may
+   * do on each topic what the job will do there, so that a missing ACL refuses the start in one
+   * line instead of failing the running job's tasks over and over.
+   *
+   * @throws IllegalStateException one line naming the brokers, the principal, what was refused and
+   *     the fix
+   */
+  public static List<String> prepareKafka(
+      KafkaConnection kafka, List<JobSpec> specs, int updatePartitions) {
+    KafkaAccess.require(kafka, Map.of());
+    List<String> created;
+    try {
+      created = ensureTopics(kafka, specs, updatePartitions);
+    } catch (IllegalStateException e) {
+      throw e;
+    } catch (Exception e) {
+      throw KafkaAccess.explain(e, kafka, "create or check the job's topics");
+    }
+    KafkaAccess.require(kafka, jobAccess(specs.get(0).topics()));
+    return created;
+  }
+
+  /**
+   * What the job's principal does on each topic: reads updates and writes heartbeat ticks to them;
+   * writes releases, ledger and rejects; reads the ledger, releases and public topics at start;
+   * checks every topic's configs. (Plus, not checkable here: READ on its consumer groups and WRITE
+   * on its transactional ids, both prefixed {@code privagg-}.)
+   */
+  static Map<String, Set<AclOperation>> jobAccess(JobSpec.Topics t) {
+    Set<AclOperation> readWrite =
+        Set.of(AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE_CONFIGS);
+    Map<String, Set<AclOperation>> needs = new java.util.LinkedHashMap<>();
+    for (String topic : List.of(t.updates(), t.models(), t.rounds(), t.ledger(), t.releases())) {
+      needs.put(topic, readWrite);
+    }
+    needs.put(t.rejects(), Set.of(AclOperation.WRITE, AclOperation.DESCRIBE_CONFIGS));
+    return needs;
+  }
+
+  /**
    * Creates missing topics sized for the jobs' models, and refuses topics that exist with settings
    * a client or a restart could exploit (see {@link TopicAdmin#ensure}).
    */
   public static List<String> ensureTopics(
-      String bootstrapServers, List<JobSpec> specs, int updatePartitions) throws Exception {
+      KafkaConnection kafka, List<JobSpec> specs, int updatePartitions) throws Exception {
     JobSpec.Topics t = specs.get(0).topics();
     long maxUpdate = specs.stream().mapToLong(JobSpec::maxRecordBytes).max().orElseThrow();
     long maxModel = specs.stream().mapToLong(JobSpec::maxModelRecordBytes).max().orElseThrow();
@@ -206,7 +254,7 @@ public final class PrivaggJob {
                 maxUpdate + OUTPUT_HEADROOM_BYTES,
                 "a reject carries the update's bytes; one the topic refuses fails the job"));
     return TopicAdmin.ensure(
-        bootstrapServers,
+        kafka,
         List.of(
             new TopicAdmin.TopicPlan(t.updates(), updatePartitions, updates),
             new TopicAdmin.TopicPlan(t.models(), 1, latestModels),
@@ -275,11 +323,10 @@ public final class PrivaggJob {
     // Which open rounds are taken over is decided here, once: the source must start at the
     // opening of each (the TaskManager's clock may disagree near a deadline).
     LedgerReconciler.Reconciled reconciled =
-        LedgerReconciler.read(settings.bootstrapServers(), specs)
-            .decidedAt(System.currentTimeMillis());
+        LedgerReconciler.read(settings.kafka(), specs).decidedAt(System.currentTimeMillis());
     KafkaSource<RawUpdate> source =
         KafkaSource.<RawUpdate>builder()
-            .setBootstrapServers(settings.bootstrapServers())
+            .setProperties(settings.kafka().clientProperties())
             .setTopics(topics.updates())
             .setGroupId(name)
             // A fresh job reads from its own start time (a restore uses checkpointed offsets), or
@@ -304,8 +351,7 @@ public final class PrivaggJob {
     // restore at another count the uid keeps the state: Flink redistributes the readers' splits.
     // Decode then runs at the job's parallelism behind a rebalance: every reader's watermark
     // reaches every decode subtask, which takes the minimum, so rounds close as before.
-    SourcePlan plan =
-        sourcePlan(settings.bootstrapServers(), topics.updates(), settings.parallelism());
+    SourcePlan plan = sourcePlan(settings.kafka(), topics.updates(), settings.parallelism());
     LOG.info("{} ({})", plan.describe(), name);
     DataStream<RawUpdate> updates =
         env.fromSource(
@@ -327,7 +373,7 @@ public final class PrivaggJob {
 
     KafkaSinkBuilder<OutboundRecord> sinkBuilder =
         KafkaSink.<OutboundRecord>builder()
-            .setBootstrapServers(settings.bootstrapServers())
+            .setKafkaProducerConfig(settings.kafka().clientProperties())
             .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
             .setTransactionalIdPrefix(name)
             // At or below the broker's transaction.max.timeout.ms (15 min by default).
@@ -343,12 +389,7 @@ public final class PrivaggJob {
     sinkBuilder.setRecordSerializer(new OutboundSerializer(topics, run));
     KafkaSink<OutboundRecord> sink = sinkBuilder.build();
     Pipeline.build(
-            env,
-            specs,
-            updates,
-            reconciled.floors(),
-            settings.bootstrapServers(),
-            settings.startMillis())
+            env, specs, updates, reconciled.floors(), settings.kafka(), settings.startMillis())
         .sinkTo(sink)
         .name("kafka-sink")
         .uid("kafka-sink");
@@ -371,7 +412,7 @@ public final class PrivaggJob {
     long maxModel = specs.stream().mapToLong(JobSpec::maxModelRecordBytes).max().orElseThrow();
     KafkaSource<InternalRelease> releases =
         KafkaSource.<InternalRelease>builder()
-            .setBootstrapServers(settings.bootstrapServers())
+            .setProperties(settings.kafka().clientProperties())
             .setTopics(topics.releases())
             .setGroupId(name + "-publisher")
             // A fresh job reads the compacted topic from its start; the published positions
@@ -384,7 +425,7 @@ public final class PrivaggJob {
             .build();
     KafkaSinkBuilder<OutboundRecord> publicSink =
         KafkaSink.<OutboundRecord>builder()
-            .setBootstrapServers(settings.bootstrapServers())
+            .setKafkaProducerConfig(settings.kafka().clientProperties())
             .setRecordSerializer(
                 (element, context, timestamp) ->
                     new ProducerRecord<>(element.topic, element.key, element.value))
@@ -404,7 +445,7 @@ public final class PrivaggJob {
             new ReleasePublisher(
                 Set.copyOf(topics.publicTopics()),
                 jobIds,
-                LedgerReconciler.readPublished(settings.bootstrapServers(), specs),
+                LedgerReconciler.readPublished(settings.kafka(), specs),
                 run))
         .name("publisher")
         .uid("publisher")

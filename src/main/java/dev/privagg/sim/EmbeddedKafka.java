@@ -51,6 +51,11 @@ public final class EmbeddedKafka implements AutoCloseable {
     return cluster.bootstrapServers();
   }
 
+  /** A plaintext connection to this broker. */
+  public dev.privagg.io.KafkaConnection connection() {
+    return dev.privagg.io.KafkaConnection.to(bootstrapServers());
+  }
+
   @Override
   public synchronized void close() throws Exception {
     if (closed) {

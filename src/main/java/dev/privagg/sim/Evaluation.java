@@ -1,5 +1,6 @@
 package dev.privagg.sim;
 
+import dev.privagg.io.KafkaConnection;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -45,15 +46,15 @@ public final class Evaluation {
       double[] accuracyPerRound) {}
 
   /**
-   * Runs every setting on {@code bootstrapServers}; {@code roundProgress} sees each round, {@code
-   * progress} each run.
+   * Runs every setting on {@code kafka}; {@code roundProgress} sees each round, {@code progress}
+   * each run.
    */
   public static List<Run> sweep(
       SimulationConfig base,
       List<Integer> cohorts,
       List<Double> noiseMultipliers,
       int seeds,
-      String bootstrapServers,
+      KafkaConnection kafka,
       Consumer<Simulation.RoundResult> roundProgress,
       Consumer<Run> progress)
       throws Exception {
@@ -64,7 +65,7 @@ public final class Evaluation {
       for (double z : settings) {
         for (int s = 0; s < seeds; s++) {
           SimulationConfig config = base.withCohort(cohort).withNoise(z).withSeed(base.seed() + s);
-          Simulation.Result result = Simulation.run(config, bootstrapServers, roundProgress);
+          Simulation.Result result = Simulation.run(config, kafka, roundProgress);
           Run run =
               new Run(
                   cohort,

@@ -9,6 +9,7 @@ import dev.privagg.client.data.Partitioner;
 import dev.privagg.client.train.LocalTrainer;
 import dev.privagg.client.train.Metrics;
 import dev.privagg.client.train.Model;
+import dev.privagg.io.KafkaConnection;
 import dev.privagg.job.PrivaggJob;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.spec.JobSpec;
@@ -80,9 +81,9 @@ public final class Simulation {
     }
   }
 
-  /** Runs one simulation against {@code bootstrapServers}; {@code progress} sees every round. */
+  /** Runs one simulation against {@code kafka}; {@code progress} sees every round. */
   public static Result run(
-      SimulationConfig config, String bootstrapServers, Consumer<RoundResult> progress)
+      SimulationConfig config, KafkaConnection kafka, Consumer<RoundResult> progress)
       throws Exception {
     Datasets.Split data = Datasets.load(config.dataset(), config.seed());
     Model model =
@@ -102,7 +103,7 @@ public final class Simulation {
       local.add(data.train().subset(part));
     }
     JobSpec spec = JobSpecReader.parse("simulation", specYaml(config, model));
-    PrivaggJob.ensureTopics(bootstrapServers, List.of(spec), 2);
+    PrivaggJob.prepareKafka(kafka, List.of(spec), 2);
     // Checkpoints on disk, not in JobManager memory (5 MiB): larger models would never commit.
     Path stateDir = Files.createTempDirectory("privagg-simulation-");
     StreamExecutionEnvironment env = PrivaggJob.localEnvironment(stateDir);
@@ -111,7 +112,7 @@ public final class Simulation {
             env,
             List.of(spec),
             new PrivaggJob.Settings(
-                bootstrapServers, CHECKPOINT_INTERVAL_MILLIS, 1, System.currentTimeMillis()));
+                kafka, CHECKPOINT_INTERVAL_MILLIS, 1, System.currentTimeMillis()));
     List<RoundResult> results = new ArrayList<>();
     NoiseSource clientNoise =
         config.noiseSource().equals("seeded")
@@ -130,7 +131,7 @@ public final class Simulation {
             });
     List<Future<RoundResult>> pending = new ArrayList<>();
     GlobalModel last;
-    try (PrivaggClient client = new PrivaggClient(spec, bootstrapServers)) {
+    try (PrivaggClient client = new PrivaggClient(spec, kafka)) {
       last = client.awaitModel(0, wait);
       for (long r = 1; r <= config.rounds(); r++) {
         RoundAnnouncement round = client.awaitRound(r, wait);

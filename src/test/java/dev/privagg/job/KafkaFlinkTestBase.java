@@ -89,7 +89,7 @@ abstract class KafkaFlinkTestBase {
     }
     for (int attempt = 0; ; attempt++) {
       try {
-        PrivaggJob.ensureTopics(bootstrap, List.of(spec), 2);
+        PrivaggJob.ensureTopics(kafka.connection(), List.of(spec), 2);
         return;
       } catch (Exception e) {
         if (attempt >= 50) {
@@ -146,13 +146,14 @@ abstract class KafkaFlinkTestBase {
 
   /** Creates the topics and starts one Flink job serving {@code specs} on the MiniCluster. */
   JobClient startJob(List<JobSpec> specs, int parallelism) throws Exception {
-    PrivaggJob.ensureTopics(bootstrap, specs, 2);
+    PrivaggJob.ensureTopics(kafka.connection(), specs, 2);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     JobClient job =
         PrivaggJob.start(
             env,
             specs,
-            new PrivaggJob.Settings(bootstrap, 300, parallelism, System.currentTimeMillis()));
+            new PrivaggJob.Settings(
+                kafka.connection(), 300, parallelism, System.currentTimeMillis()));
     jobs.add(job);
     return job;
   }

@@ -32,12 +32,12 @@ class LargeModelIT extends KafkaFlinkTestBase {
             rounds: {timeout: 6s, expectedClients: 2}
             privacy: {clipNorm: 1.0, noiseMultiplier: 0, delta: 1.0e-5, budgetEpsilon: .inf}
             """);
-    PrivaggJob.ensureTopics(bootstrap, List.of(spec), 2);
+    PrivaggJob.ensureTopics(kafka.connection(), List.of(spec), 2);
     JobClient job =
         PrivaggJob.start(
             PrivaggJob.localEnvironment(stateDir),
             List.of(spec),
-            new PrivaggJob.Settings(bootstrap, 1000, 1, System.currentTimeMillis()));
+            new PrivaggJob.Settings(kafka.connection(), 1000, 1, System.currentTimeMillis()));
     try {
       awaitRound(spec, 1);
       float[] one = new float[1_000_000];

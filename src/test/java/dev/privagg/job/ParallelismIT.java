@@ -118,7 +118,7 @@ class ParallelismIT extends KafkaFlinkTestBase {
     PrivaggJob.define(
         env,
         List.of(spec),
-        new PrivaggJob.Settings(bootstrap, 300, parallelism, System.currentTimeMillis()));
+        new PrivaggJob.Settings(kafka.connection(), 300, parallelism, System.currentTimeMillis()));
     Map<String, Integer> out = new HashMap<>();
     for (StreamNode node : env.getStreamGraph().getStreamNodes()) {
       out.put(node.getTransformationUID(), node.getParallelism());

@@ -45,7 +45,7 @@ class SimulationIT extends KafkaFlinkTestBase {
   @Test
   void withoutNoise_accuracyRisesWellAboveChance() throws Exception {
     List<Simulation.RoundResult> seen = new ArrayList<>();
-    Simulation.Result result = Simulation.run(digits(0, 20, 20, 4), bootstrap, seen::add);
+    Simulation.Result result = Simulation.run(digits(0, 20, 20, 4), kafka.connection(), seen::add);
     assertThat(seen).hasSize(4);
     assertThat(result.finalAccuracy()).isGreaterThan(0.6); // chance is 0.1 on ten classes
     assertThat(result.epsilon()).isInfinite();
@@ -54,7 +54,7 @@ class SimulationIT extends KafkaFlinkTestBase {
   @Test
   void privacyStatement_matchesTheAccountant() throws Exception {
     double z = 1.2;
-    Simulation.Result result = Simulation.run(digits(z, 20, 10, 3), bootstrap, r -> {});
+    Simulation.Result result = Simulation.run(digits(z, 20, 10, 3), kafka.connection(), r -> {});
     double expected =
         Accountant.named("rdp")
             .epsilon(PrivacyLedger.of(PrivacyEvent.sampledGaussian(z, 0.5, 3)), 1e-5)
@@ -68,7 +68,7 @@ class SimulationIT extends KafkaFlinkTestBase {
   void clientSampling_onlyTheSampledCohortSends_andIsChargedAtTheDeclaredRate() throws Exception {
     double z = 1.2;
     SimulationConfig config = digits("client", z, 40, 10, 3);
-    Simulation.Result result = Simulation.run(config, bootstrap, r -> {});
+    Simulation.Result result = Simulation.run(config, kafka.connection(), r -> {});
     ClientSampling sampling = new ClientSampling(0.25, config.seed());
     assertThat(result.rounds())
         .extracting(Simulation.RoundResult::clientsSent)

@@ -51,7 +51,7 @@ class TopicChecksIT extends KafkaFlinkTestBase {
           .all()
           .get();
     }
-    assertThatThrownBy(() -> PrivaggJob.ensureTopics(bootstrap, List.of(spec), 2))
+    assertThatThrownBy(() -> PrivaggJob.ensureTopics(kafka.connection(), List.of(spec), 2))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageStartingWith("refusing to start on misconfigured topics")
         .hasMessageContaining(
@@ -67,7 +67,7 @@ class TopicChecksIT extends KafkaFlinkTestBase {
   @Test
   void createdUpdatesTopic_refusesACompressedRecordFarAboveItsLimit() throws Exception {
     JobSpec spec = spec(BODY);
-    PrivaggJob.ensureTopics(bootstrap, List.of(spec), 2);
+    PrivaggJob.ensureTopics(kafka.connection(), List.of(spec), 2);
     Properties props = new Properties();
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "zstd");
@@ -82,7 +82,8 @@ class TopicChecksIT extends KafkaFlinkTestBase {
           .cause()
           .isInstanceOf(RecordTooLargeException.class);
     }
-    assertThat(PrivaggJob.ensureTopics(bootstrap, List.of(spec), 2)).isEmpty(); // still accepted
+    assertThat(PrivaggJob.ensureTopics(kafka.connection(), List.of(spec), 2))
+        .isEmpty(); // still accepted
   }
 
   private static Admin admin() {

@@ -1,0 +1,230 @@
+package dev.privagg.io;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.errors.AuthenticationException;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
+import org.apache.kafka.common.errors.SslAuthenticationException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+
+/**
+ * Checks, before any work starts, that the brokers answer, accept the credentials and allow the
+ * operations a command needs on its topics, and turns Kafka's failures into one line that names the
+ * brokers, the principal, what was refused and the fix, instead of a stack trace after a timeout.
+ */
+public final class KafkaAccess {
+  /** How long a command waits for the brokers to answer before it says they are unreachable. */
+  public static final Duration REACH_TIMEOUT = Duration.ofSeconds(15);
+
+  private KafkaAccess() {}
+
+  /**
+   * Returns when the brokers answer and allow every operation in {@code needs} (topic name to
+   * operations) on topics that exist; topics that do not exist yet are skipped.
+   *
+   * @throws IllegalStateException with one line saying what failed and how to fix it
+   */
+  public static void require(KafkaConnection kafka, Map<String, Set<AclOperation>> needs) {
+    Properties props = kafka.clientProperties();
+    int millis = (int) REACH_TIMEOUT.toMillis();
+    props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Integer.toString(millis));
+    props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(millis));
+    try (Admin admin = Admin.create(props)) {
+      admin.describeCluster().clusterId().get(millis, TimeUnit.MILLISECONDS);
+      for (Map.Entry<String, Set<AclOperation>> need : needs.entrySet()) {
+        Optional<Set<AclOperation>> allowedOn = allowedOn(admin, need.getKey(), millis);
+        if (allowedOn.isEmpty()) {
+          continue;
+        }
+        Set<AclOperation> allowed = allowedOn.get();
+        List<AclOperation> missing = new ArrayList<>();
+        for (AclOperation op : need.getValue()) {
+          if (!allowed.contains(op) && !allowed.contains(AclOperation.ALL)) {
+            missing.add(op);
+          }
+        }
+        if (!missing.isEmpty()) {
+          throw new IllegalStateException(refusedTopic(kafka, need.getKey(), missing));
+        }
+      }
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new IllegalStateException(unreachable(kafka));
+    } catch (ExecutionException e) {
+      throw explain(e.getCause(), kafka, "connect");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while connecting to Kafka at " + kafka);
+    }
+  }
+
+  /**
+   * The operations the principal may do on {@code topic}: none when it may not even describe it,
+   * empty when the topic does not exist, null elements never.
+   */
+  private static Optional<Set<AclOperation>> allowedOn(Admin admin, String topic, int millis)
+      throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
+    try {
+      TopicDescription d =
+          admin
+              .describeTopics(
+                  List.of(topic), new DescribeTopicsOptions().includeAuthorizedOperations(true))
+              .allTopicNames()
+              .get(millis, TimeUnit.MILLISECONDS)
+              .get(topic);
+      // Null when the broker does not say: then nothing can be checked ahead.
+      return d.authorizedOperations() == null
+          ? Optional.empty()
+          : Optional.of(d.authorizedOperations());
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+        return Optional.empty();
+      }
+      if (e.getCause() instanceof TopicAuthorizationException) {
+        return Optional.of(Set.of());
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * The one-line explanation of {@code failure} (or its first cause Kafka raised) while doing
+   * {@code what}; a failure that is not Kafka's comes back as an IllegalStateException with its
+   * message.
+   */
+  public static IllegalStateException explain(
+      Throwable failure, KafkaConnection kafka, String what) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      Optional<String> line = line(t, kafka, what);
+      if (line.isPresent()) {
+        return new IllegalStateException(line.get());
+      }
+    }
+    return new IllegalStateException(
+        "could not " + what + " at Kafka " + kafka + ": " + failure.getMessage());
+  }
+
+  /** Whether {@code failure} or a cause is one {@link #explain} turns into an actionable line. */
+  public static boolean isKafkaFailure(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof org.apache.kafka.common.KafkaException
+          || t instanceof java.util.concurrent.TimeoutException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static Optional<String> line(Throwable t, KafkaConnection kafka, String what) {
+    String brokers = kafka.bootstrapServers();
+    String principal = kafka.principal();
+    if (t instanceof SslAuthenticationException) {
+      return Optional.of(
+          "TLS handshake with Kafka at %s failed (%s); fix: point ssl.truststore.location (and the keystore, if the listener wants client certificates) in --kafka-properties at the brokers' CA"
+              .formatted(brokers, firstLine(t)));
+    }
+    if (t instanceof AuthenticationException) {
+      return Optional.of(
+          "Kafka at %s refused to authenticate %s over %s (%s); fix: the username and password in sasl.jaas.config of --kafka-properties, and sasl.mechanism (%s) must match a user the brokers know"
+              .formatted(
+                  brokers,
+                  principal,
+                  kafka.securityProtocol(),
+                  firstLine(t),
+                  kafka.settings().getOrDefault("sasl.mechanism", "GSSAPI")));
+    }
+    if (t instanceof TopicAuthorizationException e) {
+      return Optional.of(
+          refused(
+              kafka,
+              "access to topic(s) " + String.join(",", e.unauthorizedTopics()) + " to " + what,
+              "--operation <Read|Write|DescribeConfigs, as README 'Kafka security' lists> --topic "
+                  + String.join(",", e.unauthorizedTopics())));
+    }
+    if (t instanceof GroupAuthorizationException e) {
+      return Optional.of(
+          refused(
+              kafka,
+              "READ on consumer group " + e.groupId(),
+              "--operation READ --group " + e.groupId()));
+    }
+    if (t instanceof TransactionalIdAuthorizationException) {
+      return Optional.of(
+          refused(
+              kafka,
+              "its transactional id (" + firstLine(t) + ")",
+              "--operation Write --transactional-id privagg- --resource-pattern-type prefixed"));
+    }
+    if (t instanceof ClusterAuthorizationException) {
+      return Optional.of(
+          refused(kafka, "a cluster operation to " + what, "--operation Create --cluster"));
+    }
+    if (t instanceof org.apache.kafka.common.errors.TimeoutException
+        || t instanceof java.util.concurrent.TimeoutException) {
+      return Optional.of(unreachable(kafka));
+    }
+    return Optional.empty();
+  }
+
+  private static String refusedTopic(
+      KafkaConnection kafka, String topic, List<AclOperation> missing) {
+    StringBuilder fix = new StringBuilder();
+    for (AclOperation op : missing) {
+      fix.append(fix.isEmpty() ? "" : " ").append("--operation ").append(pascal(op));
+    }
+    return refused(
+        kafka,
+        missing.stream().map(Enum::name).toList() + " on topic " + topic,
+        fix + " --topic " + topic);
+  }
+
+  /** An operation as kafka-acls.sh spells it: DescribeConfigs for DESCRIBE_CONFIGS. */
+  static String pascal(AclOperation op) {
+    StringBuilder s = new StringBuilder();
+    for (String part : op.name().split("_")) {
+      s.append(part.charAt(0)).append(part.substring(1).toLowerCase(java.util.Locale.ROOT));
+    }
+    return s.toString();
+  }
+
+  private static String refused(KafkaConnection kafka, String what, String aclArgs) {
+    return "Kafka at %s refused %s %s: no ACL allows it; fix (as an admin): kafka-acls.sh --bootstrap-server %s --command-config ADMIN.properties --add --allow-principal %s %s"
+        .formatted(
+            kafka.bootstrapServers(),
+            kafka.principal(),
+            what,
+            kafka.bootstrapServers(),
+            kafka.principal().startsWith("User:") ? kafka.principal() : "User:NAME",
+            aclArgs);
+  }
+
+  private static String unreachable(KafkaConnection kafka) {
+    return "no Kafka broker answered at %s within %d s as %s over %s; fix: check the address (--bootstrap-servers), that the brokers are up, and that their listener expects %s (otherwise set security.protocol in --kafka-properties)"
+        .formatted(
+            kafka.bootstrapServers(),
+            REACH_TIMEOUT.toSeconds(),
+            kafka.principal(),
+            kafka.securityProtocol(),
+            kafka.securityProtocol());
+  }
+
+  private static String firstLine(Throwable t) {
+    String m = String.valueOf(t.getMessage());
+    int nl = m.indexOf('\n');
+    return nl < 0 ? m : m.substring(0, nl);
+  }
+}
