@@ -133,6 +133,19 @@ final class FlinkRest {
         .build();
   }
 
+  /**
+   * The innermost cause in a stack trace the REST API returned: for a job whose main refused to
+   * start (a missing ACL, a bad spec) that is privagg's one-line message.
+   */
+  static java.util.Optional<String> rootCause(String trace) {
+    return trace
+        .lines()
+        .map(String::strip)
+        .filter(l -> l.startsWith("Caused by: "))
+        .reduce((a, b) -> b)
+        .map(l -> l.substring("Caused by: ".length()));
+  }
+
   private JsonNode call(HttpRequest request) throws IOException, InterruptedException {
     HttpResponse<String> response;
     try {
@@ -157,7 +170,9 @@ final class FlinkRest {
               + " answered "
               + response.statusCode()
               + ": "
-              + first.lines().limit(3).reduce((a, b) -> a + " | " + b).orElse(""));
+              + rootCause(first)
+                  .orElseGet(
+                      () -> first.lines().limit(3).reduce((a, b) -> a + " | " + b).orElse("")));
     }
     return response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());
   }
