@@ -301,6 +301,10 @@ class PrivaggClient:
         """The newest announcement read so far (call :meth:`poll` to read more)."""
         return self._rounds[max(self._rounds)] if self._rounds else None
 
+    def model(self, round: int) -> Optional[GlobalModel]:
+        """The model of ``round`` if it was read and is still kept, else None."""
+        return self._models.get(round)
+
     @property
     def latest_model(self) -> Optional[GlobalModel]:
         """The newest model read so far (call :meth:`poll` to read more)."""
