@@ -89,6 +89,7 @@ class PythonClientIT extends KafkaFlinkTestBase {
                 "-p",
                 "no:cacheprovider",
                 "-ra",
+                "--durations=5",
                 "--junitxml=" + report),
             Map.of(
                 "PRIVAGG_BOOTSTRAP_SERVERS", bootstrap,
