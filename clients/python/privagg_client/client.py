@@ -176,41 +176,44 @@ class PrivaggClient:
         if self._fatal is not None:
             raise KafkaClientError(f"Kafka failed for good: {self._fatal}")
 
-    def _assign(self, deadline: float) -> None:
+    def _try_assign(self, timeout: float) -> bool:
         """Reads both public topics from the start of every partition (no consumer group: a
-        client reads everything, and joining a group would only add a rebalance wait)."""
+        client reads everything, and joining a group would only add a rebalance wait). False
+        while the topics' metadata cannot be read within ``timeout``."""
         consumer = self._consumer_()
         topics = [self.job.topics.rounds, self.job.topics.models]
-        while True:
-            self._check_fatal()
-            try:
-                metadata = consumer.list_topics(timeout=max(0.1, min(5.0, deadline - time.time())))
-            except KafkaException as e:
-                metadata = None
-                log.debug("metadata: %s", redact(str(e), self._extra))
-            if metadata is not None and all(
-                t in metadata.topics and metadata.topics[t].error is None and metadata.topics[t].partitions
-                for t in topics
-            ):
-                partitions = [
-                    TopicPartition(t, p, OFFSET_BEGINNING)
-                    for t in topics
-                    for p in sorted(metadata.topics[t].partitions)
-                ]
-                consumer.assign(partitions)
-                self._assigned = True
-                return
-            if time.time() >= deadline:
-                raise PrivaggTimeout(
-                    f"topics {topics} of job {self.job.job_id} are not on the cluster at "
-                    f"{self.bootstrap_servers}; is the job running?"
-                )
-            time.sleep(0.2)
+        try:
+            metadata = consumer.list_topics(timeout=max(0.1, timeout))
+        except KafkaException as e:
+            log.debug("metadata: %s", redact(str(e), self._extra))
+            return False
+        found = metadata.topics
+        if not all(t in found and found[t].error is None and found[t].partitions for t in topics):
+            return False
+        consumer.assign(
+            [TopicPartition(t, p, OFFSET_BEGINNING) for t in topics for p in sorted(found[t].partitions)]
+        )
+        self._assigned = True
+        return True
+
+    def _not_found(self) -> str:
+        if self._assigned:
+            return ""
+        return (
+            f"; topics {self.job.topics.rounds} and {self.job.topics.models} were not found at "
+            f"{self.bootstrap_servers} (is the job running, and the broker reachable with this "
+            "configuration?)"
+        )
 
     def poll(self, timeout: float = 0.1) -> None:
         """Reads what has arrived on the rounds and models topics, waiting at most ``timeout``."""
         if not self._assigned:
-            self._assign(time.time() + max(timeout, 10.0))
+            start = time.time()
+            if not self._try_assign(timeout):
+                self._check_fatal()
+                time.sleep(max(0.0, min(0.2, start + timeout - time.time())))
+                return
+            timeout = max(0.0, start + timeout - time.time())
         self._check_fatal()
         for msg in self._consumer_().consume(num_messages=64, timeout=timeout):
             error = msg.error()
@@ -268,6 +271,7 @@ class PrivaggClient:
                 what = f"round {round}" if round is not None else "an open round"
                 raise PrivaggTimeout(
                     f"{what} of job {self.job.job_id} was not announced within {timeout:g} s"
+                    + self._not_found()
                 )
             self.poll(min(0.5, remaining))
 
@@ -292,6 +296,7 @@ class PrivaggClient:
                     f"the model of round {round} of job {self.job.job_id} did not arrive within "
                     f"{timeout:g} s (latest read: "
                     f"{self._latest_model_round if self._latest_model_round >= 0 else 'none'})"
+                    + self._not_found()
                 )
             self.poll(min(0.5, remaining))
         return self._models[round]

@@ -171,7 +171,7 @@ def test_extra_kafka_config_is_used_and_its_secrets_never_printed(
         "sasl.password": secret,
     }
     with PrivaggClient(job, bootstrap, "py-sasl", kafka_config=sasl) as client:
-        with pytest.raises(PrivaggTimeout):
+        with pytest.raises(PrivaggTimeout, match="were not found"):
             client.wait_for_round(timeout=4)
     with PrivaggClient(job, bootstrap, "py-plain", kafka_config={"security.protocol": "PLAINTEXT"}) as client:
         assert client.wait_for_round(timeout=60).round >= 1
