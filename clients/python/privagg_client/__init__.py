@@ -1,0 +1,74 @@
+"""Python client for privagg, differentially private federated averaging on Kafka and Flink.
+
+A client follows a training job's rounds, sends its model update (a delta from the announced
+base model) for each round, and reads the released private model with its privacy statement::
+
+    from privagg_client import PrivaggClient
+
+    with PrivaggClient.from_spec("jobs/digits-softmax.yaml", "localhost:9092", "alice") as client:
+        announcement = client.wait_for_round()
+        base = client.wait_for_model(announcement.base_model_round)
+        client.send_update(announcement.round, {"weights": dw, "bias": db})
+        model = client.wait_for_model(announcement.round)
+        print(model.privacy.epsilon)
+"""
+
+from .client import PrivaggClient
+from .errors import (
+    JobConfigError,
+    KafkaClientError,
+    ModelFileError,
+    ModelUnavailableError,
+    NonFiniteValuesError,
+    PrivaggError,
+    PrivaggTimeout,
+    RecordTooLargeError,
+    SendError,
+    TensorShapeError,
+    WireFormatError,
+)
+from .job import JobConfig, TensorSpec, Topics
+from .model_files import (
+    load_model,
+    load_npz,
+    load_safetensors,
+    save_model,
+    save_npz,
+    save_safetensors,
+)
+from .records import GlobalModel, PrivacyStatement, RoundAnnouncement
+from .torch_support import from_state_dict, state_dict_delta, to_state_dict
+from .updates import encode_update
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "PrivaggClient",
+    "JobConfig",
+    "TensorSpec",
+    "Topics",
+    "RoundAnnouncement",
+    "GlobalModel",
+    "PrivacyStatement",
+    "encode_update",
+    "save_model",
+    "load_model",
+    "save_safetensors",
+    "load_safetensors",
+    "save_npz",
+    "load_npz",
+    "to_state_dict",
+    "from_state_dict",
+    "state_dict_delta",
+    "PrivaggError",
+    "JobConfigError",
+    "TensorShapeError",
+    "NonFiniteValuesError",
+    "RecordTooLargeError",
+    "WireFormatError",
+    "ModelFileError",
+    "KafkaClientError",
+    "SendError",
+    "PrivaggTimeout",
+    "ModelUnavailableError",
+]

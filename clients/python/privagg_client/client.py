@@ -1,0 +1,370 @@
+"""A client of one privagg training job over Kafka (confluent-kafka / librdkafka)."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Union
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka import TopicPartition
+
+from .errors import (
+    KafkaClientError,
+    ModelUnavailableError,
+    PrivaggTimeout,
+    SendError,
+    WireFormatError,
+)
+from .job import JobConfig
+from .records import GlobalModel, RoundAnnouncement
+from .updates import encode_update
+
+log = logging.getLogger(__name__)
+
+_LIBRDKAFKA_MAX_MESSAGE_BYTES = 1_000_000_000
+_DEFAULT_RECEIVE_BYTES = 100_000_000
+_SECRET_HINTS = ("password", "secret", "token", "key", "jaas", "credentials", "oauthbearer.config")
+# librdkafka errors after which nothing will work without a change of configuration.
+_FATAL_CODES = {
+    KafkaError._AUTHENTICATION,
+    KafkaError._SSL,
+    KafkaError.SASL_AUTHENTICATION_FAILED,
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+    KafkaError.GROUP_AUTHORIZATION_FAILED,
+}
+
+
+def is_secret_key(key: str) -> bool:
+    """True for Kafka properties whose values must never be shown (passwords, keys, tokens)."""
+    k = key.lower()
+    return any(hint in k for hint in _SECRET_HINTS) and not k.endswith(".location")
+
+
+def redact(text: str, config: Mapping[str, Any]) -> str:
+    """``text`` with the values of every secret property of ``config`` replaced by ``***``."""
+    for key, value in config.items():
+        if is_secret_key(str(key)) and value:
+            text = text.replace(str(value), "***")
+    return text
+
+
+class PrivaggClient:
+    """Follows one training job's rounds and models and sends this client's updates.
+
+    It reads the public rounds and models topics from their beginning with
+    ``isolation.level=read_committed`` (the job's releases are transactional) and keeps only
+    records keyed by its job id. Updates are keyed by the client id, as the Java client does.
+
+    ``kafka_config`` holds extra librdkafka properties (``security.protocol``, ``sasl.*``,
+    ``ssl.*``, ...) for every producer and consumer it creates; secret values are never shown.
+
+    Use as a context manager, or call :meth:`close`::
+
+        with PrivaggClient.from_spec("jobs/digits-softmax.yaml", "localhost:9092", "alice") as c:
+            announcement = c.wait_for_round()
+            base = c.wait_for_model(announcement.base_model_round)
+            c.send_update(announcement.round, train(base.tensors))
+    """
+
+    def __init__(
+        self,
+        job: JobConfig,
+        bootstrap_servers: str,
+        client_id: str,
+        kafka_config: Optional[Mapping[str, Any]] = None,
+        keep_models: int = 3,
+    ) -> None:
+        if not bootstrap_servers:
+            raise KafkaClientError("bootstrap_servers is empty; give host:port[,host:port]")
+        if keep_models < 1:
+            raise ValueError(f"keep_models must be >= 1, was {keep_models}")
+        self.job = job
+        self.client_id = client_id
+        self.bootstrap_servers = bootstrap_servers
+        self._extra: Dict[str, Any] = dict(kafka_config or {})
+        self._keep_models = keep_models
+        self._rounds: Dict[int, RoundAnnouncement] = {}
+        self._models: Dict[int, GlobalModel] = {}
+        self._latest_model_round = -1
+        self._last_sent_round = 0
+        self._fatal: Optional[str] = None
+        self._producer: Optional[Producer] = None
+        self._consumer: Optional[Consumer] = None
+        self._assigned = False
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: Union[str, Path],
+        bootstrap_servers: str,
+        client_id: str,
+        kafka_config: Optional[Mapping[str, Any]] = None,
+    ) -> "PrivaggClient":
+        """A client of the job the spec YAML at ``spec`` describes."""
+        return cls(JobConfig.from_spec(spec), bootstrap_servers, client_id, kafka_config)
+
+    def __repr__(self) -> str:
+        keys = sorted(self._extra)
+        return (
+            f"PrivaggClient(job={self.job.job_id!r}, client_id={self.client_id!r}, "
+            f"bootstrap_servers={self.bootstrap_servers!r}, kafka_config_keys={keys})"
+        )
+
+    # -- Kafka clients -----------------------------------------------------------------------
+
+    def _on_error(self, error: KafkaError) -> None:
+        message = redact(error.str(), self._extra)
+        if error.fatal() or error.code() in _FATAL_CODES:
+            self._fatal = message
+        log.warning("kafka: %s", message)
+
+    def _make(self, kind: type, config: Dict[str, Any]) -> Any:
+        config.update(self._extra)
+        config["error_cb"] = self._on_error
+        try:
+            return kind(config)
+        except (KafkaException, ValueError, TypeError) as e:
+            raise KafkaClientError(
+                f"Kafka refused the {kind.__name__.lower()} configuration: "
+                f"{redact(str(e), self._extra)}"
+            ) from None
+
+    def _model_record_bytes(self) -> int:
+        names = sum(len(t.name.encode()) + 5 * len(t.shape) + 16 for t in self.job.tensors)
+        return (1 << 20) + 4 * self.job.parameters + names
+
+    def _producer_(self) -> Producer:
+        if self._producer is None:
+            self._producer = self._make(
+                Producer,
+                {
+                    "bootstrap.servers": self.bootstrap_servers,
+                    "client.id": f"privagg-python-{self.client_id}",
+                    "linger.ms": 5,
+                    "message.max.bytes": min(
+                        _LIBRDKAFKA_MAX_MESSAGE_BYTES,
+                        max(1_000_000, self.job.max_record_bytes + 4096),
+                    ),
+                },
+            )
+        return self._producer
+
+    def _consumer_(self) -> Consumer:
+        if self._consumer is None:
+            record = self._model_record_bytes()
+            receive = max(_DEFAULT_RECEIVE_BYTES, record + (1 << 20))
+            self._consumer = self._make(
+                Consumer,
+                {
+                    "bootstrap.servers": self.bootstrap_servers,
+                    "group.id": f"privagg-client-{uuid.uuid4()}",
+                    "client.id": f"privagg-python-{self.client_id}",
+                    "enable.auto.commit": False,
+                    "isolation.level": "read_committed",
+                    "max.partition.fetch.bytes": record,
+                    "fetch.max.bytes": receive - 1024,
+                    "receive.message.max.bytes": receive,
+                },
+            )
+        return self._consumer
+
+    def _check_fatal(self) -> None:
+        if self._fatal is not None:
+            raise KafkaClientError(f"Kafka failed for good: {self._fatal}")
+
+    def _try_assign(self, timeout: float) -> bool:
+        """Reads both public topics from the start of every partition (no consumer group: a
+        client reads everything, and joining a group would only add a rebalance wait). False
+        while the topics' metadata cannot be read within ``timeout``."""
+        consumer = self._consumer_()
+        topics = [self.job.topics.rounds, self.job.topics.models]
+        try:
+            metadata = consumer.list_topics(timeout=max(0.1, timeout))
+        except KafkaException as e:
+            log.debug("metadata: %s", redact(str(e), self._extra))
+            return False
+        found = metadata.topics
+        if not all(t in found and found[t].error is None and found[t].partitions for t in topics):
+            return False
+        consumer.assign(
+            [TopicPartition(t, p, OFFSET_BEGINNING) for t in topics for p in sorted(found[t].partitions)]
+        )
+        self._assigned = True
+        return True
+
+    def _not_found(self) -> str:
+        if self._assigned:
+            return ""
+        return (
+            f"; topics {self.job.topics.rounds} and {self.job.topics.models} were not found at "
+            f"{self.bootstrap_servers} (is the job running, and the broker reachable with this "
+            "configuration?)"
+        )
+
+    def poll(self, timeout: float = 0.1) -> None:
+        """Reads what has arrived on the rounds and models topics, waiting at most ``timeout``."""
+        if not self._assigned:
+            start = time.time()
+            if not self._try_assign(timeout):
+                self._check_fatal()
+                time.sleep(max(0.0, min(0.2, start + timeout - time.time())))
+                return
+            timeout = max(0.0, start + timeout - time.time())
+        self._check_fatal()
+        for msg in self._consumer_().consume(num_messages=64, timeout=timeout):
+            error = msg.error()
+            if error is not None:
+                if error.code() != KafkaError._PARTITION_EOF:
+                    self._on_error(error)
+                continue
+            key = msg.key()
+            if key is None or key.decode("utf-8", "replace") != self.job.job_id:
+                continue  # other jobs share the topics
+            try:
+                if msg.topic() == self.job.topics.rounds:
+                    a = RoundAnnouncement.decode(msg.value())
+                    self._rounds[a.round] = a
+                else:
+                    self._remember(GlobalModel.decode(msg.value()))
+            except WireFormatError as e:
+                raise WireFormatError(
+                    f"{msg.topic()} partition {msg.partition()} offset {msg.offset()}: {e}"
+                ) from e
+        self._check_fatal()
+
+    def _remember(self, model: GlobalModel) -> None:
+        self._models[model.round] = model
+        self._latest_model_round = max(self._latest_model_round, model.round)
+        for old in [r for r in self._models if r <= self._latest_model_round - self._keep_models]:
+            del self._models[old]
+
+    # -- rounds and models -------------------------------------------------------------------
+
+    def wait_for_round(
+        self, round: Optional[int] = None, timeout: float = 60.0, min_seconds_left: float = 0.0
+    ) -> RoundAnnouncement:
+        """Waits for a round announcement and returns it.
+
+        With ``round``, waits for that round's announcement (even if its deadline passed).
+        Without, waits for an open round this client has not sent an update for: the newest
+        announced round after the last one :meth:`send_update` sent to, whose deadline is more
+        than ``min_seconds_left`` seconds away by this machine's clock.
+        """
+        deadline = time.time() + timeout
+        while True:
+            if round is not None and round in self._rounds:
+                return self._rounds[round]
+            if round is None:
+                open_rounds = [
+                    a
+                    for r, a in self._rounds.items()
+                    if r > self._last_sent_round and a.seconds_left() > min_seconds_left
+                ]
+                if open_rounds:
+                    return max(open_rounds, key=lambda a: a.round)
+            remaining = deadline - time.time()
+            if remaining <= 0:
+                what = f"round {round}" if round is not None else "an open round"
+                raise PrivaggTimeout(
+                    f"{what} of job {self.job.job_id} was not announced within {timeout:g} s"
+                    + self._not_found()
+                )
+            self.poll(min(0.5, remaining))
+
+    def wait_for_model(self, round: int, timeout: float = 60.0) -> GlobalModel:
+        """Waits for the model released after round ``round`` (0: the initial model).
+
+        Raises :class:`ModelUnavailableError` when a later model arrived first: that round was
+        not released (a minimum cohort not met), compacted away, or no longer kept here.
+        """
+        deadline = time.time() + timeout
+        while round not in self._models:
+            if self._latest_model_round > round:
+                raise ModelUnavailableError(
+                    f"the model of round {round} of job {self.job.job_id} is not available: the "
+                    f"model of round {self._latest_model_round} was already read (the round was "
+                    f"not released, or compacted away, or is older than the {self._keep_models} "
+                    "latest this client keeps)"
+                )
+            remaining = deadline - time.time()
+            if remaining <= 0:
+                raise PrivaggTimeout(
+                    f"the model of round {round} of job {self.job.job_id} did not arrive within "
+                    f"{timeout:g} s (latest read: "
+                    f"{self._latest_model_round if self._latest_model_round >= 0 else 'none'})"
+                    + self._not_found()
+                )
+            self.poll(min(0.5, remaining))
+        return self._models[round]
+
+    @property
+    def latest_round(self) -> Optional[RoundAnnouncement]:
+        """The newest announcement read so far (call :meth:`poll` to read more)."""
+        return self._rounds[max(self._rounds)] if self._rounds else None
+
+    def model(self, round: int) -> Optional[GlobalModel]:
+        """The model of ``round`` if it was read and is still kept, else None."""
+        return self._models.get(round)
+
+    @property
+    def latest_model(self) -> Optional[GlobalModel]:
+        """The newest model read so far (call :meth:`poll` to read more)."""
+        return self._models.get(self._latest_model_round)
+
+    # -- updates -----------------------------------------------------------------------------
+
+    def send_update(
+        self,
+        round: int,
+        update: Mapping[str, Any],
+        metadata: Optional[Mapping[str, str]] = None,
+        timeout: float = 30.0,
+    ) -> None:
+        """Sends this client's update for ``round`` and returns when the broker acknowledged it.
+
+        ``update`` maps every tensor name of the model to its delta from the announced base
+        model: NumPy arrays, anything array-like, or PyTorch tensors (a ``state_dict`` delta).
+        Wrong names or shapes and non-finite values raise before anything is sent.
+        """
+        value = encode_update(self.job, round, self.client_id, update, metadata)
+        producer = self._producer_()
+        outcome: List[Optional[KafkaError]] = []
+        producer.produce(
+            self.job.topics.updates,
+            value=value,
+            key=self.client_id.encode("utf-8"),
+            on_delivery=lambda err, _msg: outcome.append(err),
+        )
+        remaining = producer.flush(timeout)
+        self._check_fatal()
+        if remaining > 0 or not outcome:
+            raise SendError(
+                f"the update of {self.client_id} for round {round} was not acknowledged within "
+                f"{timeout:g} s"
+            )
+        if outcome[0] is not None:
+            raise SendError(
+                f"the update of {self.client_id} for round {round} was refused: "
+                f"{redact(outcome[0].str(), self._extra)}"
+            )
+        self._last_sent_round = max(self._last_sent_round, round)
+
+    def close(self) -> None:
+        """Closes the Kafka clients (waits for unsent updates up to 10 s)."""
+        if self._producer is not None:
+            self._producer.flush(10)
+            self._producer = None
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+            self._assigned = False
+
+    def __enter__(self) -> "PrivaggClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

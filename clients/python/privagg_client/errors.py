@@ -1,0 +1,64 @@
+"""Exceptions raised by the privagg client. All derive from :class:`PrivaggError`."""
+
+from __future__ import annotations
+
+from typing import Sequence, Tuple
+
+
+class PrivaggError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class JobConfigError(PrivaggError, ValueError):
+    """A job description (spec YAML or explicit arguments) is missing or has an invalid value."""
+
+
+class TensorShapeError(PrivaggError, ValueError):
+    """An update's tensors do not match the job's model: a name is missing or unknown, or a shape
+    differs. Raised before anything is sent."""
+
+    def __init__(
+        self,
+        message: str,
+        tensor: str | None = None,
+        expected_shape: Tuple[int, ...] | None = None,
+        actual_shape: Sequence[int] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.tensor = tensor
+        self.expected_shape = expected_shape
+        self.actual_shape = tuple(actual_shape) if actual_shape is not None else None
+
+
+class NonFiniteValuesError(PrivaggError, ValueError):
+    """An update holds NaN or infinite values (the job would reject it); raised before sending."""
+
+
+class RecordTooLargeError(PrivaggError, ValueError):
+    """An encoded update is larger than the job's ``maxRecordBytes``; raised before sending."""
+
+
+class WireFormatError(PrivaggError, ValueError):
+    """Bytes are not a single-object-encoded record this package can read (wrong marker, unknown
+    schema fingerprint, or a body that does not decode)."""
+
+
+class ModelFileError(PrivaggError, ValueError):
+    """A safetensors or ``.npz`` model file is malformed or holds an unsupported data type."""
+
+
+class KafkaClientError(PrivaggError):
+    """Kafka refused a configuration or an operation (the message never contains secrets)."""
+
+
+class SendError(KafkaClientError):
+    """The broker did not acknowledge an update."""
+
+
+class PrivaggTimeout(PrivaggError, TimeoutError):
+    """A round announcement or model did not arrive in time."""
+
+
+class ModelUnavailableError(PrivaggError):
+    """A model was asked for that will never arrive: a later round's model was already read, so
+    the asked-for one was compacted away or dropped from this client's memory."""

@@ -1,0 +1,182 @@
+"""What a client needs to know about a training job: its id, its model's tensors and its topics.
+
+Read it from the job's spec YAML (:meth:`JobConfig.from_spec`, the same file the operator runs
+the job with) or give it explicitly (:class:`JobConfig` with a mapping of tensor names to shapes).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, Mapping, Sequence, Tuple, Union
+
+from .errors import JobConfigError
+
+_JOB_ID = re.compile(r"[A-Za-z0-9._-]+")
+
+MAX_PARAMETERS = 1 << 27
+"""The largest model a privagg job serves, in parameters (as the Java ``JobSpec`` checks)."""
+
+DEFAULT_MAX_CLIENT_ID_BYTES = 256
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One named tensor of the model: float32 values in row-major order."""
+
+    name: str
+    shape: Tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise JobConfigError(f"a tensor name must be a non-empty string, was {self.name!r}")
+        shape = tuple(self.shape)
+        if not shape or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape
+        ):
+            raise JobConfigError(
+                f"tensor '{self.name}' needs a shape of positive integers, was {list(shape)}"
+            )
+        object.__setattr__(self, "shape", shape)
+
+    @property
+    def size(self) -> int:
+        """Number of values."""
+        return math.prod(self.shape)
+
+
+@dataclass(frozen=True)
+class Topics:
+    """Kafka topic names of a job (the spec's ``topics`` section; defaults as in privagg)."""
+
+    updates: str = "privagg.updates"
+    models: str = "privagg.models"
+    rounds: str = "privagg.rounds"
+
+
+TensorsArg = Union[Mapping[str, Sequence[int]], Iterable[TensorSpec]]
+
+
+@dataclass(frozen=True, init=False)
+class JobConfig:
+    """A training job as a client sees it.
+
+    ``tensors`` may be given as a mapping ``{name: shape}`` (in the model's order) or as
+    :class:`TensorSpec` objects; the order is the order updates are encoded in.
+    ``max_record_bytes`` defaults to the job's default, twice the model's bytes plus 1 MiB.
+    """
+
+    job_id: str
+    tensors: Tuple[TensorSpec, ...]
+    topics: Topics = field(default_factory=Topics)
+    max_record_bytes: int = 0
+    max_client_id_bytes: int = DEFAULT_MAX_CLIENT_ID_BYTES
+
+    def __init__(
+        self,
+        job_id: str,
+        tensors: TensorsArg,
+        topics: Topics | None = None,
+        max_record_bytes: int | None = None,
+        max_client_id_bytes: int = DEFAULT_MAX_CLIENT_ID_BYTES,
+    ) -> None:
+        if not isinstance(job_id, str) or not _JOB_ID.fullmatch(job_id):
+            raise JobConfigError(
+                f"jobId must be letters, digits, '.', '_' or '-', was {job_id!r}"
+            )
+        if isinstance(tensors, Mapping):
+            specs = tuple(TensorSpec(name, tuple(shape)) for name, shape in tensors.items())
+        else:
+            specs = tuple(tensors)
+        if not specs:
+            raise JobConfigError("the model needs at least one tensor")
+        names = [t.name for t in specs]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise JobConfigError(f"tensor names must be unique, repeated: {duplicates}")
+        parameters = sum(t.size for t in specs)
+        if parameters > MAX_PARAMETERS:
+            raise JobConfigError(
+                f"the model has {parameters} parameters, at most {MAX_PARAMETERS} are allowed"
+            )
+        if max_record_bytes is None:
+            max_record_bytes = 2 * 4 * parameters + (1 << 20)
+        if not (isinstance(max_record_bytes, int) and max_record_bytes > 0):
+            raise JobConfigError(f"maxRecordBytes must be a positive integer, was {max_record_bytes!r}")
+        if not (isinstance(max_client_id_bytes, int) and max_client_id_bytes > 0):
+            raise JobConfigError(
+                f"maxClientIdBytes must be a positive integer, was {max_client_id_bytes!r}"
+            )
+        object.__setattr__(self, "job_id", job_id)
+        object.__setattr__(self, "tensors", specs)
+        object.__setattr__(self, "topics", topics or Topics())
+        object.__setattr__(self, "max_record_bytes", max_record_bytes)
+        object.__setattr__(self, "max_client_id_bytes", max_client_id_bytes)
+
+    @property
+    def parameters(self) -> int:
+        """Number of values in the model."""
+        return sum(t.size for t in self.tensors)
+
+    @property
+    def shapes(self) -> Dict[str, Tuple[int, ...]]:
+        """Tensor names to shapes, in the model's order."""
+        return {t.name: t.shape for t in self.tensors}
+
+    @classmethod
+    def from_spec(cls, path: Union[str, Path]) -> "JobConfig":
+        """Reads the job id, tensors, topics and record limits from a privagg job spec (YAML).
+
+        Other keys (rounds, privacy, ...) are the job's business and are not checked here.
+        """
+        try:
+            import yaml
+        except ImportError as e:  # pragma: no cover - python3-yaml is a dependency
+            raise JobConfigError("reading a spec needs PyYAML (Debian: python3-yaml)") from e
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise JobConfigError(f"cannot read the job spec {path}: {e}") from e
+        try:
+            root = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise JobConfigError(f"{path} is not valid YAML: {e}") from e
+        return cls.from_spec_dict(root, source=str(path))
+
+    @classmethod
+    def from_spec_dict(cls, root: Any, source: str = "spec") -> "JobConfig":
+        """Like :meth:`from_spec`, from an already parsed spec."""
+        if not isinstance(root, Mapping):
+            raise JobConfigError(f"{source}: a job spec must be a YAML mapping")
+        job_id = root.get("jobId")
+        if job_id is None:
+            raise JobConfigError(f"{source}: jobId is missing")
+        model = root.get("model")
+        if not isinstance(model, Mapping) or not isinstance(model.get("tensors"), list):
+            raise JobConfigError(f"{source}: model.tensors must be a list of {{name, shape}}")
+        specs = []
+        for i, t in enumerate(model["tensors"]):
+            if not isinstance(t, Mapping) or "name" not in t or not isinstance(t.get("shape"), list):
+                raise JobConfigError(
+                    f"{source}: model.tensors[{i}] must be {{name: ..., shape: [...]}}, was {t!r}"
+                )
+            specs.append(TensorSpec(str(t["name"]), tuple(t["shape"])))
+        topics_section = root.get("topics") or {}
+        if not isinstance(topics_section, Mapping):
+            raise JobConfigError(f"{source}: topics must be a mapping")
+        defaults = Topics()
+        topics = Topics(
+            updates=str(topics_section.get("updates", defaults.updates)),
+            models=str(topics_section.get("models", defaults.models)),
+            rounds=str(topics_section.get("rounds", defaults.rounds)),
+        )
+        return cls(
+            str(job_id),
+            specs,
+            topics=topics,
+            max_record_bytes=root.get("maxRecordBytes"),
+            max_client_id_bytes=root.get("maxClientIdBytes", DEFAULT_MAX_CLIENT_ID_BYTES),
+        )

@@ -1,0 +1,139 @@
+"""The public records a job publishes: round announcements and released models."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, Optional, Union
+
+import numpy as np
+
+from . import wire
+from .errors import WireFormatError
+
+
+@dataclass(frozen=True)
+class RoundAnnouncement:
+    """Round ``round`` is open: train on the model of ``base_model_round`` and send the update
+    before ``deadline_millis`` (epoch milliseconds, the broker's append time counts)."""
+
+    job_id: str
+    round: int
+    base_model_round: int
+    deadline_millis: int
+
+    @property
+    def deadline(self) -> datetime:
+        """The deadline as an aware UTC datetime."""
+        return datetime.fromtimestamp(self.deadline_millis / 1000, tz=timezone.utc)
+
+    def seconds_left(self, now: Optional[float] = None) -> float:
+        """Seconds until the deadline by this machine's clock (negative once it passed)."""
+        return self.deadline_millis / 1000 - (time.time() if now is None else now)
+
+    @classmethod
+    def decode(cls, value: bytes) -> "RoundAnnouncement":
+        """Reads a single-object-encoded ``RoundAnnouncement``."""
+        d = wire.decode("RoundAnnouncement", value)
+        return cls(d["jobId"], d["round"], d["baseModelRound"], d["deadlineMillis"])
+
+
+@dataclass(frozen=True)
+class PrivacyStatement:
+    """The differential-privacy guarantee that holds for a released model and all before it.
+
+    ``epsilon`` is spent so far (``inf`` when the noise multiplier is 0); ``noise_multiplier`` is
+    the noise std over ``clip_norm``; ``charged_noise_multiplier`` is what the accountant charges
+    per round (``None`` in models written before privagg stated it).
+    """
+
+    epsilon: float
+    delta: float
+    accountant: str
+    noise_multiplier: float
+    clip_norm: float
+    sampling_rate: float
+    sampling_mode: str
+    noise_source: str
+    adjacency: str
+    budget_epsilon: float
+    charged_noise_multiplier: Optional[float]
+
+    @property
+    def is_private(self) -> bool:
+        """False when epsilon is infinite or the noise is not secret (``seeded`` or ``zero``)."""
+        return math.isfinite(self.epsilon) and self.noise_source not in ("seeded", "zero")
+
+    def __str__(self) -> str:
+        return (
+            f"epsilon {self.epsilon:.6g} at delta {self.delta:g} ({self.accountant}, "
+            f"noise multiplier {self.noise_multiplier:g}, clipNorm {self.clip_norm:g}, "
+            f"sampling {self.sampling_mode} at {self.sampling_rate:g}, {self.adjacency}, "
+            f"noise {self.noise_source}, budget {self.budget_epsilon:g})"
+        )
+
+
+@dataclass(frozen=True)
+class GlobalModel:
+    """A released model: its tensors (NumPy float32 arrays, in the model's order) and its
+    privacy statement. Round 0 is the initial model."""
+
+    job_id: str
+    round: int
+    tensors: Dict[str, np.ndarray]
+    privacy: PrivacyStatement
+
+    @classmethod
+    def decode(cls, value: bytes) -> "GlobalModel":
+        """Reads a single-object-encoded ``GlobalModel`` of the current or an earlier schema."""
+        d = wire.decode("GlobalModel", value)
+        tensors: Dict[str, np.ndarray] = {}
+        for t in d["tensors"]:
+            shape = tuple(t["shape"])
+            data = t["data"]
+            if len(data) != 4 * math.prod(shape):
+                raise WireFormatError(
+                    f"tensor '{t['name']}' of shape {list(shape)} needs {4 * math.prod(shape)} "
+                    f"bytes, has {len(data)}"
+                )
+            tensors[t["name"]] = np.frombuffer(data, dtype="<f4").reshape(shape).copy()
+        p = d["privacy"]
+        privacy = PrivacyStatement(
+            epsilon=p["epsilon"],
+            delta=p["delta"],
+            accountant=p["accountant"],
+            noise_multiplier=p["noiseMultiplier"],
+            clip_norm=p["clipNorm"],
+            sampling_rate=p["samplingRate"],
+            sampling_mode=p["samplingMode"],
+            noise_source=p["noiseSource"],
+            adjacency=p["adjacency"],
+            budget_epsilon=p["budgetEpsilon"],
+            charged_noise_multiplier=p.get("chargedNoiseMultiplier"),
+        )
+        return cls(d["jobId"], d["round"], tensors, privacy)
+
+    def state_dict(self) -> Dict[str, Any]:
+        """The tensors as a PyTorch ``state_dict`` (needs torch)."""
+        from .torch_support import to_state_dict
+
+        return to_state_dict(self.tensors)
+
+    def save(self, path: Union[str, Path]) -> None:
+        """Writes the tensors to ``.safetensors`` (with the round and epsilon as metadata) or
+        ``.npz``, by the file's extension."""
+        from .model_files import save_model
+
+        save_model(
+            path,
+            self.tensors,
+            metadata={
+                "jobId": self.job_id,
+                "round": str(self.round),
+                "epsilon": repr(self.privacy.epsilon),
+                "delta": repr(self.privacy.delta),
+            },
+        )

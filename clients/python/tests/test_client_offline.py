@@ -1,0 +1,27 @@
+"""The client's waits keep their timeouts when no broker answers."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from privagg_client import JobConfig, PrivaggClient, PrivaggTimeout
+
+JOB = JobConfig("j", {"w": [1]})
+
+
+def test_wait_for_round_without_a_broker_times_out_on_time_naming_the_topics() -> None:
+    with PrivaggClient(JOB, "localhost:1", "c", kafka_config={"log_level": 0}) as client:
+        start = time.monotonic()
+        with pytest.raises(PrivaggTimeout, match="round 1 of job j was not announced within 1.5 s; "
+                           "topics privagg.rounds and privagg.models were not found at localhost:1"):
+            client.wait_for_round(1, timeout=1.5)
+        assert time.monotonic() - start < 3
+
+
+def test_wait_for_model_without_a_broker_times_out(capfd: pytest.CaptureFixture[str]) -> None:
+    with PrivaggClient(JOB, "localhost:1", "c", kafka_config={"log_level": 0}) as client:
+        with pytest.raises(PrivaggTimeout, match="the model of round 0 of job j did not arrive within 1 s"):
+            client.wait_for_model(0, timeout=1)
+        assert client.latest_model is None and client.latest_round is None and client.model(0) is None

@@ -1,0 +1,65 @@
+"""A job's description, from its spec YAML or explicit arguments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from privagg_client import JobConfig, JobConfigError, TensorSpec, Topics
+
+
+def test_from_spec_reads_the_shipped_example(repo_root: Path) -> None:
+    job = JobConfig.from_spec(repo_root / "jobs/digits-softmax.yaml")
+    assert job.job_id == "digits-softmax"
+    assert job.tensors == (TensorSpec("weights", (64, 10)), TensorSpec("bias", (10,)))
+    assert job.topics == Topics("privagg.updates", "privagg.models", "privagg.rounds")
+    assert job.parameters == 650
+    assert job.max_record_bytes == 2 * 4 * 650 + (1 << 20)
+
+
+def test_from_spec_reads_topics_and_limits(tmp_path: Path) -> None:
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "jobId: a\nmodel:\n  tensors:\n    - {name: w, shape: [2, 3]}\n"
+        "maxRecordBytes: 5000\nmaxClientIdBytes: 10\ntopics:\n  updates: u\n  models: m\n"
+    )
+    job = JobConfig.from_spec(spec)
+    assert job.topics == Topics("u", "m", "privagg.rounds")
+    assert (job.max_record_bytes, job.max_client_id_bytes) == (5000, 10)
+
+
+@pytest.mark.parametrize(
+    "yaml, message",
+    [
+        ("model: {tensors: [{name: w, shape: [1]}]}", "jobId is missing"),
+        ("jobId: a", "model.tensors must be a list"),
+        ("jobId: a\nmodel: {tensors: [{name: w}]}", r"model.tensors\[0\] must be"),
+        ("jobId: a\nmodel: {tensors: [{name: w, shape: [0]}]}", "tensor 'w' needs a shape of positive integers"),
+        ("jobId: 'a b'\nmodel: {tensors: [{name: w, shape: [1]}]}", "jobId must be letters"),
+        ("jobId: a\nmodel: {tensors: [{name: w, shape: [1]}, {name: w, shape: [2]}]}", "repeated: \\['w'\\]"),
+        ("[1, 2]", "must be a YAML mapping"),
+        ("jobId: a\n  b: : c", "not valid YAML"),
+    ],
+)
+def test_from_spec_refuses_invalid_specs_naming_the_key(tmp_path: Path, yaml: str, message: str) -> None:
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml)
+    with pytest.raises(JobConfigError, match=message):
+        JobConfig.from_spec(spec)
+
+
+def test_missing_spec_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(JobConfigError, match="cannot read the job spec .*nope.yaml"):
+        JobConfig.from_spec(tmp_path / "nope.yaml")
+
+
+def test_explicit_config_keeps_the_tensor_order() -> None:
+    job = JobConfig("j", {"b": [3], "a": [1, 2]})
+    assert list(job.shapes) == ["b", "a"]
+    assert job.max_record_bytes == 2 * 4 * 5 + (1 << 20)
+
+
+def test_a_model_over_2_to_27_parameters_is_refused() -> None:
+    with pytest.raises(JobConfigError, match="at most 134217728"):
+        JobConfig("j", {"w": [1 << 14, 1 << 14]})

@@ -1,0 +1,118 @@
+package dev.privagg.job;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.privagg.client.ClientUpdates;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Python client's pytest suite ({@code clients/python/tests}), installed into a venv as the
+ * README says, against the real broker and job: unit tests, the byte-for-byte comparison with
+ * {@link ClientUpdates#encode}, and integration tests that send updates from several Python clients
+ * and check the released model against the spec's average.
+ */
+class PythonClientIT extends KafkaFlinkTestBase {
+  private static final Path WORK = Path.of("target", "python-it").toAbsolutePath();
+
+  /** The spec test_integration.py expects: m = 3, clipNorm 1, noise multiplier 0.01. */
+  private static String specYaml(String id) {
+    return """
+        jobId: %s
+        model:
+          tensors:
+            - {name: weight, shape: [4, 3]}
+            - {name: bias, shape: [4]}
+        rounds:
+          timeout: 3s
+          expectedClients: 3
+        privacy:
+          clipNorm: 1.0
+          noiseMultiplier: 0.01
+          delta: 1.0e-5
+          budgetEpsilon: .inf
+        serverLearningRate: 1.0
+        topics:
+          updates: %s.updates
+          models: %s.models
+          rounds: %s.rounds
+          ledger: %s.ledger
+          rejects: %s.rejects
+        """
+        .formatted(id, id, id, id, id, id);
+  }
+
+  /** The values test_wire.py encodes too: ((i * 7) % 23 - 11) / 16, exact in float32. */
+  private static float[][] crossCheckValues(JobSpec spec) {
+    List<JobSpec.TensorSpec> tensors = spec.model().tensors();
+    float[][] out = new float[tensors.size()][];
+    int i = 0;
+    for (int t = 0; t < out.length; t++) {
+      out[t] = new float[tensors.get(t).size()];
+      for (int j = 0; j < out[t].length; j++, i++) {
+        out[t][j] = ((i * 7) % 23 - 11) / 16f;
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void pytestSuite_passesAgainstTheRunningJob_withNothingSkipped() throws Exception {
+    Path python = PythonEnvironment.python();
+    String id = "py-" + UUID.randomUUID().toString().substring(0, 8);
+    Files.createDirectories(WORK);
+    Path specFile = WORK.resolve(id + ".yaml");
+    Files.writeString(specFile, specYaml(id));
+    JobSpec spec = JobSpecReader.parse(specFile.toString(), Files.readString(specFile));
+    Path javaUpdate = WORK.resolve("java-update.bin");
+    Files.write(javaUpdate, ClientUpdates.encode(spec, 7, "cross-check-ü", crossCheckValues(spec)));
+    Path report = WORK.resolve("pytest.xml");
+    Files.deleteIfExists(report);
+    startJob(spec, 1);
+
+    String output =
+        PythonEnvironment.run(
+            List.of(
+                python.toString(),
+                "-m",
+                "pytest",
+                "clients/python/tests",
+                "-p",
+                "no:cacheprovider",
+                "-ra",
+                "--durations=5",
+                "--junitxml=" + report),
+            Map.of(
+                "PRIVAGG_BOOTSTRAP_SERVERS", bootstrap,
+                "PRIVAGG_SPEC", specFile.toString(),
+                "PRIVAGG_JAVA_UPDATE", javaUpdate.toString(),
+                "PRIVAGG_REPO_ROOT", Path.of("").toAbsolutePath().toString()),
+            WORK.resolve("pytest.log"),
+            240);
+
+    assertThat(output).contains("privagg_client from " + PythonEnvironment.VENV);
+    String suite = Files.readString(report, StandardCharsets.UTF_8);
+    assertThat(count(suite, "tests")).as(output).isGreaterThanOrEqualTo(70);
+    assertThat(count(suite, "failures") + count(suite, "errors")).as(output).isZero();
+    assertThat(count(suite, "skipped")).as("skipped tests; output:%n%s", output).isZero();
+    assertThat(suite)
+        .contains("test_encode_update_is_byte_identical_to_javas_client_updates_encode")
+        .contains("test_three_clients_updates_are_averaged_into_the_released_model");
+  }
+
+  private static int count(String junitXml, String attribute) {
+    Matcher m =
+        Pattern.compile("<testsuite [^>]*\\b" + attribute + "=\"(\\d+)\"").matcher(junitXml);
+    assertThat(m.find()).as("%s in the pytest report", attribute).isTrue();
+    return Integer.parseInt(m.group(1));
+  }
+}
