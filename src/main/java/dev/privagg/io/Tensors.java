@@ -1,7 +1,6 @@
 package dev.privagg.io;
 
 import dev.privagg.avro.Tensor;
-import dev.privagg.spec.JobSpec;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -9,13 +8,16 @@ import java.util.List;
 public final class Tensors {
   private Tensors() {}
 
-  /** One Avro tensor shaped as {@code spec}, from {@code spec.size()} values at {@code offset}. */
-  public static Tensor of(JobSpec.TensorSpec spec, float[] values, int offset) {
-    List<Integer> shape = new ArrayList<>();
-    for (int dim : spec.shape()) {
-      shape.add(dim);
+  /**
+   * One Avro tensor named {@code name} of {@code shape}, from {@code size} values at {@code offset}
+   * ({@code size} is the shape's product, which the caller has checked).
+   */
+  public static Tensor of(String name, int[] shape, int size, float[] values, int offset) {
+    List<Integer> dims = new ArrayList<>();
+    for (int dim : shape) {
+      dims.add(dim);
     }
-    return new Tensor(spec.name(), shape, Float32.write(values, offset, spec.size()));
+    return new Tensor(name, dims, Float32.write(values, offset, size));
   }
 
   /** All tensors' values concatenated in order. */
