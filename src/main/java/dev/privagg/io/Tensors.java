@@ -32,4 +32,19 @@ public final class Tensors {
     }
     return out;
   }
+
+  /**
+   * Each Avro tensor as a named float32 tensor; its data must hold exactly its shape's values
+   * (models from the job always do).
+   */
+  public static List<FloatTensor> toFloatTensors(List<Tensor> tensors) {
+    List<FloatTensor> out = new ArrayList<>();
+    for (Tensor t : tensors) {
+      int[] shape = t.getShape().stream().mapToInt(Integer::intValue).toArray();
+      float[] values = new float[t.getData().remaining() / 4];
+      Float32.read(t.getData(), values, 0, values.length);
+      out.add(new FloatTensor(t.getName(), shape, values));
+    }
+    return out;
+  }
 }
