@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
  * A job whose spec starts from a model file, submitted as a cluster gets it ({@code --spec-base64}
  * plus the values sent with {@code --init-base64}; the file does not exist where the job runs),
  * publishes the file's values as round 0 and releases round 1 = init + lr * (sum of updates) / m
- * with a zero noise multiplier: the init values provably reach the combiner's base model.
+ * with a zero noise multiplier: the init values provably reach the combiner's base model. The round
+ * closes at its two updates (a long timeout, so a loaded machine cannot make them late).
  */
 class InitFileIT extends KafkaFlinkTestBase {
   private static final float[] W = {0.5f, -1.25f, 2f, 3.5f, -0.75f, 1f};
@@ -40,8 +41,9 @@ class InitFileIT extends KafkaFlinkTestBase {
               init: file
               initFile: only-on-the-submitting-machine.safetensors
             rounds:
-              timeout: 4s
+              timeout: 30s
               expectedClients: 2
+              closeEarly: true
             privacy:
               clipNorm: 10.0
               noiseMultiplier: 0
