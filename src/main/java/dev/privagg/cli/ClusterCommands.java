@@ -2,6 +2,7 @@ package dev.privagg.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.privagg.io.KafkaConnection;
+import dev.privagg.io.Safetensors;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.io.PrintWriter;
@@ -11,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -37,7 +39,8 @@ final class ClusterCommands {
       mixinStandardHelpOptions = true,
       description = {
         "Validate the spec(s), upload the shaded job jar to a Flink session cluster and run it.",
-        "The spec text travels with the job, so it need not exist on the cluster's machines."
+        "The spec text (and a model.initFile's values) travel with the job, so neither need exist",
+        "on the cluster's machines."
       })
   static final class Submit implements Callable<Integer> {
     @Spec CommandSpec spec;
@@ -103,11 +106,21 @@ final class ClusterCommands {
         args.add("--kafka-properties");
         args.add(kafkaProperties.toAbsolutePath().toString());
       }
-      for (Path file : specs) {
+      for (int i = 0; i < specs.size(); i++) {
         args.add("--spec-base64");
         args.add(
             Base64.getEncoder()
-                .encodeToString(Files.readString(file).getBytes(StandardCharsets.UTF_8)));
+                .encodeToString(Files.readString(specs.get(i)).getBytes(StandardCharsets.UTF_8)));
+        JobSpec job = jobs.get(i);
+        if (job.model().initFile() != null) {
+          // The init file is on this machine, not on the cluster's: send its checked values.
+          args.add("--init-base64");
+          args.add(
+              job.jobId()
+                  + "="
+                  + Base64.getEncoder()
+                      .encodeToString(Safetensors.encode(job.initialTensors(), Map.of())));
+        }
       }
       FlinkRest flink = new FlinkRest(rest.url);
       String jarId = flink.upload(jobJar);

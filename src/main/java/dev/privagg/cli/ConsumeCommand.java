@@ -2,14 +2,15 @@ package dev.privagg.cli;
 
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.PrivacyStatement;
+import dev.privagg.avro.Tensor;
 import dev.privagg.client.PrivaggClient;
 import dev.privagg.io.KafkaConnection;
-import dev.privagg.sim.Reports;
 import dev.privagg.spec.JobSpec;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -21,7 +22,9 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "consume",
     mixinStandardHelpOptions = true,
-    description = "Print (or save as JSON) the released models of a job, read_committed.")
+    description =
+        "Print (or save as JSON, safetensors or npz) the released models of a job,"
+            + " read_committed.")
 final class ConsumeCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
 
@@ -41,11 +44,23 @@ final class ConsumeCommand implements Callable<Integer>, KafkaCommand {
   @Option(
       names = "--save",
       paramLabel = "DIR",
-      description = "Also write each model as DIR/round-N.json.")
+      description = "Also write each model as DIR/round-N.json (or .safetensors, .npz).")
   Path saveDir;
+
+  @Option(
+      names = "--format",
+      defaultValue = "json",
+      paramLabel = "FORMAT",
+      description =
+          "File format of --save: json (default: tensors and privacy statement), safetensors"
+              + " (float32, privacy statement as metadata) or npz (NumPy, tensors only).")
+  String format;
+
+  @picocli.CommandLine.Mixin JsonOption json;
 
   @Override
   public Integer call() throws Exception {
+    SaveFormat saveFormat = saveFormat();
     JobSpec jobSpec = job.read();
     PrintWriter out = spec.commandLine().getOut();
     long printed = -1;
@@ -62,18 +77,33 @@ final class ConsumeCommand implements Callable<Integer>, KafkaCommand {
       for (long r = 0; latest != null && r <= latest.getRound(); r++) {
         GlobalModel m = client.model(r);
         if (m != null) {
-          print(out, m);
-          save(m);
+          Path file = saveDir == null ? null : saveFormat.write(m, saveDir);
+          if (json.enabled) {
+            printJson(out, m, file);
+          } else {
+            print(out, m);
+          }
           printed = r;
         }
       }
     }
     if (printed < 0) {
-      out.println(
-          "no model of job " + jobSpec.jobId() + " on " + jobSpec.topics().models() + " yet");
+      // With --json, stdout holds only model lines: nothing for no model.
+      (json.enabled ? spec.commandLine().getErr() : out)
+          .println(
+              "no model of job " + jobSpec.jobId() + " on " + jobSpec.topics().models() + " yet");
     }
     out.flush();
     return 0;
+  }
+
+  private SaveFormat saveFormat() {
+    try {
+      return SaveFormat.valueOf(format.toUpperCase(java.util.Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new Flags(spec)
+          .fail("--format must be one of json, safetensors, npz, was '" + format + "'");
+    }
   }
 
   private static void print(PrintWriter out, GlobalModel m) {
@@ -100,42 +130,17 @@ final class ConsumeCommand implements Callable<Integer>, KafkaCommand {
         p.getAdjacency());
   }
 
-  private void save(GlobalModel m) throws Exception {
-    if (saveDir == null) {
-      return;
+  /** One JSON line: round, privacy statement, tensor names and shapes, and the file written. */
+  private static void printJson(PrintWriter out, GlobalModel m, Path file) {
+    Map<String, Object> fields = Output.fields("jobId", m.getJobId(), "round", m.getRound());
+    fields.putAll(SaveFormat.statement(m.getPrivacy()));
+    List<Map<String, Object>> tensors = new ArrayList<>();
+    for (Tensor t : m.getTensors()) {
+      tensors.add(Output.fields("name", t.getName(), "shape", t.getShape()));
     }
-    Map<String, Object> json = new LinkedHashMap<>();
-    json.put("jobId", m.getJobId());
-    json.put("round", m.getRound());
-    Map<String, Object> tensors = new LinkedHashMap<>();
-    double[][] weights = PrivaggClient.weights(m);
-    for (int t = 0; t < weights.length; t++) {
-      tensors.put(
-          m.getTensors().get(t).getName(),
-          Map.of("shape", m.getTensors().get(t).getShape(), "values", weights[t]));
-    }
-    json.put("tensors", tensors);
-    PrivacyStatement p = m.getPrivacy();
-    json.put(
-        "privacy",
-        Map.of(
-            "epsilon",
-            Output.number(p.getEpsilon()),
-            "delta",
-            p.getDelta(),
-            "accountant",
-            p.getAccountant(),
-            "noiseMultiplier",
-            p.getNoiseMultiplier(),
-            "clipNorm",
-            p.getClipNorm(),
-            "samplingRate",
-            p.getSamplingRate(),
-            "samplingMode",
-            p.getSamplingMode(),
-            "noiseSource",
-            p.getNoiseSource()));
-    Reports.json(saveDir.resolve("round-" + m.getRound() + ".json"), json);
+    fields.put("tensors", tensors);
+    fields.put("file", file == null ? null : file.toString());
+    Output.print(out, true, fields, null);
   }
 
   @Override

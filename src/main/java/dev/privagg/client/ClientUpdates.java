@@ -30,7 +30,8 @@ public final class ClientUpdates {
                 + " values, had "
                 + tensors[t].length);
       }
-      out.add(Tensors.of(specs.get(t), tensors[t], 0));
+      JobSpec.TensorSpec s = specs.get(t);
+      out.add(Tensors.of(s.name(), s.shape(), s.size(), tensors[t], 0));
     }
     return AvroCodec.encode(new ClientUpdate(spec.jobId(), round, clientId, out, null));
   }

@@ -8,9 +8,7 @@ import dev.privagg.avro.RoundAnnouncement;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import org.apache.avro.Schema;
 import org.apache.avro.message.BinaryMessageDecoder;
-import org.apache.avro.message.SchemaStore;
 
 /**
  * Avro single-object encoding (marker C3 01, 8-byte CRC-64-AVRO fingerprint, binary body) for every
@@ -41,46 +39,37 @@ public final class AvroCodec {
   }
 
   /**
-   * Reads models written with the current schema or any earlier one (kept in {@code
-   * dev/privagg/io/history}): a restarted job must read the models already on the topic.
+   * Reads a model written with the current schema or any released one ({@link SchemaHistory}): a
+   * restarted job, and every client, must read the models already on the topic.
    */
   public static GlobalModel decodeModel(byte[] bytes) {
     return read(() -> MODEL_DECODER.decode(bytes));
   }
 
-  private static final BinaryMessageDecoder<RejectedUpdate> REJECT_DECODER =
-      RejectedUpdate.createDecoder(history("RejectedUpdate-1.avsc"));
-
-  private static final BinaryMessageDecoder<GlobalModel> MODEL_DECODER =
-      GlobalModel.createDecoder(history("GlobalModel-1.avsc"));
-
-  private static SchemaStore.Cache history(String... files) {
-    SchemaStore.Cache store = new SchemaStore.Cache();
-    for (String file : files) {
-      try (java.io.InputStream in = AvroCodec.class.getResourceAsStream("history/" + file)) {
-        store.addSchema(new Schema.Parser().parse(in));
-      } catch (IOException | RuntimeException e) {
-        throw new IllegalStateException("cannot read the earlier schema " + file, e);
-      }
-    }
-    return store;
-  }
-
+  /** Reads an announcement written with the current schema or any released one. */
   public static RoundAnnouncement decodeAnnouncement(byte[] bytes) {
-    return read(() -> RoundAnnouncement.getDecoder().decode(bytes));
+    return read(() -> ANNOUNCEMENT_DECODER.decode(bytes));
   }
 
-  /** Reads ledger entries of the current or any earlier schema: the ledger is kept forever. */
+  /** Reads ledger entries of the current or any released schema: the ledger is kept forever. */
   public static LedgerEntry decodeLedgerEntry(byte[] bytes) {
     return read(() -> LEDGER_DECODER.decode(bytes));
   }
 
-  private static final BinaryMessageDecoder<LedgerEntry> LEDGER_DECODER =
-      LedgerEntry.createDecoder(history("LedgerEntry-1.avsc"));
-
+  /** Reads a reject written with the current schema or any released one. */
   public static RejectedUpdate decodeReject(byte[] bytes) {
     return read(() -> REJECT_DECODER.decode(bytes));
   }
+
+  // Avro's message decoders keep one resolving reader per writer fingerprint once it was seen.
+  private static final BinaryMessageDecoder<GlobalModel> MODEL_DECODER =
+      GlobalModel.createDecoder(SchemaHistory.store("GlobalModel"));
+  private static final BinaryMessageDecoder<RoundAnnouncement> ANNOUNCEMENT_DECODER =
+      RoundAnnouncement.createDecoder(SchemaHistory.store("RoundAnnouncement"));
+  private static final BinaryMessageDecoder<LedgerEntry> LEDGER_DECODER =
+      LedgerEntry.createDecoder(SchemaHistory.store("LedgerEntry"));
+  private static final BinaryMessageDecoder<RejectedUpdate> REJECT_DECODER =
+      RejectedUpdate.createDecoder(SchemaHistory.store("RejectedUpdate"));
 
   private interface IoSupplier<T> {
     T get() throws IOException;

@@ -1,7 +1,6 @@
 package dev.privagg.io;
 
 import dev.privagg.avro.Tensor;
-import dev.privagg.spec.JobSpec;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -9,13 +8,16 @@ import java.util.List;
 public final class Tensors {
   private Tensors() {}
 
-  /** One Avro tensor shaped as {@code spec}, from {@code spec.size()} values at {@code offset}. */
-  public static Tensor of(JobSpec.TensorSpec spec, float[] values, int offset) {
-    List<Integer> shape = new ArrayList<>();
-    for (int dim : spec.shape()) {
-      shape.add(dim);
+  /**
+   * One Avro tensor named {@code name} of {@code shape}, from {@code size} values at {@code offset}
+   * ({@code size} is the shape's product, which the caller has checked).
+   */
+  public static Tensor of(String name, int[] shape, int size, float[] values, int offset) {
+    List<Integer> dims = new ArrayList<>();
+    for (int dim : shape) {
+      dims.add(dim);
     }
-    return new Tensor(spec.name(), shape, Float32.write(values, offset, spec.size()));
+    return new Tensor(name, dims, Float32.write(values, offset, size));
   }
 
   /** All tensors' values concatenated in order. */
@@ -27,6 +29,21 @@ public final class Tensors {
       int count = t.getData().remaining() / 4;
       Float32.read(t.getData(), out, offset, count);
       offset += count;
+    }
+    return out;
+  }
+
+  /**
+   * Each Avro tensor as a named float32 tensor; its data must hold exactly its shape's values
+   * (models from the job always do).
+   */
+  public static List<FloatTensor> toFloatTensors(List<Tensor> tensors) {
+    List<FloatTensor> out = new ArrayList<>();
+    for (Tensor t : tensors) {
+      int[] shape = t.getShape().stream().mapToInt(Integer::intValue).toArray();
+      float[] values = new float[t.getData().remaining() / 4];
+      Float32.read(t.getData(), values, 0, values.length);
+      out.add(new FloatTensor(t.getName(), shape, values));
     }
     return out;
   }

@@ -26,6 +26,12 @@ import org.apache.avro.SchemaNormalization;
  * nothing else is thrown.
  *
  * <p>Tensor data is not copied: each tensor's {@code data} is a read-only view of the input.
+ *
+ * <p>Records written with an earlier ClientUpdate schema ({@code schemas/history/ClientUpdate}) are
+ * accepted too: {@link UpdateVersions} checks one against its own schema without allocating,
+ * resolves it to the current schema and encodes it again, and this reader reads the result with the
+ * same caps (at a few times the cost of a current record; still bounded by the record's size). Any
+ * other fingerprint is {@code UNKNOWN_SCHEMA}.
  */
 public final class UpdateReader {
   /** Job ids are at most 100 ASCII characters (the spec reader's rule): longer ones name no job. */
@@ -122,10 +128,48 @@ public final class UpdateReader {
    */
   public static ClientUpdate read(byte[] bytes, Function<String, Limits> limitsForJob)
       throws Rejected {
+    return read(bytes, limitsForJob, UpdateVersions.RECORDED);
+  }
+
+  /**
+   * Reads {@code bytes} written with the current ClientUpdate schema, or with one of {@code
+   * versions}: such a record is checked, resolved and re-encoded as the current schema, then read
+   * here with the same caps.
+   */
+  static ClientUpdate read(
+      byte[] bytes, Function<String, Limits> limitsForJob, UpdateVersions versions)
+      throws Rejected {
     if (bytes == null) {
       throw new Rejected(RejectReason.UNDECODABLE, "record has no value", null, null, null);
     }
-    return new UpdateReader(bytes).update(limitsForJob);
+    UpdateReader reader = new UpdateReader(bytes);
+    long fingerprint = reader.header();
+    if (fingerprint != FINGERPRINT) {
+      if (!versions.knows(fingerprint)) {
+        throw new Rejected(
+            RejectReason.UNKNOWN_SCHEMA,
+            "unknown schema fingerprint "
+                + hex(fingerprint)
+                + "; expected ClientUpdate "
+                + hex(FINGERPRINT)
+                + " or an earlier version in schemas/history/ClientUpdate",
+            null,
+            null,
+            null);
+      }
+      try {
+        reader = new UpdateReader(versions.upgrade(fingerprint, bytes, HEADER_BYTES));
+        reader.header();
+      } catch (BoundedAvro.Malformed e) {
+        throw new Rejected(
+            RejectReason.UNDECODABLE,
+            "ClientUpdate of schema " + hex(fingerprint) + ": " + e.getMessage(),
+            null,
+            null,
+            null);
+      }
+    }
+    return reader.body(limitsForJob);
   }
 
   /** The fingerprint of the ClientUpdate schema as it appears on the wire (little-endian hex). */
@@ -133,8 +177,8 @@ public final class UpdateReader {
     return hex(FINGERPRINT);
   }
 
-  private ClientUpdate update(Function<String, Limits> limitsForJob) throws Rejected {
-    header();
+  /** The record after a header of the current schema. */
+  private ClientUpdate body(Function<String, Limits> limitsForJob) throws Rejected {
     jobId = string("jobId", MAX_JOB_ID_BYTES, RejectReason.UNKNOWN_JOB);
     Limits limits = limitsForJob.apply(jobId);
     if (limits == null) {
@@ -152,7 +196,8 @@ public final class UpdateReader {
     return new ClientUpdate(jobId, round, clientId, tensors, null);
   }
 
-  private void header() throws Rejected {
+  /** Checks the single-object header and returns the writer schema's fingerprint. */
+  private long header() throws Rejected {
     if (end < HEADER_BYTES || bytes[0] != MARKER[0] || bytes[1] != MARKER[1]) {
       throw reject(
           RejectReason.UNDECODABLE,
@@ -162,15 +207,8 @@ public final class UpdateReader {
     for (int i = 0; i < 8; i++) {
       fingerprint |= (bytes[2 + i] & 0xFFL) << (8 * i); // little-endian, as written
     }
-    if (fingerprint != FINGERPRINT) {
-      throw reject(
-          RejectReason.UNKNOWN_SCHEMA,
-          "unknown schema fingerprint "
-              + hex(fingerprint)
-              + "; expected ClientUpdate "
-              + hex(FINGERPRINT));
-    }
     pos = HEADER_BYTES;
+    return fingerprint;
   }
 
   private List<Tensor> tensors(Limits limits) throws Rejected {

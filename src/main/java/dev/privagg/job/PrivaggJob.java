@@ -4,11 +4,13 @@ import dev.privagg.io.KafkaAccess;
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.io.ProducerSizing;
 import dev.privagg.io.TopicAdmin;
+import dev.privagg.spec.InitFiles;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -106,22 +108,23 @@ public final class PrivaggJob {
   private PrivaggJob() {}
 
   public static void main(String[] args) throws Exception {
-    List<JobSpec> specs = new ArrayList<>();
+    List<String[]> specArgs = new ArrayList<>();
+    Map<String, byte[]> sentInits = new HashMap<>();
     String bootstrap = null;
     Path kafkaProperties = null;
     long interval = 1000;
     for (int i = 0; i < args.length; i += 2) {
       String value = require(args[i], i + 1 < args.length ? args[i + 1] : null);
       switch (args[i]) {
-        case "--spec" -> specs.add(JobSpecReader.read(Path.of(value)));
-        case "--spec-base64" ->
-            specs.add(JobSpecReader.parse("--spec-base64 #" + (specs.size() + 1), decode(value)));
+        case "--spec", "--spec-base64" -> specArgs.add(new String[] {args[i], value});
+        case "--init-base64" -> sentInit(sentInits, value);
         case "--bootstrap-servers" -> bootstrap = value;
         case "--kafka-properties" -> kafkaProperties = Path.of(value);
         case "--checkpoint-interval-ms" -> interval = Long.parseLong(value);
         default -> throw new IllegalArgumentException("unknown argument " + args[i] + "; " + USAGE);
       }
     }
+    List<JobSpec> specs = readSpecs(specArgs, sentInits);
     if (specs.isEmpty() || bootstrap == null) {
       throw new IllegalArgumentException(USAGE);
     }
@@ -149,7 +152,38 @@ public final class PrivaggJob {
   public static final int DEFAULT_UPDATE_PARTITIONS = 2;
 
   private static final String USAGE =
-      "use --spec FILE (or --spec-base64 YAML, repeatable) --bootstrap-servers HOST:PORT [--kafka-properties FILE] [--checkpoint-interval-ms N]";
+      "use --spec FILE (or --spec-base64 YAML [--init-base64 JOBID=SAFETENSORS], repeatable)"
+          + " --bootstrap-servers HOST:PORT [--kafka-properties FILE] [--checkpoint-interval-ms N]";
+
+  /**
+   * The specs of {@code --spec FILE} (its init file read beside it) and {@code --spec-base64 YAML}
+   * arguments, in order. A base64 spec's init values come from {@code --init-base64
+   * JOBID=SAFETENSORS} (sent by {@code privagg submit}, which read the file on its own machine),
+   * else from its initFile relative to the working directory of this main().
+   */
+  static List<JobSpec> readSpecs(List<String[]> specArgs, Map<String, byte[]> sentInits) {
+    List<JobSpec> specs = new ArrayList<>();
+    InitFiles initFiles = InitFiles.sent(sentInits, InitFiles.relativeTo(Path.of("")));
+    for (String[] arg : specArgs) {
+      specs.add(
+          arg[0].equals("--spec")
+              ? JobSpecReader.read(Path.of(arg[1]))
+              : JobSpecReader.parse(
+                  "--spec-base64 #" + (specs.size() + 1), decode(arg[1]), initFiles));
+    }
+    return specs;
+  }
+
+  private static void sentInit(Map<String, byte[]> sentInits, String value) {
+    int eq = value.indexOf('=');
+    if (eq < 1) {
+      throw new IllegalArgumentException(
+          "--init-base64 must be JOBID=BASE64 (a job's initial model as safetensors), was "
+              + value.substring(0, Math.min(value.length(), 40)));
+    }
+    sentInits.put(
+        value.substring(0, eq), java.util.Base64.getDecoder().decode(value.substring(eq + 1)));
+  }
 
   private static String decode(String base64) {
     return new String(

@@ -26,7 +26,7 @@ final class Records {
     List<Tensor> tensors = new ArrayList<>();
     int offset = 0;
     for (JobSpec.TensorSpec t : spec.model().tensors()) {
-      tensors.add(Tensors.of(t, weights, offset));
+      tensors.add(Tensors.of(t.name(), t.shape(), t.size(), weights, offset));
       offset += t.size();
     }
     JobSpec.Privacy p = spec.privacy();

@@ -1,9 +1,12 @@
 package dev.privagg.spec;
 
+import dev.privagg.io.FloatTensor;
 import dev.privagg.privacy.ClippingPolicy;
 import dev.privagg.privacy.GaussianMechanism;
 import dev.privagg.privacy.RoundCharge;
 import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -71,8 +74,22 @@ public record JobSpec(
     }
   }
 
-  /** Tensors and how the initial model (round 0) is set: zeros, or N(0, initStd^2) from a seed. */
-  public record Model(List<TensorSpec> tensors, String init, long initSeed, double initStd)
+  /**
+   * Tensors and how the initial model (round 0) is set: zeros, N(0, initStd^2) from a seed, or the
+   * values of a model file ({@code init} "file"). A file's values are read and checked against the
+   * tensors when the spec is read, and travel with the spec ({@code initValues}, in tensor order):
+   * the job never reads the file itself.
+   *
+   * @param initFile the model file as the spec names it, or null
+   * @param initValues its values in tensor order when {@code init} is "file", else null
+   */
+  public record Model(
+      List<TensorSpec> tensors,
+      String init,
+      long initSeed,
+      double initStd,
+      String initFile,
+      float[] initValues)
       implements Serializable {
     /** Sizes of the tensors, in order. */
     public int[] tensorSizes() {
@@ -91,6 +108,25 @@ public record JobSpec(
         size += 5L + 4L * t.size();
       }
       return size;
+    }
+
+    /** {@code values} (all tensors' values in order) cut into this model's named tensors. */
+    public List<FloatTensor> split(float[] values) {
+      if (values.length != dimension()) {
+        throw new IllegalArgumentException(
+            "the model has " + dimension() + " values, was given " + values.length);
+      }
+      List<FloatTensor> out = new ArrayList<>();
+      int offset = 0;
+      for (TensorSpec t : tensors) {
+        out.add(
+            new FloatTensor(
+                t.name(),
+                t.shape().clone(),
+                Arrays.copyOfRange(values, offset, offset + t.size())));
+        offset += t.size();
+      }
+      return out;
     }
 
     /** Total number of parameters. */
@@ -192,8 +228,14 @@ public record JobSpec(
         rounds.minimumCohort() > 0 ? rounds.minimumCohortNoiseStd() : 0);
   }
 
-  /** The round-0 model: zeros, or N(0, initStd^2) weights from initSeed (same on every run). */
+  /**
+   * The round-0 model: zeros, N(0, initStd^2) weights from initSeed (same on every run), or the
+   * init file's values (a copy: callers may change it).
+   */
   public float[] initialWeights() {
+    if (model.init().equals("file")) {
+      return model.initValues().clone();
+    }
     float[] weights = new float[model.dimension()];
     if (model.init().equals("random")) {
       java.util.SplittableRandom random = new java.util.SplittableRandom(model.initSeed());
@@ -202,6 +244,11 @@ public record JobSpec(
       }
     }
     return weights;
+  }
+
+  /** The round-0 model as named tensors, in spec order. */
+  public List<FloatTensor> initialTensors() {
+    return model.split(initialWeights());
   }
 
   /**

@@ -45,7 +45,8 @@ public final class JobSpecReader {
     } catch (IOException e) {
       throw new SpecException(file.toString(), "spec", "cannot be read: " + e);
     }
-    return parse(file.toString(), text);
+    Path dir = file.toAbsolutePath().getParent();
+    return parse(file.toString(), text, InitFiles.relativeTo(dir));
   }
 
   /** Reads several specs for one Flink job: job ids must differ and topics must agree. */
@@ -79,8 +80,16 @@ public final class JobSpecReader {
     return specs;
   }
 
-  /** Parses spec text; {@code source} names it in messages. */
+  /**
+   * Parses spec text; {@code source} names it in messages. A {@code model.initFile} is read
+   * relative to the working directory.
+   */
   public static JobSpec parse(String source, String text) {
+    return parse(source, text, InitFiles.relativeTo(Path.of("")));
+  }
+
+  /** Parses spec text, reading {@code model.initFile} from {@code initFiles}. */
+  public static JobSpec parse(String source, String text, InitFiles initFiles) {
     JsonNode root;
     try {
       // SnakeYAML's safe loader builds only plain maps, lists and scalars, and reads .inf.
@@ -98,7 +107,10 @@ public final class JobSpecReader {
               + "'");
     }
     JobSpec.Model model =
-        model(spec.section("model", "list the model's tensors under model.tensors"));
+        model(
+            spec.section("model", "list the model's tensors under model.tensors"),
+            jobId,
+            initFiles);
     JobSpec.Rounds rounds =
         rounds(spec.section("rounds", "set rounds.timeout and rounds.expectedClients"));
     YamlSection privacySection =
@@ -173,7 +185,7 @@ public final class JobSpecReader {
     return size + model.maxEncodedTensorBytes();
   }
 
-  private static JobSpec.Model model(YamlSection s) {
+  private static JobSpec.Model model(YamlSection s, String jobId, InitFiles initFiles) {
     List<JobSpec.TensorSpec> tensors = new ArrayList<>();
     Set<String> names = new HashSet<>();
     long dimension = 0;
@@ -199,14 +211,26 @@ public final class JobSpecReader {
       }
       tensors.add(tensor);
     }
-    String init = s.choice("init", "zeros", List.of("zeros", "random"));
+    String init = s.choice("init", "zeros", List.of("zeros", "random", "file"));
+    String initFile = null;
+    float[] initValues = null;
+    if (init.equals("file")) {
+      initFile =
+          s.string(
+              "initFile",
+              "the .safetensors or .npz file of the round-0 weights, relative to the spec's"
+                  + " directory");
+      initValues = InitialWeights.read(s, jobId, initFile, tensors, initFiles);
+    } else if (s.has("initFile")) {
+      throw s.fail("initFile", "is read only with model.init: file, was set with init: " + init);
+    }
     long seed = s.integer("initSeed", 0, "seed of the random initial weights");
     double std = s.number("initStd", 0.01, "std of the random initial weights");
     if (!(std > 0 && Double.isFinite(std))) {
       throw s.fail("initStd", "must be > 0 and finite, was " + std);
     }
     s.finish();
-    return new JobSpec.Model(List.copyOf(tensors), init, seed, std);
+    return new JobSpec.Model(List.copyOf(tensors), init, seed, std, initFile, initValues);
   }
 
   private static JobSpec.Rounds rounds(YamlSection s) {

@@ -3,7 +3,6 @@ package dev.privagg.io;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.avro.GlobalModel;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.apache.avro.Schema;
@@ -17,10 +16,7 @@ class AvroCodecTest {
   @Test
   void modelWrittenWithTheEarlierSchema_stillDecodes_withoutAChargedNoiseMultiplier()
       throws Exception {
-    Schema earlier;
-    try (InputStream in = AvroCodec.class.getResourceAsStream("history/GlobalModel-1.avsc")) {
-      earlier = new Schema.Parser().parse(in);
-    }
+    Schema earlier = SchemaHistory.versions("GlobalModel").get(0);
     assertThat(SchemaNormalization.parsingFingerprint64(earlier))
         .isNotEqualTo(SchemaNormalization.parsingFingerprint64(GlobalModel.getClassSchema()));
     Schema tensorSchema = earlier.getField("tensors").schema().getElementType();
@@ -58,10 +54,7 @@ class AvroCodecTest {
 
   @Test
   void rejectWrittenWithTheEarlierSchema_stillDecodes() throws Exception {
-    Schema earlier;
-    try (InputStream in = AvroCodec.class.getResourceAsStream("history/RejectedUpdate-1.avsc")) {
-      earlier = new Schema.Parser().parse(in);
-    }
+    Schema earlier = SchemaHistory.versions("RejectedUpdate").get(0);
     GenericRecord reject = new GenericData.Record(earlier);
     reject.put(
         "reason",
@@ -81,10 +74,7 @@ class AvroCodecTest {
 
   @Test
   void ledgerEntryWrittenWithTheEarlierSchema_stillDecodes() throws Exception {
-    Schema earlier;
-    try (InputStream in = AvroCodec.class.getResourceAsStream("history/LedgerEntry-1.avsc")) {
-      earlier = new Schema.Parser().parse(in);
-    }
+    Schema earlier = SchemaHistory.versions("LedgerEntry").get(0);
     GenericRecord entry = new GenericData.Record(earlier);
     entry.put("jobId", "j");
     entry.put("round", 4L);
