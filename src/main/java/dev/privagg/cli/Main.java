@@ -51,9 +51,10 @@ public final class Main implements Runnable {
     cli.setErr(err);
     cli.setExecutionExceptionHandler(
         (ex, commandLine, parseResult) -> {
+          // A Kafka failure first: kafka() reads the properties file, which may be what failed.
           if (commandLine.getCommand() instanceof KafkaCommand command
-              && command.kafka() != null
-              && KafkaAccess.isKafkaFailure(ex)) {
+              && KafkaAccess.isKafkaFailure(ex)
+              && command.kafka() != null) {
             commandLine
                 .getErr()
                 .println(
