@@ -8,12 +8,14 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import javax.security.auth.login.AppConfigurationEntry;
+import org.apache.kafka.common.config.types.Password;
+import org.apache.kafka.common.security.JaasContext;
 
 /**
  * How every Kafka client privagg creates reaches the brokers: the bootstrap servers plus the
@@ -37,8 +39,6 @@ public final class KafkaConnection implements Serializable {
           "connections.max.idle.ms",
           "request.timeout.ms",
           "metadata.max.age.ms");
-
-  private static final Pattern JAAS_USERNAME = Pattern.compile("username\\s*=\\s*\"([^\"]*)\"");
 
   private final String bootstrapServers;
   private final Map<String, String> settings;
@@ -137,12 +137,9 @@ public final class KafkaConnection implements Serializable {
    * SASL login's username, or a description when TLS or Kerberos decides it.
    */
   public String principal() {
-    String jaas = settings.get("sasl.jaas.config");
-    if (jaas != null) {
-      Matcher m = JAAS_USERNAME.matcher(jaas);
-      if (m.find()) {
-        return "User:" + m.group(1);
-      }
+    Object username = jaasOptions().get("username");
+    if (username != null) {
+      return "User:" + username;
     }
     String protocol = securityProtocol();
     if (protocol.startsWith("SASL")) {
@@ -152,6 +149,26 @@ public final class KafkaConnection implements Serializable {
       return "the principal of the TLS client certificate";
     }
     return "User:ANONYMOUS";
+  }
+
+  /**
+   * The options of the JAAS login, parsed as Kafka parses them (quotes of either kind, escapes): a
+   * pattern over the raw line could take a password that contains {@code username="x"} for the
+   * name. Empty when unset or unparsable (Kafka's own client then reports it).
+   */
+  private Map<String, ?> jaasOptions() {
+    String jaas = settings.get("sasl.jaas.config");
+    if (jaas == null) {
+      return Map.of();
+    }
+    try {
+      List<AppConfigurationEntry> entries =
+          JaasContext.loadClientContext(Map.of("sasl.jaas.config", new Password(jaas)))
+              .configurationEntries();
+      return entries.isEmpty() ? Map.of() : entries.get(0).getOptions();
+    } catch (IllegalArgumentException e) {
+      return Map.of();
+    }
   }
 
   /** Brokers, protocol, mechanism and principal; never a password, key or JAAS line. */
