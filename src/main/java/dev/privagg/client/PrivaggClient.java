@@ -62,6 +62,9 @@ public final class PrivaggClient implements AutoCloseable {
     producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
     Properties c = kafka.clientProperties();
     c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    // Looking up a topic the job has not created yet must not create it: with broker defaults
+    // the job would refuse it, and a secured broker refuses the lookup (no CREATE ACL).
+    c.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
     c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     c.put(
         ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG,
