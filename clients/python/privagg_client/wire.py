@@ -78,12 +78,13 @@ def schema(record: str) -> avro.schema.Schema:
 @lru_cache(maxsize=None)
 def _writer_schemas(record: str) -> Dict[bytes, avro.schema.Schema]:
     """Every schema ``record`` may have been written with, by fingerprint: the current one and
-    the earlier ones in ``schemas/history/`` (files named ``<record>-<n>.avsc``)."""
+    every released one in ``schemas/history/<record>/v<n>.avsc``, as the repository keeps them."""
     current = schema(record)
     out = {fingerprint(current): current}
-    history = resources.files(__package__).joinpath("schemas", "history")
-    for entry in sorted(history.iterdir(), key=lambda e: e.name):
-        if entry.name.startswith(record + "-") and entry.name.endswith(".avsc"):
+    history = resources.files(__package__).joinpath("schemas", "history", record)
+    versions = sorted(history.iterdir(), key=lambda e: e.name) if history.is_dir() else []
+    for entry in versions:
+        if entry.name.endswith(".avsc"):
             old = avro.schema.make_avsc_object(json.loads(entry.read_text(encoding="utf-8")))
             out[fingerprint(old)] = old
     return out

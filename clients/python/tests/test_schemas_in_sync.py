@@ -8,7 +8,6 @@ from pathlib import Path
 import privagg_client
 
 PACKAGE_SCHEMAS = Path(privagg_client.__file__).parent / "schemas"
-HISTORY_DIRS = ("schemas/history", "src/main/resources/dev/privagg/io/history")
 
 
 def _files(directory: Path) -> dict:
@@ -23,13 +22,14 @@ def test_package_schemas_equal_the_repositorys(repo_root: Path) -> None:
         assert package[name] == repo[name], f"{name} differs from schemas/{name}: copy it again"
 
 
-def test_package_history_holds_every_earlier_global_model_schema(repo_root: Path) -> None:
-    """Earlier GlobalModel schemas, wherever the repository keeps them, are in the package so that
-    models written by an older job still decode (other records are not read by clients)."""
-    repo: dict = {}
-    for d in HISTORY_DIRS:
-        repo.update({n: b for n, b in _files(repo_root / d).items() if n.startswith("GlobalModel-")})
-    package = _files(PACKAGE_SCHEMAS / "history")
-    assert sorted(package) == sorted(repo), "copy the GlobalModel history to privagg_client/schemas/history/"
+def test_package_history_holds_every_released_global_model_schema(repo_root: Path) -> None:
+    """Every released GlobalModel schema (schemas/history/GlobalModel/vN.avsc) is in the package,
+    so that models written by an older job still decode (clients read no other record type)."""
+    repo = _files(repo_root / "schemas" / "history" / "GlobalModel")
+    package = _files(PACKAGE_SCHEMAS / "history" / "GlobalModel")
+    assert repo, "schemas/history/GlobalModel/ holds no version"
+    assert sorted(package) == sorted(repo), (
+        "copy schemas/history/GlobalModel/*.avsc to privagg_client/schemas/history/GlobalModel/"
+    )
     for name in repo:
-        assert package[name] == repo[name], f"history/{name} differs from the repository's copy"
+        assert package[name] == repo[name], f"history/GlobalModel/{name} differs from the repository's"

@@ -148,9 +148,7 @@ def test_global_model_decodes_tensors_and_privacy_statement() -> None:
 def test_global_model_written_with_the_earlier_schema_decodes_without_charged_noise_multiplier(
     repo_root: Path,
 ) -> None:
-    history = repo_root / "src/main/resources/dev/privagg/io/history/GlobalModel-1.avsc"
-    if (repo_root / "schemas/history/GlobalModel-1.avsc").exists():
-        history = repo_root / "schemas/history/GlobalModel-1.avsc"
+    history = repo_root / "schemas/history/GlobalModel/v1.avsc"
     old = avro.schema.parse(history.read_text())
     buffer = io.BytesIO()
     buffer.write(b"\xc3\x01" + wire.fingerprint(old))
