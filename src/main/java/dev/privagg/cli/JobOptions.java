@@ -52,7 +52,7 @@ final class JobOptions {
     if (sends) {
       needs.put(t.updates(), Set.of(AclOperation.WRITE));
     }
-    KafkaAccess.require(kafka, needs);
+    KafkaAccess.require(kafka, KafkaAccess.Needs.topics(needs));
     return new PrivaggClient(jobSpec, kafka);
   }
 

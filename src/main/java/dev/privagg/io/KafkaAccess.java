@@ -17,9 +17,11 @@ import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
+import org.apache.kafka.common.errors.TransactionalIdNotFoundException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
@@ -34,19 +36,33 @@ public final class KafkaAccess {
   private KafkaAccess() {}
 
   /**
-   * Returns when the brokers answer and allow every operation in {@code needs} (topic name to
-   * operations) on topics that exist; topics that do not exist yet are skipped.
+   * What a principal must be allowed: operations per topic, consumer groups it reads offsets of,
+   * and transactional ids it writes with.
+   */
+  public record Needs(
+      Map<String, Set<AclOperation>> topics, List<String> groups, List<String> transactionalIds) {
+    /** Operations on topics only. */
+    public static Needs topics(Map<String, Set<AclOperation>> topics) {
+      return new Needs(topics, List.of(), List.of());
+    }
+  }
+
+  /**
+   * Returns when the brokers answer and allow every operation in {@code needs}: on topics that
+   * exist (topics that do not exist yet are skipped), and Describe on the groups and transactional
+   * ids (implied by the Read and Write ACLs they need; Kafka answers "not found" for a permitted
+   * one that does not exist yet, and refuses an unpermitted one either way).
    *
    * @throws IllegalStateException with one line saying what failed and how to fix it
    */
-  public static void require(KafkaConnection kafka, Map<String, Set<AclOperation>> needs) {
+  public static void require(KafkaConnection kafka, Needs needs) {
     Properties props = kafka.clientProperties();
     int millis = (int) REACH_TIMEOUT.toMillis();
     props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Integer.toString(millis));
     props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(millis));
     try (Admin admin = Admin.create(props)) {
       admin.describeCluster().clusterId().get(millis, TimeUnit.MILLISECONDS);
-      for (Map.Entry<String, Set<AclOperation>> need : needs.entrySet()) {
+      for (Map.Entry<String, Set<AclOperation>> need : needs.topics().entrySet()) {
         Optional<Set<AclOperation>> allowedOn = allowedOn(admin, need.getKey(), millis);
         if (allowedOn.isEmpty()) {
           continue;
@@ -59,8 +75,20 @@ public final class KafkaAccess {
           }
         }
         if (!missing.isEmpty()) {
-          throw new IllegalStateException(refusedTopic(kafka, need.getKey(), missing));
+          throw refusal(kafka, need.getKey(), missing);
         }
+      }
+      for (String group : needs.groups()) {
+        expectAllowed(
+            admin.describeConsumerGroups(List.of(group)).all(),
+            millis,
+            GroupIdNotFoundException.class);
+      }
+      if (!needs.transactionalIds().isEmpty()) {
+        expectAllowed(
+            admin.describeTransactions(needs.transactionalIds()).all(),
+            millis,
+            TransactionalIdNotFoundException.class);
       }
     } catch (java.util.concurrent.TimeoutException e) {
       throw new IllegalStateException(unreachable(kafka));
@@ -69,6 +97,19 @@ public final class KafkaAccess {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while connecting to Kafka at " + kafka);
+    }
+  }
+
+  /** Waits for a describe call; "not found" counts as allowed, any other failure is thrown. */
+  private static void expectAllowed(
+      org.apache.kafka.common.KafkaFuture<?> call, int millis, Class<?> notFound)
+      throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
+    try {
+      call.get(millis, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      if (!notFound.isInstance(e.getCause())) {
+        throw e;
+      }
     }
   }
 
@@ -115,7 +156,26 @@ public final class KafkaAccess {
       }
     }
     return new IllegalStateException(
-        "could not " + what + " at Kafka " + kafka + ": " + failure.getMessage());
+        "could not " + what + " at Kafka " + kafka + ": " + innermostReason(failure));
+  }
+
+  /**
+   * The innermost cause's message, which says what was wrong ("No resolvable bootstrap urls"); a
+   * JAAS parse error may quote part of the line (a password), so only its kind is named.
+   */
+  private static String innermostReason(Throwable failure) {
+    Throwable root = failure;
+    boolean jaas = false;
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      root = t;
+      String m = String.valueOf(t.getMessage()).toLowerCase(java.util.Locale.ROOT);
+      jaas |= m.contains("jaas") || m.contains("login module") || m.contains("value not specified");
+    }
+    if (jaas) {
+      return "sasl.jaas.config does not parse; check its quoting, the control flag (required) and"
+          + " the trailing ';' in --kafka-properties";
+    }
+    return firstLine(root);
   }
 
   /** Whether {@code failure} or a cause is one {@link #explain} turns into an actionable line. */
@@ -147,6 +207,13 @@ public final class KafkaAccess {
                   firstLine(t),
                   kafka.settings().getOrDefault("sasl.mechanism", "GSSAPI")));
     }
+    if (t instanceof TopicAuthorizationException e && e.unauthorizedTopics().isEmpty()) {
+      return Optional.of(
+          refused(
+              kafka,
+              "access to a topic to " + what,
+              "with the operations README 'Kafka security' lists for this principal"));
+    }
     if (t instanceof TopicAuthorizationException e) {
       return Optional.of(
           refused(
@@ -160,7 +227,7 @@ public final class KafkaAccess {
           refused(
               kafka,
               "READ on consumer group " + e.groupId(),
-              "--operation READ --group " + e.groupId()));
+              "--operation Read --group " + e.groupId()));
     }
     if (t instanceof TransactionalIdAuthorizationException) {
       return Optional.of(
@@ -178,6 +245,12 @@ public final class KafkaAccess {
       return Optional.of(unreachable(kafka));
     }
     return Optional.empty();
+  }
+
+  /** The one-line refusal of {@code missing} operations on {@code topic}, with the ACL to add. */
+  public static IllegalStateException refusal(
+      KafkaConnection kafka, String topic, List<AclOperation> missing) {
+    return new IllegalStateException(refusedTopic(kafka, topic, missing));
   }
 
   private static String refusedTopic(

@@ -129,7 +129,11 @@ public final class KafkaConnection implements Serializable {
 
   /** {@code security.protocol}, PLAINTEXT when unset. */
   public String securityProtocol() {
-    return settings.getOrDefault("security.protocol", "PLAINTEXT");
+    // Kafka reads the value case-insensitively; messages name it as Kafka spells it.
+    return settings
+        .getOrDefault("security.protocol", "PLAINTEXT")
+        .strip()
+        .toUpperCase(java.util.Locale.ROOT);
   }
 
   /**

@@ -11,7 +11,9 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
@@ -81,23 +83,34 @@ public final class TopicAdmin {
         try {
           admin.createTopics(missing).all().get();
         } catch (ExecutionException e) {
+          if (e.getCause() instanceof TopicAuthorizationException) {
+            throw KafkaAccess.refusal(kafka, missing.get(0).name(), List.of(AclOperation.CREATE));
+          }
           // Created meanwhile (a client's first write can auto-create it): checked below instead.
           if (!(e.getCause() instanceof TopicExistsException)) {
             throw e;
           }
         }
       }
-      check(admin, kafka.bootstrapServers(), plans);
+      check(admin, kafka, plans);
       return missing.stream().map(NewTopic::name).toList();
     }
   }
 
-  private static void check(Admin admin, String bootstrapServers, List<TopicPlan> plans)
+  private static void check(Admin admin, KafkaConnection kafka, List<TopicPlan> plans)
       throws ExecutionException, InterruptedException {
     List<ConfigResource> resources =
         plans.stream().map(p -> new ConfigResource(ConfigResource.Type.TOPIC, p.name())).toList();
-    Map<ConfigResource, Config> configs =
-        untilKnown(() -> admin.describeConfigs(resources).all().get(), 30_000);
+    Map<ConfigResource, Config> configs;
+    try {
+      configs = untilKnown(() -> admin.describeConfigs(resources).all().get(), 30_000);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof TopicAuthorizationException) {
+        throw KafkaAccess.refusal(
+            kafka, plans.get(0).name(), List.of(AclOperation.DESCRIBE_CONFIGS));
+      }
+      throw e;
+    }
     List<String> problems = new ArrayList<>();
     for (TopicPlan plan : plans) {
       Config config = configs.get(new ConfigResource(ConfigResource.Type.TOPIC, plan.name()));
@@ -118,7 +131,7 @@ public final class TopicAdmin {
                       r.atLeast() ? "at least " : "",
                       r.value(),
                       r.why(),
-                      bootstrapServers,
+                      kafka.bootstrapServers(),
                       plan.name(),
                       r.config(),
                       r.value()));

@@ -208,7 +208,9 @@ public final class PrivaggJob {
    */
   public static List<String> prepareKafka(
       KafkaConnection kafka, List<JobSpec> specs, int updatePartitions) {
-    KafkaAccess.require(kafka, Map.of());
+    // Before creating or checking topics (their failures do not name the topic), and again after.
+    KafkaAccess.Needs needs = jobAccess(specs);
+    KafkaAccess.require(kafka, needs);
     List<String> created;
     try {
       created = ensureTopics(kafka, specs, updatePartitions);
@@ -217,25 +219,36 @@ public final class PrivaggJob {
     } catch (Exception e) {
       throw KafkaAccess.explain(e, kafka, "create or check the job's topics");
     }
-    KafkaAccess.require(kafka, jobAccess(specs.get(0).topics()));
+    KafkaAccess.require(kafka, needs);
     return created;
   }
 
   /**
-   * What the job's principal does on each topic: reads updates and writes heartbeat ticks to them;
+   * What the job's principal does: on each topic, reads updates and writes heartbeat ticks to them;
    * writes releases, ledger and rejects; reads the ledger, releases and public topics at start;
-   * checks every topic's configs. (Plus, not checkable here: READ on its consumer groups and WRITE
-   * on its transactional ids, both prefixed {@code privagg-}.)
+   * checks every topic's configs. It commits its sources' offsets in its consumer groups and writes
+   * with transactional ids, both named after {@link #clientPrefix}.
    */
-  static Map<String, Set<AclOperation>> jobAccess(JobSpec.Topics t) {
+  static KafkaAccess.Needs jobAccess(List<JobSpec> specs) {
+    JobSpec.Topics t = specs.get(0).topics();
     Set<AclOperation> readWrite =
         Set.of(AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE_CONFIGS);
-    Map<String, Set<AclOperation>> needs = new java.util.LinkedHashMap<>();
+    Map<String, Set<AclOperation>> topics = new java.util.LinkedHashMap<>();
     for (String topic : List.of(t.updates(), t.models(), t.rounds(), t.ledger(), t.releases())) {
-      needs.put(topic, readWrite);
+      topics.put(topic, readWrite);
     }
-    needs.put(t.rejects(), Set.of(AclOperation.WRITE, AclOperation.DESCRIBE_CONFIGS));
-    return needs;
+    topics.put(t.rejects(), Set.of(AclOperation.WRITE, AclOperation.DESCRIBE_CONFIGS));
+    String prefix = clientPrefix(specs);
+    List<String> names = List.of(prefix, prefix + "-publisher");
+    return new KafkaAccess.Needs(topics, names, names);
+  }
+
+  /**
+   * The name of the job's consumer groups and transactional id prefixes ({@code privagg-} and a
+   * hash of the served job ids), the same for every run of the same jobs.
+   */
+  static String clientPrefix(List<JobSpec> specs) {
+    return "privagg-" + Integer.toHexString(jobIds(specs).hashCode());
   }
 
   /**
@@ -345,7 +358,7 @@ public final class PrivaggJob {
     env.getConfig().setAutoWatermarkInterval(WATERMARK_INTERVAL_MILLIS);
     env.setParallelism(settings.parallelism());
     JobSpec.Topics topics = specs.get(0).topics();
-    String name = "privagg-" + Integer.toHexString(jobIds(specs).hashCode());
+    String name = clientPrefix(specs);
     long maxRecord =
         specs.stream()
             .mapToLong(s -> Math.max(s.maxRecordBytes(), s.maxModelRecordBytes()))

@@ -75,6 +75,13 @@ class ClientBeforeTopicsIT {
           AclOperation.READ,
           AclOperation.WRITE,
           AclOperation.DESCRIBE_CONFIGS);
+      broker.allow("job", ResourceType.GROUP, "privagg-", PatternType.PREFIXED, AclOperation.READ);
+      broker.allow(
+          "job",
+          ResourceType.TRANSACTIONAL_ID,
+          "privagg-",
+          PatternType.PREFIXED,
+          AclOperation.WRITE);
       for (String topic : List.of(spec.topics().rounds(), spec.topics().models())) {
         broker.allow("client", ResourceType.TOPIC, topic, PatternType.LITERAL, AclOperation.READ);
       }

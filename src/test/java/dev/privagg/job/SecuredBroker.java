@@ -24,7 +24,7 @@ import org.apache.kafka.common.test.TestKitNodes;
  * intruder}; each password is the name followed by {@code -secret}.
  */
 final class SecuredBroker implements AutoCloseable {
-  static final List<String> USERS = List.of("job", "client", "intruder");
+  static final List<String> USERS = List.of("job", "halfjob", "client", "intruder");
   private static final String ADMIN = "admin";
 
   private final KafkaClusterTestKit cluster;

@@ -160,7 +160,8 @@ class SecuredKafkaIT {
     assertThatThrownBy(
             () ->
                 KafkaAccess.require(
-                    broker.as("client"), Map.of(t.ledger(), Set.of(AclOperation.READ))))
+                    broker.as("client"),
+                    KafkaAccess.Needs.topics(Map.of(t.ledger(), Set.of(AclOperation.READ)))))
         .hasMessageContaining("refused User:client")
         .hasMessageContaining("READ")
         .hasMessageContaining(t.ledger());
@@ -180,6 +181,26 @@ class SecuredKafkaIT {
       consumer.seekToBeginning(List.of(p));
       consumer.poll(Duration.ofSeconds(10));
     }
+  }
+
+  @Test
+  void aJobPrincipalLackingOnlyItsTransactionalIdAcl_isRefusedAtStart() throws Exception {
+    broker.allow(
+        "halfjob",
+        ResourceType.TOPIC,
+        prefix,
+        PatternType.PREFIXED,
+        AclOperation.CREATE,
+        AclOperation.READ,
+        AclOperation.WRITE,
+        AclOperation.DESCRIBE_CONFIGS);
+    broker.allow(
+        "halfjob", ResourceType.GROUP, "privagg-", PatternType.PREFIXED, AclOperation.READ);
+    assertThatThrownBy(() -> PrivaggJob.prepareKafka(broker.as("halfjob"), List.of(spec), 2))
+        .isInstanceOf(IllegalStateException.class)
+        .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"))
+        .hasMessageContaining("refused User:halfjob")
+        .hasMessageContaining("--transactional-id privagg-");
   }
 
   @Test
