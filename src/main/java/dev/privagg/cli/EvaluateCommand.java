@@ -92,6 +92,8 @@ final class EvaluateCommand implements Callable<Integer> {
       description = "Learning rate of the central baseline (default 0.1).")
   double centralLr;
 
+  @Mixin JsonOption json;
+
   @Override
   public Integer call() throws Exception {
     Flags flags = new Flags(spec);
@@ -106,10 +108,12 @@ final class EvaluateCommand implements Callable<Integer> {
     SimulationConfig base = options.config(noiseMultipliers.get(0), Double.NaN);
     PrintWriter w = spec.commandLine().getOut();
     int total = sweepCohorts.size() * (noiseMultipliers.size() + 1) * seeds;
-    w.printf(
-        "evaluating %d runs of %d rounds (%s, %s, %d clients, %s sampling)%n",
-        total, options.rounds, options.dataset, options.model, options.clients, options.sampling);
-    w.flush();
+    if (!json.enabled) {
+      w.printf(
+          "evaluating %d runs of %d rounds (%s, %s, %d clients, %s sampling)%n",
+          total, options.rounds, options.dataset, options.model, options.clients, options.sampling);
+      w.flush();
+    }
     Evaluation.Interval centralAccuracy = null;
     List<Central.Result> centralRuns = new ArrayList<>();
     if (central) {
@@ -121,11 +125,23 @@ final class EvaluateCommand implements Callable<Integer> {
                 centralEpochs,
                 centralBatchSize,
                 centralLr,
-                e ->
+                e -> {
+                  if (json.enabled) {
+                    Output.line(
+                        w,
+                        Output.fields(
+                            "type", "centralEpoch",
+                            "seed", c.seed(),
+                            "epoch", e.epoch(),
+                            "accuracy", Output.number(e.accuracy()),
+                            "millis", e.millis()));
+                  } else {
                     w.printf(
                             "central, seed %d: epoch %d accuracy %.4f (%.1f s)%n",
                             c.seed(), e.epoch(), e.accuracy(), e.millis() / 1000.0)
-                        .flush());
+                        .flush();
+                  }
+                });
         centralRuns.add(result);
       }
       centralAccuracy =
@@ -137,7 +153,8 @@ final class EvaluateCommand implements Callable<Integer> {
     int[] done = {0};
     java.util.function.Consumer<Simulation.RoundResult> rounds =
         r -> {
-          if (r.round() % 25 == 0 || r.sentAfterDeadline()) {
+          // Round progress is for people; a run's JSON line carries what it came to.
+          if (!json.enabled && (r.round() % 25 == 0 || r.sentAfterDeadline())) {
             SimulateCommand.Runner.progress(w, r);
           }
         };
@@ -150,7 +167,7 @@ final class EvaluateCommand implements Callable<Integer> {
               seeds,
               bootstrapServers,
               rounds,
-              r -> report(w, r, ++done[0], total));
+              r -> report(w, json.enabled, r, ++done[0], total));
     } else {
       try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
         runs =
@@ -161,11 +178,15 @@ final class EvaluateCommand implements Callable<Integer> {
                 seeds,
                 kafka.bootstrapServers(),
                 rounds,
-                r -> report(w, r, ++done[0], total));
+                r -> report(w, json.enabled, r, ++done[0], total));
       }
     }
     List<Evaluation.Setting> settings = Evaluation.summarise(runs);
     write(settings, runs, centralAccuracy, centralRuns);
+    if (json.enabled) {
+      Output.line(w, summaryFields(settings, centralAccuracy, centralRuns.size()));
+      return 0;
+    }
     w.println();
     w.printf(
         "%-6s %-8s %-10s %-32s %-18s%n",
@@ -193,7 +214,24 @@ final class EvaluateCommand implements Callable<Integer> {
     return 0;
   }
 
-  private static void report(PrintWriter w, Evaluation.Run r, int done, int total) {
+  private static void report(PrintWriter w, boolean json, Evaluation.Run r, int done, int total) {
+    if (json) {
+      Output.line(
+          w,
+          Output.fields(
+              "type", "run",
+              "run", done,
+              "runs", total,
+              "cohort", r.cohort(),
+              "noiseMultiplier", r.noiseMultiplier(),
+              "seed", r.seed(),
+              "epsilon", Output.number(r.epsilon()),
+              "accuracy", Output.number(r.accuracy()),
+              "membershipAuc", Output.number(r.auc()),
+              "testSize", r.testSize(),
+              "roundsSentAfterDeadline", r.roundsSentAfterDeadline()));
+      return;
+    }
     w.printf(
         "[%d/%d] cohort %d, z %s, seed %d: epsilon %s, accuracy %.4f, AUC %.3f%s%n",
         done,
@@ -208,6 +246,55 @@ final class EvaluateCommand implements Callable<Integer> {
             ? ""
             : ", " + r.roundsSentAfterDeadline() + " rounds sent after the deadline");
     w.flush();
+  }
+
+  /** The final JSON line: each setting's summary over seeds, the central baseline, the outputs. */
+  private Map<String, Object> summaryFields(
+      List<Evaluation.Setting> settings, Evaluation.Interval central, int centralSeeds) {
+    List<Object> rows = new ArrayList<>();
+    for (Evaluation.Setting s : settings) {
+      rows.add(
+          Output.fields(
+              "cohort", s.cohort(),
+              "noiseMultiplier", s.noiseMultiplier(),
+              "epsilon", Output.number(s.epsilon()),
+              "seeds", s.seeds(),
+              "accuracy", Output.number(s.accuracy()),
+              "accuracyCi95Low", Output.number(s.accuracyLow()),
+              "accuracyCi95High", Output.number(s.accuracyHigh()),
+              "accuracyInterval", s.accuracyInterval(),
+              "membershipAuc", Output.number(s.auc()),
+              "membershipAucCi95", Output.number(s.aucHalfWidth())));
+    }
+    return Output.fields(
+        "type",
+        "summary",
+        "dataset",
+        options.dataset,
+        "model",
+        options.model,
+        "clients",
+        options.clients,
+        "sampling",
+        options.sampling,
+        "rounds",
+        options.rounds,
+        "delta",
+        options.delta,
+        "settings",
+        rows,
+        "central",
+        central == null
+            ? null
+            : Output.fields(
+                "epochs", centralEpochs,
+                "seeds", centralSeeds,
+                "accuracy", Output.number(central.mean()),
+                "accuracyCi95Low", Output.number(central.low()),
+                "accuracyCi95High", Output.number(central.high()),
+                "accuracyInterval", central.kind()),
+        "outputs",
+        out.toAbsolutePath().toString());
   }
 
   private void write(
