@@ -88,6 +88,8 @@ final class ClusterCommands {
 
     @picocli.CommandLine.Mixin RestOption rest;
 
+    @picocli.CommandLine.Mixin JsonOption json;
+
     @Override
     public Integer call() throws Exception {
       List<JobSpec> jobs = JobSpecReader.readAll(specs);
@@ -125,12 +127,18 @@ final class ClusterCommands {
       FlinkRest flink = new FlinkRest(rest.url);
       String jarId = flink.upload(jobJar);
       String jobId = flink.run(jarId, args, savepoint);
-      out.printf(
-          "submitted %s as Flink job %s%s (%s)%n",
-          jobs.stream().map(JobSpec::jobId).toList(),
-          jobId,
-          savepoint == null ? "" : " from savepoint " + savepoint,
-          rest.url);
+      List<String> jobIds = jobs.stream().map(JobSpec::jobId).toList();
+      Output.print(
+          out,
+          json.enabled,
+          Output.fields(
+              "flinkJobId", jobId, "jobIds", jobIds, "fromSavepoint", savepoint, "rest", rest.url),
+          "submitted %s as Flink job %s%s (%s)"
+              .formatted(
+                  jobIds,
+                  jobId,
+                  savepoint == null ? "" : " from savepoint " + savepoint,
+                  rest.url));
       return 0;
     }
   }
@@ -145,14 +153,31 @@ final class ClusterCommands {
 
     @picocli.CommandLine.Mixin RestOption rest;
 
+    @picocli.CommandLine.Mixin JsonOption json;
+
     @Override
     public Integer call() throws Exception {
       PrintWriter out = spec.commandLine().getOut();
-      for (JsonNode job : new FlinkRest(rest.url).jobs()) {
+      JsonNode jobs = new FlinkRest(rest.url).jobs();
+      if (json.enabled) {
+        List<Object> rows = new ArrayList<>();
+        for (JsonNode job : jobs) {
+          rows.add(
+              Output.fields(
+                  "flinkJobId", job.get("jid").asText(),
+                  "state", job.get("state").asText(),
+                  "name", job.get("name").asText(),
+                  "startTime", job.path("start-time").asLong()));
+        }
+        Output.line(out, Output.fields("jobs", rows));
+        return 0;
+      }
+      for (JsonNode job : jobs) {
         out.printf(
             "%s  %-10s %s%n",
             job.get("jid").asText(), job.get("state").asText(), job.get("name").asText());
       }
+      out.flush();
       return 0;
     }
   }
@@ -170,10 +195,16 @@ final class ClusterCommands {
 
     @picocli.CommandLine.Mixin RestOption rest;
 
+    @picocli.CommandLine.Mixin JsonOption json;
+
     @Override
     public Integer call() throws Exception {
       new FlinkRest(rest.url).cancel(jobId);
-      spec.commandLine().getOut().println("cancelled " + jobId);
+      Output.print(
+          spec.commandLine().getOut(),
+          json.enabled,
+          Output.fields("flinkJobId", jobId, "cancelled", true),
+          "cancelled " + jobId);
       return 0;
     }
   }
@@ -203,10 +234,16 @@ final class ClusterCommands {
 
     @picocli.CommandLine.Mixin RestOption rest;
 
+    @picocli.CommandLine.Mixin JsonOption json;
+
     @Override
     public Integer call() throws Exception {
       String location = new FlinkRest(rest.url).savepoint(jobId, dir, stop);
-      spec.commandLine().getOut().println(location);
+      Output.print(
+          spec.commandLine().getOut(),
+          json.enabled,
+          Output.fields("flinkJobId", jobId, "location", location, "stopped", stop),
+          location);
       return 0;
     }
   }

@@ -95,6 +95,8 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
       description = "Learning rate of the central baseline (default 0.1).")
   double centralLr;
 
+  @Mixin JsonOption json;
+
   @Override
   public Integer call() throws Exception {
     Flags flags = new Flags(spec);
@@ -109,10 +111,12 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     SimulationConfig base = options.config(noiseMultipliers.get(0), Double.NaN);
     PrintWriter w = spec.commandLine().getOut();
     int total = sweepCohorts.size() * (noiseMultipliers.size() + 1) * seeds;
-    w.printf(
-        "evaluating %d runs of %d rounds (%s, %s, %d clients, %s sampling)%n",
-        total, options.rounds, options.dataset, options.model, options.clients, options.sampling);
-    w.flush();
+    if (!json.enabled) {
+      w.printf(
+          "evaluating %d runs of %d rounds (%s, %s, %d clients, %s sampling)%n",
+          total, options.rounds, options.dataset, options.model, options.clients, options.sampling);
+      w.flush();
+    }
     Evaluation.Interval centralAccuracy = null;
     List<Central.Result> centralRuns = new ArrayList<>();
     if (central) {
@@ -124,11 +128,23 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
                 centralEpochs,
                 centralBatchSize,
                 centralLr,
-                e ->
+                e -> {
+                  if (json.enabled) {
+                    Output.line(
+                        w,
+                        Output.fields(
+                            "type", "centralEpoch",
+                            "seed", c.seed(),
+                            "epoch", e.epoch(),
+                            "accuracy", Output.number(e.accuracy()),
+                            "millis", e.millis()));
+                  } else {
                     w.printf(
                             "central, seed %d: epoch %d accuracy %.4f (%.1f s)%n",
                             c.seed(), e.epoch(), e.accuracy(), e.millis() / 1000.0)
-                        .flush());
+                        .flush();
+                  }
+                });
         centralRuns.add(result);
       }
       centralAccuracy =
@@ -140,7 +156,8 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     int[] done = {0};
     java.util.function.Consumer<Simulation.RoundResult> rounds =
         r -> {
-          if (r.round() % 25 == 0 || r.sentAfterDeadline()) {
+          // Round progress is for people; a run's JSON line carries what it came to.
+          if (!json.enabled && (r.round() % 25 == 0 || r.sentAfterDeadline())) {
             SimulateCommand.Runner.progress(w, r);
           }
         };
@@ -153,7 +170,7 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
               seeds,
               kafka(),
               rounds,
-              r -> report(w, r, ++done[0], total));
+              r -> report(w, json.enabled, r, ++done[0], total));
     } else {
       try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
         runs =
@@ -164,11 +181,15 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
                 seeds,
                 kafka.connection(),
                 rounds,
-                r -> report(w, r, ++done[0], total));
+                r -> report(w, json.enabled, r, ++done[0], total));
       }
     }
     List<Evaluation.Setting> settings = Evaluation.summarise(runs);
     write(settings, runs, centralAccuracy, centralRuns);
+    if (json.enabled) {
+      Output.line(w, summaryFields(settings, centralAccuracy, centralRuns.size()));
+      return 0;
+    }
     w.println();
     w.printf(
         "%-6s %-8s %-10s %-32s %-18s%n",
@@ -196,7 +217,24 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     return 0;
   }
 
-  private static void report(PrintWriter w, Evaluation.Run r, int done, int total) {
+  private static void report(PrintWriter w, boolean json, Evaluation.Run r, int done, int total) {
+    if (json) {
+      Output.line(
+          w,
+          Output.fields(
+              "type", "run",
+              "run", done,
+              "runs", total,
+              "cohort", r.cohort(),
+              "noiseMultiplier", r.noiseMultiplier(),
+              "seed", r.seed(),
+              "epsilon", Output.number(r.epsilon()),
+              "accuracy", Output.number(r.accuracy()),
+              "membershipAuc", Output.number(r.auc()),
+              "testSize", r.testSize(),
+              "roundsSentAfterDeadline", r.roundsSentAfterDeadline()));
+      return;
+    }
     w.printf(
         "[%d/%d] cohort %d, z %s, seed %d: epsilon %s, accuracy %.4f, AUC %.3f%s%n",
         done,
@@ -211,6 +249,55 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
             ? ""
             : ", " + r.roundsSentAfterDeadline() + " rounds sent after the deadline");
     w.flush();
+  }
+
+  /** The final JSON line: each setting's summary over seeds, the central baseline, the outputs. */
+  private Map<String, Object> summaryFields(
+      List<Evaluation.Setting> settings, Evaluation.Interval central, int centralSeeds) {
+    List<Object> rows = new ArrayList<>();
+    for (Evaluation.Setting s : settings) {
+      rows.add(
+          Output.fields(
+              "cohort", s.cohort(),
+              "noiseMultiplier", s.noiseMultiplier(),
+              "epsilon", Output.number(s.epsilon()),
+              "seeds", s.seeds(),
+              "accuracy", Output.number(s.accuracy()),
+              "accuracyCi95Low", Output.number(s.accuracyLow()),
+              "accuracyCi95High", Output.number(s.accuracyHigh()),
+              "accuracyInterval", s.accuracyInterval(),
+              "membershipAuc", Output.number(s.auc()),
+              "membershipAucCi95", Output.number(s.aucHalfWidth())));
+    }
+    return Output.fields(
+        "type",
+        "summary",
+        "dataset",
+        options.dataset,
+        "model",
+        options.model,
+        "clients",
+        options.clients,
+        "sampling",
+        options.sampling,
+        "rounds",
+        options.rounds,
+        "delta",
+        options.delta,
+        "settings",
+        rows,
+        "central",
+        central == null
+            ? null
+            : Output.fields(
+                "epochs", centralEpochs,
+                "seeds", centralSeeds,
+                "accuracy", Output.number(central.mean()),
+                "accuracyCi95Low", Output.number(central.low()),
+                "accuracyCi95High", Output.number(central.high()),
+                "accuracyInterval", central.kind()),
+        "outputs",
+        out.toAbsolutePath().toString());
   }
 
   private void write(

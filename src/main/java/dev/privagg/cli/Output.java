@@ -18,13 +18,22 @@ final class Output {
    */
   static void print(PrintWriter out, boolean json, Map<String, ?> fields, String text) {
     if (json) {
-      try {
-        out.println(JSON.writeValueAsString(fields));
-      } catch (JsonProcessingException e) {
-        throw new IllegalStateException("cannot write JSON for " + fields, e);
-      }
+      line(out, fields);
     } else {
       out.println(text);
+      out.flush();
+    }
+  }
+
+  /**
+   * Prints {@code fields} as one JSON object on one line and flushes: a command that streams
+   * progress prints one such line per event, so a reader can act on each as it comes.
+   */
+  static void line(PrintWriter out, Map<String, ?> fields) {
+    try {
+      out.println(JSON.writeValueAsString(fields));
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot write JSON for " + fields, e);
     }
     out.flush();
   }

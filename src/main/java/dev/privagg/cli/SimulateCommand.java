@@ -5,7 +5,9 @@ import dev.privagg.sim.EmbeddedKafka;
 import dev.privagg.sim.Simulation;
 import dev.privagg.sim.SimulationConfig;
 import java.io.PrintWriter;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.Consumer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -45,12 +47,25 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
 
   @Mixin KafkaPropertiesOption kafkaProperties;
 
+  @Mixin JsonOption json;
+
   @Override
   public Integer call() throws Exception {
     SimulationConfig config =
         options.config(noiseMultiplier == null ? Double.NaN : noiseMultiplier, targetEpsilon);
     PrintWriter out = spec.commandLine().getOut();
-    Simulation.Result result = Runner.simulate(config, kafka(), out);
+    if (json.enabled) {
+      // stdout carries only JSON lines: one per round, then the summary.
+      Simulation.Result result =
+          Runner.simulate(
+              config,
+              kafka(),
+              spec.commandLine().getErr(),
+              r -> Output.line(out, Runner.roundFields(r)));
+      Output.line(out, summaryFields(config, result));
+      return 0;
+    }
+    Simulation.Result result = Runner.simulate(config, kafka(), out, r -> Runner.progress(out, r));
     out.printf(
         "final test accuracy %.4f, epsilon %s at delta %s, membership-inference AUC %.3f%n",
         result.finalAccuracy(),
@@ -71,20 +86,58 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
     return "run the simulation";
   }
 
-  /** Runs a simulation on a given or an embedded broker, printing one line per round. */
+  private static Map<String, Object> summaryFields(
+      SimulationConfig config, Simulation.Result result) {
+    return Output.fields(
+        "type", "summary",
+        "jobId", result.spec().jobId(),
+        "dataset", config.dataset(),
+        "model", config.model(),
+        "clients", config.clients(),
+        "expectedClients", config.expectedClients(),
+        "sampling", config.sampling(),
+        "rounds", result.rounds().size(),
+        "noiseMultiplier", Output.number(result.spec().privacy().noiseMultiplier()),
+        "delta", config.delta(),
+        "epsilon", Output.number(result.epsilon()),
+        "finalAccuracy", Output.number(result.finalAccuracy()),
+        "testSize", result.testSize(),
+        "membershipAuc", Output.number(result.membershipAuc()));
+  }
+
+  /** Runs a simulation on a given or an embedded broker; {@code rounds} sees each round. */
   static final class Runner {
     private Runner() {}
 
+    /**
+     * @param log where the note about starting an in-process broker goes
+     */
     static Simulation.Result simulate(
-        SimulationConfig config, KafkaConnection broker, PrintWriter out) throws Exception {
+        SimulationConfig config,
+        KafkaConnection broker,
+        PrintWriter log,
+        Consumer<Simulation.RoundResult> rounds)
+        throws Exception {
       if (broker != null) {
-        return Simulation.run(config, broker, r -> progress(out, r));
+        return Simulation.run(config, broker, rounds);
       }
-      out.println("starting an in-process Kafka broker...");
-      out.flush();
+      log.println("starting an in-process Kafka broker...");
+      log.flush();
       try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
-        return Simulation.run(config, kafka.connection(), r -> progress(out, r));
+        return Simulation.run(config, kafka.connection(), rounds);
       }
+    }
+
+    /** A round as a JSON line's fields ({@code "type": "round"}). */
+    static Map<String, Object> roundFields(Simulation.RoundResult r) {
+      return Output.fields(
+          "type", "round",
+          "round", r.round(),
+          "clientsSent", r.clientsSent(),
+          "sentAfterDeadline", r.sentAfterDeadline(),
+          "epsilon", Output.number(r.epsilon()),
+          "accuracy", Output.number(r.accuracy()),
+          "millis", r.millis());
     }
 
     static void progress(PrintWriter out, Simulation.RoundResult r) {

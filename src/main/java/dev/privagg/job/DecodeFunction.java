@@ -26,6 +26,7 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   private final ShardPlan shards;
   private transient ClientKeys clientKeys;
   private transient Map<String, RejectMetrics> metrics;
+  private transient RejectMetrics noJobRejects;
   private transient Heartbeat heartbeat;
   private transient StageTimer decodeTime;
   private transient boolean warnedProducerTime;
@@ -48,13 +49,15 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   @Override
   public void open(OpenContext context) {
     metrics = new HashMap<>();
+    noJobRejects =
+        new RejectMetrics(PrivaggMetrics.noTrainingJob(getRuntimeContext().getMetricGroup()));
     clientKeys = new ClientKeys();
     decodeTime = new StageTimer(getRuntimeContext().getMetricGroup(), "decode");
     for (JobSpec spec : specs) {
       metrics.put(
           spec.jobId(),
           new RejectMetrics(
-              RejectMetrics.jobGroup(getRuntimeContext().getMetricGroup(), spec.jobId())));
+              PrivaggMetrics.trainingJob(getRuntimeContext().getMetricGroup(), spec.jobId())));
     }
     // One ticking subtask is enough: it writes to every partition.
     if (heartbeatKafka != null && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0) {
@@ -63,10 +66,7 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
               heartbeatKafka,
               specs.get(0).topics().updates(),
               heartbeatMillis,
-              getRuntimeContext()
-                  .getMetricGroup()
-                  .addGroup("privagg")
-                  .counter("heartbeatFailures"));
+              PrivaggMetrics.heartbeatFailures(getRuntimeContext().getMetricGroup()));
     }
   }
 
@@ -131,10 +131,8 @@ final class DecodeFunction extends ProcessFunction<RawUpdate, DecodedUpdate> {
   }
 
   private void reject(RawUpdate raw, UpdateValidator.Rejection r, Context ctx) {
-    RejectMetrics jobMetrics = r.jobId() == null ? null : metrics.get(r.jobId());
-    if (jobMetrics != null) {
-      jobMetrics.inc(r.reason());
-    }
+    // Records naming no job this Flink job serves (or none at all) count without a training job.
+    metrics.getOrDefault(r.jobId(), noJobRejects).inc(r.reason());
     // Oversize records are not copied into the rejects topic; their position identifies them.
     boolean oversize =
         r.reason() == RejectReason.RECORD_TOO_LARGE || !validator.fitsAnyJob(raw.value);

@@ -1,12 +1,14 @@
 package dev.privagg.job;
 
 import dev.privagg.avro.RejectReason;
+import dev.privagg.spec.JobSpec;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 
 /**
- * The round decider's Flink metrics of one training job, under group {@code privagg.job.<jobId>}
- * (the combiner adds {@link ReleaseMetrics}). Exact counts are operator-internal, like the ledger.
+ * The round decider's Flink metrics of one training job, in group {@code
+ * privagg.training_job.<jobId>} ({@link PrivaggMetrics}; the combiner adds {@link ReleaseMetrics},
+ * the publisher {@link PublishMetrics}). Exact counts are operator-internal, like the ledger.
  */
 final class JobMetrics {
   final Counter roundsReleased;
@@ -19,8 +21,8 @@ final class JobMetrics {
   private volatile long heldUpdates;
   private volatile long heldBytes;
 
-  JobMetrics(MetricGroup operatorGroup, String jobId) {
-    MetricGroup group = RejectMetrics.jobGroup(operatorGroup, jobId);
+  JobMetrics(MetricGroup operatorGroup, JobSpec spec) {
+    MetricGroup group = PrivaggMetrics.trainingJob(operatorGroup, spec.jobId());
     roundsReleased = group.counter("roundsReleased");
     roundsNotReleased = group.counter("roundsNotReleased");
     updatesAccepted = group.counter("updatesAccepted");
@@ -28,6 +30,9 @@ final class JobMetrics {
     roundsFull = group.counter("roundsFull");
     rejected = new RejectMetrics(group);
     group.gauge("epsilonSpent", () -> epsilonSpent);
+    // Constant, beside epsilonSpent so a dashboard can show both without reading the spec.
+    double budget = spec.privacy().budgetEpsilon();
+    group.gauge("budgetEpsilon", () -> budget);
     // Updates read but not yet decided (see RoundLifecycle): bounded by partition skew.
     group.gauge("heldUpdates", () -> Math.max(0, heldUpdates));
     group.gauge("heldBytes", () -> Math.max(0, heldBytes));

@@ -6,19 +6,23 @@ import java.util.Map;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 
-/** Reject counters of one training job, {@code privagg.job.<jobId>.rejected.<REASON>}. */
+/**
+ * Reject counters, one per reason: {@code updatesRejected} in group {@code
+ * privagg.training_job.<jobId>.reason.<REASON>} (in Prometheus {@code
+ * ..._privagg_training_job_reason_updatesRejected{training_job="...", reason="..."}}), or for
+ * records of no known training job {@code privagg.reason.<REASON>}.
+ */
 final class RejectMetrics {
   private final Map<RejectReason, Counter> rejected = new EnumMap<>(RejectReason.class);
 
-  RejectMetrics(MetricGroup jobGroup) {
+  /**
+   * @param parent {@link PrivaggMetrics#trainingJob} or {@link PrivaggMetrics#noTrainingJob}
+   */
+  RejectMetrics(MetricGroup parent) {
     for (RejectReason reason : RejectReason.values()) {
-      rejected.put(reason, jobGroup.addGroup("rejected").counter(reason.name()));
+      rejected.put(
+          reason, parent.addGroup(PrivaggMetrics.REASON, reason.name()).counter("updatesRejected"));
     }
-  }
-
-  /** The metric group of one training job under an operator's group. */
-  static MetricGroup jobGroup(MetricGroup operatorGroup, String jobId) {
-    return operatorGroup.addGroup("privagg").addGroup("job", jobId);
   }
 
   void inc(RejectReason reason) {

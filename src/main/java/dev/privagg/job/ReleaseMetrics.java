@@ -4,8 +4,8 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 
 /**
- * The combiner's metrics of one training job, under the same group {@code privagg.job.<jobId>} as
- * {@link JobMetrics}: what only the summed-up round shows.
+ * The combiner's metrics of one training job, in the same group {@code
+ * privagg.training_job.<jobId>} as {@link JobMetrics}: what only the summed-up round shows.
  */
 final class ReleaseMetrics {
   final Counter updatesClipped;
@@ -13,7 +13,7 @@ final class ReleaseMetrics {
   private volatile long roundLatencyMillis;
 
   ReleaseMetrics(MetricGroup operatorGroup, String jobId) {
-    MetricGroup group = RejectMetrics.jobGroup(operatorGroup, jobId);
+    MetricGroup group = PrivaggMetrics.trainingJob(operatorGroup, jobId);
     updatesClipped = group.counter("updatesClipped");
     group.gauge("clippedFraction", () -> clippedFraction);
     group.gauge("roundLatencyMillis", () -> roundLatencyMillis);

@@ -10,7 +10,6 @@ import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
@@ -32,8 +31,7 @@ final class ReleasePublisher extends KeyedProcessFunction<String, InternalReleas
   private final PublicRounds.Run run;
   private final String self;
   private transient ValueState<PublicRounds.Position> position;
-  private transient Counter copied;
-  private transient Counter withheld;
+  private transient PublishMetrics metrics;
 
   /**
    * @param published what the public topics already held at submission, per {@code topic/jobId}:
@@ -59,9 +57,7 @@ final class ReleasePublisher extends KeyedProcessFunction<String, InternalReleas
             .getState(
                 new ValueStateDescriptor<>(
                     "published-position", Types.POJO(PublicRounds.Position.class)));
-    var group = getRuntimeContext().getMetricGroup().addGroup("privagg");
-    copied = group.counter("releasesPublished");
-    withheld = group.counter("releasesWithheld");
+    metrics = new PublishMetrics(getRuntimeContext().getMetricGroup(), jobIds);
   }
 
   @Override
@@ -85,7 +81,7 @@ final class ReleasePublisher extends KeyedProcessFunction<String, InternalReleas
     position.update(at);
     switch (verdict) {
       case PUBLISH -> {
-        copied.inc();
+        metrics.published(release.jobId);
         out.collect(
             new OutboundRecord(
                 release.publicTopic,
@@ -94,7 +90,7 @@ final class ReleasePublisher extends KeyedProcessFunction<String, InternalReleas
       }
       case DUPLICATE, OLDER_ROUND -> {}
       case CONFLICT, OLDER_RUN, TAINTED_RUN -> {
-        withheld.inc();
+        metrics.withheld(release.jobId);
         if (verdict == PublicRounds.Verdict.CONFLICT && release.run.equals(self)) {
           throw new SuppressRestartsException(
               new IllegalStateException(

@@ -109,7 +109,7 @@ final class RoundAggregator
     jobs = new HashMap<>();
     for (JobSpec spec : specs.values()) {
       var noise = NoiseSources.forSpec(spec);
-      var metrics = new JobMetrics(getRuntimeContext().getMetricGroup(), spec.jobId());
+      var metrics = new JobMetrics(getRuntimeContext().getMetricGroup(), spec);
       jobs.put(
           spec.jobId(),
           new Job(

@@ -12,7 +12,7 @@ final class StageTimer {
   private final Counter nanos;
 
   StageTimer(MetricGroup operatorGroup, String stage) {
-    nanos = operatorGroup.addGroup("privagg").addGroup("stage").counter(stage + "Nanos");
+    nanos = operatorGroup.addGroup(PrivaggMetrics.GROUP).addGroup("stage").counter(stage + "Nanos");
   }
 
   /** A start mark for {@link #stop}. */

@@ -221,6 +221,25 @@ class CliTest {
   }
 
   @Test
+  void scriptableCommands_offerJson() {
+    for (String command :
+        new String[] {
+          "epsilon",
+          "plan",
+          "sigma",
+          "status",
+          "jobs",
+          "submit",
+          "savepoint",
+          "cancel",
+          "simulate",
+          "evaluate"
+        }) {
+      assertThat(run(command, "--help").out()).as(command).contains("--json");
+    }
+  }
+
+  @Test
   void everyCommand_hasHelp() {
     for (String command : new String[] {"epsilon", "plan", "sigma", "status"}) {
       Run run = run(command, "--help");
