@@ -66,22 +66,7 @@ class ClientBeforeTopicsIT {
   void onASecuredBroker_theClientWaitsWithItsReadAclsOnly() throws Exception {
     JobSpec spec = JobSpecReader.parse("early", SPEC);
     try (SecuredBroker broker = SecuredBroker.start()) {
-      broker.allow(
-          "job",
-          ResourceType.TOPIC,
-          "early.",
-          PatternType.PREFIXED,
-          AclOperation.CREATE,
-          AclOperation.READ,
-          AclOperation.WRITE,
-          AclOperation.DESCRIBE_CONFIGS);
-      broker.allow("job", ResourceType.GROUP, "privagg-", PatternType.PREFIXED, AclOperation.READ);
-      broker.allow(
-          "job",
-          ResourceType.TRANSACTIONAL_ID,
-          "privagg-",
-          PatternType.PREFIXED,
-          AclOperation.WRITE);
+      broker.allowJob("job", "early.", true);
       for (String topic : List.of(spec.topics().rounds(), spec.topics().models())) {
         broker.allow("client", ResourceType.TOPIC, topic, PatternType.LITERAL, AclOperation.READ);
       }

@@ -110,6 +110,33 @@ final class SecuredBroker implements AutoCloseable {
     }
   }
 
+  /**
+   * The job's ACLs from the README's "Kafka security" table: Create, Read, Write and
+   * DescribeConfigs on topics prefixed {@code topicPrefix}, Read on groups prefixed {@code
+   * privagg-} and, with {@code transactionalIds}, Write on transactional ids prefixed {@code
+   * privagg-}.
+   */
+  void allowJob(String user, String topicPrefix, boolean transactionalIds) throws Exception {
+    allow(
+        user,
+        ResourceType.TOPIC,
+        topicPrefix,
+        PatternType.PREFIXED,
+        AclOperation.CREATE,
+        AclOperation.READ,
+        AclOperation.WRITE,
+        AclOperation.DESCRIBE_CONFIGS);
+    allow(user, ResourceType.GROUP, "privagg-", PatternType.PREFIXED, AclOperation.READ);
+    if (transactionalIds) {
+      allow(
+          user,
+          ResourceType.TRANSACTIONAL_ID,
+          "privagg-",
+          PatternType.PREFIXED,
+          AclOperation.WRITE);
+    }
+  }
+
   @Override
   public void close() throws Exception {
     cluster.close();

@@ -64,19 +64,7 @@ class SecuredKafkaIT {
     prefix = "sec-" + UUID.randomUUID().toString().substring(0, 8) + ".";
     spec = JobSpecReader.parse("secured", specYaml());
     JobSpec.Topics t = spec.topics();
-    // The job: its topics (prefixed), its consumer groups and transactional ids (privagg-).
-    broker.allow(
-        "job",
-        ResourceType.TOPIC,
-        prefix,
-        PatternType.PREFIXED,
-        AclOperation.CREATE,
-        AclOperation.READ,
-        AclOperation.WRITE,
-        AclOperation.DESCRIBE_CONFIGS);
-    broker.allow("job", ResourceType.GROUP, "privagg-", PatternType.PREFIXED, AclOperation.READ);
-    broker.allow(
-        "job", ResourceType.TRANSACTIONAL_ID, "privagg-", PatternType.PREFIXED, AclOperation.WRITE);
+    broker.allowJob("job", prefix, true);
     // A client: send updates, follow rounds and models. Nothing else.
     broker.allow(
         "client", ResourceType.TOPIC, t.updates(), PatternType.LITERAL, AclOperation.WRITE);
@@ -185,17 +173,7 @@ class SecuredKafkaIT {
 
   @Test
   void aJobPrincipalLackingOnlyItsTransactionalIdAcl_isRefusedAtStart() throws Exception {
-    broker.allow(
-        "halfjob",
-        ResourceType.TOPIC,
-        prefix,
-        PatternType.PREFIXED,
-        AclOperation.CREATE,
-        AclOperation.READ,
-        AclOperation.WRITE,
-        AclOperation.DESCRIBE_CONFIGS);
-    broker.allow(
-        "halfjob", ResourceType.GROUP, "privagg-", PatternType.PREFIXED, AclOperation.READ);
+    broker.allowJob("halfjob", prefix, false);
     assertThatThrownBy(() -> PrivaggJob.prepareKafka(broker.as("halfjob"), List.of(spec), 2))
         .isInstanceOf(IllegalStateException.class)
         .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"))
