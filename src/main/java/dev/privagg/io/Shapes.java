@@ -18,6 +18,10 @@ final class Shapes {
       if (dim < 0) {
         throw new IllegalArgumentException("dimension " + dim + " is negative");
       }
+      if (dim > Integer.MAX_VALUE - 8) {
+        // Even beside a zero dimension: the shape itself must fit int dimensions.
+        return TOO_MANY;
+      }
       if (dim != 0 && size > (Integer.MAX_VALUE - 8) / dim) {
         // Still zero if a later dimension is 0, but such a file is refused anyway.
         return TOO_MANY;
