@@ -23,17 +23,27 @@ final class BoundedAvro {
   private final int end;
   private int pos;
 
-  private BoundedAvro(byte[] bytes, int from) {
+  /**
+   * Items every collection of the datum may still declare. An item of a type that takes bytes owns
+   * at least one byte of the datum, so a well-formed datum never has more items than bytes; items
+   * of a type that takes none (null, an empty record) would otherwise let each block declare as
+   * many items as bytes remain, a cost quadratic in the record's size.
+   */
+  private long itemBudget;
+
+  private BoundedAvro(byte[] bytes, int from, long maxItems) {
     this.bytes = bytes;
     this.end = bytes.length;
     this.pos = from;
+    this.itemBudget = Math.min(end - from, maxItems);
   }
 
   /**
-   * Checks that {@code bytes} from {@code from} to the end are exactly one datum of {@code schema}.
+   * Checks that {@code bytes} from {@code from} to the end are exactly one datum of {@code schema}
+   * whose collections declare at most {@code maxItems} items in all.
    */
-  static void check(Schema schema, byte[] bytes, int from) throws Malformed {
-    BoundedAvro walker = new BoundedAvro(bytes, from);
+  static void check(Schema schema, byte[] bytes, int from, long maxItems) throws Malformed {
+    BoundedAvro walker = new BoundedAvro(bytes, from, maxItems);
     walker.datum(schema, schema.getName());
     if (walker.pos != walker.end) {
       throw new Malformed((walker.end - walker.pos) + " bytes follow the end of the record");
@@ -114,6 +124,11 @@ final class BoundedAvro {
                 + (end - pos)
                 + " bytes left");
       }
+      if (count > itemBudget) {
+        throw new Malformed(
+            field + " declares more items in all than the record has bytes or any job accepts");
+      }
+      itemBudget -= count;
       for (long i = 0; i < count; i++) {
         if (keys != null) {
           datum(keys, field + " key");

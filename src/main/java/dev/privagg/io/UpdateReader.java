@@ -59,6 +59,15 @@ public final class UpdateReader {
       int maxRank,
       int maxTensorNameBytes)
       implements java.io.Serializable {
+    /**
+     * The most array and map items an accepted update has: a shape entry per rank of every tensor,
+     * the tensors themselves, and a metadata entry per two bytes (each takes at least its key and
+     * value lengths).
+     */
+    public long collectionItems() {
+      return (long) maxTensors * (1 + maxRank) + maxMetadataBytes / 2 + 1;
+    }
+
     /** Checks that every cap is non-negative (zero tensors or rank would accept nothing). */
     public Limits {
       if (maxClientIdBytes < 1 || maxMetadataBytes < 0 || maxTensors < 1 || maxRank < 1) {
@@ -128,7 +137,18 @@ public final class UpdateReader {
    */
   public static ClientUpdate read(byte[] bytes, Function<String, Limits> limitsForJob)
       throws Rejected {
-    return read(bytes, limitsForJob, UpdateVersions.RECORDED);
+    return read(bytes, limitsForJob, UpdateVersions.RECORDED, Long.MAX_VALUE);
+  }
+
+  /**
+   * As {@link #read(byte[], Function)} for the jobs of {@code limits}: a record of an earlier
+   * schema version may declare no more collection items in all than the roomiest of them accepts
+   * ({@link Limits#collectionItems}), so Avro never builds more items than some job could take.
+   */
+  public static ClientUpdate read(byte[] bytes, java.util.Map<String, Limits> limits)
+      throws Rejected {
+    long items = limits.values().stream().mapToLong(Limits::collectionItems).max().orElse(0);
+    return read(bytes, limits::get, UpdateVersions.RECORDED, items);
   }
 
   /**
@@ -137,7 +157,10 @@ public final class UpdateReader {
    * here with the same caps.
    */
   static ClientUpdate read(
-      byte[] bytes, Function<String, Limits> limitsForJob, UpdateVersions versions)
+      byte[] bytes,
+      Function<String, Limits> limitsForJob,
+      UpdateVersions versions,
+      long maxCollectionItems)
       throws Rejected {
     if (bytes == null) {
       throw new Rejected(RejectReason.UNDECODABLE, "record has no value", null, null, null);
@@ -158,7 +181,9 @@ public final class UpdateReader {
             null);
       }
       try {
-        reader = new UpdateReader(versions.upgrade(fingerprint, bytes, HEADER_BYTES));
+        reader =
+            new UpdateReader(
+                versions.upgrade(fingerprint, bytes, HEADER_BYTES, maxCollectionItems));
         reader.header();
       } catch (BoundedAvro.Malformed e) {
         throw new Rejected(

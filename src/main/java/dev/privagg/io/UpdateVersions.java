@@ -55,9 +55,10 @@ final class UpdateVersions {
    * The single-object encoding, in the current schema, of the record {@code bytes} holds in the
    * earlier version {@code fingerprint}.
    */
-  byte[] upgrade(long fingerprint, byte[] bytes, int bodyStart) throws BoundedAvro.Malformed {
+  byte[] upgrade(long fingerprint, byte[] bytes, int bodyStart, long maxItems)
+      throws BoundedAvro.Malformed {
     Earlier version = earlier.get(fingerprint);
-    BoundedAvro.check(version.writer(), bytes, bodyStart);
+    BoundedAvro.check(version.writer(), bytes, bodyStart, maxItems);
     ClientUpdate update;
     try {
       update =
@@ -71,6 +72,10 @@ final class UpdateVersions {
       // The walk above makes this unexpected; still a reject, never a task failure.
       throw new BoundedAvro.Malformed("cannot be resolved to the current schema: " + e);
     }
-    return AvroCodec.encode(update);
+    try {
+      return AvroCodec.encode(update);
+    } catch (RuntimeException e) {
+      throw new BoundedAvro.Malformed("cannot be written in the current schema: " + e);
+    }
   }
 }

@@ -67,7 +67,7 @@ final class UpdateValidator implements Serializable {
     }
     ClientUpdate update;
     try {
-      update = UpdateReader.read(raw.value, limits::get);
+      update = UpdateReader.read(raw.value, limits);
     } catch (UpdateReader.Rejected e) {
       String detail = e.getMessage();
       if (e.reason() == RejectReason.UNKNOWN_JOB) {

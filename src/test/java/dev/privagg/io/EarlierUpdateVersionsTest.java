@@ -76,7 +76,8 @@ class EarlierUpdateVersionsTest {
   }
 
   private static ClientUpdate read(byte[] bytes) throws UpdateReader.Rejected {
-    return UpdateReader.read(bytes, job -> job.equals("j") ? LIMITS : null, VERSIONS);
+    return UpdateReader.read(
+        bytes, job -> job.equals("j") ? LIMITS : null, VERSIONS, LIMITS.collectionItems());
   }
 
   @Test
