@@ -62,6 +62,60 @@ class SchemaHistoryTest {
         .containsKeys("ClientUpdate", "GlobalModel", "LedgerEntry", "RejectedUpdate");
   }
 
+  /**
+   * A released version is never edited: records on the topics carry its fingerprint, and an edit
+   * (even an optional field) would make them undecodable, or let a breaking change pass by editing
+   * every version alike.
+   */
+  @Test
+  void releasedVersions_keepTheFingerprintsTheyWereReleasedWith() throws Exception {
+    Map<String, String> released = new HashMap<>();
+    for (String line : Files.readAllLines(HISTORY.resolve("fingerprints.txt"))) {
+      if (!line.isBlank() && !line.startsWith("#")) {
+        String[] f = line.trim().split("\\s+");
+        released.put(f[0] + "/" + f[1] + ".avsc", f[2]);
+      }
+    }
+    List<String> problems = new ArrayList<>();
+    Set<String> recorded = new HashSet<>();
+    for (String type : currentSchemas().keySet()) {
+      List<Schema> versions = versions(type);
+      for (int v = 1; v <= versions.size(); v++) {
+        String file = type + "/v" + v + ".avsc";
+        recorded.add(file);
+        String now =
+            String.format(
+                "%016x",
+                org.apache.avro.SchemaNormalization.parsingFingerprint64(versions.get(v - 1)));
+        String then = released.get(file);
+        if (then == null) {
+          problems.add(
+              "schemas/history/fingerprints.txt has no line for "
+                  + file
+                  + "; add: "
+                  + type
+                  + " v"
+                  + v
+                  + " "
+                  + now);
+        } else if (!then.equals(now)) {
+          problems.add(
+              "schemas/history/"
+                  + file
+                  + " was released with fingerprint "
+                  + then
+                  + " and now has "
+                  + now
+                  + ": restore it, and record the change as a new version instead");
+        }
+      }
+    }
+    released.keySet().stream()
+        .filter(f -> !recorded.contains(f))
+        .forEach(f -> problems.add("fingerprints.txt names " + f + ", which is not recorded"));
+    assertThat(problems).as(String.join("\n", problems)).isEmpty();
+  }
+
   @Test
   void classpathHistory_isTheRepositorysHistory() throws Exception {
     for (String type : currentSchemas().keySet()) {
