@@ -76,7 +76,7 @@ final class SchemaRules {
                   + "; give new fields a default and never remove one without a default");
         }
         String forward = incompatibility(all.get(i), all.get(j));
-        if (forward != null && !accepted(forwardBreaks, i + 2, j + 1)) {
+        if (forward != null && !excused(all, forwardBreaks, i, j)) {
           problems.add(
               names.get(i)
                   + " cannot read records of "
@@ -95,14 +95,32 @@ final class SchemaRules {
     return problems;
   }
 
-  /** Whether a version in [from, to] (1-based) is a recorded forward break. */
-  private static boolean accepted(Set<Integer> forwardBreaks, int from, int to) {
-    for (int v = from; v <= to; v++) {
-      if (forwardBreaks.contains(v)) {
-        return true;
+  /**
+   * Whether every reason {@code all[i]} cannot read {@code all[j]} (kind and place) is one a
+   * recorded forward break between them brought: the break of version k (1-based) is what version
+   * k-1 cannot read of version k. A recorded break excuses only itself, never an unrelated change
+   * near it.
+   */
+  private static boolean excused(List<Schema> all, Set<Integer> forwardBreaks, int i, int j) {
+    Set<String> recorded = new java.util.HashSet<>();
+    for (int k = i + 2; k <= j + 1; k++) {
+      if (forwardBreaks.contains(k)) {
+        recorded.addAll(reasons(all.get(k - 2), all.get(k - 1)));
       }
     }
-    return false;
+    return !recorded.isEmpty() && recorded.containsAll(reasons(all.get(i), all.get(j)));
+  }
+
+  /** The kinds and places of {@code reader}'s failures to read {@code writer}'s records. */
+  private static Set<String> reasons(Schema reader, Schema writer) {
+    Set<String> out = new java.util.HashSet<>();
+    for (Incompatibility x :
+        SchemaCompatibility.checkReaderWriterCompatibility(reader, writer)
+            .getResult()
+            .getIncompatibilities()) {
+      out.add(x.getType() + " at " + x.getLocation());
+    }
+    return out;
   }
 
   /** Why {@code reader} cannot read what {@code writer} wrote, or null when it can. */
