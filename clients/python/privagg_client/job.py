@@ -20,6 +20,7 @@ MAX_PARAMETERS = 1 << 27
 """The largest model a privagg job serves, in parameters (as the Java ``JobSpec`` checks)."""
 
 DEFAULT_MAX_CLIENT_ID_BYTES = 256
+DEFAULT_MAX_METADATA_BYTES = 4096
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class JobConfig:
     topics: Topics = field(default_factory=Topics)
     max_record_bytes: int = 0
     max_client_id_bytes: int = DEFAULT_MAX_CLIENT_ID_BYTES
+    max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES
 
     def __init__(
         self,
@@ -81,6 +83,7 @@ class JobConfig:
         topics: Topics | None = None,
         max_record_bytes: int | None = None,
         max_client_id_bytes: int = DEFAULT_MAX_CLIENT_ID_BYTES,
+        max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES,
     ) -> None:
         if not isinstance(job_id, str) or not _JOB_ID.fullmatch(job_id):
             raise JobConfigError(
@@ -113,7 +116,12 @@ class JobConfig:
         object.__setattr__(self, "tensors", specs)
         object.__setattr__(self, "topics", topics or Topics())
         object.__setattr__(self, "max_record_bytes", max_record_bytes)
+        if not (isinstance(max_metadata_bytes, int) and max_metadata_bytes >= 0):
+            raise JobConfigError(
+                f"maxMetadataBytes must be a non-negative integer, was {max_metadata_bytes!r}"
+            )
         object.__setattr__(self, "max_client_id_bytes", max_client_id_bytes)
+        object.__setattr__(self, "max_metadata_bytes", max_metadata_bytes)
 
     @property
     def parameters(self) -> int:
@@ -179,4 +187,5 @@ class JobConfig:
             topics=topics,
             max_record_bytes=root.get("maxRecordBytes"),
             max_client_id_bytes=root.get("maxClientIdBytes", DEFAULT_MAX_CLIENT_ID_BYTES),
+            max_metadata_bytes=root.get("maxMetadataBytes", DEFAULT_MAX_METADATA_BYTES),
         )

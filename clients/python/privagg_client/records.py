@@ -94,6 +94,10 @@ class GlobalModel:
         for t in d["tensors"]:
             shape = tuple(t["shape"])
             data = t["data"]
+            if any(n < 0 for n in shape):
+                raise WireFormatError(f"tensor '{t['name']}' has a negative dimension: {list(shape)}")
+            if t["name"] in tensors:
+                raise WireFormatError(f"tensor '{t['name']}' appears twice in the model")
             if len(data) != 4 * math.prod(shape):
                 raise WireFormatError(
                     f"tensor '{t['name']}' of shape {list(shape)} needs {4 * math.prod(shape)} "

@@ -79,6 +79,37 @@ def check_update(job: JobConfig, update: Mapping[str, Any]) -> List[Tuple[Tensor
     return out
 
 
+def _utf8(text: str, what: str) -> bytes:
+    """``text`` as UTF-8, or a clear error for strings no UTF-8 can carry (lone surrogates)."""
+    if not isinstance(text, str):
+        raise JobConfigError(f"{what} must be a string, was {text!r}")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise JobConfigError(f"{what} {text!r} is not valid Unicode text: {e.reason}") from e
+
+
+def _long_bytes(n: int) -> int:
+    """Bytes of Avro's zig-zag varint for ``n``."""
+    z = (n << 1) ^ (n >> 63)
+    size = 1
+    while z > 0x7F:
+        z >>= 7
+        size += 1
+    return size
+
+
+def _metadata_bytes(metadata: Optional[Mapping[str, str]]) -> int:
+    """The encoded size of the metadata field as the job measures it: union index and map."""
+    if metadata is None:
+        return 1
+    size = 1 + (_long_bytes(len(metadata)) if metadata else 0) + 1
+    for key, value in metadata.items():
+        for part in (_utf8(key, "metadata key"), _utf8(value, f"metadata value of {key!r}")):
+            size += _long_bytes(len(part)) + len(part)
+    return size
+
+
 def encode_update(
     job: JobConfig,
     round: int,
@@ -95,11 +126,17 @@ def encode_update(
         raise JobConfigError(f"round must be a non-negative integer, was {round!r}")
     if not isinstance(client_id, str) or not client_id:
         raise JobConfigError(f"client id must be a non-empty string, was {client_id!r}")
-    id_bytes = len(client_id.encode("utf-8"))
+    id_bytes = len(_utf8(client_id, "client id"))
     if id_bytes > job.max_client_id_bytes:
         raise JobConfigError(
             f"client id is {id_bytes} UTF-8 bytes, job {job.job_id} takes at most "
             f"{job.max_client_id_bytes} (maxClientIdBytes)"
+        )
+    size = _metadata_bytes(metadata)
+    if size > job.max_metadata_bytes:
+        raise JobConfigError(
+            f"metadata is {size} encoded bytes, job {job.job_id} takes at most "
+            f"{job.max_metadata_bytes} (maxMetadataBytes)"
         )
     tensors = [
         {"name": spec.name, "shape": list(spec.shape), "data": values.tobytes()}

@@ -130,7 +130,7 @@ def decode(record: str, value: bytes) -> Dict[str, Any]:
     buffer = io.BytesIO(body)
     try:
         datum = reader.read(avro.io.BinaryDecoder(buffer))
-    except (avro.errors.AvroException, EOFError, UnicodeDecodeError, ValueError) as e:
+    except (avro.errors.AvroException, EOFError, UnicodeDecodeError, ValueError, OverflowError) as e:
         raise WireFormatError(f"a {record} whose body does not decode: {e}") from e
     if buffer.tell() != len(body):
         raise WireFormatError(

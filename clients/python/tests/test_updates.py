@@ -95,3 +95,21 @@ def test_integers_and_lists_are_converted_to_float32() -> None:
     assert encode_update(job, 1, "c", {"w": [1, 2]}) == encode_update(
         job, 1, "c", {"w": np.array([1.0, 2.0], dtype=np.float32)}
     )
+
+
+def test_metadata_over_the_jobs_limit_is_refused_and_its_size_is_the_encoded_size() -> None:
+    job = JobConfig("j", {"w": [1]}, max_metadata_bytes=65)
+    plain = encode_update(job, 1, "c", {"w": [0]})
+    metadata = {"site": "hospital-7", "note": "x" * 40}
+    at_limit = encode_update(job, 1, "c", {"w": [0]}, metadata=metadata)
+    # The job measures the union index and the map: 1 byte without metadata.
+    assert len(at_limit) - len(plain) + 1 == 65
+    with pytest.raises(JobConfigError, match=r"66 encoded bytes.*at most 65 \(maxMetadataBytes\)"):
+        encode_update(job, 1, "c", {"w": [0]}, metadata=dict(metadata, note="x" * 41))
+
+
+def test_strings_no_utf8_can_carry_are_refused_clearly() -> None:
+    with pytest.raises(JobConfigError, match="client id .* is not valid Unicode"):
+        encode_update(JOB, 1, "\ud800", good())
+    with pytest.raises(JobConfigError, match="metadata value of 'k' .* is not valid Unicode"):
+        encode_update(JOB, 1, "c", good(), metadata={"k": "\udc80"})
