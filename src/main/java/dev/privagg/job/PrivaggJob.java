@@ -171,6 +171,15 @@ public final class PrivaggJob {
               : JobSpecReader.parse(
                   "--spec-base64 #" + (specs.size() + 1), decode(arg[1]), initFiles));
     }
+    for (String jobId : sentInits.keySet()) {
+      if (specs.stream()
+          .noneMatch(s -> s.jobId().equals(jobId) && s.model().init().equals("file"))) {
+        throw new IllegalArgumentException(
+            "--init-base64 sends an initial model for job "
+                + jobId
+                + ", which no spec given here starts from a file (model.init: file)");
+      }
+    }
     return specs;
   }
 
@@ -181,8 +190,13 @@ public final class PrivaggJob {
           "--init-base64 must be JOBID=BASE64 (a job's initial model as safetensors), was "
               + value.substring(0, Math.min(value.length(), 40)));
     }
-    sentInits.put(
-        value.substring(0, eq), java.util.Base64.getDecoder().decode(value.substring(eq + 1)));
+    try {
+      sentInits.put(
+          value.substring(0, eq), java.util.Base64.getDecoder().decode(value.substring(eq + 1)));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "--init-base64 " + value.substring(0, eq) + "=...: not base64 (" + e.getMessage() + ")");
+    }
   }
 
   private static String decode(String base64) {
