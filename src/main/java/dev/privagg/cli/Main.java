@@ -62,7 +62,9 @@ public final class Main implements Runnable {
                         + KafkaAccess.explain(ex, command.kafka(), command.attempt()).getMessage());
             return 1;
           }
-          if (ex instanceof IllegalArgumentException || ex instanceof IllegalStateException) {
+          if (ex instanceof IllegalArgumentException
+              || ex instanceof IllegalStateException
+              || ex instanceof java.util.concurrent.TimeoutException) {
             commandLine.getErr().println("error: " + ex.getMessage());
             return 1;
           }

@@ -38,7 +38,7 @@ public final class PrivaggClient implements AutoCloseable {
   private final Map<Long, RoundAnnouncement> rounds = new ConcurrentHashMap<>();
   private final Map<Long, GlobalModel> models = new ConcurrentHashMap<>();
   private volatile long latestModelRound = -1;
-  private boolean following;
+  private final java.util.Set<String> followed = new java.util.HashSet<>();
 
   /**
    * Connects to {@code bootstrapServers} in plaintext; see {@link #PrivaggClient(JobSpec,
@@ -73,25 +73,30 @@ public final class PrivaggClient implements AutoCloseable {
   }
 
   /**
-   * Assigns every partition of the rounds and models topics, from their beginning, once both exist
-   * (the job creates them at its start, possibly after this client).
+   * Assigns every partition of the rounds and models topics, from their beginning, as each comes to
+   * exist (the job creates them at its start, possibly after this client). The partitions of a
+   * topic are read once it is found: the job creates both topics with one partition.
    */
-  private boolean followPublicTopics() {
-    if (following) {
-      return true;
+  private void followPublicTopics() {
+    if (followed.size() == 2) {
+      return;
     }
-    List<TopicPartition> partitions = new ArrayList<>();
+    List<TopicPartition> added = new ArrayList<>();
     for (String topic : List.of(spec.topics().rounds(), spec.topics().models())) {
-      List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(5));
-      if (infos == null || infos.isEmpty()) {
-        return false;
+      if (!followed.contains(topic)) {
+        List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(5));
+        if (infos != null && !infos.isEmpty()) {
+          infos.forEach(i -> added.add(new TopicPartition(topic, i.partition())));
+          followed.add(topic);
+        }
       }
-      infos.forEach(i -> partitions.add(new TopicPartition(topic, i.partition())));
     }
-    consumer.assign(partitions);
-    consumer.seekToBeginning(partitions);
-    following = true;
-    return true;
+    if (!added.isEmpty()) {
+      List<TopicPartition> all = new ArrayList<>(consumer.assignment());
+      all.addAll(added);
+      consumer.assign(all);
+      consumer.seekToBeginning(added);
+    }
   }
 
   /** Sends an update for {@code round} (tensors in the spec's order); returns when acknowledged. */
@@ -130,7 +135,8 @@ public final class PrivaggClient implements AutoCloseable {
 
   /** Reads what has arrived on the public topics, waiting at most {@code wait}. */
   public void poll(Duration wait) {
-    if (!followPublicTopics()) {
+    followPublicTopics();
+    if (followed.isEmpty()) {
       sleep(wait);
       return;
     }

@@ -181,8 +181,7 @@ public final class KafkaAccess {
   /** Whether {@code failure} or a cause is one {@link #explain} turns into an actionable line. */
   public static boolean isKafkaFailure(Throwable failure) {
     for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (t instanceof org.apache.kafka.common.KafkaException
-          || t instanceof java.util.concurrent.TimeoutException) {
+      if (t instanceof org.apache.kafka.common.KafkaException) {
         return true;
       }
     }
@@ -240,8 +239,7 @@ public final class KafkaAccess {
       return Optional.of(
           refused(kafka, "a cluster operation to " + what, "--operation Create --cluster"));
     }
-    if (t instanceof org.apache.kafka.common.errors.TimeoutException
-        || t instanceof java.util.concurrent.TimeoutException) {
+    if (t instanceof org.apache.kafka.common.errors.TimeoutException) {
       return Optional.of(unreachable(kafka));
     }
     return Optional.empty();
