@@ -114,8 +114,9 @@ public final class KafkaAccess {
   }
 
   /**
-   * The operations the principal may do on {@code topic}: none when it may not even describe it,
-   * empty when the topic does not exist, null elements never.
+   * The operations the principal may do on {@code topic}: an empty set when it may not even
+   * describe it; nothing (an empty Optional) when the topic does not exist or the broker does not
+   * say, since then nothing can be checked ahead.
    */
   private static Optional<Set<AclOperation>> allowedOn(Admin admin, String topic, int millis)
       throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
@@ -127,7 +128,6 @@ public final class KafkaAccess {
               .allTopicNames()
               .get(millis, TimeUnit.MILLISECONDS)
               .get(topic);
-      // Null when the broker does not say: then nothing can be checked ahead.
       return d.authorizedOperations() == null
           ? Optional.empty()
           : Optional.of(d.authorizedOperations());
