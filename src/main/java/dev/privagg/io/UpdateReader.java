@@ -141,14 +141,15 @@ public final class UpdateReader {
   }
 
   /**
-   * As {@link #read(byte[], Function)} for the jobs of {@code limits}: a record of an earlier
-   * schema version may declare no more collection items in all than the roomiest of them accepts
-   * ({@link Limits#collectionItems}), so Avro never builds more items than some job could take.
+   * As {@link #read(byte[], Function)}, where a record of an earlier schema version may declare no
+   * more collection items in all than {@code maxCollectionItems} (the largest {@link
+   * Limits#collectionItems} of the jobs served), so Avro never builds more items than some job
+   * could take.
    */
-  public static ClientUpdate read(byte[] bytes, java.util.Map<String, Limits> limits)
+  public static ClientUpdate read(
+      byte[] bytes, Function<String, Limits> limitsForJob, long maxCollectionItems)
       throws Rejected {
-    long items = limits.values().stream().mapToLong(Limits::collectionItems).max().orElse(0);
-    return read(bytes, limits::get, UpdateVersions.RECORDED, items);
+    return read(bytes, limitsForJob, UpdateVersions.RECORDED, maxCollectionItems);
   }
 
   /**

@@ -22,15 +22,21 @@ final class UpdateValidator implements Serializable {
   private final Map<String, JobSpec> specs = new HashMap<>();
   private final Map<String, UpdateReader.Limits> limits = new HashMap<>();
   private final long maxRecordBytes;
+  // The roomiest job's collection items: what an earlier-schema record may declare in all.
+  private final long maxCollectionItems;
 
   UpdateValidator(List<JobSpec> specs) {
     long max = 0;
+    long items = 0;
     for (JobSpec spec : specs) {
+      UpdateReader.Limits jobLimits = limitsOf(spec);
       this.specs.put(spec.jobId(), spec);
-      this.limits.put(spec.jobId(), limitsOf(spec));
+      this.limits.put(spec.jobId(), jobLimits);
       max = Math.max(max, spec.maxRecordBytes());
+      items = Math.max(items, jobLimits.collectionItems());
     }
     this.maxRecordBytes = max;
+    this.maxCollectionItems = items;
   }
 
   /** True when {@code value} is within the largest record size of any job here. */
@@ -67,7 +73,7 @@ final class UpdateValidator implements Serializable {
     }
     ClientUpdate update;
     try {
-      update = UpdateReader.read(raw.value, limits);
+      update = UpdateReader.read(raw.value, limits::get, maxCollectionItems);
     } catch (UpdateReader.Rejected e) {
       String detail = e.getMessage();
       if (e.reason() == RejectReason.UNKNOWN_JOB) {

@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.privagg.avro.ClientUpdate;
 import dev.privagg.avro.RejectReason;
 import java.io.ByteArrayOutputStream;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.List;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
@@ -45,17 +47,6 @@ class EarlierUpdateVersionsTest {
       UpdateVersions.of(EARLIER, ClientUpdate.getClassSchema());
   private static final UpdateReader.Limits LIMITS = new UpdateReader.Limits(16, 4096, 1, 2, 8);
 
-  /** Header with the earlier schema's fingerprint, then {@code body}. */
-  private static byte[] record(byte[] body) {
-    return ByteBuffer.allocate(10 + body.length)
-        .put((byte) 0xC3)
-        .put((byte) 0x01)
-        .order(java.nio.ByteOrder.LITTLE_ENDIAN)
-        .putLong(SchemaNormalization.parsingFingerprint64(EARLIER))
-        .put(body)
-        .array();
-  }
-
   private static byte[] earlierUpdate(String clientId) throws Exception {
     Schema tensorSchema = EARLIER.getField("tensors").schema().getElementType();
     GenericRecord tensor = new GenericData.Record(tensorSchema);
@@ -72,7 +63,7 @@ class EarlierUpdateVersionsTest {
     BinaryEncoder encoder = EncoderFactory.get().binaryEncoder(body, null);
     new GenericDatumWriter<GenericRecord>(EARLIER).write(update, encoder);
     encoder.flush();
-    return record(body.toByteArray());
+    return record(EARLIER, body.toByteArray());
   }
 
   private static ClientUpdate read(byte[] bytes) throws UpdateReader.Rejected {
@@ -106,6 +97,7 @@ class EarlierUpdateVersionsTest {
     // jobId "j", round 5, clientId "c", sdk "", then an array block declaring 2^40 tensors.
     byte[] huge =
         record(
+            EARLIER,
             new byte[] {
               2,
               'j',
@@ -128,13 +120,13 @@ class EarlierUpdateVersionsTest {
               assertThat(r.getMessage()).contains("declares 1099511627776 items, more than the 0");
             });
 
-    byte[] badUtf8 = record(new byte[] {2, 'j', 10, 2, (byte) 0xC0, 0, 0});
+    byte[] badUtf8 = record(EARLIER, new byte[] {2, 'j', 10, 2, (byte) 0xC0, 0, 0});
     assertThatThrownBy(() -> read(badUtf8))
         .isInstanceOfSatisfying(
             UpdateReader.Rejected.class,
             r -> assertThat(r.getMessage()).contains("clientId is not valid UTF-8"));
 
-    byte[] trailing = record(new byte[] {2, 'j', 10, 2, 'c', 0, 0, 7});
+    byte[] trailing = record(EARLIER, new byte[] {2, 'j', 10, 2, 'c', 0, 0, 7});
     assertThatThrownBy(() -> read(trailing))
         .isInstanceOfSatisfying(
             UpdateReader.Rejected.class,
@@ -160,5 +152,119 @@ class EarlierUpdateVersionsTest {
     assertThat(SchemaNormalization.parsingFingerprint64(versions.get(versions.size() - 1)))
         .isEqualTo(SchemaNormalization.parsingFingerprint64(ClientUpdate.getClassSchema()));
     assertThat(SchemaHistory.byFingerprint("GlobalModel")).hasSize(2);
+  }
+
+  /** An earlier schema with a collection of zero-byte items, for hostile block counts. */
+  private static final String TENSORS =
+      """
+      {"name": "tensors", "type": {"type": "array", "items": {
+        "type": "record", "name": "Tensor", "fields": [
+          {"name": "name", "type": "string"},
+          {"name": "shape", "type": {"type": "array", "items": "int"}},
+          {"name": "data", "type": "bytes"}]}}}
+      """;
+
+  private static final Schema PADDED =
+      new Schema.Parser()
+          .parse(
+              """
+              {"type": "record", "name": "ClientUpdate", "namespace": "dev.privagg.avro",
+               "fields": [
+                 {"name": "jobId", "type": "string"},
+                 {"name": "round", "type": "long"},
+                 {"name": "clientId", "type": "string"},
+                 {"name": "pad", "type": {"type": "array", "items": "null"}},
+              """
+                  + TENSORS
+                  + "]}");
+  private static final UpdateVersions PADDED_VERSIONS =
+      UpdateVersions.of(PADDED, ClientUpdate.getClassSchema());
+
+  private static byte[] record(Schema schema, byte[] body) {
+    return ByteBuffer.allocate(10 + body.length)
+        .put((byte) 0xC3)
+        .put((byte) 0x01)
+        .order(ByteOrder.LITTLE_ENDIAN)
+        .putLong(SchemaNormalization.parsingFingerprint64(schema))
+        .put(body)
+        .array();
+  }
+
+  private static void varint(ByteArrayOutputStream out, long v) {
+    long z = (v << 1) ^ (v >> 63);
+    while ((z & ~0x7FL) != 0) {
+      out.write((int) ((z & 0x7F) | 0x80));
+      z >>>= 7;
+    }
+    out.write((int) z);
+  }
+
+  private static long allocated(Runnable r) {
+    com.sun.management.ThreadMXBean bean =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    long before = bean.getCurrentThreadAllocatedBytes();
+    r.run();
+    return bean.getCurrentThreadAllocatedBytes() - before;
+  }
+
+  /**
+   * 1 MB of empty tensors: the current reader refuses at the count; the earlier path refuses them
+   * in the walk (more items than any job accepts), before Avro builds them.
+   */
+  @Test
+  void manyEmptyTensors_earlierPathAllocatesLikeTheCurrentOne() {
+    int n = 333_000;
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    body.writeBytes(new byte[] {2, 'j', 10, 2, 'c', 0}); // job, round, client, pad []
+    varint(body, n);
+    for (int i = 0; i < n; i++) {
+      body.writeBytes(new byte[] {0, 0, 0});
+    }
+    body.write(0);
+    byte[] earlier = record(PADDED, body.toByteArray());
+    long cost =
+        allocated(
+            () ->
+                assertThatThrownBy(
+                        () ->
+                            UpdateReader.read(
+                                earlier, j -> LIMITS, PADDED_VERSIONS, LIMITS.collectionItems()))
+                    .isInstanceOfSatisfying(
+                        UpdateReader.Rejected.class,
+                        r -> assertThat(r.reason()).isEqualTo(RejectReason.UNDECODABLE)));
+    assertThat(cost)
+        .as("bytes allocated for a %d-byte record", earlier.length)
+        .isLessThan(10L * earlier.length);
+  }
+
+  /** Zero-byte items: every block may declare as many items as bytes remain. */
+  @Test
+  void nullItemBlocks_areBoundedByTheRecordSize() {
+    int size = 60_000;
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    body.writeBytes(new byte[] {2, 'j', 10, 2, 'c'});
+    // Blocks of null items, each declaring as many items as bytes remain after it.
+    int tail = 2; // pad terminator, tensors terminator
+    while (body.size() < size) {
+      long remaining = size - body.size() - 3 + tail; // after a 3-byte count
+      varint(body, remaining);
+    }
+    body.write(0);
+    body.write(0);
+    byte[] earlier = record(PADDED, body.toByteArray());
+    // Without a budget over all blocks the walk visits every declared item (60 kB took 17 s).
+    Throwable t = null;
+    try {
+      UpdateReader.read(earlier, j -> LIMITS, PADDED_VERSIONS, LIMITS.collectionItems());
+    } catch (Throwable e) {
+      t = e;
+    }
+    assertThat(t)
+        .isInstanceOfSatisfying(
+            UpdateReader.Rejected.class,
+            r -> {
+              assertThat(r.reason()).isEqualTo(RejectReason.UNDECODABLE);
+              assertThat(r.getMessage()).contains("declares more items in all");
+            });
   }
 }

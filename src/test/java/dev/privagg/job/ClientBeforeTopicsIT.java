@@ -20,27 +20,7 @@ import org.junit.jupiter.api.Test;
  * it waits for them, creates none, and the job then starts on topics of its own making.
  */
 class ClientBeforeTopicsIT {
-  private static final String SPEC =
-      """
-      jobId: early
-      model:
-        tensors:
-          - {name: w, shape: [4]}
-      rounds:
-        timeout: 8s
-        expectedClients: 3
-      privacy:
-        clipNorm: 10
-        noiseMultiplier: 0
-        delta: 1.0e-5
-        budgetEpsilon: .inf
-      topics:
-        updates: early.updates
-        models: early.models
-        rounds: early.rounds
-        ledger: early.ledger
-        rejects: early.rejects
-      """;
+  private static final String SPEC = SecuredBroker.exactSpec("early.");
 
   private static void pollBeforeTheJob(JobSpec spec, KafkaConnection client, KafkaConnection job)
       throws Exception {

@@ -77,6 +77,35 @@ final class SecuredBroker implements AutoCloseable {
     return cluster.bootstrapServers();
   }
 
+  /**
+   * The spec of an exact job (no noise, infinite budget, 3 clients per 8 s round, one tensor of 4)
+   * named {@code prefix + "job"} on topics named {@code prefix + "updates"} and so on, all under
+   * the prefix the job's topic ACLs name.
+   */
+  static String exactSpec(String prefix) {
+    return """
+        jobId: %1$sjob
+        model:
+          tensors:
+            - {name: w, shape: [4]}
+        rounds:
+          timeout: 8s
+          expectedClients: 3
+        privacy:
+          clipNorm: 10
+          noiseMultiplier: 0
+          delta: 1.0e-5
+          budgetEpsilon: .inf
+        topics:
+          updates: %1$supdates
+          models: %1$smodels
+          rounds: %1$srounds
+          ledger: %1$sledger
+          rejects: %1$srejects
+        """
+        .formatted(prefix);
+  }
+
   /** A connection as {@code user} with {@code password}. */
   KafkaConnection as(String user, String password) {
     return KafkaConnection.with(

@@ -62,7 +62,7 @@ class SecuredKafkaIT {
   static void startBrokerAndGrant() throws Exception {
     broker = SecuredBroker.start();
     prefix = "sec-" + UUID.randomUUID().toString().substring(0, 8) + ".";
-    spec = JobSpecReader.parse("secured", specYaml());
+    spec = JobSpecReader.parse("secured", SecuredBroker.exactSpec(prefix));
     JobSpec.Topics t = spec.topics();
     broker.allowJob("job", prefix, true);
     // A client: send updates, follow rounds and models. Nothing else.
@@ -70,32 +70,7 @@ class SecuredKafkaIT {
         "client", ResourceType.TOPIC, t.updates(), PatternType.LITERAL, AclOperation.WRITE);
     broker.allow("client", ResourceType.TOPIC, t.rounds(), PatternType.LITERAL, AclOperation.READ);
     broker.allow("client", ResourceType.TOPIC, t.models(), PatternType.LITERAL, AclOperation.READ);
-    Files.writeString(dir.resolve("spec.yaml"), specYaml());
-  }
-
-  /** A job on topics of its own (prefix), exact (no noise), 3 clients per round. */
-  private static String specYaml() {
-    return """
-        jobId: %sjob
-        model:
-          tensors:
-            - {name: w, shape: [4]}
-        rounds:
-          timeout: 8s
-          expectedClients: 3
-        privacy:
-          clipNorm: 10
-          noiseMultiplier: 0
-          delta: 1.0e-5
-          budgetEpsilon: .inf
-        topics:
-          updates: %supdates
-          models: %smodels
-          rounds: %srounds
-          ledger: %sledger
-          rejects: %srejects
-        """
-        .formatted(prefix, prefix, prefix, prefix, prefix, prefix);
+    Files.writeString(dir.resolve("spec.yaml"), SecuredBroker.exactSpec(prefix));
   }
 
   @AfterAll
