@@ -13,7 +13,7 @@ import java.util.Objects;
  *
  * <ul>
  *   <li>{@link Kind#SGD}, FedAvg: x += eta Delta_t.
- *   <li>{@link Kind#AVGM}, FedAvgM (Hsu, Qi, Brown 2019, Sec. 3): m = beta m + Delta_t; x += eta m.
+ *   <li>{@link Kind#AVGM}, FedAvgM (Hsu, Qi, Brown 2019): m = beta m + Delta_t; x += eta m.
  *   <li>{@link Kind#ADAM}, FedAdam (Reddi et al., "Adaptive Federated Optimization", ICLR 2021,
  *       Algorithm 2): m = b1 m + (1 - b1) Delta; v = b2 v + (1 - b2) Delta^2; x += eta m / (sqrt(v)
  *       + tau), per coordinate.
@@ -33,7 +33,7 @@ public record ServerOptimizer(
     Kind kind, double learningRate, double beta1, double beta2, double tau)
     implements Serializable {
 
-  /** Reddi et al. 2021, Sec. 5: beta1 = 0.9, beta2 = 0.99, tau = 1e-3 as their defaults. */
+  /** The paper's beta1 = 0.9, beta2 = 0.99, tau = 1e-3; FedAvgM's momentum 0.9. */
   public static final double DEFAULT_BETA1 = 0.9,
       DEFAULT_BETA2 = 0.99,
       DEFAULT_TAU = 1e-3,
