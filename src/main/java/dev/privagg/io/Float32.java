@@ -50,6 +50,34 @@ public final class Float32 {
     return -1;
   }
 
+  /**
+   * The sum of squares of the float32 values in {@code data}, in double, in the same four-lane
+   * order as {@code ClippingPolicy} sums a float array: the same values give the same bits.
+   */
+  public static double sumOfSquares(byte[] data) {
+    int n = data.length / 4;
+    double s0 = 0;
+    double s1 = 0;
+    double s2 = 0;
+    double s3 = 0;
+    int i = 0;
+    for (; i + 3 < n; i += 4) {
+      double v0 = get(data, i);
+      double v1 = get(data, i + 1);
+      double v2 = get(data, i + 2);
+      double v3 = get(data, i + 3);
+      s0 += v0 * v0;
+      s1 += v1 * v1;
+      s2 += v2 * v2;
+      s3 += v3 * v3;
+    }
+    for (; i < n; i++) {
+      double v = get(data, i);
+      s0 += v * v;
+    }
+    return (s0 + s1) + (s2 + s3);
+  }
+
   /** The value at {@code index} of float32 little-endian {@code data}. */
   public static float get(byte[] data, int index) {
     return Float.intBitsToFloat((int) INT_LE.get(data, 4 * index));

@@ -1,5 +1,6 @@
 package dev.privagg.job;
 
+import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.ClippedSum;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.NoiseStream;
@@ -8,22 +9,31 @@ import dev.privagg.spec.JobSpec;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The release step of one job, without Flink: adds up a sealed round's partial sums, adds the
  * round's noise and moves the model (DP-FedAvg's server step).
  *
  * <p>The noise does not depend on the data: it is drawn when the round opens, from the job's noise
- * source for (models topic, job id, round), so closing a round costs a sum, an add and an encode.
- * Drawn noise is kept in memory only; after a restore it is drawn again at the close (with a keyed
- * source, the same values). The stream's first value is the minimum-cohort rule's, which the
- * decider draws.
+ * source for (models topic, job id, round), at the round's C, so closing a round costs a sum, an
+ * add and an encode. Drawn noise is kept in memory only; after a restore it is drawn again at the
+ * close (with a keyed source, the same values). The stream's first values are the counts' (the
+ * minimum-cohort rule's, then adaptive clipping's), which the decider draws.
+ *
+ * <p>The server step is the spec's {@link ServerOptimizer} on the noisy average (post-processing):
+ * its moments are kept with the released model in state and published nowhere. A base model that
+ * did not come from this state (the models topic after a fresh start, an earlier version's state)
+ * starts them again from zero.
  *
  * <p>Partials and seals come on separate channels, so a later round may be complete before an
  * earlier one: a round is released only once the model it trains on is there, and each release
  * looks for rounds that were waiting on it.
  */
 final class CombinedRounds {
+  private static final Logger LOG = LoggerFactory.getLogger(CombinedRounds.class);
+
   /** The combiner's state. */
   interface Store {
     /** Rounds with partials or a seal in, not yet released. */
@@ -45,7 +55,10 @@ final class CombinedRounds {
   private final JobSpec spec;
   private final NoiseSource noiseSource;
   private final LedgerFloor floor;
-  private final Map<Long, double[]> drawn = new HashMap<>();
+  private final Map<Long, Drawn> drawn = new HashMap<>();
+
+  /** A round's sum noise and the C it was drawn for. */
+  private record Drawn(double clipNorm, double[] noise) {}
 
   CombinedRounds(JobSpec spec, NoiseSource noiseSource, LedgerFloor floor) {
     this.spec = spec;
@@ -63,10 +76,18 @@ final class CombinedRounds {
     return spec.topics().models() + "/" + spec.jobId();
   }
 
-  /** Round {@code round} opened: draw its noise now, off the close's path. */
-  void opened(long round) {
+  /**
+   * Round {@code round} opened with C {@code clipNorm}: draw its noise now, off the close's path.
+   */
+  void opened(long round, double clipNorm) {
     drawn.keySet().removeIf(r -> r < round - 1);
-    drawn.computeIfAbsent(round, this::draw);
+    double c = clipNormOf(clipNorm);
+    drawn.computeIfAbsent(round, r -> new Drawn(c, draw(r, c)));
+  }
+
+  /** A signal's C, or the spec's for signals of versions that did not carry one. */
+  private double clipNormOf(double signalled) {
+    return signalled > 0 ? signalled : spec.privacy().clipNorm();
   }
 
   void partial(Store store, RoundPartial partial, Output out) {
@@ -173,48 +194,73 @@ final class CombinedRounds {
         units[i] += sealed.carriedUnits[i];
       }
     }
+    // The shards' units are relative to the round's C, and so are the sensitivity and the noise.
+    double clipNorm = clipNormOf(sealed.clipNorm);
     double[] sum =
         ClippedSum.wrap(
-                spec.clippingPolicy(), spec.model().tensorSizes(), units, combined.contributions)
+                spec.clippingPolicy(clipNorm),
+                spec.model().tensorSizes(),
+                units,
+                combined.contributions)
             .toDoubles();
-    double[] noise = drawn.remove(round);
-    float[] model = baseModel(store, sealed);
-    NoisyAverage.applyDrawn(
-        model,
-        sum,
-        noise != null ? noise : draw(round),
-        spec.rounds().expectedClients(),
-        spec.serverLearningRate());
-    store.saveModel(new ModelState(model, round));
-    out.release(sealed, combined, model, System.nanoTime() - started);
+    Drawn noise = drawn.remove(round);
+    if (noise == null || noise.clipNorm() != clipNorm) {
+      noise = new Drawn(clipNorm, draw(round, clipNorm));
+    }
+    ModelState base = baseModel(store, sealed);
+    double[] average = NoisyAverage.average(sum, noise.noise(), spec.rounds().expectedClients());
+    try {
+      spec.serverOptimizer().step(base.model, average, base.optimizer);
+    } catch (IllegalArgumentException e) {
+      // A step that would leave the model non-finite (a huge C or learning rate): the round is
+      // charged, so it is released, with the model unchanged; never a restart loop.
+      LOG.error(
+          "job {}: round {}'s server step was refused, the model stays as it was: {}",
+          spec.jobId(),
+          round,
+          e.getMessage());
+    }
+    store.saveModel(new ModelState(base.model, round, base.optimizer));
+    out.release(sealed, combined, base.model, System.nanoTime() - started);
   }
 
-  private double[] draw(long round) {
+  private double[] draw(long round, double clipNorm) {
     NoiseStream stream = noiseSource.forRound(noiseStream(spec), round);
     if (spec.rounds().minimumCohort() > 0) {
       stream.nextStandardNormal(); // the decider's draw for the noisy count
     }
-    return spec.mechanism().noise(spec.model().dimension(), stream);
+    if (spec.adaptiveClipping()) {
+      stream.nextStandardNormal(); // the decider's draw for the unclipped count
+    }
+    return spec.mechanism(clipNorm).noise(spec.model().dimension(), stream);
   }
 
   /**
-   * The model the round {@code sealed} trains on: this combiner's last, the one an earlier
-   * version's state carried, the topic's, or round 0's.
+   * The model the round {@code sealed} trains on, with the server optimizer's state: this
+   * combiner's last, the one an earlier version's state carried, the topic's, or round 0's (the
+   * last three with fresh optimizer state).
    */
-  private float[] baseModel(Store store, RoundSignal sealed) {
+  private ModelState baseModel(Store store, RoundSignal sealed) {
     long round = sealed.baseModelRound;
     ModelState state = store.model();
     if (state != null && state.round == round && state.model != null) {
-      return state.model;
+      ServerOptimizer.State moments = state.optimizer;
+      if (moments == null || !spec.serverOptimizer().fits(moments, state.model.length)) {
+        // State from before server optimizers, or from a spec with another optimizer.
+        moments = spec.serverOptimizer().initialState(state.model.length);
+      }
+      return new ModelState(state.model, round, moments);
     }
+    float[] model = null;
     if (sealed.carriedModel != null) {
-      return sealed.carriedModel.clone();
+      model = sealed.carriedModel.clone();
+    } else if (floor.model() != null && floor.modelRound() == round) {
+      model = floor.model().clone();
+    } else if (round == 0) {
+      model = spec.initialWeights();
     }
-    if (floor.model() != null && floor.modelRound() == round) {
-      return floor.model().clone();
-    }
-    if (round == 0) {
-      return spec.initialWeights();
+    if (model != null) {
+      return new ModelState(model, round, spec.serverOptimizer().initialState(model.length));
     }
     throw new IllegalStateException(
         "job "

@@ -26,6 +26,12 @@ public class DecodedUpdate {
   /** The client id's fixed-size key ({@link ClientKeys}), computed once, in parallel, at decode. */
   public String clientKey;
 
+  /**
+   * The L2 norm of the values, for a job with adaptive clipping (whose decider counts the updates C
+   * leaves unclipped without seeing values); null otherwise.
+   */
+  public Double norm;
+
   /** Bytes of the values, kept when the values themselves are left behind. */
   public long valueBytes;
 
@@ -71,6 +77,7 @@ public class DecodedUpdate {
     copy.shardKey = shardKey;
     copy.clientKey = clientKey;
     copy.keepAlive = keepAlive;
+    copy.norm = norm;
     copy.valueBytes = valueBytes();
     return copy;
   }

@@ -20,6 +20,13 @@ public class JobProgress {
   public long deadlineMillis;
   public boolean exhausted;
   public byte[] ledger;
+
+  /**
+   * Adaptive clipping's C for the open round (and, once it closes, for the next); 0 with a fixed C
+   * and in state from versions without adaptive clipping.
+   */
+  public double clipNorm;
+
   public float[] model;
 
   public JobProgress() {}

@@ -16,6 +16,8 @@ import java.io.Serializable;
  * @param chargedThrough the highest round with a ledger entry
  * @param announced the latest committed announcement with its window, or null
  * @param lastCharge the per-round charge of the latest charged ledger entry, or null
+ * @param nextClipNorm adaptive clipping's C after the latest charged round, or 0 when the ledger
+ *     does not say
  */
 record LedgerFloor(
     byte[] ledger,
@@ -25,14 +27,28 @@ record LedgerFloor(
     float[] model,
     long chargedThrough,
     Announced announced,
-    PrivacyEvent lastCharge)
+    PrivacyEvent lastCharge,
+    double nextClipNorm)
     implements Serializable {
   /** A round as it was announced: open in [openedMillis, deadlineMillis). */
   record Announced(long round, long openedMillis, long deadlineMillis) implements Serializable {}
 
   /** A floor whose every round up to {@code lastRound} has a ledger entry. */
   LedgerFloor(byte[] ledger, long lastRound, boolean exhausted, long modelRound, float[] model) {
-    this(ledger, lastRound, exhausted, modelRound, model, lastRound, null, null);
+    this(ledger, lastRound, exhausted, modelRound, model, lastRound, null, null, 0);
+  }
+
+  /** A floor that says nothing of adaptive clipping. */
+  LedgerFloor(
+      byte[] ledger,
+      long lastRound,
+      boolean exhausted,
+      long modelRound,
+      float[] model,
+      long chargedThrough,
+      Announced announced,
+      PrivacyEvent lastCharge) {
+    this(ledger, lastRound, exhausted, modelRound, model, chargedThrough, announced, lastCharge, 0);
   }
 
   /** The latest announced round, if no ledger entry closed it yet and its window is known. */
@@ -43,7 +59,15 @@ record LedgerFloor(
   /** This floor without its open announcement: a start that must not take that round over. */
   LedgerFloor withoutTakeOver() {
     return new LedgerFloor(
-        ledger, lastRound, exhausted, modelRound, model, chargedThrough, null, lastCharge);
+        ledger,
+        lastRound,
+        exhausted,
+        modelRound,
+        model,
+        chargedThrough,
+        null,
+        lastCharge,
+        nextClipNorm);
   }
 
   /** Nothing published yet. */

@@ -71,6 +71,7 @@ final class LedgerReconciler {
     Map<String, Long> lastReleased = new HashMap<>();
     Map<String, Boolean> exhausted = new HashMap<>();
     Map<String, PrivacyEvent> lastCharge = new HashMap<>();
+    Map<String, Double> nextClipNorm = new HashMap<>();
     Map<String, GlobalModel> models = new HashMap<>();
     readAll(
         kafka,
@@ -94,6 +95,9 @@ final class LedgerReconciler {
                     1);
             charged.add(job, event);
             lastCharge.put(job, event);
+            if (e.getNextClipNorm() != null) {
+              nextClipNorm.put(job, e.getNextClipNorm());
+            }
           }
         });
     // The internal releases topic, not the public one: a release is there once committed, even
@@ -192,7 +196,8 @@ final class LedgerReconciler {
               m == null ? null : Tensors.flatten(m.getTensors()),
               chargedThrough,
               latest == null || latest.openedMillis() < 0 ? null : latest,
-              lastCharge.get(job)));
+              lastCharge.get(job),
+              nextClipNorm.getOrDefault(job, 0.0)));
     }
     return new Reconciled(floors, latestRun[0]);
   }

@@ -27,6 +27,9 @@ public class OpenRound {
   public long contributions;
   public long clipped;
 
+  /** Admitted members whose norm was at most the round's C (adaptive clipping only). */
+  public long unclipped;
+
   /** Clients seen this round, sampled or not: what the per-round capacity is checked against. */
   public long seen;
 

@@ -21,8 +21,14 @@ import java.util.List;
 final class Records {
   private Records() {}
 
+  /** A released model; {@code clipNorm} is the C its round's updates were clipped to. */
   static OutboundRecord model(
-      JobSpec spec, long round, float[] weights, double epsilon, String noiseSource) {
+      JobSpec spec,
+      long round,
+      float[] weights,
+      double epsilon,
+      double clipNorm,
+      String noiseSource) {
     List<Tensor> tensors = new ArrayList<>();
     int offset = 0;
     for (JobSpec.TensorSpec t : spec.model().tensors()) {
@@ -36,7 +42,7 @@ final class Records {
             .setDelta(p.delta())
             .setAccountant(p.accountant())
             .setNoiseMultiplier(p.noiseMultiplier())
-            .setClipNorm(p.clipNorm())
+            .setClipNorm(clipNorm)
             .setSamplingRate(spec.roundCharge().replaceOne() ? 1.0 : p.sampling().accountingRate())
             .setSamplingMode(p.sampling().mode())
             .setNoiseSource(noiseSource)
@@ -72,6 +78,7 @@ final class Records {
       double epsilonSpent,
       long contributions,
       Double noisyCount,
+      ClosedRound.Clipping clipping,
       long nowMillis) {
     JobSpec.Privacy p = spec.privacy();
     LedgerEntry entry =
@@ -91,6 +98,9 @@ final class Records {
             .setBudgetEpsilon(p.budgetEpsilon())
             .setContributions(contributions)
             .setNoisyCount(noisyCount)
+            .setClipNorm(clipping == null ? null : clipping.clipNorm())
+            .setNoisyUnclippedFraction(clipping == null ? null : clipping.noisyUnclippedFraction())
+            .setNextClipNorm(clipping == null ? null : clipping.nextClipNorm())
             .setTimestampMillis(nowMillis)
             .build();
     return new OutboundRecord(spec.topics().ledger(), key(spec), AvroCodec.encode(entry));

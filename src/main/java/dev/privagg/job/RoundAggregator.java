@@ -289,21 +289,35 @@ final class RoundAggregator
 
     @Override
     public void publishInitialModel(float[] model) {
-      out.collect(Records.model(spec, 0, model, 0.0, noiseKind));
+      out.collect(Records.model(spec, 0, model, 0.0, spec.privacy().clipNorm(), noiseKind));
     }
 
     @Override
-    public void announce(long round, long baseModelRound, long openedMillis, long deadlineMillis) {
+    public void announce(
+        long round, long baseModelRound, long openedMillis, long deadlineMillis, double clipNorm) {
       out.collect(Records.announcement(spec, round, baseModelRound, openedMillis, deadlineMillis));
-      ctx.output(ROUND_SIGNALS, RoundSignal.opened(spec.jobId(), round));
+      ctx.output(ROUND_SIGNALS, RoundSignal.opened(spec.jobId(), round, clipNorm));
     }
 
     @Override
-    public void skip(long round, PrivacyEvent charge, double epsilonSpent, long atMillis) {
+    public void skip(
+        long round, PrivacyEvent charge, double epsilonSpent, double clipNorm, long atMillis) {
       metrics.epsilonSpent(epsilonSpent);
+      // C does not move over a skipped round: nothing of it was counted here.
+      ClosedRound.Clipping clipping =
+          new ClosedRound.Clipping(
+              clipNorm, null, spec.adaptiveClipping() ? Double.valueOf(clipNorm) : null);
       out.collect(
           Records.ledger(
-              spec, round, LedgerOutcome.SKIPPED, charge, epsilonSpent, 0, null, atMillis));
+              spec,
+              round,
+              LedgerOutcome.SKIPPED,
+              charge,
+              epsilonSpent,
+              0,
+              null,
+              clipping,
+              atMillis));
       LOG.warn(
           "job {}: round {} was announced by an earlier run and its deadline passed; charged as if"
               + " released (that run may have released it), epsilon {} of {}",
@@ -314,9 +328,9 @@ final class RoundAggregator
     }
 
     @Override
-    public void admit(DecodedUpdate update, String shardKey) {
+    public void admit(DecodedUpdate update, String shardKey, double clipNorm) {
       metrics.updatesAccepted.inc();
-      ctx.output(SHARD_COMMANDS, ShardCommand.admit(update, shardKey));
+      ctx.output(SHARD_COMMANDS, ShardCommand.admit(update, shardKey, clipNorm));
     }
 
     @Override
@@ -417,6 +431,7 @@ final class RoundAggregator
           round.epsilonSpent(),
           round.contributions(),
           round.noisyCount(),
+          round.clipping(),
           round.closedAtMillis());
     }
 
@@ -447,7 +462,15 @@ final class RoundAggregator
           round);
       out.collect(
           Records.ledger(
-              spec, round, LedgerOutcome.BUDGET_EXHAUSTED, null, epsilonSpent, 0, null, atMillis));
+              spec,
+              round,
+              LedgerOutcome.BUDGET_EXHAUSTED,
+              null,
+              epsilonSpent,
+              0,
+              null,
+              null,
+              atMillis));
     }
 
     @Override

@@ -75,7 +75,7 @@ final class RoundCombiner
     Job job = jobs.get(signal.jobId);
     if (signal.kind == RoundSignal.Kind.OPENED) {
       long started = StageTimer.start();
-      job.rounds().opened(signal.round);
+      job.rounds().opened(signal.round, signal.clipNorm);
       noiseTime.stop(started);
     } else {
       job.rounds().sealed(store, signal, output(job, out));
@@ -89,7 +89,13 @@ final class RoundCombiner
         noiseTime.add(noiseNanos);
         long started = StageTimer.start();
         OutboundRecord encoded =
-            Records.model(job.spec(), sealed.round, model, sealed.epsilonSpent, job.kind());
+            Records.model(
+                job.spec(),
+                sealed.round,
+                model,
+                sealed.epsilonSpent,
+                sealed.clipNorm > 0 ? sealed.clipNorm : job.spec().privacy().clipNorm(),
+                job.kind());
         encodeTime.stop(started);
         out.collect(encoded);
         summedUp(sealed, sums);

@@ -11,17 +11,23 @@ interface RoundDecisions {
   /** The job's first start: round 0's model is the initial weights. */
   void publishInitialModel(float[] model);
 
-  /** Round {@code round} is open from {@code openedMillis} to {@code deadlineMillis}. */
-  void announce(long round, long baseModelRound, long openedMillis, long deadlineMillis);
+  /**
+   * Round {@code round} is open from {@code openedMillis} to {@code deadlineMillis}; its updates
+   * are clipped to {@code clipNorm}.
+   */
+  void announce(
+      long round, long baseModelRound, long openedMillis, long deadlineMillis, double clipNorm);
 
   /**
    * An earlier run announced {@code round} and its deadline passed before this run could take it
    * over: it is charged (that run may have released it) and not released.
    */
-  void skip(long round, PrivacyEvent charge, double epsilonSpent, long atMillis);
+  void skip(long round, PrivacyEvent charge, double epsilonSpent, double clipNorm, long atMillis);
 
-  /** The update joins the open round: shard {@code shardKey} sums its values. */
-  void admit(DecodedUpdate update, String shardKey);
+  /**
+   * The update joins the open round: shard {@code shardKey} clips it to {@code clipNorm}, sums it.
+   */
+  void admit(DecodedUpdate update, String shardKey, double clipNorm);
 
   /** The update counts as seen but server-side sampling left it out of the sum. */
   void leaveUnsampled(DecodedUpdate update);

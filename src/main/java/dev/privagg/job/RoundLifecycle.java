@@ -2,6 +2,7 @@ package dev.privagg.job;
 
 import dev.privagg.avro.RejectReason;
 import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.BudgetStatus;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.NoiseStream;
@@ -282,8 +283,12 @@ final class RoundLifecycle {
     String shard =
         update.shardKey != null ? update.shardKey : shards.keyFor(spec.jobId(), clientKey);
     round.admit(shard);
+    double clipNorm = clipNorm(progress);
+    if (update.norm != null && update.norm <= clipNorm) {
+      round.unclipped++;
+    }
     store.saveOpenRound(round);
-    out.admit(update, shard);
+    out.admit(update, shard, clipNorm);
     if (spec.rounds().closeEarly() && round.contributions >= spec.rounds().expectedClients()) {
       // Early close: the next round opens at the m-th update's broker time.
       deleteCloseTimer(store, progress, out);
@@ -406,6 +411,10 @@ final class RoundLifecycle {
     }
     progress.model = null;
     progress.exhausted = floor.exhausted();
+    if (floor.nextClipNorm() > 0) {
+      // Adaptive clipping's C after the floor's last charged round, as its ledger entry says.
+      progress.clipNorm = floor.nextClipNorm();
+    }
     LedgerFloor.Announced open = floor.openAnnouncement();
     PrivacyEvent ours = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
     // A round another run announced under other privacy parameters (a changed spec, or a second
@@ -469,7 +478,11 @@ final class RoundLifecycle {
     ledger = ledger.append(charge);
     progress.ledger = LedgerCodec.write(ledger);
     out.skip(
-        round, charge, accountant().epsilon(ledger, spec.privacy().delta()).epsilon(), nowMillis);
+        round,
+        charge,
+        accountant().epsilon(ledger, spec.privacy().delta()).epsilon(),
+        clipNorm(progress),
+        nowMillis);
   }
 
   /**
@@ -494,7 +507,17 @@ final class RoundLifecycle {
     store.saveOpenRound(OpenRound.empty());
     progress.openedMillis = opensAt;
     progress.deadlineMillis = deadline;
-    out.announce(progress.currentRound, progress.modelRound, opensAt, deadline);
+    out.announce(progress.currentRound, progress.modelRound, opensAt, deadline, clipNorm(progress));
+  }
+
+  /**
+   * The open round's C: adaptive clipping's, set when the previous round closed, or the spec's
+   * (also in state from versions without adaptive clipping, which holds 0).
+   */
+  private double clipNorm(JobProgress progress) {
+    return spec.adaptiveClipping() && progress.clipNorm > 0
+        ? progress.clipNorm
+        : spec.privacy().clipNorm();
   }
 
   private boolean fits(PrivacyLedger ledger, PrivacyEvent next) {
@@ -525,8 +548,9 @@ final class RoundLifecycle {
       out.reportFull(r, round.seen);
     }
 
-    // One noise stream per (job, round): the count's noise is drawn first (here), then the sum's
-    // (by the combiner, while the round is open).
+    // One noise stream per (job, round): the counts' noise is drawn first (here: the minimum
+    // cohort's, then adaptive clipping's), then the sum's (by the combiner, while the round is
+    // open).
     NoiseStream noise = noiseSource.forRound(CombinedRounds.noiseStream(spec), r);
     Double noisyCount = null;
     boolean release = true;
@@ -535,9 +559,31 @@ final class RoundLifecycle {
           round.contributions + spec.rounds().minimumCohortNoiseStd() * noise.nextStandardNormal();
       release = noisyCount >= spec.rounds().minimumCohort();
     }
+    double clipNorm = clipNorm(progress);
+    ClosedRound.Clipping clipping = new ClosedRound.Clipping(clipNorm, null, null);
+    AdaptiveClipping adaptive = spec.privacy().adaptiveClipping();
+    if (adaptive != null) {
+      // Andrew et al. 2021, Alg. 1: the noisy fraction of unclipped updates, charged with the sum,
+      // sets the next round's C, which is then public and the same in a replay.
+      double fraction =
+          adaptive.noisyUnclippedFraction(
+              round.unclipped,
+              round.contributions,
+              noise.nextStandardNormal(),
+              spec.rounds().expectedClients());
+      progress.clipNorm = adaptive.nextClipNorm(clipNorm, fraction);
+      clipping = new ClosedRound.Clipping(clipNorm, fraction, progress.clipNorm);
+    }
     ClosedRound closed =
         new ClosedRound(
-            r, charge, epsilon, round.contributions, noisyCount, closedAt, progress.deadlineMillis);
+            r,
+            charge,
+            epsilon,
+            round.contributions,
+            noisyCount,
+            clipping,
+            closedAt,
+            progress.deadlineMillis);
     if (release) {
       // State from versions before the combiner kept the released model here: hand it over once,
       // since the combiner's state is empty after the upgrade and the topics may lag behind it.

@@ -31,6 +31,12 @@ public class RoundSignal {
   public long deadlineMillis;
 
   /**
+   * The C the round's updates are clipped to: the sum's sensitivity, which scales its noise. 0 in
+   * signals from versions without it: the spec's C then.
+   */
+  public double clipNorm;
+
+  /**
    * SEALED: the fixed-point sum that a state from an earlier version had accumulated for the round
    * before this version summed in shards; null otherwise.
    */
@@ -44,11 +50,12 @@ public class RoundSignal {
 
   public RoundSignal() {}
 
-  static RoundSignal opened(String jobId, long round) {
+  static RoundSignal opened(String jobId, long round, double clipNorm) {
     RoundSignal s = new RoundSignal();
     s.kind = Kind.OPENED;
     s.jobId = jobId;
     s.round = round;
+    s.clipNorm = clipNorm;
     return s;
   }
 
@@ -64,6 +71,7 @@ public class RoundSignal {
     s.contributions = closed.contributions();
     s.epsilonSpent = closed.epsilonSpent();
     s.deadlineMillis = closed.deadlineMillis();
+    s.clipNorm = closed.clipping().clipNorm();
     s.carriedUnits = members.carriedUnits();
     return s;
   }

@@ -22,6 +22,12 @@ public class ShardCommand {
   public int sourcePartition;
   public long sourceOffset;
 
+  /**
+   * ADMIT: the C to clip the update to (the round's, under adaptive clipping); 0 in commands from
+   * versions without it: the spec's C then.
+   */
+  public double clipNorm;
+
   /** SEAL: how many updates of the round this shard was told to admit. */
   public long expected;
 
@@ -33,8 +39,9 @@ public class ShardCommand {
 
   public ShardCommand() {}
 
-  static ShardCommand admit(DecodedUpdate update, String shardKey) {
+  static ShardCommand admit(DecodedUpdate update, String shardKey, double clipNorm) {
     ShardCommand c = at(Kind.ADMIT, update.jobId, shardKey, update.round);
+    c.clipNorm = clipNorm;
     c.sourcePartition = update.sourcePartition;
     c.sourceOffset = update.sourceOffset;
     c.tensorData = update.tensorData;

@@ -97,7 +97,12 @@ final class ShardSums {
     if (sums.units == null) {
       sums.units = new long[spec.model().dimension()];
     }
-    ClippedSum sum = ClippedSum.wrap(clippingPolicy, tensorSizes, sums.units, sums.contributions);
+    // Every update of a round comes with the round's C; the fixed-point units are relative to it.
+    ClippingPolicy policy =
+        command.clipNorm > 0 && command.clipNorm != clippingPolicy.clipNorm()
+            ? spec.clippingPolicy(command.clipNorm)
+            : clippingPolicy;
+    ClippedSum sum = ClippedSum.wrap(policy, tensorSizes, sums.units, sums.contributions);
     long started = System.nanoTime();
     DecodedUpdate.readValues(tensorData, scratch);
     ClipResult clip = sum.add(scratch);

@@ -154,9 +154,21 @@ final class UpdateValidator implements Serializable {
             update);
       }
     }
-    return new Result(
-        new DecodedUpdate(update.getJobId(), update.getClientId(), update.getRound(), values, raw),
-        null);
+    DecodedUpdate decoded =
+        new DecodedUpdate(update.getJobId(), update.getClientId(), update.getRound(), values, raw);
+    if (spec.adaptiveClipping()) {
+      decoded.norm = l2Norm(values);
+    }
+    return new Result(decoded, null);
+  }
+
+  /** The L2 norm of an update's values over all tensors, as flat clipping measures it. */
+  static double l2Norm(byte[][] values) {
+    double total = 0;
+    for (byte[] tensor : values) {
+      total += Float32.sumOfSquares(tensor);
+    }
+    return Math.sqrt(total);
   }
 
   /** The outcome for a record whose validation threw: a reject that keeps the record's bytes. */

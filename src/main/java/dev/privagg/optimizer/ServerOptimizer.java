@@ -198,6 +198,18 @@ public record ServerOptimizer(
     state.steps++;
   }
 
+  /**
+   * Whether {@code state} has the shape this optimizer keeps for a model of {@code dimension}
+   * values (a state saved under another optimizer, or none, does not).
+   */
+  public boolean fits(State state, int dimension) {
+    return state != null
+        && state.firstMoment != null
+        && state.secondMoment != null
+        && state.firstMoment.length == (stateful() ? dimension : 0)
+        && state.secondMoment.length == (adaptive() ? dimension : 0);
+  }
+
   private boolean adaptive() {
     return kind == Kind.ADAM || kind == Kind.YOGI;
   }

@@ -7,32 +7,52 @@ package dev.privagg.privacy;
  * <ul>
  *   <li>Sum noise multiplier {@code z}: std {@code z * C} on a sum with L2 sensitivity C.
  *   <li>Noisy minimum cohort: a count with sensitivity 1 and noise std {@code countNoiseStd} is
- *       released with the sum; both are one Gaussian with effective noise multiplier {@code (z^-2 +
- *       countNoiseStd^-2)^(-1/2)} (Andrew et al., NeurIPS 2021, Sec. 3.1, composing the clipped
- *       count with the sum).
+ *       released with the sum.
+ *   <li>Adaptive clipping: the shifted count of unclipped updates, sum of (b_i - 1/2), has
+ *       sensitivity 1/2 and noise std sigma_b, so its noise multiplier is {@code
+ *       clipCountNoiseMultiplier} = 2 sigma_b (Andrew et al., NeurIPS 2021, Sec. 3.1).
+ *   <li>Released together, the sum and the counts are one Gaussian mechanism on the concatenated
+ *       vector, whose noise multiplier is {@code (z^-2 + countNoiseStd^-2 +
+ *       clipCountNoiseMultiplier^-2)^(-1/2)} (Andrew et al. 2021, Thm. 1 composing the count with
+ *       the sum; Mironov 2017 for the Gaussian's RDP on the joint L2 sensitivity).
  *   <li>Early close at m updates: one client's presence can displace another's, so adjacency is
  *       replace-one, the sensitivity doubles to 2C (noise multiplier halves) and no amplification
  *       by sampling is claimed (q = 1).
  * </ul>
  *
  * @param countNoiseStd std of the count noise, or 0 when there is no minimum-cohort rule
+ * @param clipCountNoiseMultiplier noise multiplier of adaptive clipping's count, or 0 without it
  */
-public record RoundCharge(double samplingRate, boolean replaceOne, double countNoiseStd) {
+public record RoundCharge(
+    double samplingRate,
+    boolean replaceOne,
+    double countNoiseStd,
+    double clipCountNoiseMultiplier) {
   /** Validates the parameters. */
   public RoundCharge {
     Checks.samplingRate("samplingRate", samplingRate);
     Checks.nonNegativeFinite("countNoiseStd", countNoiseStd);
+    Checks.nonNegativeFinite("clipCountNoiseMultiplier", clipCountNoiseMultiplier);
+  }
+
+  /** A charge without adaptive clipping. */
+  public RoundCharge(double samplingRate, boolean replaceOne, double countNoiseStd) {
+    this(samplingRate, replaceOne, countNoiseStd, 0);
   }
 
   /** The noise multiplier the accountant charges for a round whose sum noise multiplier is z. */
   public double chargedNoiseMultiplier(double noiseMultiplier) {
     Checks.nonNegativeFinite("noiseMultiplier", noiseMultiplier);
     double effective = noiseMultiplier;
-    if (countNoiseStd > 0 && noiseMultiplier > 0) {
-      effective =
-          1
-              / Math.sqrt(
-                  1 / (noiseMultiplier * noiseMultiplier) + 1 / (countNoiseStd * countNoiseStd));
+    if (noiseMultiplier > 0 && (countNoiseStd > 0 || clipCountNoiseMultiplier > 0)) {
+      double precision = 1 / (noiseMultiplier * noiseMultiplier);
+      if (countNoiseStd > 0) {
+        precision += 1 / (countNoiseStd * countNoiseStd);
+      }
+      if (clipCountNoiseMultiplier > 0) {
+        precision += 1 / (clipCountNoiseMultiplier * clipCountNoiseMultiplier);
+      }
+      effective = 1 / Math.sqrt(precision);
     }
     return replaceOne ? effective / 2 : effective;
   }

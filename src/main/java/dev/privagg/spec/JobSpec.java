@@ -1,6 +1,8 @@
 package dev.privagg.spec;
 
 import dev.privagg.io.FloatTensor;
+import dev.privagg.optimizer.ServerOptimizer;
+import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.ClippingPolicy;
 import dev.privagg.privacy.GaussianMechanism;
 import dev.privagg.privacy.RoundCharge;
@@ -19,7 +21,7 @@ public record JobSpec(
     Model model,
     Rounds rounds,
     Privacy privacy,
-    double serverLearningRate,
+    ServerOptimizer serverOptimizer,
     long maxRecordBytes,
     int maxClientIdBytes,
     int maxMetadataBytes,
@@ -174,7 +176,10 @@ public record JobSpec(
   public record Noise(String source, long seed, String keyFile, String keyEnv)
       implements Serializable {}
 
-  /** Privacy parameters; {@code noiseMultiplier} is resolved. */
+  /**
+   * Privacy parameters; {@code noiseMultiplier} is resolved. With {@code adaptiveClipping} (null: C
+   * is fixed) {@code clipNorm} is the first round's C.
+   */
   public record Privacy(
       double clipNorm,
       String clipping,
@@ -186,7 +191,8 @@ public record JobSpec(
       double budgetEpsilon,
       String accountant,
       Sampling sampling,
-      Noise noise)
+      Noise noise,
+      AdaptiveClipping adaptiveClipping)
       implements Serializable {}
 
   /**
@@ -208,10 +214,18 @@ public record JobSpec(
     }
   }
 
-  /** The clipping policy this spec asks for. */
+  /** The clipping policy this spec asks for, at its (first round's) clip norm. */
   public ClippingPolicy clippingPolicy() {
+    return clippingPolicy(privacy.clipNorm());
+  }
+
+  /**
+   * The clipping policy at {@code clipNorm}: a round's C under adaptive clipping (which is flat
+   * only), the spec's otherwise.
+   */
+  public ClippingPolicy clippingPolicy(double clipNorm) {
     if (privacy.clipping().equals("flat")) {
-      return ClippingPolicy.flat(privacy.clipNorm());
+      return ClippingPolicy.flat(clipNorm);
     }
     ClippingPolicy.LayerSplit split =
         privacy.layerSplit().equals("equal")
@@ -225,7 +239,8 @@ public record JobSpec(
     return new RoundCharge(
         privacy.sampling().accountingRate(),
         rounds.closeEarly(),
-        rounds.minimumCohort() > 0 ? rounds.minimumCohortNoiseStd() : 0);
+        rounds.minimumCohort() > 0 ? rounds.minimumCohortNoiseStd() : 0,
+        privacy.adaptiveClipping() == null ? 0 : privacy.adaptiveClipping().countNoiseMultiplier());
   }
 
   /**
@@ -260,8 +275,13 @@ public record JobSpec(
     return (1 << 20) + model.maxEncodedTensorBytes();
   }
 
-  /** The Gaussian mechanism on the sum. */
-  public GaussianMechanism mechanism() {
-    return new GaussianMechanism(privacy.noiseMultiplier(), privacy.clipNorm());
+  /** The Gaussian mechanism on the sum of updates clipped to {@code clipNorm} (a round's C). */
+  public GaussianMechanism mechanism(double clipNorm) {
+    return new GaussianMechanism(privacy.noiseMultiplier(), clipNorm);
+  }
+
+  /** Whether C moves from round to round (adaptive clipping). */
+  public boolean adaptiveClipping() {
+    return privacy.adaptiveClipping() != null;
   }
 }

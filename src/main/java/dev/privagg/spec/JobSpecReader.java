@@ -2,7 +2,9 @@ package dev.privagg.spec;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.ClippedSum;
 import dev.privagg.privacy.NoisePlanner;
 import dev.privagg.privacy.RoundCharge;
@@ -115,11 +117,7 @@ public final class JobSpecReader {
         rounds(spec.section("rounds", "set rounds.timeout and rounds.expectedClients"));
     YamlSection privacySection =
         spec.section("privacy", "set privacy.clipNorm, noise, delta and budget");
-    double lr =
-        spec.number("serverLearningRate", 1.0, "the factor applied to the noisy average update");
-    if (!(lr > 0 && Double.isFinite(lr))) {
-      throw spec.fail("serverLearningRate", "must be > 0 and finite, was " + lr);
-    }
+    ServerOptimizer optimizer = serverOptimizer(spec);
     long maxClientIdBytes =
         spec.integerIn(
             "maxClientIdBytes",
@@ -169,7 +167,7 @@ public final class JobSpecReader {
         model,
         rounds,
         privacy,
-        lr,
+        optimizer,
         maxRecordBytes,
         (int) maxClientIdBytes,
         (int) maxMetadataBytes,
@@ -303,8 +301,10 @@ public final class JobSpecReader {
     if (!(budget > 0)) {
       throw s.fail("budgetEpsilon", "must be > 0 (or .inf), was " + budget);
     }
-    String accountant = s.choice("accountant", "rdp", List.of("rdp", "advanced", "basic"));
+    String accountant = s.choice("accountant", "rdp", List.of("rdp", "pld", "advanced", "basic"));
     JobSpec.Sampling sampling = sampling(s.optionalSection("sampling"));
+    AdaptiveClipping adaptive =
+        adaptiveClipping(s.optionalSection("adaptiveClipping"), clipNorm, clipping, rounds);
     JobSpec.Noise noise = noise(s.optionalSection("noise"));
 
     boolean hasZ = s.has("noiseMultiplier");
@@ -316,7 +316,8 @@ public final class JobSpecReader {
         new RoundCharge(
             sampling.accountingRate(),
             rounds.closeEarly(),
-            rounds.minimumCohort() > 0 ? rounds.minimumCohortNoiseStd() : 0);
+            rounds.minimumCohort() > 0 ? rounds.minimumCohortNoiseStd() : 0,
+            adaptive == null ? 0 : adaptive.countNoiseMultiplier());
     if (hasZ == hasTarget) {
       throw s.fail(
           "noiseMultiplier",
@@ -362,7 +363,119 @@ public final class JobSpecReader {
         budget,
         accountant,
         sampling,
-        noise);
+        noise,
+        adaptive);
+  }
+
+  /**
+   * Adaptive clipping (Andrew et al. 2021): privacy.clipNorm is the initial C. Only flat clipping:
+   * per-layer bounds would need one unclipped count per layer, each charged.
+   */
+  private static AdaptiveClipping adaptiveClipping(
+      YamlSection s, double clipNorm, String clipping, JobSpec.Rounds rounds) {
+    if (s == null) {
+      return null;
+    }
+    if (!clipping.equals("flat")) {
+      throw s.fail(
+          "",
+          "needs privacy.clipping: flat (was "
+              + clipping
+              + "): per-layer bounds would each need their own charged count");
+    }
+    double quantile =
+        s.number("targetQuantile", "fraction of updates C should leave unclipped, e.g. 0.5");
+    if (!(quantile > 0 && quantile < 1)) {
+      throw s.fail("targetQuantile", "must be in (0, 1), was " + quantile);
+    }
+    double rate =
+        s.number(
+            "learningRate",
+            AdaptiveClipping.DEFAULT_LEARNING_RATE,
+            "step of the geometric update of C");
+    if (!(rate > 0 && Double.isFinite(rate))) {
+      throw s.fail("learningRate", "must be > 0 and finite, was " + rate);
+    }
+    double countStd =
+        s.number(
+            "countNoiseStd",
+            AdaptiveClipping.defaultCountNoiseStd(rounds.expectedClients()),
+            "std of the noise on the count of unclipped updates");
+    if (!(countStd > 0 && Double.isFinite(countStd))) {
+      throw s.fail(
+          "countNoiseStd",
+          "must be > 0 and finite (the count is charged with the sum), was " + countStd);
+    }
+    double min = s.number("minClipNorm", clipNorm / 1000, "the smallest C the update may reach");
+    double max = s.number("maxClipNorm", clipNorm * 1000, "the largest C the update may reach");
+    if (!(min > 0 && min <= clipNorm)) {
+      throw s.fail(
+          "minClipNorm", "must be in (0, privacy.clipNorm = " + clipNorm + "], was " + min);
+    }
+    if (!(max >= clipNorm && Double.isFinite(max))) {
+      throw s.fail(
+          "maxClipNorm", "must be >= privacy.clipNorm (" + clipNorm + ") and finite, was " + max);
+    }
+    s.finish();
+    return new AdaptiveClipping(quantile, rate, clipNorm, countStd, min, max);
+  }
+
+  /**
+   * The server optimizer: the {@code server} section, or the older top-level serverLearningRate
+   * (plain SGD); not both.
+   */
+  private static ServerOptimizer serverOptimizer(YamlSection spec) {
+    YamlSection s = spec.optionalSection("server");
+    if (s == null) {
+      double lr =
+          spec.number("serverLearningRate", 1.0, "the factor applied to the noisy average update");
+      if (!(lr > 0 && Double.isFinite(lr))) {
+        throw spec.fail("serverLearningRate", "must be > 0 and finite, was " + lr);
+      }
+      return ServerOptimizer.sgd(lr);
+    }
+    if (spec.has("serverLearningRate")) {
+      throw spec.fail(
+          "serverLearningRate", "and server are both set: move the rate to server.learningRate");
+    }
+    String name = s.choice("optimizer", "sgd", List.of("sgd", "avgm", "adam", "yogi"));
+    ServerOptimizer.Kind kind = ServerOptimizer.Kind.parse(name);
+    double lr =
+        s.number(
+            "learningRate",
+            kind == ServerOptimizer.Kind.SGD || kind == ServerOptimizer.Kind.AVGM ? 1.0 : 0.01,
+            "server step size");
+    if (!(lr > 0 && Double.isFinite(lr))) {
+      throw s.fail("learningRate", "must be > 0 and finite, was " + lr);
+    }
+    ServerOptimizer optimizer =
+        switch (kind) {
+          case SGD -> ServerOptimizer.sgd(lr);
+          case AVGM ->
+              ServerOptimizer.avgm(
+                  lr, unitInterval(s, "momentum", ServerOptimizer.DEFAULT_MOMENTUM));
+          case ADAM, YOGI -> {
+            double beta1 = unitInterval(s, "beta1", ServerOptimizer.DEFAULT_BETA1);
+            double beta2 = unitInterval(s, "beta2", ServerOptimizer.DEFAULT_BETA2);
+            double tau = s.number("tau", ServerOptimizer.DEFAULT_TAU, "adaptivity, e.g. 1e-3");
+            if (!(tau > 0 && Double.isFinite(tau))) {
+              throw s.fail("tau", "must be > 0 and finite, was " + tau);
+            }
+            yield kind == ServerOptimizer.Kind.ADAM
+                ? ServerOptimizer.adam(lr, beta1, beta2, tau)
+                : ServerOptimizer.yogi(lr, beta1, beta2, tau);
+          }
+        };
+    s.finish();
+    return optimizer;
+  }
+
+  private static double unitInterval(YamlSection s, String name, double fallback) {
+    double value = s.number(name, fallback, "in [0, 1)");
+    if (!(value >= 0 && value < 1)) {
+      throw s.fail(name, "must be in [0, 1), was " + value);
+    }
+    return value;
   }
 
   private static JobSpec.Sampling sampling(YamlSection s) {

@@ -188,6 +188,7 @@ final class LifecycleFakes {
     final List<String> rejects = new ArrayList<>();
     final List<String> rejectedFrom = new ArrayList<>();
     final List<String> announced = new ArrayList<>();
+    final List<Double> announcedClipNorms = new ArrayList<>();
     final List<ClosedRound> closed = new ArrayList<>();
     final List<Long> released = new ArrayList<>();
     final List<float[]> models = new ArrayList<>();
@@ -195,7 +196,7 @@ final class LifecycleFakes {
     private ShardSums shard;
     private final ShardStore shardStore = new ShardStore();
     private CombinedRounds combiner;
-    private final CombinerStore combinerStore = new CombinerStore();
+    final CombinerStore combinerStore = new CombinerStore();
 
     Recorder() {}
 
@@ -246,7 +247,8 @@ final class LifecycleFakes {
     final List<Long> skipped = new ArrayList<>();
 
     @Override
-    public void skip(long round, PrivacyEvent charge, double epsilonSpent, long atMillis) {
+    public void skip(
+        long round, PrivacyEvent charge, double epsilonSpent, double clipNorm, long atMillis) {
       skipped.add(round);
     }
 
@@ -256,16 +258,21 @@ final class LifecycleFakes {
     }
 
     @Override
-    public void announce(long round, long baseModelRound, long openedMillis, long deadlineMillis) {
+    public void announce(
+        long round, long baseModelRound, long openedMillis, long deadlineMillis, double clipNorm) {
       announced.add(round + " until " + deadlineMillis);
+      announcedClipNorms.add(clipNorm);
+      if (combiner != null) {
+        combiner.opened(round, clipNorm);
+      }
     }
 
     @Override
-    public void admit(DecodedUpdate update, String shardKey) {
+    public void admit(DecodedUpdate update, String shardKey, double clipNorm) {
       admitted.add(update.clientId);
       admittedFrom.add(position(update));
       if (shard != null) {
-        shard.command(shardStore, ShardCommand.admit(update, shardKey), toCombiner);
+        shard.command(shardStore, ShardCommand.admit(update, shardKey, clipNorm), toCombiner);
       }
     }
 

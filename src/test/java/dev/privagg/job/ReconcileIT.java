@@ -112,7 +112,7 @@ class ReconcileIT extends KafkaFlinkTestBase {
     produce(
         spec.topics().models(),
         spec.jobId(),
-        Records.model(spec, 3, roundThree, 1.0, "secure").value);
+        Records.model(spec, 3, roundThree, 1.0, spec.privacy().clipNorm(), "secure").value);
 
     startJob(spec, 1);
     assertThat(awaitRound(spec, 4).getBaseModelRound()).isEqualTo(3);
@@ -137,6 +137,7 @@ class ReconcileIT extends KafkaFlinkTestBase {
                 1.0,
                 2,
                 null,
+                new ClosedRound.Clipping(spec.privacy().clipNorm(), null, null),
                 System.currentTimeMillis())
             .value);
   }

@@ -33,7 +33,7 @@ class ShardSumsTest {
   }
 
   private static ShardCommand admit(DecodedUpdate values) {
-    return ShardCommand.admit(values.withoutValues(), SHARD);
+    return ShardCommand.admit(values.withoutValues(), SHARD, 0);
   }
 
   @Test

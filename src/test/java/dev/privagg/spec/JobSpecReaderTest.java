@@ -3,6 +3,7 @@ package dev.privagg.spec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.PrivacyLedger;
 import java.nio.file.Path;
@@ -49,7 +50,7 @@ class JobSpecReaderTest {
     assertThat(spec.privacy().noise().source()).isEqualTo("secure");
     assertThat(spec.topics().updates()).isEqualTo("privagg.updates");
     assertThat(spec.topics().releases()).isEqualTo("privagg.releases");
-    assertThat(spec.serverLearningRate()).isEqualTo(1.0);
+    assertThat(spec.serverOptimizer()).isEqualTo(ServerOptimizer.sgd(1.0));
   }
 
   @Test
