@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.PrivacyLedger;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -223,5 +224,79 @@ class JobSpecReaderTest {
             .noiseMultiplier();
     assertThat(replaceOne)
         .isCloseTo(2 * addRemove, org.assertj.core.api.Assertions.within(1e-4 * replaceOne));
+  }
+
+  @Test
+  void adaptiveClipping_readsItsKeys_withThePapersDefaults_andChargesTheCountWithTheSum() {
+    JobSpec spec =
+        JobSpecReader.parse(
+            "t",
+            MINIMAL.replace(
+                "budgetEpsilon: 10",
+                "budgetEpsilon: 10\n  adaptiveClipping: {targetQuantile: 0.7}"));
+    AdaptiveClipping adaptive = spec.privacy().adaptiveClipping();
+    assertThat(adaptive.targetQuantile()).isEqualTo(0.7);
+    assertThat(adaptive.learningRate()).isEqualTo(0.2);
+    assertThat(adaptive.initialClipNorm()).isEqualTo(1.0);
+    // Andrew et al. 2021 suggest sigma_b = m / 20; m = 4 here.
+    assertThat(adaptive.countNoiseStd()).isEqualTo(0.2);
+    assertThat(adaptive.minClipNorm()).isEqualTo(0.001);
+    assertThat(adaptive.maxClipNorm()).isEqualTo(1000.0);
+    assertThat(spec.roundCharge().event(1.0, 1).noiseMultiplier())
+        .isEqualTo(1 / Math.sqrt(1 + 1 / (0.4 * 0.4)));
+  }
+
+  @Test
+  void adaptiveClipping_badValues_areRefusedNamingTheKey() {
+    assertThatThrownBy(() -> withPrivacy("adaptiveClipping: {targetQuantile: 1.0}"))
+        .hasMessage("t: privacy.adaptiveClipping.targetQuantile must be in (0, 1), was 1.0");
+    assertThatThrownBy(
+            () -> withPrivacy("adaptiveClipping: {targetQuantile: 0.5, countNoiseStd: 0}"))
+        .hasMessageStartingWith("t: privacy.adaptiveClipping.countNoiseStd must be > 0 and finite");
+    assertThatThrownBy(() -> withPrivacy("adaptiveClipping: {targetQuantile: 0.5, minClipNorm: 2}"))
+        .hasMessage(
+            "t: privacy.adaptiveClipping.minClipNorm must be in (0, privacy.clipNorm = 1.0], was"
+                + " 2.0");
+    assertThatThrownBy(
+            () -> withPrivacy("clipping: per-layer\n  adaptiveClipping: {targetQuantile: 0.5}"))
+        .hasMessageContaining("adaptiveClipping needs privacy.clipping: flat (was per-layer)");
+  }
+
+  @Test
+  void serverOptimizer_readsTheServerSection_withReddiEtAlDefaults() {
+    JobSpec adam = JobSpecReader.parse("t", MINIMAL + "server: {optimizer: adam}\n");
+    assertThat(adam.serverOptimizer()).isEqualTo(ServerOptimizer.adam(0.01, 0.9, 0.99, 1e-3));
+    JobSpec avgm =
+        JobSpecReader.parse(
+            "t", MINIMAL + "server: {optimizer: avgm, learningRate: 0.5, momentum: 0.8}\n");
+    assertThat(avgm.serverOptimizer()).isEqualTo(ServerOptimizer.avgm(0.5, 0.8));
+    JobSpec yogi =
+        JobSpecReader.parse(
+            "t", MINIMAL + "server: {optimizer: yogi, learningRate: 0.02, tau: 0.01}\n");
+    assertThat(yogi.serverOptimizer()).isEqualTo(ServerOptimizer.yogi(0.02, 0.9, 0.99, 0.01));
+  }
+
+  @Test
+  void serverOptimizer_mistakes_areRefusedNamingTheKeyAndTheFix() {
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t", MINIMAL + "serverLearningRate: 2\nserver: {optimizer: adam}\n"))
+        .hasMessage(
+            "t: serverLearningRate and server are both set: move the rate to server.learningRate");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", MINIMAL + "server: {optimizer: adagrad}\n"))
+        .hasMessageStartingWith("t: server.optimizer must be one of");
+    assertThatThrownBy(
+            () -> JobSpecReader.parse("t", MINIMAL + "server: {optimizer: adam, beta1: 1}\n"))
+        .hasMessage("t: server.beta1 must be in [0, 1), was 1.0");
+    // A key of another optimizer is a mistake, not silently ignored.
+    assertThatThrownBy(
+            () -> JobSpecReader.parse("t", MINIMAL + "server: {optimizer: adam, momentum: 0.9}\n"))
+        .hasMessageStartingWith("t: server.momentum is not a known key");
+  }
+
+  private static JobSpec withPrivacy(String lines) {
+    return JobSpecReader.parse(
+        "t", MINIMAL.replace("budgetEpsilon: 10", "budgetEpsilon: 10\n  " + lines));
   }
 }
