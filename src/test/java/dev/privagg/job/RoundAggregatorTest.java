@@ -378,6 +378,52 @@ class RoundAggregatorTest {
   }
 
   @Test
+  void adaptiveClipping_ledgerAndModelsCarryEachRoundsC_acrossSnapshotAndRestore()
+      throws Exception {
+    JobSpec spec =
+        spec(
+            "noiseMultiplier: 0\nbudgetEpsilon: .inf\nnoise: {source: seeded, seed: 5}\n"
+                + "adaptiveClipping: {targetQuantile: 0.5, countNoiseStd: 0.1}",
+            "");
+    start(spec, null);
+    harness.processElement2(JOB, 0);
+    drain();
+    harness.processElement1(measured(update("c1", 1, 0.1f, 0f, 0f)), 10); // unclipped
+    harness.processElement1(measured(update("c2", 1, 3f, 4f, 0f)), 20); // norm 5: clipped
+    advanceTo(TIMEOUT);
+    List<OutboundRecord> out = drain();
+    LedgerEntry first = ledger(out).get(0);
+    assertThat(first.getClipNorm()).isEqualTo(1.0);
+    assertThat(models(out).get(0).getPrivacy().getClipNorm()).isEqualTo(1.0);
+    // One of two unclipped: b = (1 - 2/2 + N(0, 0.1^2) + m/2) / m, within 5 std of 1/2.
+    double fraction = first.getNoisyUnclippedFraction();
+    assertThat(fraction).isCloseTo(0.5, within(5 * 0.1 / 2));
+    double next = first.getNextClipNorm();
+    assertThat(next).isCloseTo(Math.exp(-0.2 * (fraction - 0.5)), within(1e-12));
+    float[] afterOne = weights(models(out).get(0));
+    RoundsHarness.Snapshot snapshot = harness.snapshot(1, TIMEOUT);
+    harness.close();
+
+    start(spec, snapshot);
+    advanceTo(TIMEOUT);
+    harness.processElement1(measured(update("c2", 2, 3f, 4f, 0f)), TIMEOUT + 10);
+    advanceTo(2 * TIMEOUT);
+    out = drain();
+    assertThat(ledger(out).get(0).getClipNorm()).isEqualTo(next);
+    assertThat(models(out).get(0).getPrivacy().getClipNorm()).isEqualTo(next);
+    // Round 2 clips the update to the restored C: w moves by (0.6, 0.8) * C / m.
+    float[] afterTwo = weights(models(out).get(0));
+    assertThat(afterTwo[0] - afterOne[0]).isCloseTo((float) (0.6 * next / 2), within(1e-5f));
+    assertThat(afterTwo[1] - afterOne[1]).isCloseTo((float) (0.8 * next / 2), within(1e-5f));
+  }
+
+  /** The update with its norm, as the decoder hands it to an adaptive job's decider. */
+  private static DecodedUpdate measured(DecodedUpdate update) {
+    update.norm = UpdateValidator.l2Norm(update.tensorData);
+    return update;
+  }
+
+  @Test
   void snapshotAndRestore_keepsTheLedgerAndModel_andIgnoresTheReplayedStart() throws Exception {
     JobSpec spec =
         spec("noiseMultiplier: 1.0\nbudgetEpsilon: 50\nnoise: {source: seeded, seed: 9}", "");
