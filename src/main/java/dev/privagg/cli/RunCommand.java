@@ -2,6 +2,8 @@ package dev.privagg.cli;
 
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.job.PrivaggJob;
+import dev.privagg.optimizer.ServerOptimizer;
+import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.nio.file.Path;
@@ -100,6 +102,7 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
           p.accountant(),
           p.sampling().mode(),
           job.roundCharge().adjacency());
+      describeTraining(out, job);
     }
     List<String> created = PrivaggJob.prepareKafka(kafka(), jobs, updatePartitions);
     out.println(
@@ -125,6 +128,39 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
     out.flush();
     client.getJobExecutionResult().get();
     return 0;
+  }
+
+  /** Adaptive clipping and the server optimizer, when the spec sets them. */
+  private static void describeTraining(java.io.PrintWriter out, JobSpec job) {
+    AdaptiveClipping a = job.privacy().adaptiveClipping();
+    if (a != null) {
+      out.printf(
+          "  adaptive clipping: C from %s toward the %s quantile of update norms (step %s, count"
+              + " noise std %s, C in [%s, %s]); charged noise multiplier %s%n",
+          Text.number(a.initialClipNorm()),
+          Text.number(a.targetQuantile()),
+          Text.number(a.learningRate()),
+          Text.number(a.countNoiseStd()),
+          Text.number(a.minClipNorm()),
+          Text.number(a.maxClipNorm()),
+          Text.number(job.roundCharge().chargedNoiseMultiplier(job.privacy().noiseMultiplier())));
+    }
+    ServerOptimizer o = job.serverOptimizer();
+    out.printf(
+        "  server optimizer: %s, learning rate %s%s%n",
+        o.kind().specName(),
+        Text.number(o.learningRate()),
+        switch (o.kind()) {
+          case SGD -> "";
+          case AVGM -> ", momentum " + Text.number(o.beta1());
+          case ADAM, YOGI ->
+              ", beta1 "
+                  + Text.number(o.beta1())
+                  + ", beta2 "
+                  + Text.number(o.beta2())
+                  + ", tau "
+                  + Text.number(o.tau());
+        });
   }
 
   @Override

@@ -18,6 +18,7 @@ final class JobMetrics {
   final Counter roundsFull;
   private final RejectMetrics rejected;
   private volatile double epsilonSpent;
+  private volatile double clipNorm;
   private volatile long heldUpdates;
   private volatile long heldBytes;
 
@@ -33,6 +34,9 @@ final class JobMetrics {
     // Constant, beside epsilonSpent so a dashboard can show both without reading the spec.
     double budget = spec.privacy().budgetEpsilon();
     group.gauge("budgetEpsilon", () -> budget);
+    // The open round's C: constant unless the job clips adaptively.
+    clipNorm = spec.privacy().clipNorm();
+    group.gauge("clipNorm", () -> clipNorm);
     // Updates read but not yet decided (see RoundLifecycle): bounded by partition skew.
     group.gauge("heldUpdates", () -> Math.max(0, heldUpdates));
     group.gauge("heldBytes", () -> Math.max(0, heldBytes));
@@ -44,6 +48,10 @@ final class JobMetrics {
 
   void epsilonSpent(double epsilon) {
     epsilonSpent = epsilon;
+  }
+
+  void clipNorm(double clipNorm) {
+    this.clipNorm = clipNorm;
   }
 
   /** Updates (and their value bytes) put on hold, or taken off hold when negative. */

@@ -297,6 +297,7 @@ final class RoundAggregator
         long round, long baseModelRound, long openedMillis, long deadlineMillis, double clipNorm) {
       out.collect(Records.announcement(spec, round, baseModelRound, openedMillis, deadlineMillis));
       ctx.output(ROUND_SIGNALS, RoundSignal.opened(spec.jobId(), round, clipNorm));
+      metrics.clipNorm(clipNorm);
     }
 
     @Override

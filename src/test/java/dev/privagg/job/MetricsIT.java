@@ -136,6 +136,7 @@ class MetricsIT extends KafkaFlinkTestBase {
       assertThat(sum(scrape, "training_job_updatesClipped", id, null)).isEqualTo(1);
       assertThat(max(scrape, "training_job_epsilonSpent", id)).isPositive();
       assertThat(max(scrape, "training_job_budgetEpsilon", id)).isEqualTo(100);
+      assertThat(max(scrape, "training_job_clipNorm", id)).isEqualTo(spec.privacy().clipNorm());
       assertThat(max(scrape, "training_job_clippedFraction", id)).isEqualTo(0.5);
       // One name for every reason: the reason is a label, never part of the name.
       assertThat(scrape)
