@@ -2,6 +2,7 @@ package dev.privagg.cli;
 
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.RdpAccountant;
+import java.util.List;
 import picocli.CommandLine.Option;
 
 /** The {@code --accountant} and {@code --orders} options shared by epsilon and plan. */
@@ -9,7 +10,8 @@ final class AccountantOption {
   @Option(
       names = "--accountant",
       defaultValue = "rdp",
-      description = "rdp (default), advanced or basic composition.")
+      description =
+          "rdp (default), pld (privacy loss distribution), advanced or basic composition.")
   String name;
 
   @Option(
@@ -19,8 +21,8 @@ final class AccountantOption {
   String orders;
 
   Accountant build(Flags flags) {
-    if (!name.equals("rdp") && !name.equals("advanced") && !name.equals("basic")) {
-      throw flags.fail("--accountant must be one of rdp, advanced, basic, was '" + name + "'");
+    if (!List.of("rdp", "pld", "advanced", "basic").contains(name)) {
+      throw flags.fail("--accountant must be one of rdp, pld, advanced, basic, was '" + name + "'");
     }
     if (orders != null) {
       if (!name.equals("rdp")) {

@@ -20,10 +20,10 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = {
       "Budget spent and remaining, and how many more rounds fit.",
-      "Shown under RDP and under basic and advanced composition, with how much looser they are."
+      "Shown under RDP, PLD and basic and advanced composition, with how much looser than RDP each is."
     })
 final class StatusCommand implements Callable<Integer> {
-  private static final List<String> ACCOUNTANTS = List.of("rdp", "advanced", "basic");
+  private static final List<String> ACCOUNTANTS = List.of("rdp", "pld", "advanced", "basic");
 
   @Spec CommandSpec spec;
 

@@ -5,7 +5,10 @@ package dev.privagg.privacy;
  * the ledger and their own immutable parameters.
  */
 public interface Accountant {
-  /** Name used in ledgers, job specs and the CLI: {@code rdp}, {@code advanced}, {@code basic}. */
+  /**
+   * Name used in ledgers, job specs and the CLI: {@code rdp}, {@code pld}, {@code advanced}, {@code
+   * basic}.
+   */
   String name();
 
   /** The smallest epsilon this accountant can prove for {@code ledger} at {@code delta}. */
@@ -18,11 +21,12 @@ public interface Accountant {
   static Accountant named(String name) {
     return switch (name) {
       case "rdp" -> RdpAccountant.withDefaultOrders();
+      case "pld" -> PldAccountant.withDefaultInterval();
       case "advanced" -> new AdvancedCompositionAccountant();
       case "basic" -> new BasicCompositionAccountant();
       default ->
           throw new IllegalArgumentException(
-              "accountant must be one of rdp, advanced, basic, was '" + name + "'");
+              "accountant must be one of rdp, pld, advanced, basic, was '" + name + "'");
     };
   }
 }

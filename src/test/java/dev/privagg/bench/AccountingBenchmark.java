@@ -41,7 +41,7 @@ public class AccountingBenchmark {
   @Param({"10", "10000"})
   int rounds;
 
-  @Param({"rdp", "advanced", "basic"})
+  @Param({"rdp", "pld", "advanced", "basic"})
   String accountant;
 
   private final PrivacyEvent charge = PrivacyEvent.sampledGaussian(1.1, 0.01, 1);

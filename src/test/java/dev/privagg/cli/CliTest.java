@@ -100,6 +100,28 @@ class CliTest {
   }
 
   @Test
+  void epsilon_pld_hasNoOrder_andIsTighterThanRdp() throws Exception {
+    Run run =
+        run(
+            "epsilon",
+            "--noise-multiplier",
+            "1.1",
+            "--sampling-rate",
+            "0.0042666666666666667",
+            "--rounds",
+            "14062",
+            "--delta",
+            "1e-5",
+            "--accountant",
+            "pld",
+            "--json");
+    JsonNode node = json.readTree(run.out());
+    assertThat(node.get("order").isNull()).isTrue();
+    // RDP gives 2.597 here; dp_accounting's PLD 2.3817 (see PldAccountantTest)
+    assertThat(node.get("epsilon").asDouble()).isBetween(2.3816, 2.3830);
+  }
+
+  @Test
   void plan_json_printsANoiseMultiplierWithinTarget() throws Exception {
     Run run =
         run(
@@ -212,12 +234,16 @@ class CliTest {
             "1e-5",
             "--json");
     JsonNode rows = json.readTree(run.out()).get("accountants");
-    assertThat(rows).hasSize(3);
+    assertThat(rows).hasSize(4);
     assertThat(rows.get(0).get("accountant").asText()).isEqualTo("rdp");
     assertThat(rows.get(0).get("looserThanRdp").asDouble()).isEqualTo(1.0);
-    assertThat(rows.get(1).get("looserThanRdp").asDouble()).isGreaterThan(1.0);
+    assertThat(rows.get(1).get("accountant").asText()).isEqualTo("pld");
+    assertThat(rows.get(1).get("looserThanRdp").asDouble()).isLessThan(1.0);
+    assertThat(rows.get(1).get("roundsRemaining").asLong())
+        .isGreaterThan(rows.get(0).get("roundsRemaining").asLong());
+    assertThat(rows.get(2).get("looserThanRdp").asDouble()).isGreaterThan(1.0);
     assertThat(rows.get(0).get("roundsRemaining").asLong())
-        .isGreaterThan(rows.get(2).get("roundsRemaining").asLong());
+        .isGreaterThan(rows.get(3).get("roundsRemaining").asLong());
   }
 
   @Test
