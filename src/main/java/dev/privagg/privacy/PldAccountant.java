@@ -1,6 +1,5 @@
 package dev.privagg.privacy;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -231,18 +230,6 @@ public final class PldAccountant implements Accountant {
     synchronized (ledgers) {
       ledgers.clear();
     }
-  }
-
-  /** Sizes of the composed distributions {add, remove} of {@code ledger}, for tests. */
-  List<Integer> composedSizes(PrivacyLedger ledger) {
-    List<Integer> sizes = new ArrayList<>();
-    DiscretePld[] composed = composed(ledger);
-    if (composed != null) {
-      for (DiscretePld pld : composed) {
-        sizes.add(pld.size());
-      }
-    }
-    return sizes;
   }
 
   @Override

@@ -42,6 +42,20 @@ class JobSpecReaderTest {
   }
 
   @Test
+  void adaptiveAdamExample_isValid_andPlansItsNoiseUnderPld_withTheCountCharged() {
+    JobSpec spec = JobSpecReader.read(Path.of("jobs/digits-adaptive-adam.yaml"));
+    assertThat(spec.privacy().accountant()).isEqualTo("pld");
+    assertThat(spec.serverOptimizer().kind()).isEqualTo(ServerOptimizer.Kind.ADAM);
+    double z = spec.privacy().noiseMultiplier();
+    PrivacyLedger planned = PrivacyLedger.of(spec.roundCharge().event(z, 50));
+    assertThat(Accountant.named("pld").epsilon(planned, 1e-5).epsilon())
+        .isLessThanOrEqualTo(4.0)
+        .isGreaterThan(3.99);
+    // The count is charged with the sum: the charged noise multiplier is below the sum's.
+    assertThat(spec.roundCharge().chargedNoiseMultiplier(z)).isLessThan(z);
+  }
+
+  @Test
   void minimalSpec_takesDocumentedDefaults() {
     JobSpec spec = JobSpecReader.parse("t", MINIMAL);
     assertThat(spec.rounds().timeoutMillis()).isEqualTo(2000);
