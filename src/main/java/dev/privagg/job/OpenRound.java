@@ -30,6 +30,13 @@ public class OpenRound {
   /** Admitted members whose norm was at most the round's C (adaptive clipping only). */
   public long unclipped;
 
+  /**
+   * The C the round was announced with, which its members are clipped to (the shards' units are
+   * relative to it) until it closes, whatever spec a restore brings; 0 in state from versions that
+   * did not record it (then the decider's current C).
+   */
+  public double clipNorm;
+
   /** Clients seen this round, sampled or not: what the per-round capacity is checked against. */
   public long seen;
 

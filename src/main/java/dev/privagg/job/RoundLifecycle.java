@@ -283,7 +283,7 @@ final class RoundLifecycle {
     String shard =
         update.shardKey != null ? update.shardKey : shards.keyFor(spec.jobId(), clientKey);
     round.admit(shard);
-    double clipNorm = clipNorm(progress);
+    double clipNorm = clipNorm(progress, round);
     if (update.norm != null && update.norm <= clipNorm) {
       round.unclipped++;
     }
@@ -504,10 +504,20 @@ final class RoundLifecycle {
       exhaust(store, progress, ledger, opensAt, out);
       return;
     }
-    store.saveOpenRound(OpenRound.empty());
+    OpenRound round = OpenRound.empty();
+    round.clipNorm = clipNorm(progress);
+    store.saveOpenRound(round);
     progress.openedMillis = opensAt;
     progress.deadlineMillis = deadline;
-    out.announce(progress.currentRound, progress.modelRound, opensAt, deadline, clipNorm(progress));
+    out.announce(progress.currentRound, progress.modelRound, opensAt, deadline, round.clipNorm);
+  }
+
+  /**
+   * The C of the open round {@code round}: the one it was announced with, so that its members, its
+   * units, its noise and its ledger entry share one C even when a restore changed the spec.
+   */
+  private double clipNorm(JobProgress progress, OpenRound round) {
+    return round != null && round.clipNorm > 0 ? round.clipNorm : clipNorm(progress);
   }
 
   /**
@@ -559,7 +569,7 @@ final class RoundLifecycle {
           round.contributions + spec.rounds().minimumCohortNoiseStd() * noise.nextStandardNormal();
       release = noisyCount >= spec.rounds().minimumCohort();
     }
-    double clipNorm = clipNorm(progress);
+    double clipNorm = clipNorm(progress, round);
     ClosedRound.Clipping clipping = new ClosedRound.Clipping(clipNorm, null, null);
     AdaptiveClipping adaptive = spec.privacy().adaptiveClipping();
     if (adaptive != null) {

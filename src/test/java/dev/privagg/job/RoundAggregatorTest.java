@@ -417,6 +417,108 @@ class RoundAggregatorTest {
     assertThat(afterTwo[1] - afterOne[1]).isCloseTo((float) (0.8 * next / 2), within(1e-5f));
   }
 
+  @Test
+  void adamMoments_surviveSnapshotAndRestore_bitForBitAsWithoutTheFailure() throws Exception {
+    JobSpec spec =
+        spec(
+            "noiseMultiplier: 0\nbudgetEpsilon: .inf",
+            "",
+            "server: {optimizer: adam, learningRate: 0.1}");
+    List<float[]> uninterrupted = new ArrayList<>();
+    start(spec, null);
+    harness.processElement2(JOB, 0);
+    drain();
+    harness.processElement1(update("c1", 1, 0.3f, 0.4f, 0f), 10);
+    advanceTo(TIMEOUT);
+    uninterrupted.add(weights(models(drain()).get(0)));
+    RoundsHarness.Snapshot snapshot = harness.snapshot(1, TIMEOUT);
+    harness.processElement1(update("c1", 2, 0.3f, 0.4f, 0f), TIMEOUT + 10);
+    advanceTo(2 * TIMEOUT);
+    uninterrupted.add(weights(models(drain()).get(0)));
+    harness.close();
+
+    start(spec, snapshot);
+    advanceTo(TIMEOUT);
+    harness.processElement1(update("c1", 2, 0.3f, 0.4f, 0f), TIMEOUT + 10);
+    advanceTo(2 * TIMEOUT);
+    // Round 2 steps with round 1's moments from the restored state: with fresh moments m would be
+    // (1 - b1) d, not b1 (1 - b1) d + (1 - b1) d, and the step another.
+    assertThat(weights(models(drain()).get(0))).containsExactly(uninterrupted.get(1));
+    assertThat(uninterrupted.get(1)[0] - uninterrupted.get(0)[0])
+        .isNotCloseTo(uninterrupted.get(0)[0], within(1e-6f));
+  }
+
+  @Test
+  void sgdStateRestoredUnderAdam_startsAdamsMomentsFresh_insteadOfFailing() throws Exception {
+    JobSpec sgd = spec("noiseMultiplier: 0\nbudgetEpsilon: .inf", "");
+    JobSpec adam =
+        spec(
+            "noiseMultiplier: 0\nbudgetEpsilon: .inf",
+            "",
+            "server: {optimizer: adam, learningRate: 0.1}");
+    start(sgd, null);
+    harness.processElement2(JOB, 0);
+    drain();
+    harness.processElement1(update("c1", 1, 0.3f, 0.4f, 0f), 10);
+    advanceTo(TIMEOUT);
+    float[] afterOne = weights(models(drain()).get(0));
+    RoundsHarness.Snapshot snapshot = harness.snapshot(1, TIMEOUT);
+    harness.close();
+
+    start(adam, snapshot);
+    advanceTo(TIMEOUT);
+    harness.processElement1(update("c1", 2, 0.3f, 0.4f, 0f), TIMEOUT + 10);
+    advanceTo(2 * TIMEOUT);
+    float[] afterTwo = weights(models(drain()).get(0));
+    // Adam's first step from m = 0, v = tau^2: lr (1 - b1) d / (sqrt(b2 tau^2 + (1 - b2) d^2) +
+    // tau).
+    double d = 0.3 / 2;
+    double v = 0.99 * 1e-6 + 0.01 * d * d;
+    assertThat((double) (afterTwo[0] - afterOne[0]))
+        .isCloseTo(0.1 * 0.1 * d / (Math.sqrt(v) + 1e-3), within(1e-5));
+  }
+
+  @Test
+  void restoreWithAdaptiveClippingTurnedOff_midRound_keepsTheRoundsC_forItsUnitsNoiseAndLedger()
+      throws Exception {
+    JobSpec adaptive =
+        spec(
+            "noiseMultiplier: 0\nbudgetEpsilon: .inf\nnoise: {source: seeded, seed: 5}\n"
+                + "adaptiveClipping: {targetQuantile: 0.9, countNoiseStd: 0.001}",
+            "");
+    JobSpec fixed =
+        spec("noiseMultiplier: 0\nbudgetEpsilon: .inf\nnoise: {source: seeded, seed: 5}", "");
+    start(adaptive, null);
+    harness.processElement2(JOB, 0);
+    drain();
+    harness.processElement1(measured(update("c1", 1, 3f, 4f, 0f)), 10); // clipped: C grows
+    harness.processElement1(measured(update("c2", 1, 3f, 4f, 0f)), 20);
+    advanceTo(TIMEOUT);
+    List<OutboundRecord> out = drain();
+    double roundTwoC = ledger(out).get(0).getNextClipNorm();
+    assertThat(roundTwoC).isGreaterThan(1.15);
+    float[] afterOne = weights(models(out).get(0));
+    // Round 2 admits an update (norm 0.5, unclipped) at its C, then the job is restored from a
+    // savepoint with a spec that clips at a fixed C = 1.
+    harness.processElement1(measured(update("c1", 2, 0.3f, 0.4f, 0f)), TIMEOUT + 10);
+    RoundsHarness.Snapshot savepoint = harness.snapshot(1, TIMEOUT + 10);
+    harness.close();
+
+    start(fixed, savepoint);
+    advanceTo(2 * TIMEOUT);
+    out = drain();
+    // The shard summed the member in units of round 2's C: the ledger, the model's statement and
+    // the decode (and the noise) must all use that C, so the member moves w by (0.3, 0.4) / m, not
+    // by (0.3, 0.4) / (C m) as a decode at the new spec's C = 1 makes it.
+    assertThat(ledger(out).get(0).getClipNorm()).isEqualTo(roundTwoC);
+    assertThat(models(out).get(0).getPrivacy().getClipNorm()).isEqualTo(roundTwoC);
+    float[] afterTwo = weights(models(out).get(0));
+    assertThat(afterTwo[0] - afterOne[0]).isCloseTo(0.15f, within(1e-5f));
+    assertThat(afterTwo[1] - afterOne[1]).isCloseTo(0.2f, within(1e-5f));
+    // The next round is the new spec's.
+    assertThat(ledger(out).get(0).getNextClipNorm()).isNull();
+  }
+
   /** The update with its norm, as the decoder hands it to an adaptive job's decider. */
   private static DecodedUpdate measured(DecodedUpdate update) {
     update.norm = UpdateValidator.l2Norm(update.tensorData);
