@@ -525,9 +525,12 @@ final class RoundLifecycle {
    * (also in state from versions without adaptive clipping, which holds 0).
    */
   private double clipNorm(JobProgress progress) {
-    return spec.adaptiveClipping() && progress.clipNorm > 0
-        ? progress.clipNorm
-        : spec.privacy().clipNorm();
+    AdaptiveClipping adaptive = spec.privacy().adaptiveClipping();
+    if (adaptive == null || !(progress.clipNorm > 0)) {
+      return spec.privacy().clipNorm();
+    }
+    // A C from the ledger or from state kept under another spec stays within this spec's range.
+    return Math.min(adaptive.maxClipNorm(), Math.max(adaptive.minClipNorm(), progress.clipNorm));
   }
 
   private boolean fits(PrivacyLedger ledger, PrivacyEvent next) {

@@ -125,6 +125,34 @@ class AdaptiveClippingRoundsTest {
   }
 
   @Test
+  void aCFromTheLedgerOutsideTheSpecsRange_isClampedToIt_notUsedForARound() {
+    // The operator narrowed [minClipNorm, maxClipNorm] after C ran up to 2.5, then started again:
+    // no round may be clipped (and noised) at a C the spec refuses.
+    JobSpec spec =
+        spec(
+            """
+            noiseMultiplier: 0
+            budgetEpsilon: .inf
+            adaptiveClipping: {targetQuantile: 0.5, countNoiseStd: 1.0, maxClipNorm: 2.0}
+            """
+                .strip(),
+            "");
+    LedgerFloor floor =
+        new LedgerFloor(
+            LedgerCodec.write(PrivacyLedger.of(spec.roundCharge().event(0, 1))),
+            1,
+            false,
+            1,
+            spec.initialWeights(),
+            1,
+            null,
+            spec.roundCharge().event(0, 1),
+            2.5);
+    start(spec, floor);
+    assertThat(decided.announcedClipNorms).containsExactly(2.0);
+  }
+
+  @Test
   void fixedClipNorm_neverMoves_andUpdatesWithoutANormAreNotCounted() {
     JobSpec spec = spec("noiseMultiplier: 0\nbudgetEpsilon: .inf", "");
     start(spec, LedgerFloor.NONE);
