@@ -2,7 +2,6 @@ package dev.privagg.cli;
 
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.RdpAccountant;
-import java.util.List;
 import picocli.CommandLine.Option;
 
 /** The {@code --accountant} and {@code --orders} options shared by epsilon and plan. */
@@ -21,8 +20,13 @@ final class AccountantOption {
   String orders;
 
   Accountant build(Flags flags) {
-    if (!List.of("rdp", "pld", "advanced", "basic").contains(name)) {
-      throw flags.fail("--accountant must be one of rdp, pld, advanced, basic, was '" + name + "'");
+    if (!Accountant.NAMES.contains(name)) {
+      throw flags.fail(
+          "--accountant must be one of "
+              + String.join(", ", Accountant.NAMES)
+              + ", was '"
+              + name
+              + "'");
     }
     if (orders != null) {
       if (!name.equals("rdp")) {

@@ -23,7 +23,6 @@ import picocli.CommandLine.Spec;
       "Shown under RDP, PLD and basic and advanced composition, with how much looser than RDP each is."
     })
 final class StatusCommand implements Callable<Integer> {
-  private static final List<String> ACCOUNTANTS = List.of("rdp", "pld", "advanced", "basic");
 
   @Spec CommandSpec spec;
 
@@ -64,7 +63,7 @@ final class StatusCommand implements Callable<Integer> {
             "%-9s %12s %12s %16s %14s%n",
             "accountant", "spent", "remaining", "rounds that fit", "vs rdp"));
     double rdpSpent = Double.NaN;
-    for (String name : ACCOUNTANTS) {
+    for (String name : Accountant.NAMES) {
       BudgetStatus status =
           BudgetStatus.of(Accountant.named(name), ledger, budgetEpsilon, delta, round);
       if (name.equals("rdp")) {

@@ -95,9 +95,8 @@ final class LedgerReconciler {
                     1);
             charged.add(job, event);
             lastCharge.put(job, event);
-            if (e.getNextClipNorm() != null) {
-              nextClipNorm.put(job, e.getNextClipNorm());
-            }
+            // The latest charged round's says what C comes next; none (0) when it clipped fixed.
+            nextClipNorm.put(job, e.getNextClipNorm() == null ? 0.0 : e.getNextClipNorm());
           }
         });
     // The internal releases topic, not the public one: a release is there once committed, even

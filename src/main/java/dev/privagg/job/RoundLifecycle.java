@@ -411,10 +411,9 @@ final class RoundLifecycle {
     }
     progress.model = null;
     progress.exhausted = floor.exhausted();
-    if (floor.nextClipNorm() > 0) {
-      // Adaptive clipping's C after the floor's last charged round, as its ledger entry says.
-      progress.clipNorm = floor.nextClipNorm();
-    }
+    // Adaptive clipping's C after the floor's last charged round, as its ledger entry says; 0 (the
+    // spec's first C) when that round clipped at a fixed C, never an older run's value.
+    progress.clipNorm = floor.nextClipNorm();
     LedgerFloor.Announced open = floor.openAnnouncement();
     PrivacyEvent ours = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
     // A round another run announced under other privacy parameters (a changed spec, or a second

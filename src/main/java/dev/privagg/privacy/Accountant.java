@@ -17,6 +17,9 @@ public interface Accountant {
   /** The smallest delta this accountant can prove for {@code ledger} at {@code epsilon}. */
   double delta(PrivacyLedger ledger, double epsilon);
 
+  /** The names {@link #named} knows, tightest first: specs and the CLI accept exactly these. */
+  java.util.List<String> NAMES = java.util.List.of("rdp", "pld", "advanced", "basic");
+
   /** The accountant with the given name and default parameters. */
   static Accountant named(String name) {
     return switch (name) {
@@ -26,7 +29,7 @@ public interface Accountant {
       case "basic" -> new BasicCompositionAccountant();
       default ->
           throw new IllegalArgumentException(
-              "accountant must be one of rdp, pld, advanced, basic, was '" + name + "'");
+              "accountant must be one of " + String.join(", ", NAMES) + ", was '" + name + "'");
     };
   }
 }

@@ -301,7 +301,7 @@ public final class JobSpecReader {
     if (!(budget > 0)) {
       throw s.fail("budgetEpsilon", "must be > 0 (or .inf), was " + budget);
     }
-    String accountant = s.choice("accountant", "rdp", List.of("rdp", "pld", "advanced", "basic"));
+    String accountant = s.choice("accountant", "rdp", Accountant.NAMES);
     JobSpec.Sampling sampling = sampling(s.optionalSection("sampling"));
     AdaptiveClipping adaptive =
         adaptiveClipping(s.optionalSection("adaptiveClipping"), clipNorm, clipping, rounds);

@@ -153,6 +153,32 @@ class AdaptiveClippingRoundsTest {
   }
 
   @Test
+  void restoreBehindALedgerWhoseLatestRoundClippedFixed_startsAgainFromTheSpecsC() {
+    JobSpec spec = adaptive(0.9);
+    start(spec, LedgerFloor.NONE);
+    read("a", 1, 3f, 4f, 10);
+    advanceTo(TIMEOUT); // C grows: the state now holds exp(0.18)
+    assertThat(store.progress().clipNorm).isGreaterThan(1.0);
+    // A later run (adaptive clipping off) charged rounds 2 and 3 at a fixed C; this older state
+    // is restored under the adaptive spec again: the ledger's latest round says no adaptive C.
+    LedgerFloor ahead =
+        new LedgerFloor(
+            LedgerCodec.write(PrivacyLedger.of(spec.roundCharge().event(0, 3))),
+            3,
+            false,
+            3,
+            spec.initialWeights(),
+            3,
+            null,
+            spec.roundCharge().event(0, 1),
+            0);
+    decided = LifecycleFakes.Recorder.releasing(spec, NoiseSource.zero(), ahead);
+    lifecycle = new RoundLifecycle(spec, NoiseSource.zero(), ahead);
+    lifecycle.start(store, 5 * TIMEOUT, decided);
+    assertThat(decided.announcedClipNorms).containsExactly(1.0);
+  }
+
+  @Test
   void fixedClipNorm_neverMoves_andUpdatesWithoutANormAreNotCounted() {
     JobSpec spec = spec("noiseMultiplier: 0\nbudgetEpsilon: .inf", "");
     start(spec, LedgerFloor.NONE);

@@ -42,6 +42,37 @@ class JobSpecReaderTest {
   }
 
   @Test
+  void everySpecInJobsFolder_isValid_andItsAccountantCanCharge() throws Exception {
+    try (var specs = java.nio.file.Files.list(Path.of("jobs"))) {
+      for (Path file : specs.filter(f -> f.toString().endsWith(".yaml")).toList()) {
+        JobSpec spec = JobSpecReader.read(file);
+        // The round decider charges every round with Accountant.named(spec's accountant).
+        assertThat(Accountant.named(spec.privacy().accountant()).name())
+            .as(file.toString())
+            .isEqualTo(spec.privacy().accountant());
+      }
+    }
+  }
+
+  @Test
+  void accountant_isOneTheDeciderCanBuild_elseRefusedAtRead() {
+    for (String name : Accountant.NAMES) {
+      JobSpec spec =
+          JobSpecReader.parse(
+              "t",
+              MINIMAL.replace("budgetEpsilon: 10", "budgetEpsilon: 10\n  accountant: " + name));
+      assertThat(Accountant.named(spec.privacy().accountant()).name()).isEqualTo(name);
+    }
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t",
+                    MINIMAL.replace("budgetEpsilon: 10", "budgetEpsilon: 10\n  accountant: prv")))
+        .isInstanceOf(SpecException.class)
+        .hasMessageContaining("privacy.accountant");
+  }
+
+  @Test
   void adaptiveAdamExample_isValid_andPlansItsNoiseUnderPld_withTheCountCharged() {
     JobSpec spec = JobSpecReader.read(Path.of("jobs/digits-adaptive-adam.yaml"));
     assertThat(spec.privacy().accountant()).isEqualTo("pld");
