@@ -71,6 +71,17 @@ public class CodecBenchmark {
     return Float32.firstNonFinite(Float32.bytes(update.getTensors().get(0).getData()));
   }
 
+  /**
+   * The decode of a job with adaptive clipping: the same, plus the update's L2 norm for the round
+   * decider's count of unclipped updates (one more pass over the bytes).
+   */
+  @Benchmark
+  public double decodeUpdateWithNorm() throws Exception {
+    ClientUpdate update = UpdateReader.read(updateBytes, job -> LIMITS);
+    byte[] data = Float32.bytes(update.getTensors().get(0).getData());
+    return Float32.firstNonFinite(data) + Math.sqrt(Float32.sumOfSquares(data));
+  }
+
   /** Avro's own decoder on the same bytes, for comparison (unsafe on client input). */
   @Benchmark
   public int decodeUpdateAvro() throws Exception {

@@ -47,4 +47,21 @@ class Float32Test {
     assertThat(Float32.bytes(java.nio.ByteBuffer.wrap(whole))).isSameAs(whole);
     assertThat(Float32.bytes(java.nio.ByteBuffer.wrap(whole, 1, 2))).containsExactly(2, 3);
   }
+
+  @Test
+  void sumOfSquares_ofTheBytes_isBitForBitTheNormFlatClippingMeasures() {
+    // The decoder's norm decides adaptive clipping's unclipped count, the shard's clip decides the
+    // sum: the same values must give the same norm, in any length (lanes and remainder).
+    java.util.SplittableRandom random = new java.util.SplittableRandom(4);
+    for (int n : new int[] {0, 1, 3, 4, 5, 1001}) {
+      float[] values = new float[n];
+      for (int i = 0; i < n; i++) {
+        values[i] = (float) (random.nextGaussian() * Math.pow(10, random.nextInt(-20, 20)));
+      }
+      double norm = Math.sqrt(Float32.sumOfSquares(Float32.write(values, 0, n).array()));
+      double measured =
+          dev.privagg.privacy.ClippingPolicy.flat(1.0).clip(new float[][] {values}).preClipNorm();
+      assertThat(norm).as("n = %d", n).isEqualTo(measured);
+    }
+  }
 }
