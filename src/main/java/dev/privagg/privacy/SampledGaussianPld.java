@@ -44,11 +44,11 @@ final class SampledGaussianPld {
     double q = samplingRate;
     double z = noiseMultiplier;
     double xHigh = (remove ? 1 : 0) + TAIL_STD * z; // P's upper tail in x
-    double xLow = (remove ? 0 : 1) - TAIL_STD * z; // Q-side lower tail, only for q = 1
+    double xLow = (remove ? 1 : 0) - TAIL_STD * z; // P's lower tail, only for q = 1
     double lossLow;
     double lossHigh;
     if (remove) {
-      lossLow = q < 1 ? StrictMath.log1p(-q) : removeLoss(q, z, -TAIL_STD * z);
+      lossLow = q < 1 ? StrictMath.log1p(-q) : removeLoss(q, z, xLow);
       lossHigh = removeLoss(q, z, xHigh);
     } else {
       lossLow = -removeLoss(q, z, xHigh);

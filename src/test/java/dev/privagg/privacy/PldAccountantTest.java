@@ -197,4 +197,28 @@ class PldAccountantTest {
     assertThat(Double.doubleToRawLongBits(afterForgetting))
         .isEqualTo(Double.doubleToRawLongBits(cold));
   }
+
+  // Exact k-fold Gaussian epsilons below: mu = sqrt(k) / z, delta(eps) = Phi(-eps/mu + mu/2) -
+  // e^eps Phi(-eps/mu - mu/2) (Balle and Wang 2018, Thm. 8), evaluated in log space with SciPy
+  // 1.10 special.log_ndtr and solved with optimize.brentq (xtol 1e-14, rtol 1e-15).
+
+  @Test
+  void unsampledGaussian_withLittleNoise_isFiniteAndTight_notACrashOrInfinity() {
+    // At q = 1 the add direction's grid ended at x = 1 - 8.5 z (Q's tail) instead of -8.5 z (P's):
+    // below z = 1/17 the grid was empty (NegativeArraySizeException), above it P's mass below
+    // 1 - 8.5 z, Phi(1/z - 8.5) per round, went to infinite loss: epsilon +infinity at z = 0.2,
+    // delta 1e-5 and at z = 0.4, delta 1e-10.
+    double[][] cases = {
+      // z, delta, exact epsilon of one round
+      {0.05, 1e-5, 284.39184949774256},
+      {0.2, 1e-5, 33.10373233592247},
+      {0.4, 1e-10, 18.532348054916817},
+    };
+    for (double[] c : cases) {
+      assertThat(epsilon(c[0], 1, 1, c[1]))
+          .as("z=%s delta=%s", c[0], c[1])
+          .isGreaterThanOrEqualTo(c[2] * (1 - 1e-12))
+          .isLessThanOrEqualTo(c[2] * (1 + 1e-4));
+    }
+  }
 }
