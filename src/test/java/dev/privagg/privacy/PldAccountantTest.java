@@ -221,4 +221,28 @@ class PldAccountantTest {
           .isLessThanOrEqualTo(c[2] * (1 + 1e-4));
     }
   }
+
+  @Test
+  void epsilonPast709_isStillAnUpperBound_andDeltaThereIsANumber() {
+    // e^eps overflowed in delta(eps) past 709.78: Infinity times the weighted suffix read as delta
+    // = the infinite-loss mass only (so epsilon stopped at 709.7856 while the exact one is 733.5),
+    // or as NaN once that suffix underflowed; and a round whose grid reached past 709.78 got NaN
+    // masses from e^l times a Q mass of 0, so its epsilon jumped to the top of the grid (838.9 for
+    // exact 696.8).
+    assertThat(epsilon(0.101, 1, 12, 1e-5))
+        .isGreaterThanOrEqualTo(733.5126713948391 * (1 - 1e-12))
+        .isLessThanOrEqualTo(733.5126713948391 * (1 + 1e-4));
+    assertThat(epsilon(0.0295, 1, 1, 1e-5))
+        .isGreaterThanOrEqualTo(718.1784079794141 * (1 - 1e-12))
+        .isLessThanOrEqualTo(718.1784079794141 * (1 + 1e-4));
+    assertThat(epsilon(0.03, 1, 1, 1e-5))
+        .isGreaterThanOrEqualTo(696.7777915417278 * (1 - 1e-12))
+        .isLessThanOrEqualTo(696.7777915417278 * (1 + 1e-4));
+    // exact delta at 720 for z = 0.101, 12 rounds: 5.418229215532083e-05
+    PrivacyLedger ledger = PrivacyLedger.of(PrivacyEvent.sampledGaussian(0.101, 1, 12));
+    assertThat(accountant.delta(ledger, 720)).isGreaterThanOrEqualTo(5.418229215532083e-05);
+    for (double eps : new double[] {700, 710, 745, 800, 1e4}) {
+      assertThat(accountant.delta(ledger, eps)).as("eps %s", eps).isBetween(0.0, 1.0);
+    }
+  }
 }
