@@ -15,6 +15,12 @@ final class DiscretePld {
   /** Most grid points kept; beyond it the grid is coarsened (by 2, rounding up) until it fits. */
   static final int MAX_POINTS = 1 << 18;
 
+  /**
+   * Above this epsilon, delta is summed term by term rather than from the suffix sums, whose
+   * e^epsilon and subnormal p_k e^(-l_k) lose all precision near 709.
+   */
+  static final double DIRECT_ABOVE = 500;
+
   final double interval;
   final long offset;
   private final double[] mass;
@@ -107,13 +113,23 @@ final class DiscretePld {
    * l_k)).
    */
   double delta(double epsilon) {
-    double[][] sums = suffixSums();
-    double[] massAbove = sums[0];
-    double[] weightedAbove = sums[1];
     int first = firstAbove(epsilon);
     if (first >= mass.length) {
       return infinityMass;
     }
+    if (epsilon > DIRECT_ABOVE) {
+      // e^epsilon overflows past 709.78 (Infinity times a positive suffix reads as delta 0, times
+      // an underflowed one as NaN), and p_k e^(-l_k) is subnormal past 708: sum p_k (1 - e^(eps -
+      // l_k)) term by term instead, every factor then in [0, 1].
+      double value = infinityMass;
+      for (int i = first; i < mass.length; i++) {
+        value += mass[i] * -StrictMath.expm1(epsilon - loss(i));
+      }
+      return Math.min(1, value);
+    }
+    double[][] sums = suffixSums();
+    double[] massAbove = sums[0];
+    double[] weightedAbove = sums[1];
     double value = infinityMass + massAbove[first] - StrictMath.exp(epsilon) * weightedAbove[first];
     return Math.min(1, Math.max(infinityMass, value));
   }

@@ -3,6 +3,7 @@ package dev.privagg.privacy;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Privacy loss distribution (PLD) accountant for Poisson-subsampled Gaussian rounds under
@@ -42,15 +43,16 @@ import java.util.Map;
  * within 1e-4 relative above the exact epsilon (Balle and Wang 2018, Thm. 8). An interval of 1e-3
  * is 10x faster but 27% loose at q = 1e-3, z = 2, 10,000 rounds, so 1e-4 stays. Cost on this 2-core
  * machine at q = 0.01, z = 1.1: a ledger seen before (the budget gate asks about each ledger two or
- * three times) costs microseconds; a new count costs about 30 ms at 10 rounds and 150 ms at 10,000
- * (the 2^j-fold distributions are memoised, so only the few convolutions of the count's set bits
- * run); the first call for a mechanism about 0.4 s. Where epsilon is in the hundreds the loss
- * spreads beyond {@link DiscretePld#MAX_POINTS} grid points, the grid is coarsened and the bound
- * loosens (10% at q = 1, z = 0.8, 1000 rounds) but stays an upper bound.
+ * three times) costs microseconds; a new count one above a count seen before costs one convolution
+ * per direction (the 2^j-fold distributions and the high parts of recent counts are memoised),
+ * about 100 ms at 10,000 rounds (250 ms at q = 1e-3, z = 0.8, whose distributions are wider); the
+ * first call for a mechanism about 0.4 s. Where epsilon is in the hundreds the loss spreads beyond
+ * {@link DiscretePld#MAX_POINTS} grid points, the grid is coarsened and the bound loosens (10% at q
+ * = 1, z = 0.8, 1000 rounds) but stays an upper bound.
  *
  * <p><b>Determinism.</b> The result is a pure function of (interval, ledger, delta): the memo holds
  * only values that the same computation would produce again, the composition order is fixed (set
- * bits of each count from the lowest, events in ledger order), and the arithmetic is strict.
+ * bits of each count from the highest, events in ledger order), and the arithmetic is strict.
  *
  * <p>A noise multiplier of 0 costs infinite epsilon (delta 1 at every finite epsilon). {@link
  * PrivacySpent#order()} is NaN.
@@ -62,8 +64,17 @@ public final class PldAccountant implements Accountant {
   /** Mass per side, per convolution, moved up by truncation; tiny against any delta in use. */
   static final double TAIL_MASS = 1e-15;
 
-  /** Grid points (summed over entries) the memo of 2^j-fold distributions may hold: 32 MB. */
-  static final long MEMO_POINTS = 1L << 22;
+  /**
+   * Grid points (summed over entries) the memo of 2^j-fold distributions may hold: 64 MB, both
+   * directions' powers up to 2^16 rounds or so of one mechanism at about 2^18 points each.
+   */
+  static final long POWER_MEMO_POINTS = 1L << 23;
+
+  /**
+   * Grid points the memo of counts' high parts may hold: 64 MB, the high parts of one count (one
+   * per set bit, up to 16 of them per direction at about 2^18 points each).
+   */
+  static final long PREFIX_MEMO_POINTS = 1L << 23;
 
   /** Composed ledgers remembered: the budget gate asks about the same ledger two or three times. */
   static final int LEDGER_MEMO_CAPACITY = 4;
@@ -73,10 +84,17 @@ public final class PldAccountant implements Accountant {
 
   private final double interval;
 
-  /** 2^level-fold PLD of one mechanism in one direction; least recently used evicted first. */
-  private final LinkedHashMap<Power, DiscretePld> powers = new LinkedHashMap<>(16, 0.75f, true);
+  /** 2^j-fold PLDs of one mechanism in one direction, squared from one another. */
+  private final Memo powers = new Memo(POWER_MEMO_POINTS, false);
 
-  private long powerPoints;
+  /**
+   * count-fold PLDs of the high parts of counts (count without its lowest set bits): what the next
+   * count composes on. Separate from the powers, so that a part made every round cannot evict a
+   * 2^j-fold power needed only when a count carries into bit j.
+   */
+  private final Memo prefixes = new Memo(PREFIX_MEMO_POINTS, true);
+
+  private final AtomicLong convolutions = new AtomicLong();
 
   /** The composed pair (add, remove) of the last ledgers, by their events. */
   private final Map<List<PrivacyEvent>, DiscretePld[]> ledgers =
@@ -165,7 +183,7 @@ public final class PldAccountant implements Accountant {
       DiscretePld total = null;
       for (PrivacyEvent event : events) {
         DiscretePld rounds = selfComposed(event, remove);
-        total = total == null ? rounds : total.compose(rounds, TAIL_MASS);
+        total = total == null ? rounds : compose(total, rounds);
       }
       result[direction] = total;
     }
@@ -175,58 +193,112 @@ public final class PldAccountant implements Accountant {
     return result;
   }
 
-  /** count-fold composition of one event's mechanism: the 2^j-fold PLDs of the count's set bits. */
+  /** count-fold composition of one event's mechanism in one direction. */
   private DiscretePld selfComposed(PrivacyEvent event, boolean remove) {
-    long count = event.count();
-    DiscretePld total = null;
-    for (int level = 0; count >> level != 0; level++) {
-      if (((count >> level) & 1) == 1) {
-        DiscretePld power = power(event.samplingRate(), event.noiseMultiplier(), remove, level);
-        total = total == null ? power : total.compose(power, TAIL_MASS);
-      }
-    }
-    return total;
+    return part(event.samplingRate(), event.noiseMultiplier(), remove, event.count());
   }
 
-  /** The 2^level-fold PLD, from the memo or by squaring the one a level below. */
-  private DiscretePld power(
-      double samplingRate, double noiseMultiplier, boolean remove, int level) {
-    Power key = new Power(samplingRate, noiseMultiplier, remove, level);
-    synchronized (powers) {
-      DiscretePld known = powers.get(key);
-      if (known != null) {
-        return known;
-      }
+  /**
+   * The count-fold PLD, from the memo or built from smaller parts: a power of 2 by squaring the
+   * half, any other count as (count without its lowest set bit) composed with (its lowest set bit),
+   * so the set bits compose from the highest down. Consecutive counts share every part above the
+   * bit the increment carried into, so the budget gate's count + 1 costs one convolution per
+   * direction once count was seen, instead of one per set bit; and the bisection of {@link
+   * BudgetStatus} on the count shares its high bits too.
+   */
+  private DiscretePld part(
+      double samplingRate, double noiseMultiplier, boolean remove, long count) {
+    long lowest = Long.lowestOneBit(count);
+    Memo memo = lowest == count ? powers : prefixes;
+    Part key = new Part(samplingRate, noiseMultiplier, remove, count);
+    DiscretePld known = memo.get(key);
+    if (known != null) {
+      return known;
     }
     DiscretePld pld;
-    if (level == 0) {
+    if (count == 1) {
       pld = SampledGaussianPld.perRound(samplingRate, noiseMultiplier, remove, interval);
+    } else if (lowest == count) {
+      DiscretePld half = part(samplingRate, noiseMultiplier, remove, count / 2);
+      pld = compose(half, half);
     } else {
-      DiscretePld half = power(samplingRate, noiseMultiplier, remove, level - 1);
-      pld = half.compose(half, TAIL_MASS);
+      DiscretePld high = part(samplingRate, noiseMultiplier, remove, count - lowest);
+      pld = compose(high, part(samplingRate, noiseMultiplier, remove, lowest));
     }
-    synchronized (powers) {
-      if (powers.put(key, pld) == null) {
-        powerPoints += pld.size();
-      }
-      var eldest = powers.entrySet().iterator();
-      while (powerPoints > MEMO_POINTS && powers.size() > 1) {
-        powerPoints -= eldest.next().getValue().size();
-        eldest.remove();
-      }
-    }
+    memo.put(key, pld);
     return pld;
   }
 
+  private DiscretePld compose(DiscretePld a, DiscretePld b) {
+    convolutions.incrementAndGet();
+    return a.compose(b, TAIL_MASS);
+  }
+
   /** The memo's key; the kind adds nothing, as rate 1 is the plain Gaussian either way. */
-  private record Power(double samplingRate, double noiseMultiplier, boolean remove, int level) {}
+  private record Part(double samplingRate, double noiseMultiplier, boolean remove, long count) {}
+
+  /**
+   * A bounded memo of PLDs by part, least recently used evicted first; thread-safe. With {@code
+   * chainOnly}, storing the high part c of a count also drops the same mechanism's parts that are
+   * not high parts of c: what the next count needs are the high parts of the last one (count + 1
+   * without its lowest set bit is one of them), and least-recently-used order would evict the
+   * highest of them first, as they are the ones used least often.
+   */
+  private static final class Memo {
+    private final long budget;
+    private final boolean chainOnly;
+    private final LinkedHashMap<Part, DiscretePld> map = new LinkedHashMap<>(16, 0.75f, true);
+    private long points;
+
+    Memo(long budget, boolean chainOnly) {
+      this.budget = budget;
+      this.chainOnly = chainOnly;
+    }
+
+    synchronized DiscretePld get(Part key) {
+      return map.get(key);
+    }
+
+    synchronized void put(Part key, DiscretePld pld) {
+      if (chainOnly) {
+        var entries = map.entrySet().iterator();
+        while (entries.hasNext()) {
+          var entry = entries.next();
+          Part part = entry.getKey();
+          long c = part.count();
+          if (part.samplingRate() == key.samplingRate()
+              && part.noiseMultiplier() == key.noiseMultiplier()
+              && part.remove() == key.remove()
+              && (key.count() & -Long.lowestOneBit(c)) != c) {
+            points -= entry.getValue().size();
+            entries.remove();
+          }
+        }
+      }
+      DiscretePld old = map.put(key, pld);
+      points += pld.size() - (old == null ? 0 : old.size());
+      var eldest = map.entrySet().iterator();
+      while (points > budget && map.size() > 1) {
+        points -= eldest.next().getValue().size();
+        eldest.remove();
+      }
+    }
+
+    synchronized void clear() {
+      map.clear();
+      points = 0;
+    }
+  }
+
+  /** For tests: convolutions run so far. */
+  long convolutions() {
+    return convolutions.get();
+  }
 
   /** For tests: drops every memo entry, so the next call computes from scratch. */
   void forgetMemo() {
-    synchronized (powers) {
-      powers.clear();
-      powerPoints = 0;
-    }
+    powers.clear();
+    prefixes.clear();
     synchronized (ledgers) {
       ledgers.clear();
     }

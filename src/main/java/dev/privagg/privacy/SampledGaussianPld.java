@@ -32,6 +32,13 @@ final class SampledGaussianPld {
   /** Standard deviations of x kept on the grid; the normal tail beyond is below 1e-17. */
   static final double TAIL_STD = 8.5;
 
+  /**
+   * Smallest Q mass of an interval split by connect-the-dots: below it Q's mass is subnormal or 0
+   * (where the loss is above about 670) and e^l times it loses its precision, or is Infinity times
+   * 0 = NaN past a loss of 709.78; such an interval's P mass all goes to its upper end instead.
+   */
+  static final double MIN_Q_MASS = 0x1p-970;
+
   private SampledGaussianPld() {}
 
   /**
@@ -44,11 +51,11 @@ final class SampledGaussianPld {
     double q = samplingRate;
     double z = noiseMultiplier;
     double xHigh = (remove ? 1 : 0) + TAIL_STD * z; // P's upper tail in x
-    double xLow = (remove ? 0 : 1) - TAIL_STD * z; // Q-side lower tail, only for q = 1
+    double xLow = (remove ? 1 : 0) - TAIL_STD * z; // P's lower tail, only for q = 1
     double lossLow;
     double lossHigh;
     if (remove) {
-      lossLow = q < 1 ? StrictMath.log1p(-q) : removeLoss(q, z, -TAIL_STD * z);
+      lossLow = q < 1 ? StrictMath.log1p(-q) : removeLoss(q, z, xLow);
       lossHigh = removeLoss(q, z, xHigh);
     } else {
       lossLow = -removeLoss(q, z, xHigh);
@@ -74,8 +81,12 @@ final class SampledGaussianPld {
       double nextX = threshold(q, z, remove, (first + i + 1) * h);
       double[] pq = intervalMasses(q, z, remove, previousX, nextX);
       double p = pq[0];
-      double up = (p - StrictMath.exp((first + i) * h) * pq[1]) / shrink;
-      up = Math.min(p, Math.max(0, up));
+      double up = p; // all of it up, rounding the loss up, where Q's mass is not a normal double
+      if (pq[1] >= MIN_Q_MASS) {
+        // Q <= e^(-l) P <= e^(-l) here, so l < 671 and e^l is finite
+        up = (p - StrictMath.exp((first + i) * h) * pq[1]) / shrink;
+        up = Math.min(p, Math.max(0, up));
+      }
       mass[i] += p - up;
       mass[i + 1] += up;
       previousX = nextX;

@@ -197,4 +197,97 @@ class PldAccountantTest {
     assertThat(Double.doubleToRawLongBits(afterForgetting))
         .isEqualTo(Double.doubleToRawLongBits(cold));
   }
+
+  // Exact k-fold Gaussian epsilons below: mu = sqrt(k) / z, delta(eps) = Phi(-eps/mu + mu/2) -
+  // e^eps Phi(-eps/mu - mu/2) (Balle and Wang 2018, Thm. 8), evaluated in log space with SciPy
+  // 1.10 special.log_ndtr and solved with optimize.brentq (xtol 1e-14, rtol 1e-15).
+
+  @Test
+  void unsampledGaussian_withLittleNoise_isFiniteAndTight_notACrashOrInfinity() {
+    // At q = 1 the add direction's grid ended at x = 1 - 8.5 z (Q's tail) instead of -8.5 z (P's):
+    // below z = 1/17 the grid was empty (NegativeArraySizeException), above it P's mass below
+    // 1 - 8.5 z, Phi(1/z - 8.5) per round, went to infinite loss: epsilon +infinity at z = 0.2,
+    // delta 1e-5 and at z = 0.4, delta 1e-10.
+    double[][] cases = {
+      // z, delta, exact epsilon of one round
+      {0.05, 1e-5, 284.39184949774256},
+      {0.2, 1e-5, 33.10373233592247},
+      {0.4, 1e-10, 18.532348054916817},
+    };
+    for (double[] c : cases) {
+      assertThat(epsilon(c[0], 1, 1, c[1]))
+          .as("z=%s delta=%s", c[0], c[1])
+          .isGreaterThanOrEqualTo(c[2] * (1 - 1e-12))
+          .isLessThanOrEqualTo(c[2] * (1 + 1e-4));
+    }
+  }
+
+  @Test
+  void epsilonPast709_isStillAnUpperBound_andDeltaThereIsANumber() {
+    // e^eps overflowed in delta(eps) past 709.78: Infinity times the weighted suffix read as delta
+    // = the infinite-loss mass only (so epsilon stopped at 709.7856 while the exact one is 733.5),
+    // or as NaN once that suffix underflowed; and a round whose grid reached past 709.78 got NaN
+    // masses from e^l times a Q mass of 0, so its epsilon jumped to the top of the grid (838.9 for
+    // exact 696.8).
+    assertThat(epsilon(0.101, 1, 12, 1e-5))
+        .isGreaterThanOrEqualTo(733.5126713948391 * (1 - 1e-12))
+        .isLessThanOrEqualTo(733.5126713948391 * (1 + 1e-4));
+    assertThat(epsilon(0.0295, 1, 1, 1e-5))
+        .isGreaterThanOrEqualTo(718.1784079794141 * (1 - 1e-12))
+        .isLessThanOrEqualTo(718.1784079794141 * (1 + 1e-4));
+    assertThat(epsilon(0.03, 1, 1, 1e-5))
+        .isGreaterThanOrEqualTo(696.7777915417278 * (1 - 1e-12))
+        .isLessThanOrEqualTo(696.7777915417278 * (1 + 1e-4));
+    // exact delta at 720 for z = 0.101, 12 rounds: 5.418229215532083e-05
+    PrivacyLedger ledger = PrivacyLedger.of(PrivacyEvent.sampledGaussian(0.101, 1, 12));
+    assertThat(accountant.delta(ledger, 720)).isGreaterThanOrEqualTo(5.418229215532083e-05);
+    for (double eps : new double[] {700, 710, 745, 800, 1e4}) {
+      assertThat(accountant.delta(ledger, eps)).as("eps %s", eps).isBetween(0.0, 1.0);
+    }
+  }
+
+  @Test
+  void budgetGate_nextCount_costsOneConvolutionPerDirection_andTheSameBits() {
+    // The job's gate asks about count + 1 every round. Composing the set bits from the lowest with
+    // only the 2^j-fold powers memoised cost popcount - 1 convolutions per direction: 1.3 to 2 s
+    // per round at q = 1e-3, z = 0.8 near 8191 and 16383 rounds on a 2-core machine (75 ms per
+    // 2^18-point convolution). With the high parts of the last count kept, one per direction.
+    PrivacyEvent round = PrivacyEvent.sampledGaussian(1.1, 0.01, 1);
+    PldAccountant gate = PldAccountant.withValueDiscretizationInterval(1e-4);
+    gate.epsilon(PrivacyLedger.of(round.times(4094)), 1e-5); // 0b111111111110: cold
+    double[] seen = new double[6];
+    for (int i = 0; i < seen.length; i++) {
+      long before = gate.convolutions();
+      seen[i] = gate.epsilon(PrivacyLedger.of(round.times(4095 + i)), 1e-5).epsilon();
+      assertThat(gate.convolutions() - before).as("count %s", 4095 + i).isLessThanOrEqualTo(2);
+    }
+    // the same bits from an accountant that never saw the smaller counts, and from two threads
+    PldAccountant fresh = PldAccountant.withValueDiscretizationInterval(1e-4);
+    for (int i = seen.length - 1; i >= 0; i--) {
+      double cold = fresh.epsilon(PrivacyLedger.of(round.times(4095 + i)), 1e-5).epsilon();
+      assertThat(Double.doubleToRawLongBits(cold)).isEqualTo(Double.doubleToRawLongBits(seen[i]));
+    }
+    PldAccountant shared = PldAccountant.withValueDiscretizationInterval(1e-4);
+    double[] fromThreads = new double[2];
+    Thread[] threads = new Thread[2];
+    for (int t = 0; t < 2; t++) {
+      int k = t;
+      threads[t] =
+          new Thread(
+              () ->
+                  fromThreads[k] =
+                      shared.epsilon(PrivacyLedger.of(round.times(4100)), 1e-5).epsilon());
+      threads[t].start();
+    }
+    for (Thread thread : threads) {
+      try {
+        thread.join();
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
+    }
+    for (double value : fromThreads) {
+      assertThat(Double.doubleToRawLongBits(value)).isEqualTo(Double.doubleToRawLongBits(seen[5]));
+    }
+  }
 }
