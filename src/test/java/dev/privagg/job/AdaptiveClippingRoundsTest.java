@@ -19,10 +19,7 @@ import org.junit.jupiter.api.Test;
  * its sum at it. Count noise is zero here (a zero noise source), so every C is exact.
  */
 class AdaptiveClippingRoundsTest {
-  private RoundLifecycle lifecycle;
-  private final LifecycleFakes.Store store = new LifecycleFakes.Store();
-  private LifecycleFakes.Recorder decided;
-  private long eventTime = Long.MIN_VALUE;
+  private final ReleasingRounds job = new ReleasingRounds();
 
   private static JobSpec adaptive(double targetQuantile) {
     return spec(
@@ -37,23 +34,32 @@ class AdaptiveClippingRoundsTest {
   }
 
   private void start(JobSpec spec, LedgerFloor floor) {
-    decided = LifecycleFakes.Recorder.releasing(spec, NoiseSource.zero(), floor);
-    lifecycle = new RoundLifecycle(spec, NoiseSource.zero(), floor);
-    lifecycle.start(store, 0, decided);
+    job.start(spec, NoiseSource.zero(), floor, 0);
   }
 
   /** An update as the decoder hands it to the decider of an adaptive job: with its L2 norm. */
   private void read(String client, long round, float w0, float w1, long appended) {
     DecodedUpdate update = update(client, round, w0, w1, 0f);
     update.norm = UpdateValidator.l2Norm(update.tensorData);
-    lifecycle.arrive(store, update, appended, eventTime, 0, decided);
+    job.read(update, appended);
   }
 
   private void advanceTo(long time) {
-    eventTime = time;
-    while (!decided.timers.isEmpty() && decided.timers.first() <= time) {
-      lifecycle.eventTimeReached(store, decided.timers.pollFirst(), false, 0, decided);
-    }
+    job.advanceTo(time);
+  }
+
+  /** What an earlier run left: {@code rounds} rounds charged, the last one's next C. */
+  private static LedgerFloor chargedThrough(JobSpec spec, long rounds, double nextClipNorm) {
+    return new LedgerFloor(
+        LedgerCodec.write(PrivacyLedger.of(spec.roundCharge().event(0, rounds))),
+        rounds,
+        false,
+        rounds,
+        spec.initialWeights(),
+        rounds,
+        null,
+        spec.roundCharge().event(0, 1),
+        nextClipNorm);
   }
 
   @Test
@@ -64,19 +70,19 @@ class AdaptiveClippingRoundsTest {
     advanceTo(TIMEOUT);
     // No member unclipped: b~ = (0 - 2/2 + 0 + m/2) / m = 0 < 0.9, so C grows by exp(0.2 * 0.9).
     double grown = Math.exp(0.2 * 0.9);
-    ClosedRound first = decided.closed.get(0);
+    ClosedRound first = job.decided.closed.get(0);
     assertThat(first.clipping().clipNorm()).isEqualTo(1.0);
     assertThat(first.clipping().noisyUnclippedFraction()).isCloseTo(0.0, within(1e-12));
     assertThat(first.clipping().nextClipNorm()).isCloseTo(grown, within(1e-12));
-    assertThat(decided.announcedClipNorms.get(1)).isCloseTo(grown, within(1e-12));
+    assertThat(job.decided.announcedClipNorms.get(1)).isCloseTo(grown, within(1e-12));
 
     read("a", 2, 3f, 4f, TIMEOUT + 10);
     read("b", 2, 3f, 4f, TIMEOUT + 20);
     advanceTo(2 * TIMEOUT);
     // Round 1: two updates clipped to norm 1 over m = 2 move w by (0.6, 0.8); round 2 clips them
     // to the grown C, and the combiner decodes the shard's units at that C.
-    float[] afterOne = decided.models.get(0);
-    float[] afterTwo = decided.models.get(1);
+    float[] afterOne = job.decided.models.get(0);
+    float[] afterTwo = job.decided.models.get(1);
     assertThat(afterOne[0]).isCloseTo(0.6f, within(1e-6f));
     assertThat(afterOne[1]).isCloseTo(0.8f, within(1e-6f));
     assertThat(afterTwo[0] - afterOne[0]).isCloseTo((float) (0.6 * grown), within(1e-6f));
@@ -90,9 +96,9 @@ class AdaptiveClippingRoundsTest {
     read("b", 1, 0f, 0.1f, 20);
     advanceTo(TIMEOUT);
     // b~ = (2 - 1 + 0 + 1) / 2 = 1 > 0.5: C shrinks by exp(-0.2 * 0.5).
-    assertThat(decided.closed.get(0).clipping().noisyUnclippedFraction())
+    assertThat(job.decided.closed.get(0).clipping().noisyUnclippedFraction())
         .isCloseTo(1.0, within(1e-12));
-    assertThat(decided.announcedClipNorms.get(1)).isCloseTo(Math.exp(-0.1), within(1e-12));
+    assertThat(job.decided.announcedClipNorms.get(1)).isCloseTo(Math.exp(-0.1), within(1e-12));
   }
 
   @Test
@@ -100,28 +106,18 @@ class AdaptiveClippingRoundsTest {
     start(adaptive(0.5), LedgerFloor.NONE);
     advanceTo(TIMEOUT);
     // No member: b~ = (0 - 0 + 0 + m/2) / m = 1/2, exactly the target, so C stays.
-    assertThat(decided.closed.get(0).clipping().noisyUnclippedFraction())
+    assertThat(job.decided.closed.get(0).clipping().noisyUnclippedFraction())
         .isCloseTo(0.5, within(1e-12));
-    assertThat(decided.announcedClipNorms).containsExactly(1.0, 1.0);
+    assertThat(job.decided.announcedClipNorms).containsExactly(1.0, 1.0);
   }
 
   @Test
   void freshStartAfterLostState_continuesFromTheLedgersNextClipNorm() {
     JobSpec spec = adaptive(0.5);
-    LedgerFloor floor =
-        new LedgerFloor(
-            LedgerCodec.write(PrivacyLedger.of(spec.roundCharge().event(0, 1))),
-            1,
-            false,
-            1,
-            spec.initialWeights(),
-            1,
-            null,
-            spec.roundCharge().event(0, 1),
-            2.5);
+    LedgerFloor floor = chargedThrough(spec, 1, 2.5);
     start(spec, floor);
-    assertThat(decided.announced).containsExactly("2 until " + TIMEOUT);
-    assertThat(decided.announcedClipNorms).containsExactly(2.5);
+    assertThat(job.decided.announced).containsExactly("2 until " + TIMEOUT);
+    assertThat(job.decided.announcedClipNorms).containsExactly(2.5);
   }
 
   @Test
@@ -137,19 +133,9 @@ class AdaptiveClippingRoundsTest {
             """
                 .strip(),
             "");
-    LedgerFloor floor =
-        new LedgerFloor(
-            LedgerCodec.write(PrivacyLedger.of(spec.roundCharge().event(0, 1))),
-            1,
-            false,
-            1,
-            spec.initialWeights(),
-            1,
-            null,
-            spec.roundCharge().event(0, 1),
-            2.5);
+    LedgerFloor floor = chargedThrough(spec, 1, 2.5);
     start(spec, floor);
-    assertThat(decided.announcedClipNorms).containsExactly(2.0);
+    assertThat(job.decided.announcedClipNorms).containsExactly(2.0);
   }
 
   @Test
@@ -158,24 +144,12 @@ class AdaptiveClippingRoundsTest {
     start(spec, LedgerFloor.NONE);
     read("a", 1, 3f, 4f, 10);
     advanceTo(TIMEOUT); // C grows: the state now holds exp(0.18)
-    assertThat(store.progress().clipNorm).isGreaterThan(1.0);
+    assertThat(job.store.progress().clipNorm).isGreaterThan(1.0);
     // A later run (adaptive clipping off) charged rounds 2 and 3 at a fixed C; this older state
     // is restored under the adaptive spec again: the ledger's latest round says no adaptive C.
-    LedgerFloor ahead =
-        new LedgerFloor(
-            LedgerCodec.write(PrivacyLedger.of(spec.roundCharge().event(0, 3))),
-            3,
-            false,
-            3,
-            spec.initialWeights(),
-            3,
-            null,
-            spec.roundCharge().event(0, 1),
-            0);
-    decided = LifecycleFakes.Recorder.releasing(spec, NoiseSource.zero(), ahead);
-    lifecycle = new RoundLifecycle(spec, NoiseSource.zero(), ahead);
-    lifecycle.start(store, 5 * TIMEOUT, decided);
-    assertThat(decided.announcedClipNorms).containsExactly(1.0);
+    LedgerFloor ahead = chargedThrough(spec, 3, 0);
+    job.start(spec, NoiseSource.zero(), ahead, 5 * TIMEOUT);
+    assertThat(job.decided.announcedClipNorms).containsExactly(1.0);
   }
 
   @Test
@@ -184,8 +158,9 @@ class AdaptiveClippingRoundsTest {
     start(spec, LedgerFloor.NONE);
     read("a", 1, 3f, 4f, 10);
     advanceTo(3 * TIMEOUT);
-    assertThat(decided.announcedClipNorms).containsOnly(1.0);
-    assertThat(decided.closed).allSatisfy(c -> assertThat(c.clipping().nextClipNorm()).isNull());
+    assertThat(job.decided.announcedClipNorms).containsOnly(1.0);
+    assertThat(job.decided.closed)
+        .allSatisfy(c -> assertThat(c.clipping().nextClipNorm()).isNull());
   }
 
   @Test

@@ -19,26 +19,18 @@ class ServerOptimizerRoundsTest {
   private static final String ADAM =
       "server: {optimizer: adam, learningRate: 0.1, beta1: 0.9, beta2: 0.99, tau: 0.001}";
 
-  private RoundLifecycle lifecycle;
-  private final LifecycleFakes.Store store = new LifecycleFakes.Store();
-  private LifecycleFakes.Recorder decided;
-  private long eventTime = Long.MIN_VALUE;
+  private final ReleasingRounds job = new ReleasingRounds();
 
   private void start(JobSpec spec) {
-    decided = LifecycleFakes.Recorder.releasing(spec, NoiseSource.zero(), LedgerFloor.NONE);
-    lifecycle = new RoundLifecycle(spec, NoiseSource.zero(), LedgerFloor.NONE);
-    lifecycle.start(store, 0, decided);
+    job.start(spec, NoiseSource.zero(), LedgerFloor.NONE, 0);
   }
 
   private void read(String client, long round, float w0, float w1, float b, long appended) {
-    lifecycle.arrive(store, update(client, round, w0, w1, b), appended, eventTime, 0, decided);
+    job.read(update(client, round, w0, w1, b), appended);
   }
 
   private void advanceTo(long time) {
-    eventTime = time;
-    while (!decided.timers.isEmpty() && decided.timers.first() <= time) {
-      lifecycle.eventTimeReached(store, decided.timers.pollFirst(), false, 0, decided);
-    }
+    job.advanceTo(time);
   }
 
   @Test
@@ -59,9 +51,9 @@ class ServerOptimizerRoundsTest {
     float[] afterOne = expected.clone();
     adam.step(expected, new double[] {0.1, -0.2, 0}, moments);
 
-    assertThat(decided.models.get(0)).containsExactly(afterOne);
-    assertThat(decided.models.get(1)).containsExactly(expected);
-    assertThat(decided.combinerStore.model.optimizer.steps).isEqualTo(2);
+    assertThat(job.decided.models.get(0)).containsExactly(afterOne);
+    assertThat(job.decided.models.get(1)).containsExactly(expected);
+    assertThat(job.decided.combinerStore.model.optimizer.steps).isEqualTo(2);
     // Fresh moments in round 2 would give another model: the carried ones matter.
     float[] restarted = afterOne.clone();
     adam.step(restarted, new double[] {0.1, -0.2, 0}, adam.initialState(3));
@@ -75,7 +67,7 @@ class ServerOptimizerRoundsTest {
     read("a", 1, 0.2f, -0.4f, 0.2f, 10);
     advanceTo(TIMEOUT);
     // model += 0.5 * (0.2, -0.4, 0.2) / 2 (norm 0.49: not clipped)
-    assertThat(decided.models.get(0)).containsExactly(0.05f, -0.1f, 0.05f);
+    assertThat(job.decided.models.get(0)).containsExactly(0.05f, -0.1f, 0.05f);
   }
 
   @Test
@@ -85,14 +77,14 @@ class ServerOptimizerRoundsTest {
     read("a", 1, 0.2f, -0.4f, 0f, 10);
     advanceTo(TIMEOUT);
     // As an earlier version's state holds it: the model without optimizer state.
-    float[] afterOne = decided.combinerStore.model.model.clone();
-    decided.combinerStore.model = new ModelState(afterOne.clone(), 1);
+    float[] afterOne = job.decided.combinerStore.model.model.clone();
+    job.decided.combinerStore.model = new ModelState(afterOne.clone(), 1);
     read("a", 2, 0.2f, -0.4f, 0f, TIMEOUT + 10);
     advanceTo(2 * TIMEOUT);
 
     ServerOptimizer adam = ServerOptimizer.adam(0.1, 0.9, 0.99, 0.001);
     float[] expected = afterOne.clone();
     adam.step(expected, new double[] {0.1, -0.2, 0}, adam.initialState(3));
-    assertThat(decided.models.get(1)).containsExactly(expected);
+    assertThat(job.decided.models.get(1)).containsExactly(expected);
   }
 }
