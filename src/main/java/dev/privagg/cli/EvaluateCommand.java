@@ -7,6 +7,7 @@ import dev.privagg.sim.Evaluation;
 import dev.privagg.sim.Reports;
 import dev.privagg.sim.Simulation;
 import dev.privagg.sim.SimulationConfig;
+import dev.privagg.spec.JobSpec;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -541,8 +542,10 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     }
     double epsilon =
         flags.positive("--target-epsilon", targetEpsilon == null ? 4.0 : targetEpsilon);
-    SimulationConfig base = options.config(flags, Double.NaN, epsilon);
-    SimulationConfig.AdaptiveClipping adaptive = options.adaptiveClipping(flags, 0.5);
+    // Adaptive settings (--adaptive-clipping, default quantile 0.5) belong to adaptive variants.
+    Double quantile = variants.stream().anyMatch(t -> t.trim().startsWith("adaptive")) ? 0.5 : null;
+    SimulationConfig base = options.config(flags, Double.NaN, epsilon, quantile);
+    SimulationConfig.AdaptiveClipping adaptive = base.adaptiveClipping();
     List<Evaluation.Variant> parsedVariants = new ArrayList<>();
     for (String text : variants) {
       Evaluation.Variant v;
@@ -558,6 +561,8 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
       }
       parsedVariants.add(v);
     }
+    // Every variant's spec is planned before the broker starts: an unreachable target fails now.
+    List<JobSpec> planned = Evaluation.plan(base, parsedVariants);
     PrintWriter w = spec.commandLine().getOut();
     int total = parsedVariants.size() * seeds;
     if (!json.enabled) {
@@ -573,6 +578,24 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
           options.clients,
           options.cohort,
           options.sampling);
+      for (int i = 0; i < planned.size(); i++) {
+        JobSpec.Privacy p = planned.get(i).privacy();
+        w.printf(
+            "  %-16s z %.4f, C %s%s, server %s%n",
+            parsedVariants.get(i).name(),
+            p.noiseMultiplier(),
+            Text.number(p.clipNorm()),
+            p.adaptiveClipping() == null
+                ? " fixed"
+                : " initial, adaptive to quantile "
+                    + Text.number(p.adaptiveClipping().targetQuantile())
+                    + " (count noise std "
+                    + Text.number(p.adaptiveClipping().countNoiseStd())
+                    + ")",
+            planned.get(i).serverOptimizer().kind().specName()
+                + " lr "
+                + Text.number(planned.get(i).serverOptimizer().learningRate()));
+      }
       w.flush();
     }
     int[] done = {0};

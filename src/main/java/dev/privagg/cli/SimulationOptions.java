@@ -199,8 +199,17 @@ final class SimulationOptions {
    * naming the flag and the fix.
    */
   SimulationConfig config(Flags flags, double noiseMultiplier, double targetEpsilon) {
+    return config(flags, noiseMultiplier, targetEpsilon, null);
+  }
+
+  /**
+   * As {@link #config(Flags, double, double)}, with adaptive clipping at {@code defaultQuantile}
+   * when --adaptive-clipping is not given (null: fixed C).
+   */
+  SimulationConfig config(
+      Flags flags, double noiseMultiplier, double targetEpsilon, Double defaultQuantile) {
     flags.positive("--clip-norm", clipNorm);
-    SimulationConfig.AdaptiveClipping adaptive = adaptiveClipping(flags, null);
+    SimulationConfig.AdaptiveClipping adaptive = adaptiveClipping(flags, defaultQuantile);
     if (adaptive != null && localNoiseEpsilon != null) {
       throw flags.fail(
           "--local-noise-epsilon clips each update to the fixed --clip-norm, which --adaptive-clipping"

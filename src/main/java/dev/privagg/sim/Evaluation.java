@@ -1,9 +1,14 @@
 package dev.privagg.sim;
 
+import dev.privagg.client.data.Datasets;
+import dev.privagg.client.train.Model;
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.optimizer.ServerOptimizer;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import org.apache.commons.statistics.distribution.TDistribution;
@@ -90,7 +95,8 @@ public final class Evaluation {
 
   /**
    * A named setting of a comparison: fixed C or adaptive clipping, and a server optimizer. Its name
-   * reads {@code CLIPPING-OPTIMIZER}, e.g. {@code fixed-sgd} or {@code adaptive-adam}.
+   * reads {@code CLIPPING-OPTIMIZER[:SERVER_LR]}, e.g. {@code fixed-sgd} or {@code
+   * adaptive-adam:0.03}, so one comparison can hold several learning rates.
    */
   public record Variant(
       String name, SimulationConfig.AdaptiveClipping adaptiveClipping, ServerOptimizer optimizer) {
@@ -134,7 +140,7 @@ public final class Evaluation {
         }
       }
       int dash = name.indexOf('-');
-      String clipping = dash < 0 ? name : name.substring(0, dash);
+      String clipping = (dash < 0 ? name : name.substring(0, dash)).toLowerCase(Locale.ROOT);
       if (dash < 0 || !CLIPPINGS.contains(clipping)) {
         throw new IllegalArgumentException(
             "variant '"
@@ -150,10 +156,39 @@ public final class Evaluation {
             "variant '" + token + "': " + e.getMessage() + " after '" + clipping + "-'");
       }
       return new Variant(
-          clipping + "-" + kind.specName(),
+          clipping + "-" + kind.specName() + (colon < 0 ? "" : token.substring(colon)),
           clipping.equals("adaptive") ? adaptive : null,
           optimizers.apply(kind, lr));
     }
+  }
+
+  /**
+   * Each variant's job spec on {@code base}, in order, so that a variant whose target epsilon
+   * cannot be reached fails before any run starts. Adaptive clipping charges its noisy count with
+   * the sum: the charged noise multiplier (z^-2 + (2 sigma_b)^-2)^-1/2 stays below 2 sigma_b
+   * whatever z is, so a small count noise can make a target unreachable.
+   */
+  public static List<JobSpec> plan(SimulationConfig base, List<Variant> variants) {
+    Datasets.Split data = Datasets.load(base.dataset(), base.seed());
+    Model model =
+        Model.named(
+            base.model(), data.train().numFeatures(), data.train().numClasses(), base.hidden());
+    List<JobSpec> specs = new ArrayList<>();
+    for (Variant v : variants) {
+      try {
+        specs.add(JobSpecReader.parse(v.name(), Simulation.specYaml(v.applyTo(base), model)));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            e.getMessage()
+                + (v.adaptiveClipping() == null
+                    ? ""
+                    : "; adaptive clipping charges its count with the sum, which keeps the charged"
+                        + " noise multiplier below 2 x the count's noise std (--clip-count-noise,"
+                        + " default m / 20): raise it"),
+            e);
+      }
+    }
+    return specs;
   }
 
   /**

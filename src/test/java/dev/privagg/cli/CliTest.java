@@ -202,7 +202,7 @@ class CliTest {
             + " --variants",
         "evaluate --variants fixed-sgd,adam | --variants: variant 'adam' must read"
             + " CLIPPING-OPTIMIZER[:SERVER_LR]",
-        "evaluate --variants fixed-sgd,fixed-sgd:2 | --variants names fixed-sgd twice",
+        "evaluate --variants fixed-sgd,FIXED-sgd | --variants names fixed-sgd twice",
         "evaluate --variants fixed-sgd --noise-multipliers 1 | --noise-multipliers belongs to the"
             + " noise sweep",
         "evaluate --variants fixed-adam --server-lr 0.1 | --server-lr: with --variants each variant"

@@ -33,7 +33,7 @@ class EvaluationTest {
     assertThat(fixedSgd.adaptiveClipping()).isNull();
     assertThat(fixedSgd.optimizer()).isEqualTo(ServerOptimizer.sgd(1.0));
     Evaluation.Variant adaptiveAdam = variant(" adaptive-ADAM:0.03 ");
-    assertThat(adaptiveAdam.name()).isEqualTo("adaptive-adam");
+    assertThat(adaptiveAdam.name()).isEqualTo("adaptive-adam:0.03");
     assertThat(adaptiveAdam.adaptiveClipping()).isEqualTo(MEDIAN);
     assertThat(adaptiveAdam.optimizer()).isEqualTo(ServerOptimizer.adam(0.03, 0.9, 0.99, 1e-3));
     assertThat(variant("adaptive-yogi").optimizer().kind()).isEqualTo(ServerOptimizer.Kind.YOGI);
