@@ -567,12 +567,13 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     int total = parsedVariants.size() * seeds;
     if (!json.enabled) {
       w.printf(
-          "comparing %d variants at epsilon %s over %d rounds, %d seeds each (%s, %s, %d clients,"
-              + " m = %d, %s sampling)%n",
+          "comparing %d variants at epsilon %s over %d rounds, %d seed%s each (%s, %s, %d"
+              + " clients, m = %d, %s sampling)%n",
           parsedVariants.size(),
           Text.number(epsilon),
           options.rounds,
           seeds,
+          seeds == 1 ? "" : "s",
           options.dataset,
           options.model,
           options.clients,
@@ -581,7 +582,7 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
       for (int i = 0; i < planned.size(); i++) {
         JobSpec.Privacy p = planned.get(i).privacy();
         w.printf(
-            "  %-16s z %.4f, C %s%s, server %s%n",
+            "  %-20s z %.4f, C %s%s, server %s%n",
             parsedVariants.get(i).name(),
             p.noiseMultiplier(),
             Text.number(p.clipNorm()),
@@ -658,11 +659,11 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     }
     w.println();
     w.printf(
-        "%-16s %-10s %-8s %-9s %-9s %-28s %-16s%n",
+        "%-20s %-10s %-8s %-9s %-9s %-28s %-16s%n",
         "variant", "server lr", "z", "epsilon", "final C", "accuracy (95% CI)", "MIA AUC (95% CI)");
     for (Evaluation.Setting s : settings) {
       w.printf(
-          "%-16s %-10s %-8s %-9s %-9s %.4f [%.4f, %.4f]     %.3f +- %.3f%n",
+          "%-20s %-10s %-8s %-9s %-9s %.4f [%.4f, %.4f]     %.3f +- %.3f%n",
           s.variant(),
           Text.number(byName.get(s.variant()).optimizer().learningRate()),
           String.format("%.4f", s.noiseMultiplier()),
