@@ -783,8 +783,8 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
         out.resolve("comparison.png"),
         List.<Chart<?, ?>>of(
             Reports.intervalChart(
-                title + ": final test accuracy (" + settings.get(0).accuracyInterval() + ")",
-                "test accuracy (95% CI)",
+                title + ": final test accuracy",
+                "test accuracy (95% CI, " + settings.get(0).accuracyInterval() + ")",
                 List.of(intervals)),
             rounds));
   }
