@@ -563,6 +563,22 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     }
     // Every variant's spec is planned before the broker starts: an unreachable target fails now.
     List<JobSpec> planned = Evaluation.plan(base, parsedVariants);
+    // The outputs state the count noise the specs resolved (m / 20 unless given), not "default".
+    for (int i = 0; i < planned.size(); i++) {
+      Evaluation.Variant v = parsedVariants.get(i);
+      if (v.adaptiveClipping() != null) {
+        SimulationConfig.AdaptiveClipping a = v.adaptiveClipping();
+        parsedVariants.set(
+            i,
+            new Evaluation.Variant(
+                v.name(),
+                new SimulationConfig.AdaptiveClipping(
+                    a.targetQuantile(),
+                    a.learningRate(),
+                    planned.get(i).privacy().adaptiveClipping().countNoiseStd()),
+                v.optimizer()));
+      }
+    }
     PrintWriter w = spec.commandLine().getOut();
     int total = parsedVariants.size() * seeds;
     if (!json.enabled) {
