@@ -7,6 +7,7 @@ import dev.privagg.sim.Evaluation;
 import dev.privagg.sim.Reports;
 import dev.privagg.sim.Simulation;
 import dev.privagg.sim.SimulationConfig;
+import dev.privagg.spec.JobSpec;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -16,11 +17,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.knowm.xchart.XYChart;
+import org.knowm.xchart.internal.chartpart.Chart;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
 
 /** {@code privagg evaluate}: privacy/utility sweep with CSV, JSON and PNG plots. */
@@ -33,7 +36,10 @@ import picocli.CommandLine.Spec;
       "non-private baseline (with --central also a centrally trained one), and writes",
       "evaluation.csv, evaluation.json and three PNG plots (accuracy per round, accuracy",
       "and AUC vs epsilon). Accuracy CIs: Student-t over seeds, or with one seed the",
-      "Wilson interval on the test set."
+      "Wilson interval on the test set.",
+      "With --variants it compares fixed against adaptive clipping and server optimizers at",
+      "one --target-epsilon instead (each variant's noise multiplier planned by its job spec)",
+      "and writes comparison.csv, comparison.json and comparison.png."
     })
 final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
@@ -52,6 +58,27 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
       split = ",",
       description = "Cohort sizes m to sweep (default: --cohort).")
   List<Integer> cohorts;
+
+  @Option(
+      names = "--variants",
+      split = ",",
+      paramLabel = "CLIPPING-OPTIMIZER[:SERVER_LR]",
+      description =
+          "Compare these variants at --target-epsilon instead of sweeping noise multipliers:"
+              + " CLIPPING fixed (C = --clip-norm) or adaptive (initial C = --clip-norm, target"
+              + " quantile --adaptive-clipping, default 0.5), OPTIMIZER sgd, avgm, adam or yogi,"
+              + " SERVER_LR its learning rate (default 1 for sgd and avgm, 0.01 for adam and"
+              + " yogi), e.g. fixed-sgd,adaptive-sgd,fixed-adam:0.03,adaptive-adam:0.03."
+              + " --server-momentum, --server-beta1, --server-beta2 and --server-tau apply to the"
+              + " variants that use them.")
+  List<String> variants;
+
+  @Option(
+      names = "--target-epsilon",
+      description =
+          "With --variants: the epsilon every variant spends over --rounds; each variant's job"
+              + " spec plans its noise multiplier (default 4).")
+  Double targetEpsilon;
 
   @Option(names = "--seeds", defaultValue = "3", description = "Seeds per setting (default 3).")
   int seeds;
@@ -107,8 +134,16 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     for (double z : noiseMultipliers) {
       flags.positive("--noise-multipliers", z);
     }
+    if (variants != null) {
+      return compare(flags);
+    }
+    if (targetEpsilon != null) {
+      throw flags.fail(
+          "--target-epsilon sets the epsilon of a comparison: add --variants, or sweep noise"
+              + " multipliers with --noise-multipliers");
+    }
     List<Integer> sweepCohorts = cohorts == null ? List.of(options.cohort) : cohorts;
-    SimulationConfig base = options.config(noiseMultipliers.get(0), Double.NaN);
+    SimulationConfig base = options.config(flags, noiseMultipliers.get(0), Double.NaN);
     PrintWriter w = spec.commandLine().getOut();
     int total = sweepCohorts.size() * (noiseMultipliers.size() + 1) * seeds;
     if (!json.enabled) {
@@ -225,6 +260,7 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
               "type", "run",
               "run", done,
               "runs", total,
+              "variant", r.variant(),
               "cohort", r.cohort(),
               "noiseMultiplier", r.noiseMultiplier(),
               "seed", r.seed(),
@@ -232,13 +268,15 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
               "accuracy", Output.number(r.accuracy()),
               "membershipAuc", Output.number(r.auc()),
               "testSize", r.testSize(),
-              "roundsSentAfterDeadline", r.roundsSentAfterDeadline()));
+              "roundsSentAfterDeadline", r.roundsSentAfterDeadline(),
+              "finalClipNorm", Output.number(r.finalClipNorm())));
       return;
     }
     w.printf(
-        "[%d/%d] cohort %d, z %s, seed %d: epsilon %s, accuracy %.4f, AUC %.3f%s%n",
+        "[%d/%d] %s, cohort %d, z %s, seed %d: epsilon %s, accuracy %.4f, AUC %.3f%s%n",
         done,
         total,
+        r.variant(),
         r.cohort(),
         Text.number(r.noiseMultiplier()),
         r.seed(),
@@ -310,7 +348,7 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     for (Evaluation.Setting s : settings) {
       rows.add(
           List.of(
-              s.noiseMultiplier() == 0 ? "non-private" : "private",
+              s.variant(),
               s.cohort(),
               s.noiseMultiplier(),
               s.epsilon(),
@@ -480,6 +518,291 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
             series);
     chart.getSeriesMap().values().forEach(s -> s.setMarker(SeriesMarkers.NONE));
     Reports.savePng(out.resolve("accuracy-per-round.png"), List.of(chart));
+  }
+
+  /** --variants: every variant at one target epsilon, several seeds each. */
+  private int compare(Flags flags) throws Exception {
+    ParseResult parsed = spec.commandLine().getParseResult();
+    for (String sweepOnly : List.of("--noise-multipliers", "--cohorts", "--central")) {
+      if (parsed.hasMatchedOption(sweepOnly)) {
+        throw flags.fail(
+            sweepOnly
+                + " belongs to the noise sweep; --variants compares at one --target-epsilon and"
+                + " --cohort: drop one of them");
+      }
+    }
+    for (String perVariant : List.of("--server-optimizer", "--server-lr")) {
+      if (parsed.hasMatchedOption(perVariant)) {
+        throw flags.fail(
+            perVariant
+                + ": with --variants each variant names its optimizer and server learning rate,"
+                + " e.g. fixed-adam:0.03; drop "
+                + perVariant);
+      }
+    }
+    double epsilon =
+        flags.positive("--target-epsilon", targetEpsilon == null ? 4.0 : targetEpsilon);
+    // Adaptive settings (--adaptive-clipping, default quantile 0.5) belong to adaptive variants.
+    Double quantile = variants.stream().anyMatch(t -> t.trim().startsWith("adaptive")) ? 0.5 : null;
+    SimulationConfig base = options.config(flags, Double.NaN, epsilon, quantile);
+    SimulationConfig.AdaptiveClipping adaptive = base.adaptiveClipping();
+    List<Evaluation.Variant> parsedVariants = new ArrayList<>();
+    for (String text : variants) {
+      Evaluation.Variant v;
+      try {
+        v =
+            Evaluation.Variant.parse(
+                text, adaptive, (kind, lr) -> options.serverOptimizer(flags, kind, lr));
+      } catch (IllegalArgumentException e) {
+        throw flags.fail("--variants: " + e.getMessage());
+      }
+      if (parsedVariants.stream().anyMatch(p -> p.name().equals(v.name()))) {
+        throw flags.fail("--variants names " + v.name() + " twice; give each variant once");
+      }
+      parsedVariants.add(v);
+    }
+    // Every variant's spec is planned before the broker starts: an unreachable target fails now.
+    List<JobSpec> planned = Evaluation.plan(base, parsedVariants);
+    // The outputs state the count noise the specs resolved (m / 20 unless given), not "default".
+    for (int i = 0; i < planned.size(); i++) {
+      Evaluation.Variant v = parsedVariants.get(i);
+      if (v.adaptiveClipping() != null) {
+        SimulationConfig.AdaptiveClipping a = v.adaptiveClipping();
+        parsedVariants.set(
+            i,
+            new Evaluation.Variant(
+                v.name(),
+                new SimulationConfig.AdaptiveClipping(
+                    a.targetQuantile(),
+                    a.learningRate(),
+                    planned.get(i).privacy().adaptiveClipping().countNoiseStd()),
+                v.optimizer()));
+      }
+    }
+    PrintWriter w = spec.commandLine().getOut();
+    int total = parsedVariants.size() * seeds;
+    if (!json.enabled) {
+      w.printf(
+          "comparing %d variants at epsilon %s over %d rounds, %d seed%s each (%s, %s, %d"
+              + " clients, m = %d, %s sampling)%n",
+          parsedVariants.size(),
+          Text.number(epsilon),
+          options.rounds,
+          seeds,
+          seeds == 1 ? "" : "s",
+          options.dataset,
+          options.model,
+          options.clients,
+          options.cohort,
+          options.sampling);
+      for (int i = 0; i < planned.size(); i++) {
+        JobSpec.Privacy p = planned.get(i).privacy();
+        w.printf(
+            "  %-20s z %.4f, C %s%s, server %s%n",
+            parsedVariants.get(i).name(),
+            p.noiseMultiplier(),
+            Text.number(p.clipNorm()),
+            p.adaptiveClipping() == null
+                ? " fixed"
+                : " initial, adaptive to quantile "
+                    + Text.number(p.adaptiveClipping().targetQuantile())
+                    + " (count noise std "
+                    + Text.number(p.adaptiveClipping().countNoiseStd())
+                    + ")",
+            planned.get(i).serverOptimizer().kind().specName()
+                + " lr "
+                + Text.number(planned.get(i).serverOptimizer().learningRate()));
+      }
+      w.flush();
+    }
+    int[] done = {0};
+    java.util.function.Consumer<Simulation.RoundResult> rounds =
+        r -> {
+          if (!json.enabled && (r.round() % 25 == 0 || r.sentAfterDeadline())) {
+            SimulateCommand.Runner.progress(w, r);
+          }
+        };
+    java.util.function.Consumer<Evaluation.Run> each =
+        r -> report(w, json.enabled, r, ++done[0], total);
+    List<Evaluation.Run> runs;
+    if (bootstrapServers != null) {
+      runs = Evaluation.compare(base, parsedVariants, seeds, kafka(), rounds, each);
+    } else {
+      try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
+        runs = Evaluation.compare(base, parsedVariants, seeds, kafka.connection(), rounds, each);
+      }
+    }
+    List<Evaluation.Setting> settings = Evaluation.summarise(runs);
+    Map<String, Evaluation.Variant> byName = new LinkedHashMap<>();
+    parsedVariants.forEach(v -> byName.put(v.name(), v));
+    writeComparison(settings, runs, byName, epsilon);
+    if (json.enabled) {
+      List<Object> rows = new ArrayList<>();
+      for (Evaluation.Setting s : settings) {
+        Evaluation.Variant v = byName.get(s.variant());
+        rows.add(
+            Output.fields(
+                "variant", s.variant(),
+                "serverOptimizer", v.optimizer().kind().specName(),
+                "serverLearningRate", v.optimizer().learningRate(),
+                "adaptiveClipping", v.adaptiveClipping() != null,
+                "noiseMultiplier", s.noiseMultiplier(),
+                "epsilon", Output.number(s.epsilon()),
+                "seeds", s.seeds(),
+                "accuracy", Output.number(s.accuracy()),
+                "accuracyCi95Low", Output.number(s.accuracyLow()),
+                "accuracyCi95High", Output.number(s.accuracyHigh()),
+                "accuracyInterval", s.accuracyInterval(),
+                "membershipAuc", Output.number(s.auc()),
+                "membershipAucCi95", Output.number(s.aucHalfWidth()),
+                "finalClipNorm", Output.number(s.finalClipNorm())));
+      }
+      Output.line(
+          w,
+          Output.fields(
+              "type", "summary",
+              "dataset", options.dataset,
+              "model", options.model,
+              "clients", options.clients,
+              "expectedClients", options.cohort,
+              "sampling", options.sampling,
+              "rounds", options.rounds,
+              "targetEpsilon", epsilon,
+              "delta", options.delta,
+              "variants", rows,
+              "outputs", out.toAbsolutePath().toString()));
+      return 0;
+    }
+    w.println();
+    w.printf(
+        "%-20s %-10s %-8s %-9s %-9s %-28s %-16s%n",
+        "variant", "server lr", "z", "epsilon", "final C", "accuracy (95% CI)", "MIA AUC (95% CI)");
+    for (Evaluation.Setting s : settings) {
+      w.printf(
+          "%-20s %-10s %-8s %-9s %-9s %.4f [%.4f, %.4f]     %.3f +- %.3f%n",
+          s.variant(),
+          Text.number(byName.get(s.variant()).optimizer().learningRate()),
+          String.format("%.4f", s.noiseMultiplier()),
+          String.format("%.3f", s.epsilon()),
+          Text.number(s.finalClipNorm()),
+          s.accuracy(),
+          s.accuracyLow(),
+          s.accuracyHigh(),
+          s.auc(),
+          s.aucHalfWidth());
+    }
+    w.printf("accuracy intervals: %s%n", settings.get(0).accuracyInterval());
+    w.printf("outputs: %s%n", out.toAbsolutePath());
+    w.flush();
+    return 0;
+  }
+
+  /** comparison.csv, comparison.json and comparison.png (accuracy with CIs, and per round). */
+  private void writeComparison(
+      List<Evaluation.Setting> settings,
+      List<Evaluation.Run> runs,
+      Map<String, Evaluation.Variant> variants,
+      double epsilon)
+      throws Exception {
+    List<List<Object>> rows = new ArrayList<>();
+    for (Evaluation.Setting s : settings) {
+      Evaluation.Variant v = variants.get(s.variant());
+      rows.add(
+          List.of(
+              s.variant(),
+              v.adaptiveClipping() == null ? "fixed" : "adaptive",
+              v.optimizer().kind().specName(),
+              v.optimizer().learningRate(),
+              s.cohort(),
+              s.noiseMultiplier(),
+              s.epsilon(),
+              s.seeds(),
+              s.accuracy(),
+              s.accuracyLow(),
+              s.accuracyHigh(),
+              s.accuracyInterval(),
+              s.auc(),
+              s.aucHalfWidth(),
+              s.finalClipNorm()));
+    }
+    Reports.csv(
+        out.resolve("comparison.csv"),
+        List.of(
+            "variant",
+            "clipping",
+            "serverOptimizer",
+            "serverLearningRate",
+            "cohort",
+            "noiseMultiplier",
+            "epsilon",
+            "seeds",
+            "accuracy",
+            "accuracyCi95Low",
+            "accuracyCi95High",
+            "accuracyInterval",
+            "membershipAuc",
+            "membershipAucCi95",
+            "finalClipNorm"),
+        rows);
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("dataset", options.dataset);
+    json.put("model", options.model);
+    json.put("clients", options.clients);
+    json.put("expectedClients", options.cohort);
+    json.put("sampling", options.sampling);
+    json.put("rounds", options.rounds);
+    json.put("targetEpsilon", epsilon);
+    json.put("delta", options.delta);
+    json.put("initialClipNorm", options.clipNorm);
+    json.put("variants", variants.values());
+    json.put("settings", settings);
+    json.put("runs", runs);
+    Reports.json(out.resolve("comparison.json"), json);
+    String title =
+        options.dataset
+            + ", "
+            + options.model
+            + ", "
+            + options.clients
+            + " clients, m = "
+            + options.cohort
+            + ", "
+            + options.rounds
+            + " rounds, epsilon "
+            + Text.number(epsilon);
+    Reports.Interval[] intervals =
+        settings.stream()
+            .map(
+                s ->
+                    new Reports.Interval(
+                        s.variant(), s.accuracy(), s.accuracyLow(), s.accuracyHigh()))
+            .toArray(Reports.Interval[]::new);
+    List<Reports.Series> perRound = new ArrayList<>();
+    for (Evaluation.Setting s : settings) {
+      double[] y = s.accuracyPerRound();
+      double[] x = new double[y.length];
+      for (int i = 0; i < x.length; i++) {
+        x[i] = i + 1;
+      }
+      perRound.add(
+          new Reports.Series(
+              s.variant() + " (z " + String.format("%.3f", s.noiseMultiplier()) + ")", x, y, null));
+    }
+    XYChart rounds =
+        Reports.chart(
+            "test accuracy per round (mean over " + settings.get(0).seeds() + " seeds)",
+            "round",
+            "test accuracy",
+            perRound);
+    rounds.getSeriesMap().values().forEach(s -> s.setMarker(SeriesMarkers.NONE));
+    Reports.savePng(
+        out.resolve("comparison.png"),
+        List.<Chart<?, ?>>of(
+            Reports.intervalChart(
+                title + ": final test accuracy",
+                "test accuracy (95% CI, " + settings.get(0).accuracyInterval() + ")",
+                List.of(intervals)),
+            rounds));
   }
 
   @Override

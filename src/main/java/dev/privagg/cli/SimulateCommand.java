@@ -52,7 +52,8 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
   @Override
   public Integer call() throws Exception {
     SimulationConfig config =
-        options.config(noiseMultiplier == null ? Double.NaN : noiseMultiplier, targetEpsilon);
+        options.config(
+            new Flags(spec), noiseMultiplier == null ? Double.NaN : noiseMultiplier, targetEpsilon);
     PrintWriter out = spec.commandLine().getOut();
     if (json.enabled) {
       // stdout carries only JSON lines: one per round, then the summary.
@@ -67,11 +68,17 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
     }
     Simulation.Result result = Runner.simulate(config, kafka(), out, r -> Runner.progress(out, r));
     out.printf(
-        "final test accuracy %.4f, epsilon %s at delta %s, membership-inference AUC %.3f%n",
+        "final test accuracy %.4f, epsilon %s at delta %s, membership-inference AUC %.3f%s%n",
         result.finalAccuracy(),
         Text.number(result.epsilon()),
         Text.number(config.delta()),
-        result.membershipAuc());
+        result.membershipAuc(),
+        config.adaptiveClipping() == null
+            ? ""
+            : ", adaptive C from "
+                + Text.number(config.clipNorm())
+                + " to "
+                + Text.number(result.finalClipNorm()));
     out.flush();
     return 0;
   }
@@ -98,6 +105,10 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
         "sampling", config.sampling(),
         "rounds", result.rounds().size(),
         "noiseMultiplier", Output.number(result.spec().privacy().noiseMultiplier()),
+        "serverOptimizer", config.serverOptimizer().kind().specName(),
+        "serverLearningRate", config.serverOptimizer().learningRate(),
+        "adaptiveClipping", config.adaptiveClipping() != null,
+        "finalClipNorm", Output.number(result.finalClipNorm()),
         "delta", config.delta(),
         "epsilon", Output.number(result.epsilon()),
         "finalAccuracy", Output.number(result.finalAccuracy()),
@@ -137,6 +148,7 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
           "sentAfterDeadline", r.sentAfterDeadline(),
           "epsilon", Output.number(r.epsilon()),
           "accuracy", Output.number(r.accuracy()),
+          "clipNorm", Output.number(r.clipNorm()),
           "millis", r.millis());
     }
 

@@ -1,6 +1,8 @@
 package dev.privagg.cli;
 
 import dev.privagg.client.train.TrainingOptions;
+import dev.privagg.optimizer.ServerOptimizer;
+import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.sim.SimulationConfig;
 import picocli.CommandLine.Option;
 
@@ -70,14 +72,67 @@ final class SimulationOptions {
   @Option(
       names = "--clip-norm",
       defaultValue = "1.0",
-      description = "Server-side L2 clip norm of each update (default 1).")
+      description =
+          "Server-side L2 clip norm C of each update; with --adaptive-clipping the initial C"
+              + " (default 1).")
   double clipNorm;
 
   @Option(
+      names = "--adaptive-clipping",
+      paramLabel = "QUANTILE",
+      description =
+          "Adaptive clipping (Andrew et al. 2021): each round C moves geometrically toward the"
+              + " QUANTILE of update norms, from the noisy fraction of unclipped updates, charged"
+              + " with the sum; at the same target epsilon the planner then picks a slightly larger"
+              + " noise multiplier (off by default; e.g. 0.5 with --clip-norm 0.1).")
+  Double adaptiveClipping;
+
+  @Option(
+      names = "--clip-lr",
+      description =
+          "Step of adaptive clipping's geometric update of C; needs --adaptive-clipping (default"
+              + " 0.2).")
+  Double clipLr;
+
+  @Option(
+      names = "--clip-count-noise",
+      description =
+          "Std of the noise on adaptive clipping's count of unclipped updates; needs"
+              + " --adaptive-clipping (default: expected clients / 20).")
+  Double clipCountNoise;
+
+  @Option(
+      names = "--server-optimizer",
+      defaultValue = "sgd",
+      description =
+          "Server step on the noisy average update: sgd (FedAvg), avgm (FedAvgM), adam (FedAdam) or"
+              + " yogi (FedYogi), Reddi et al. 2021 (default sgd).")
+  String serverOptimizer;
+
+  @Option(
       names = "--server-lr",
-      defaultValue = "1.0",
-      description = "Server learning rate (default 1).")
-  double serverLr;
+      description = "Server learning rate (default 1 for sgd and avgm, 0.01 for adam and yogi).")
+  Double serverLr;
+
+  @Option(
+      names = "--server-momentum",
+      description = "FedAvgM momentum, in [0, 1); only with --server-optimizer avgm (default 0.9).")
+  Double serverMomentum;
+
+  @Option(
+      names = "--server-beta1",
+      description = "First-moment decay, in [0, 1); only with adam or yogi (default 0.9).")
+  Double serverBeta1;
+
+  @Option(
+      names = "--server-beta2",
+      description = "Second-moment decay, in [0, 1); only with adam or yogi (default 0.99).")
+  Double serverBeta2;
+
+  @Option(
+      names = "--server-tau",
+      description = "Adaptivity tau, > 0; only with adam or yogi (default 1e-3).")
+  Double serverTau;
 
   @Option(
       names = "--local-epochs",
@@ -139,7 +194,141 @@ final class SimulationOptions {
       description = "Seed of data split, partition and training (default 1).")
   long seed;
 
-  SimulationConfig config(double noiseMultiplier, double targetEpsilon) {
+  /**
+   * The simulation these options describe; bad values or combinations fail here, before any work,
+   * naming the flag and the fix.
+   */
+  SimulationConfig config(Flags flags, double noiseMultiplier, double targetEpsilon) {
+    return config(flags, noiseMultiplier, targetEpsilon, null);
+  }
+
+  /**
+   * As {@link #config(Flags, double, double)}, with adaptive clipping at {@code defaultQuantile}
+   * when --adaptive-clipping is not given (null: fixed C).
+   */
+  SimulationConfig config(
+      Flags flags, double noiseMultiplier, double targetEpsilon, Double defaultQuantile) {
+    flags.positive("--clip-norm", clipNorm);
+    SimulationConfig.AdaptiveClipping adaptive = adaptiveClipping(flags, defaultQuantile);
+    if (adaptive != null && localNoiseEpsilon != null) {
+      throw flags.fail(
+          "--local-noise-epsilon clips each update to the fixed --clip-norm, which --adaptive-clipping"
+              + " moves every round: drop one of them");
+    }
+    ServerOptimizer.Kind kind = serverOptimizerKind(flags);
+    ServerOptimizer optimizer = serverOptimizer(flags, kind, serverLr);
+    return baseConfig(noiseMultiplier, targetEpsilon)
+        .withAdaptiveClipping(adaptive)
+        .withServerOptimizer(optimizer);
+  }
+
+  /**
+   * The adaptive clipping of --adaptive-clipping, --clip-lr and --clip-count-noise; null when off,
+   * unless {@code defaultQuantile} is given (evaluate's adaptive variants).
+   */
+  SimulationConfig.AdaptiveClipping adaptiveClipping(Flags flags, Double defaultQuantile) {
+    Double quantile = adaptiveClipping != null ? adaptiveClipping : defaultQuantile;
+    if (quantile == null) {
+      if (clipLr != null || clipCountNoise != null) {
+        throw flags.fail(
+            (clipLr != null ? "--clip-lr" : "--clip-count-noise")
+                + " tunes adaptive clipping: add --adaptive-clipping QUANTILE (e.g. 0.5), or drop"
+                + " it");
+      }
+      return null;
+    }
+    if (!(quantile > 0 && quantile < 1)) {
+      throw flags.fail(
+          "--adaptive-clipping must be in (0, 1) (the fraction of updates C leaves unclipped),"
+              + " was "
+              + quantile);
+    }
+    double rate =
+        clipLr == null
+            ? AdaptiveClipping.DEFAULT_LEARNING_RATE
+            : flags.positive("--clip-lr", clipLr);
+    double countStd =
+        clipCountNoise == null ? Double.NaN : flags.positive("--clip-count-noise", clipCountNoise);
+    return new SimulationConfig.AdaptiveClipping(quantile, rate, countStd);
+  }
+
+  /** The kind of --server-optimizer. */
+  ServerOptimizer.Kind serverOptimizerKind(Flags flags) {
+    try {
+      return ServerOptimizer.Kind.parse(serverOptimizer);
+    } catch (IllegalArgumentException e) {
+      throw flags.fail(
+          "--server-optimizer must be one of sgd, avgm, adam or yogi, was '"
+              + serverOptimizer
+              + "'");
+    }
+  }
+
+  /**
+   * A server optimizer of {@code kind} with learning rate {@code lr} (null: the kind's default) and
+   * the --server-momentum, --server-beta1, --server-beta2 and --server-tau that it uses; a
+   * parameter {@code kind} does not use fails.
+   */
+  ServerOptimizer serverOptimizer(Flags flags, ServerOptimizer.Kind kind, Double lr) {
+    boolean adaptive = kind == ServerOptimizer.Kind.ADAM || kind == ServerOptimizer.Kind.YOGI;
+    if (serverMomentum != null && kind != ServerOptimizer.Kind.AVGM) {
+      throw flags.fail(
+          "--server-momentum is FedAvgM's: add --server-optimizer avgm, or drop it (was "
+              + kind.specName()
+              + ")");
+    }
+    String adamOnly =
+        serverBeta1 != null
+            ? "--server-beta1"
+            : serverBeta2 != null ? "--server-beta2" : serverTau != null ? "--server-tau" : null;
+    if (adamOnly != null && !adaptive) {
+      throw flags.fail(
+          adamOnly
+              + " is FedAdam's and FedYogi's: add --server-optimizer adam or yogi, or drop it (was "
+              + kind.specName()
+              + ")");
+    }
+    double rate = lr == null ? defaultServerLr(kind) : flags.positive("--server-lr", lr);
+    return switch (kind) {
+      case SGD -> ServerOptimizer.sgd(rate);
+      case AVGM ->
+          ServerOptimizer.avgm(
+              rate,
+              unitInterval(
+                  flags, "--server-momentum", serverMomentum, ServerOptimizer.DEFAULT_MOMENTUM));
+      case ADAM, YOGI -> {
+        double beta1 =
+            unitInterval(flags, "--server-beta1", serverBeta1, ServerOptimizer.DEFAULT_BETA1);
+        double beta2 =
+            unitInterval(flags, "--server-beta2", serverBeta2, ServerOptimizer.DEFAULT_BETA2);
+        double tau =
+            serverTau == null
+                ? ServerOptimizer.DEFAULT_TAU
+                : flags.positive("--server-tau", serverTau);
+        yield kind == ServerOptimizer.Kind.ADAM
+            ? ServerOptimizer.adam(rate, beta1, beta2, tau)
+            : ServerOptimizer.yogi(rate, beta1, beta2, tau);
+      }
+    };
+  }
+
+  /** The job spec's default server learning rate: 1 for sgd and avgm, 0.01 for adam and yogi. */
+  static double defaultServerLr(ServerOptimizer.Kind kind) {
+    return kind == ServerOptimizer.Kind.SGD || kind == ServerOptimizer.Kind.AVGM ? 1.0 : 0.01;
+  }
+
+  private static double unitInterval(Flags flags, String flag, Double value, double fallback) {
+    if (value == null) {
+      return fallback;
+    }
+    if (!(value >= 0 && value < 1)) {
+      throw flags.fail(flag + " must be in [0, 1), was " + value);
+    }
+    return value;
+  }
+
+  /** Data, model, clients and training; fixed C and FedAvg at learning rate 1. */
+  private SimulationConfig baseConfig(double noiseMultiplier, double targetEpsilon) {
     TrainingOptions training =
         new TrainingOptions(
             localEpochs,
@@ -164,7 +353,7 @@ final class SimulationOptions {
         targetEpsilon,
         delta,
         clipNorm,
-        serverLr,
+        1.0,
         training,
         roundTimeoutMillis,
         noiseSource,

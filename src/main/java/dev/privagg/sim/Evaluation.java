@@ -1,21 +1,35 @@
 package dev.privagg.sim;
 
+import dev.privagg.client.data.Datasets;
+import dev.privagg.client.train.Model;
 import dev.privagg.io.KafkaConnection;
+import dev.privagg.optimizer.ServerOptimizer;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import org.apache.commons.statistics.distribution.TDistribution;
 
 /**
  * A privacy/utility sweep: for each cohort size and noise multiplier (and the non-private baseline,
  * noise 0), several seeds through the real pipeline; per setting the epsilon spent, the test
- * accuracy and the loss-threshold membership-inference AUC with 95% confidence intervals.
+ * accuracy and the loss-threshold membership-inference AUC with 95% confidence intervals. A
+ * comparison ({@link #compare}) runs named {@link Variant}s (fixed or adaptive C, a server
+ * optimizer) at the same target epsilon instead, each with the noise multiplier its job spec plans.
  */
 public final class Evaluation {
   private Evaluation() {}
 
-  /** One simulation's outcome; {@code testSize} examples measured its accuracy. */
+  /**
+   * One simulation's outcome; {@code testSize} examples measured its accuracy. {@code variant} is
+   * "private" or "non-private" in a sweep, the variant's name in a comparison; {@code
+   * finalClipNorm} is the last round's C.
+   */
   public record Run(
+      String variant,
       int cohort,
       double noiseMultiplier,
       long seed,
@@ -24,15 +38,18 @@ public final class Evaluation {
       double auc,
       int testSize,
       long roundsSentAfterDeadline,
+      double finalClipNorm,
       double[] accuracyPerRound) {}
 
   /**
    * A setting's summary over seeds. The accuracy interval is a 95% Student-t interval over seeds
    * when there are several, else the 95% Wilson score interval of the one run's test accuracy
    * ({@code accuracyInterval} says which); the AUC half-width is a t-interval (0 for one seed).
-   * {@code accuracyPerRound} is the mean over seeds after each round.
+   * {@code accuracyPerRound} is the mean over seeds after each round, {@code finalClipNorm} the
+   * mean last C.
    */
   public record Setting(
+      String variant,
       int cohort,
       double noiseMultiplier,
       double epsilon,
@@ -43,6 +60,7 @@ public final class Evaluation {
       String accuracyInterval,
       double auc,
       double aucHalfWidth,
+      double finalClipNorm,
       double[] accuracyPerRound) {}
 
   /**
@@ -66,17 +84,7 @@ public final class Evaluation {
         for (int s = 0; s < seeds; s++) {
           SimulationConfig config = base.withCohort(cohort).withNoise(z).withSeed(base.seed() + s);
           Simulation.Result result = Simulation.run(config, kafka, roundProgress);
-          Run run =
-              new Run(
-                  cohort,
-                  z,
-                  config.seed(),
-                  result.epsilon(),
-                  result.finalAccuracy(),
-                  result.membershipAuc(),
-                  result.testSize(),
-                  result.roundsSentAfterDeadline(),
-                  result.accuracyPerRound());
+          Run run = run(z == 0 ? "non-private" : "private", config, result);
           runs.add(run);
           progress.accept(run);
         }
@@ -85,19 +93,166 @@ public final class Evaluation {
     return runs;
   }
 
-  /** Groups runs by (cohort, noise multiplier) and summarises each group. */
+  /**
+   * A named setting of a comparison: fixed C or adaptive clipping, and a server optimizer. Its name
+   * reads {@code CLIPPING-OPTIMIZER[:SERVER_LR]}, e.g. {@code fixed-sgd} or {@code
+   * adaptive-adam:0.03}, so one comparison can hold several learning rates.
+   */
+  public record Variant(
+      String name, SimulationConfig.AdaptiveClipping adaptiveClipping, ServerOptimizer optimizer) {
+    public static final List<String> CLIPPINGS = List.of("fixed", "adaptive");
+
+    public Variant {
+      if (!(name != null && !name.isBlank())) {
+        throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
+      }
+      if (optimizer == null) {
+        throw new IllegalArgumentException("optimizer must be given, was null");
+      }
+    }
+
+    /** {@code base} with this variant's clipping and server optimizer. */
+    public SimulationConfig applyTo(SimulationConfig base) {
+      return base.withAdaptiveClipping(adaptiveClipping).withServerOptimizer(optimizer);
+    }
+
+    /**
+     * Parses {@code CLIPPING-OPTIMIZER[:SERVER_LR]} ({@code fixed} or {@code adaptive}; {@code
+     * sgd}, {@code avgm}, {@code adam} or {@code yogi}): {@code adaptive} variants get {@code
+     * adaptive}, and {@code optimizers} makes the optimizer from its kind and the learning rate
+     * (null when the name gives none).
+     */
+    public static Variant parse(
+        String text,
+        SimulationConfig.AdaptiveClipping adaptive,
+        BiFunction<ServerOptimizer.Kind, Double, ServerOptimizer> optimizers) {
+      String token = text.trim();
+      String name = token;
+      Double lr = null;
+      int colon = token.indexOf(':');
+      if (colon >= 0) {
+        name = token.substring(0, colon);
+        try {
+          lr = Double.parseDouble(token.substring(colon + 1));
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException(
+              "variant '" + token + "': the server learning rate after ':' must be a number");
+        }
+      }
+      int dash = name.indexOf('-');
+      String clipping = (dash < 0 ? name : name.substring(0, dash)).toLowerCase(Locale.ROOT);
+      if (dash < 0 || !CLIPPINGS.contains(clipping)) {
+        throw new IllegalArgumentException(
+            "variant '"
+                + token
+                + "' must read CLIPPING-OPTIMIZER[:SERVER_LR] with CLIPPING fixed or adaptive,"
+                + " e.g. adaptive-adam:0.03");
+      }
+      ServerOptimizer.Kind kind;
+      try {
+        kind = ServerOptimizer.Kind.parse(name.substring(dash + 1));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "variant '" + token + "': " + e.getMessage() + " after '" + clipping + "-'");
+      }
+      return new Variant(
+          clipping + "-" + kind.specName() + (colon < 0 ? "" : token.substring(colon)),
+          clipping.equals("adaptive") ? adaptive : null,
+          optimizers.apply(kind, lr));
+    }
+  }
+
+  /**
+   * Each variant's job spec on {@code base}, in order, so that a variant whose target epsilon
+   * cannot be reached fails before any run starts. Adaptive clipping charges its noisy count with
+   * the sum: the charged noise multiplier (z^-2 + (2 sigma_b)^-2)^-1/2 stays below 2 sigma_b
+   * whatever z is, so a small count noise can make a target unreachable.
+   */
+  public static List<JobSpec> plan(SimulationConfig base, List<Variant> variants) {
+    Datasets.Split data = Datasets.load(base.dataset(), base.seed());
+    Model model =
+        Model.named(
+            base.model(), data.train().numFeatures(), data.train().numClasses(), base.hidden());
+    List<JobSpec> specs = new ArrayList<>();
+    for (Variant v : variants) {
+      try {
+        specs.add(JobSpecReader.parse(v.name(), Simulation.specYaml(v.applyTo(base), model)));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            e.getMessage()
+                + (v.adaptiveClipping() == null
+                    ? ""
+                    : "; adaptive clipping charges its count with the sum, which keeps the charged"
+                        + " noise multiplier below 2 x the count's noise std (--clip-count-noise,"
+                        + " default m / 20): raise it"),
+            e);
+      }
+    }
+    return specs;
+  }
+
+  /**
+   * Runs every variant on {@code base} (its target epsilon, rounds and cohort), seeds {@code
+   * base.seed()} on; each variant's job spec plans its own noise multiplier for that epsilon.
+   */
+  public static List<Run> compare(
+      SimulationConfig base,
+      List<Variant> variants,
+      int seeds,
+      KafkaConnection kafka,
+      Consumer<Simulation.RoundResult> roundProgress,
+      Consumer<Run> progress)
+      throws Exception {
+    if (!Double.isNaN(base.noiseMultiplier())) {
+      throw new IllegalArgumentException(
+          "a comparison plans each variant's noise multiplier from the target epsilon;"
+              + " noiseMultiplier must be NaN, was "
+              + base.noiseMultiplier());
+    }
+    List<Run> runs = new ArrayList<>();
+    for (Variant variant : variants) {
+      for (int s = 0; s < seeds; s++) {
+        SimulationConfig config = variant.applyTo(base).withSeed(base.seed() + s);
+        Run run = run(variant.name(), config, Simulation.run(config, kafka, roundProgress));
+        runs.add(run);
+        progress.accept(run);
+      }
+    }
+    return runs;
+  }
+
+  private static Run run(String variant, SimulationConfig config, Simulation.Result result) {
+    return new Run(
+        variant,
+        config.expectedClients(),
+        result.spec().privacy().noiseMultiplier(),
+        config.seed(),
+        result.epsilon(),
+        result.finalAccuracy(),
+        result.membershipAuc(),
+        result.testSize(),
+        result.roundsSentAfterDeadline(),
+        result.finalClipNorm(),
+        result.accuracyPerRound());
+  }
+
+  /** Groups runs by (variant, cohort, noise multiplier) and summarises each group. */
   public static List<Setting> summarise(List<Run> runs) {
     List<Setting> out = new ArrayList<>();
     List<String> seen = new ArrayList<>();
     for (Run r : runs) {
-      String key = r.cohort() + "/" + r.noiseMultiplier();
+      String key = r.variant() + "/" + r.cohort() + "/" + r.noiseMultiplier();
       if (seen.contains(key)) {
         continue;
       }
       seen.add(key);
       List<Run> group =
           runs.stream()
-              .filter(x -> x.cohort() == r.cohort() && x.noiseMultiplier() == r.noiseMultiplier())
+              .filter(
+                  x ->
+                      x.variant().equals(r.variant())
+                          && x.cohort() == r.cohort()
+                          && x.noiseMultiplier() == r.noiseMultiplier())
               .toList();
       double[] acc = group.stream().mapToDouble(Run::accuracy).toArray();
       double[] auc = group.stream().mapToDouble(Run::auc).toArray();
@@ -111,6 +266,7 @@ public final class Evaluation {
       }
       out.add(
           new Setting(
+              r.variant(),
               r.cohort(),
               r.noiseMultiplier(),
               r.epsilon(),
@@ -121,6 +277,7 @@ public final class Evaluation {
               accuracy.kind(),
               mean(auc),
               halfWidth(auc),
+              mean(group.stream().mapToDouble(Run::finalClipNorm).toArray()),
               perRound));
     }
     return out;

@@ -12,9 +12,14 @@ import java.util.List;
 import org.apache.commons.csv.CSVFormat;
 import org.apache.commons.csv.CSVPrinter;
 import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.CategoryChart;
+import org.knowm.xchart.CategoryChartBuilder;
+import org.knowm.xchart.CategorySeries;
+import org.knowm.xchart.CategorySeries.CategorySeriesRenderStyle;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.internal.chartpart.Chart;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /** CSV, JSON and PNG outputs of simulations and evaluations. */
@@ -75,8 +80,40 @@ public final class Reports {
     return chart;
   }
 
+  /** A mean with its 95% interval, drawn as one point with error bars. */
+  public record Interval(String name, double mean, double low, double high) {}
+
+  /**
+   * Points with error bars, one per interval, named on the x axis. xchart draws symmetric bars, so
+   * each is drawn as mean +- half the interval's width: exact for t-intervals, an approximation for
+   * a Wilson interval (whose centre is not the mean).
+   */
+  public static CategoryChart intervalChart(String title, String yTitle, List<Interval> intervals) {
+    CategoryChart chart =
+        new CategoryChartBuilder().width(800).height(500).title(title).yAxisTitle(yTitle).build();
+    chart.getStyler().setChartBackgroundColor(Color.WHITE);
+    chart.getStyler().setPlotBackgroundColor(Color.WHITE);
+    chart.getStyler().setLegendVisible(false);
+    chart.getStyler().setDefaultSeriesRenderStyle(CategorySeriesRenderStyle.Scatter);
+    chart.getStyler().setErrorBarsColorSeriesColor(true);
+    chart.getStyler().setMarkerSize(10);
+    double low = intervals.stream().mapToDouble(Interval::low).min().orElse(0);
+    double high = intervals.stream().mapToDouble(Interval::high).max().orElse(1);
+    double pad = Math.max(0.01, (high - low) * 0.15);
+    chart.getStyler().setYAxisMin(Math.max(0, low - pad));
+    chart.getStyler().setYAxisMax(Math.min(1, high + pad));
+    CategorySeries series =
+        chart.addSeries(
+            yTitle,
+            intervals.stream().map(Interval::name).toList(),
+            intervals.stream().map(Interval::mean).toList(),
+            intervals.stream().map(i -> (i.high() - i.low()) / 2).toList());
+    series.setMarker(SeriesMarkers.CIRCLE);
+    return chart;
+  }
+
   /** Saves charts side by side in one PNG. */
-  public static void savePng(Path png, List<XYChart> charts) throws IOException {
+  public static void savePng(Path png, List<? extends Chart<?, ?>> charts) throws IOException {
     Files.createDirectories(png.toAbsolutePath().getParent());
     BitmapEncoder.saveBitmap(
         charts, 1, charts.size(), png.toString(), BitmapEncoder.BitmapFormat.PNG);

@@ -11,6 +11,7 @@ import dev.privagg.client.train.Metrics;
 import dev.privagg.client.train.Model;
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.job.PrivaggJob;
+import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
@@ -49,14 +50,18 @@ public final class Simulation {
 
   private Simulation() {}
 
-  /** One released round as a client sees it. */
+  /**
+   * One released round as a client sees it; {@code clipNorm} is the C its updates were clipped to
+   * (with adaptive clipping, the round's own).
+   */
   public record RoundResult(
       long round,
       int clientsSent,
       boolean sentAfterDeadline,
       double epsilon,
       double accuracy,
-      long millis) {}
+      long millis,
+      double clipNorm) {}
 
   /**
    * The outcome: per-round progress, the final model's accuracy on {@code testSize} examples,
@@ -73,6 +78,13 @@ public final class Simulation {
     /** Test accuracy after each round, in round order. */
     public double[] accuracyPerRound() {
       return rounds.stream().mapToDouble(RoundResult::accuracy).toArray();
+    }
+
+    /** The C of the last released round: with adaptive clipping, where C got to. */
+    public double finalClipNorm() {
+      return rounds.isEmpty()
+          ? spec.privacy().clipNorm()
+          : rounds.get(rounds.size() - 1).clipNorm();
     }
 
     /** Rounds whose updates were not all sent before the deadline (late updates are rejected). */
@@ -186,7 +198,8 @@ public final class Simulation {
                           late,
                           released.getPrivacy().getEpsilon(),
                           accuracy,
-                          millis);
+                          millis,
+                          released.getPrivacy().getClipNorm());
                   progress.accept(result);
                   return result;
                 }));
@@ -269,6 +282,17 @@ public final class Simulation {
     } else {
       sampling = "{mode: server-poisson, rate: " + c.samplingRate() + "}";
     }
+    String adaptive = "";
+    if (c.adaptiveClipping() != null) {
+      SimulationConfig.AdaptiveClipping a = c.adaptiveClipping();
+      adaptive =
+          "\n  adaptiveClipping: {targetQuantile: "
+              + a.targetQuantile()
+              + ", learningRate: "
+              + a.learningRate()
+              + (Double.isNaN(a.countNoiseStd()) ? "" : ", countNoiseStd: " + a.countNoiseStd())
+              + "}";
+    }
     String noiseSource =
         c.noiseSource().equals("seeded")
             ? "{source: seeded, seed: " + c.seed() + "}"
@@ -286,8 +310,8 @@ public final class Simulation {
           %s
           delta: %s
           sampling: %s
-          noise: %s
-        serverLearningRate: %s
+          noise: %s%s
+        server: %s
         topics: {updates: %s.updates, models: %s.models, rounds: %s.rounds, ledger: %s.ledger, rejects: %s.rejects}
         """
         .formatted(
@@ -301,12 +325,24 @@ public final class Simulation {
             c.delta(),
             sampling,
             noiseSource,
-            c.serverLearningRate(),
+            adaptive,
+            serverYaml(c.serverOptimizer()),
             id,
             id,
             id,
             id,
             id);
+  }
+
+  /** The spec's {@code server} section: the optimizer and only the parameters it uses. */
+  static String serverYaml(ServerOptimizer o) {
+    String head = "{optimizer: " + o.kind().specName() + ", learningRate: " + o.learningRate();
+    return switch (o.kind()) {
+      case SGD -> head + "}";
+      case AVGM -> head + ", momentum: " + o.beta1() + "}";
+      case ADAM, YOGI ->
+          head + ", beta1: " + o.beta1() + ", beta2: " + o.beta2() + ", tau: " + o.tau() + "}";
+    };
   }
 
   /** Removes the simulation's checkpoint directory; what cannot be removed is left in /tmp. */

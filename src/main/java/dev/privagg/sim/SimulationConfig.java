@@ -1,6 +1,7 @@
 package dev.privagg.sim;
 
 import dev.privagg.client.train.TrainingOptions;
+import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Checks;
 import java.util.List;
 
@@ -8,7 +9,9 @@ import java.util.List;
  * One federated simulation: dataset and model, clients and their partition, rounds and the server's
  * privacy setting. {@code noiseMultiplier} NaN means: plan it from {@code targetEpsilon} over
  * {@code rounds}; a noise multiplier of 0 is the non-private baseline (infinite budget). See {@link
- * #SAMPLINGS} for {@code sampling}.
+ * #SAMPLINGS} for {@code sampling}. With {@code adaptiveClipping} (null: C is fixed) {@code
+ * clipNorm} is the initial C; {@code serverOptimizer} steps the noisy average (FedAvg, FedAvgM,
+ * FedAdam, FedYogi).
  */
 public record SimulationConfig(
     String dataset,
@@ -24,7 +27,8 @@ public record SimulationConfig(
     double targetEpsilon,
     double delta,
     double clipNorm,
-    double serverLearningRate,
+    AdaptiveClipping adaptiveClipping,
+    ServerOptimizer serverOptimizer,
     TrainingOptions training,
     long roundTimeoutMillis,
     String noiseSource,
@@ -53,9 +57,69 @@ public record SimulationConfig(
     }
     Checks.openUnitInterval("delta", delta);
     Checks.positiveFinite("clipNorm", clipNorm);
+    if (serverOptimizer == null) {
+      throw new IllegalArgumentException("serverOptimizer must be given, was null");
+    }
     if (roundTimeoutMillis < 500) {
       throw new IllegalArgumentException(
           "roundTimeoutMillis must be >= 500, was " + roundTimeoutMillis);
+    }
+  }
+
+  /** Fixed C and FedAvg with {@code serverLearningRate}: the simulation before adaptive options. */
+  public SimulationConfig(
+      String dataset,
+      String model,
+      int hidden,
+      int clients,
+      int expectedClients,
+      String sampling,
+      int rounds,
+      String partition,
+      double alpha,
+      double noiseMultiplier,
+      double targetEpsilon,
+      double delta,
+      double clipNorm,
+      double serverLearningRate,
+      TrainingOptions training,
+      long roundTimeoutMillis,
+      String noiseSource,
+      long seed) {
+    this(
+        dataset,
+        model,
+        hidden,
+        clients,
+        expectedClients,
+        sampling,
+        rounds,
+        partition,
+        alpha,
+        noiseMultiplier,
+        targetEpsilon,
+        delta,
+        clipNorm,
+        null,
+        ServerOptimizer.sgd(serverLearningRate),
+        training,
+        roundTimeoutMillis,
+        noiseSource,
+        seed);
+  }
+
+  /**
+   * The job spec's {@code privacy.adaptiveClipping} (Andrew et al. 2021): the target fraction of
+   * unclipped updates, the step of C's geometric update and the std of the noise on the unclipped
+   * count ({@code NaN}: the spec's default, expected clients / 20).
+   */
+  public record AdaptiveClipping(double targetQuantile, double learningRate, double countNoiseStd) {
+    public AdaptiveClipping {
+      Checks.openUnitInterval("targetQuantile", targetQuantile);
+      Checks.positiveFinite("learningRate", learningRate);
+      if (!Double.isNaN(countNoiseStd)) {
+        Checks.positiveFinite("countNoiseStd", countNoiseStd);
+      }
     }
   }
 
@@ -97,7 +161,8 @@ public record SimulationConfig(
         targetEpsilon,
         delta,
         clipNorm,
-        serverLearningRate,
+        adaptiveClipping,
+        serverOptimizer,
         training,
         roundTimeoutMillis,
         noiseSource,
@@ -119,7 +184,8 @@ public record SimulationConfig(
         targetEpsilon,
         delta,
         clipNorm,
-        serverLearningRate,
+        adaptiveClipping,
+        serverOptimizer,
         training,
         roundTimeoutMillis,
         noiseSource,
@@ -141,7 +207,55 @@ public record SimulationConfig(
         targetEpsilon,
         delta,
         clipNorm,
-        serverLearningRate,
+        adaptiveClipping,
+        serverOptimizer,
+        training,
+        roundTimeoutMillis,
+        noiseSource,
+        seed);
+  }
+
+  /** The same simulation with adaptive clipping (null: fixed C) from {@code clipNorm}. */
+  public SimulationConfig withAdaptiveClipping(AdaptiveClipping adaptive) {
+    return new SimulationConfig(
+        dataset,
+        model,
+        hidden,
+        clients,
+        expectedClients,
+        sampling,
+        rounds,
+        partition,
+        alpha,
+        noiseMultiplier,
+        targetEpsilon,
+        delta,
+        clipNorm,
+        adaptive,
+        serverOptimizer,
+        training,
+        roundTimeoutMillis,
+        noiseSource,
+        seed);
+  }
+
+  public SimulationConfig withServerOptimizer(ServerOptimizer optimizer) {
+    return new SimulationConfig(
+        dataset,
+        model,
+        hidden,
+        clients,
+        expectedClients,
+        sampling,
+        rounds,
+        partition,
+        alpha,
+        noiseMultiplier,
+        targetEpsilon,
+        delta,
+        clipNorm,
+        adaptiveClipping,
+        optimizer,
         training,
         roundTimeoutMillis,
         noiseSource,

@@ -200,6 +200,57 @@ class CliTest {
     assertThat(run.err()).startsWith(message);
   }
 
+  /** Each refused before a broker starts or a client trains: the message names flag and fix. */
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "simulate --clip-lr 0.3 | --clip-lr tunes adaptive clipping: add --adaptive-clipping"
+            + " QUANTILE (e.g. 0.5), or drop it",
+        "simulate --clip-count-noise 2 | --clip-count-noise tunes adaptive clipping",
+        "simulate --adaptive-clipping 1 | --adaptive-clipping must be in (0, 1)",
+        "simulate --adaptive-clipping 0.5 --local-noise-epsilon 8 | --local-noise-epsilon clips"
+            + " each update to the fixed --clip-norm",
+        "simulate --server-optimizer lamb | --server-optimizer must be one of sgd, avgm, adam or"
+            + " yogi, was 'lamb'",
+        "simulate --server-beta1 0.8 | --server-beta1 is FedAdam's and FedYogi's: add"
+            + " --server-optimizer adam or yogi, or drop it (was sgd)",
+        "simulate --server-optimizer adam --server-momentum 0.9 | --server-momentum is FedAvgM's:"
+            + " add --server-optimizer avgm",
+        "simulate --server-optimizer yogi --server-beta2 1 | --server-beta2 must be in [0, 1),"
+            + " was 1.0",
+        "simulate --server-lr 0 | --server-lr must be > 0 and finite, was 0.0",
+        "evaluate --target-epsilon 4 | --target-epsilon sets the epsilon of a comparison: add"
+            + " --variants",
+        "evaluate --variants fixed-sgd,adam | --variants: variant 'adam' must read"
+            + " CLIPPING-OPTIMIZER[:SERVER_LR]",
+        "evaluate --variants fixed-sgd,FIXED-sgd | --variants names fixed-sgd twice",
+        "evaluate --variants fixed-sgd --noise-multipliers 1 | --noise-multipliers belongs to the"
+            + " noise sweep",
+        "evaluate --variants fixed-adam --server-lr 0.1 | --server-lr: with --variants each variant"
+            + " names its optimizer and server learning rate, e.g. fixed-adam:0.03",
+        "evaluate --variants fixed-sgd,adaptive-sgd --adaptive-clipping 0 | --adaptive-clipping"
+            + " must be in (0, 1)"
+      })
+  void simulationFlags_badCombination_failsBeforeWork_namingFlagAndFix(
+      String args, String message) {
+    Run run = run(args.split(" "));
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err()).startsWith(message);
+    assertThat(run.out()).doesNotContain("starting an in-process Kafka broker");
+  }
+
+  @Test
+  void evaluate_help_describesTheComparison() {
+    Run run = run("evaluate", "--help");
+    assertThat(run.exitCode()).isZero();
+    assertThat(run.out())
+        .contains("--variants=CLIPPING-OPTIMIZER[:SERVER_LR]")
+        .contains("--target-epsilon")
+        .contains("--adaptive-clipping=QUANTILE")
+        .contains("--server-optimizer");
+  }
+
   @Test
   void plan_zeroTarget_exitsNonZero() {
     Run run =

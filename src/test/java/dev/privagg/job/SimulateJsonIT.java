@@ -103,6 +103,58 @@ class SimulateJsonIT extends KafkaFlinkTestBase {
     assertThat(Files.readString(out.resolve("evaluation.csv"))).contains("non-private");
   }
 
+  @Test
+  void evaluate_variants_json_comparesAtOneEpsilon_eachWithItsPlannedNoise(@TempDir Path out)
+      throws Exception {
+    String stdout =
+        CliTestAccess.run(
+            with(
+                "evaluate",
+                "--variants",
+                "fixed-sgd,adaptive-adam:0.05",
+                "--target-epsilon",
+                "8",
+                "--clip-norm",
+                "0.1",
+                "--clip-count-noise",
+                "1",
+                "--seeds",
+                "1",
+                "--out",
+                out.toString()));
+    List<JsonNode> lines = parse(stdout);
+    assertThat(lines)
+        .extracting(l -> l.get("type").asText())
+        .containsExactly("run", "run", "summary");
+    assertThat(lines.subList(0, 2))
+        .extracting(r -> r.get("variant").asText())
+        .containsExactly("fixed-sgd", "adaptive-adam:0.05");
+    JsonNode summary = lines.get(2);
+    JsonNode fixed = summary.get("variants").get(0);
+    JsonNode adaptive = summary.get("variants").get(1);
+    assertThat(summary.get("targetEpsilon").asDouble()).isEqualTo(8.0);
+    for (JsonNode v : List.of(fixed, adaptive)) {
+      // Planned for the target: spent, within the planner's tolerance, but never more.
+      assertThat(v.get("epsilon").asDouble()).isLessThanOrEqualTo(8.0).isGreaterThan(7.9);
+      assertThat(v.get("accuracy").asDouble()).isBetween(0.0, 1.0);
+    }
+    assertThat(fixed.get("serverOptimizer").asText()).isEqualTo("sgd");
+    assertThat(fixed.get("adaptiveClipping").asBoolean()).isFalse();
+    assertThat(fixed.get("finalClipNorm").asDouble()).isEqualTo(0.1);
+    assertThat(adaptive.get("serverOptimizer").asText()).isEqualTo("adam");
+    assertThat(adaptive.get("serverLearningRate").asDouble()).isEqualTo(0.05);
+    assertThat(adaptive.get("adaptiveClipping").asBoolean()).isTrue();
+    // The noisy count is charged with the sum: more sum noise for the same epsilon.
+    assertThat(adaptive.get("noiseMultiplier").asDouble())
+        .isGreaterThan(fixed.get("noiseMultiplier").asDouble());
+    assertThat(adaptive.get("finalClipNorm").asDouble()).isNotEqualTo(0.1);
+    assertThat(Files.readString(out.resolve("comparison.csv")))
+        .startsWith("variant,clipping,serverOptimizer")
+        .contains("adaptive-adam:0.05,adaptive,adam,0.05");
+    assertThat(out.resolve("comparison.json")).exists();
+    assertThat(out.resolve("comparison.png")).exists();
+  }
+
   private static String[] with(String command, String... args) {
     List<String> all = new ArrayList<>(List.of(command));
     all.addAll(List.of(args));

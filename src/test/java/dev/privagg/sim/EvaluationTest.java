@@ -4,11 +4,71 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.privagg.optimizer.ServerOptimizer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 class EvaluationTest {
+  private static final SimulationConfig.AdaptiveClipping MEDIAN =
+      new SimulationConfig.AdaptiveClipping(0.5, 0.2, Double.NaN);
+
+  private static Evaluation.Variant variant(String text) {
+    return Evaluation.Variant.parse(
+        text,
+        MEDIAN,
+        (kind, lr) ->
+            switch (kind) {
+              case SGD -> ServerOptimizer.sgd(lr == null ? 1.0 : lr);
+              case AVGM -> ServerOptimizer.avgm(lr == null ? 1.0 : lr, 0.9);
+              case ADAM -> ServerOptimizer.adam(lr == null ? 0.01 : lr, 0.9, 0.99, 1e-3);
+              case YOGI -> ServerOptimizer.yogi(lr == null ? 0.01 : lr, 0.9, 0.99, 1e-3);
+            });
+  }
+
+  @Test
+  void variant_namesClippingAndOptimizer() {
+    Evaluation.Variant fixedSgd = variant("fixed-sgd");
+    assertThat(fixedSgd.name()).isEqualTo("fixed-sgd");
+    assertThat(fixedSgd.adaptiveClipping()).isNull();
+    assertThat(fixedSgd.optimizer()).isEqualTo(ServerOptimizer.sgd(1.0));
+    Evaluation.Variant adaptiveAdam = variant(" adaptive-ADAM:0.03 ");
+    assertThat(adaptiveAdam.name()).isEqualTo("adaptive-adam:0.03");
+    assertThat(adaptiveAdam.adaptiveClipping()).isEqualTo(MEDIAN);
+    assertThat(adaptiveAdam.optimizer()).isEqualTo(ServerOptimizer.adam(0.03, 0.9, 0.99, 1e-3));
+    assertThat(variant("adaptive-yogi").optimizer().kind()).isEqualTo(ServerOptimizer.Kind.YOGI);
+  }
+
+  @Test
+  void variant_appliedToABase_keepsItsEpsilonAndSetsClippingAndOptimizer() {
+    SimulationConfig base =
+        SimulationTest.digits("server", 100, 20, 1.0).withServerOptimizer(ServerOptimizer.sgd(2));
+    SimulationConfig applied = variant("adaptive-avgm:0.5").applyTo(base);
+    assertThat(applied.adaptiveClipping()).isEqualTo(MEDIAN);
+    assertThat(applied.serverOptimizer()).isEqualTo(ServerOptimizer.avgm(0.5, 0.9));
+    assertThat(applied.withSeed(9).rounds()).isEqualTo(base.rounds());
+    assertThat(variant("fixed-sgd").applyTo(applied).adaptiveClipping()).isNull();
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "sgd | variant 'sgd' must read CLIPPING-OPTIMIZER[:SERVER_LR] with CLIPPING fixed or"
+            + " adaptive, e.g. adaptive-adam:0.03",
+        "flat-adam | variant 'flat-adam' must read CLIPPING-OPTIMIZER[:SERVER_LR] with CLIPPING"
+            + " fixed or adaptive, e.g. adaptive-adam:0.03",
+        "fixed-lamb | variant 'fixed-lamb': server optimizer must be one of [sgd, avgm, adam,"
+            + " yogi], was lamb after 'fixed-'",
+        "fixed-adam:fast | variant 'fixed-adam:fast': the server learning rate after ':' must be"
+            + " a number"
+      })
+  void variant_malformed_isRefused_namingTheForm(String text, String message) {
+    assertThatThrownBy(() -> variant(text))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(message);
+  }
+
   /**
    * Two-sided 95% critical values of Student's t as printed to three decimals: NIST/SEMATECH
    * e-Handbook of Statistical Methods, Section 1.3.6.7.2, column 0.975 (df up to 100), and Fisher

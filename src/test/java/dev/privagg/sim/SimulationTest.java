@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.privagg.client.train.Model;
 import dev.privagg.client.train.TrainingOptions;
+import dev.privagg.optimizer.ServerOptimizer;
+import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import org.junit.jupiter.api.Test;
@@ -80,6 +82,88 @@ class SimulationTest {
     SimulationConfig config = digits("server", 100, 20, 1.0);
     ClientSampling sampling = new ClientSampling(config.samplingRate(), config.seed());
     assertThat(Simulation.participants(config, sampling, 4)).hasSize(100).startsWith(0, 1, 2);
+  }
+
+  @Test
+  void adaptiveClippingAndAdam_reachTheJobSpec() {
+    SimulationConfig config =
+        digits("server", 100, 20, 1.0)
+            .withAdaptiveClipping(new SimulationConfig.AdaptiveClipping(0.5, 0.2, 1.5))
+            .withServerOptimizer(ServerOptimizer.adam(0.03, 0.9, 0.99, 1e-3));
+    SimulationConfig planned =
+        new SimulationConfig(
+            config.dataset(),
+            config.model(),
+            config.hidden(),
+            config.clients(),
+            config.expectedClients(),
+            config.sampling(),
+            config.rounds(),
+            config.partition(),
+            config.alpha(),
+            Double.NaN,
+            4.0,
+            config.delta(),
+            0.1,
+            config.adaptiveClipping(),
+            config.serverOptimizer(),
+            config.training(),
+            config.roundTimeoutMillis(),
+            config.noiseSource(),
+            config.seed());
+    JobSpec spec = spec(planned);
+    AdaptiveClipping adaptive = spec.privacy().adaptiveClipping();
+    assertThat(adaptive).isNotNull();
+    assertThat(adaptive.targetQuantile()).isEqualTo(0.5);
+    assertThat(adaptive.learningRate()).isEqualTo(0.2);
+    assertThat(adaptive.initialClipNorm()).isEqualTo(0.1);
+    assertThat(adaptive.countNoiseStd()).isEqualTo(1.5);
+    assertThat(spec.privacy().clipNorm()).isEqualTo(0.1);
+    assertThat(spec.serverOptimizer()).isEqualTo(ServerOptimizer.adam(0.03, 0.9, 0.99, 1e-3));
+    assertThat(spec.privacy().targetEpsilon()).isEqualTo(4.0);
+  }
+
+  @Test
+  void adaptiveClipping_atTheSameEpsilon_plansMoreSumNoise() {
+    SimulationConfig fixed =
+        new SimulationConfig(
+            "digits",
+            "softmax",
+            0,
+            100,
+            20,
+            "server",
+            20,
+            "iid",
+            0.5,
+            Double.NaN,
+            4.0,
+            1e-5,
+            0.1,
+            1.0,
+            TrainingOptions.sgd(1, 8, 0.5),
+            1000,
+            "seeded",
+            3);
+    SimulationConfig adaptive =
+        fixed.withAdaptiveClipping(new SimulationConfig.AdaptiveClipping(0.5, 0.2, Double.NaN));
+    double zFixed = spec(fixed).privacy().noiseMultiplier();
+    JobSpec adaptiveSpec = spec(adaptive);
+    // The count's noise defaults to m / 20 = 1 and is charged with the sum (Andrew et al. 2021).
+    assertThat(adaptiveSpec.privacy().adaptiveClipping().countNoiseStd()).isEqualTo(1.0);
+    assertThat(adaptiveSpec.privacy().noiseMultiplier()).isGreaterThan(zFixed);
+  }
+
+  @Test
+  void fixedClipAndSgd_writeTheServerSection_withTheLearningRateOnly() {
+    SimulationConfig avgm =
+        digits("server", 100, 20, 1.0).withServerOptimizer(ServerOptimizer.avgm(0.5, 0.8));
+    assertThat(Simulation.serverYaml(ServerOptimizer.sgd(2)))
+        .isEqualTo("{optimizer: sgd, learningRate: 2.0}");
+    assertThat(spec(digits("server", 100, 20, 1.0)).serverOptimizer())
+        .isEqualTo(ServerOptimizer.sgd(1.0));
+    assertThat(spec(digits("server", 100, 20, 1.0)).privacy().adaptiveClipping()).isNull();
+    assertThat(spec(avgm).serverOptimizer()).isEqualTo(ServerOptimizer.avgm(0.5, 0.8));
   }
 
   @Test
