@@ -1,6 +1,7 @@
 package dev.privagg.cli;
 
 import dev.privagg.client.train.TrainingOptions;
+import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.sim.EmbeddedKafka;
 import dev.privagg.sim.Reports;
 import dev.privagg.sim.Simulation;
@@ -68,7 +69,8 @@ final class DemoCommand implements Callable<Integer> {
             epsilon,
             1e-5,
             1.0,
-            1.0,
+            null,
+            ServerOptimizer.sgd(1.0),
             TrainingOptions.sgd(2, 8, 0.5),
             1500,
             "secure",

@@ -217,9 +217,7 @@ final class SimulationOptions {
     }
     ServerOptimizer.Kind kind = serverOptimizerKind(flags);
     ServerOptimizer optimizer = serverOptimizer(flags, kind, serverLr);
-    return baseConfig(noiseMultiplier, targetEpsilon)
-        .withAdaptiveClipping(adaptive)
-        .withServerOptimizer(optimizer);
+    return config(noiseMultiplier, targetEpsilon, adaptive, optimizer);
   }
 
   /**
@@ -327,8 +325,12 @@ final class SimulationOptions {
     return value;
   }
 
-  /** Data, model, clients and training; fixed C and FedAvg at learning rate 1. */
-  private SimulationConfig baseConfig(double noiseMultiplier, double targetEpsilon) {
+  /** Data, model, clients and training as the flags say, with the checked server settings. */
+  private SimulationConfig config(
+      double noiseMultiplier,
+      double targetEpsilon,
+      SimulationConfig.AdaptiveClipping adaptive,
+      ServerOptimizer optimizer) {
     TrainingOptions training =
         new TrainingOptions(
             localEpochs,
@@ -353,7 +355,8 @@ final class SimulationOptions {
         targetEpsilon,
         delta,
         clipNorm,
-        1.0,
+        adaptive,
+        optimizer,
         training,
         roundTimeoutMillis,
         noiseSource,

@@ -66,48 +66,6 @@ public record SimulationConfig(
     }
   }
 
-  /** Fixed C and FedAvg with {@code serverLearningRate}: the simulation before adaptive options. */
-  public SimulationConfig(
-      String dataset,
-      String model,
-      int hidden,
-      int clients,
-      int expectedClients,
-      String sampling,
-      int rounds,
-      String partition,
-      double alpha,
-      double noiseMultiplier,
-      double targetEpsilon,
-      double delta,
-      double clipNorm,
-      double serverLearningRate,
-      TrainingOptions training,
-      long roundTimeoutMillis,
-      String noiseSource,
-      long seed) {
-    this(
-        dataset,
-        model,
-        hidden,
-        clients,
-        expectedClients,
-        sampling,
-        rounds,
-        partition,
-        alpha,
-        noiseMultiplier,
-        targetEpsilon,
-        delta,
-        clipNorm,
-        null,
-        ServerOptimizer.sgd(serverLearningRate),
-        training,
-        roundTimeoutMillis,
-        noiseSource,
-        seed);
-  }
-
   /**
    * The job spec's {@code privacy.adaptiveClipping} (Andrew et al. 2021): the target fraction of
    * unclipped updates, the step of C's geometric update and the std of the noise on the unclipped

@@ -3,6 +3,7 @@ package dev.privagg.job;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.client.train.TrainingOptions;
+import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
@@ -35,7 +36,8 @@ class SimulationIT extends KafkaFlinkTestBase {
         Double.NaN,
         1e-5,
         1.0,
-        1.0,
+        null,
+        ServerOptimizer.sgd(1.0),
         TrainingOptions.sgd(2, 8, 0.5),
         1500,
         "seeded",

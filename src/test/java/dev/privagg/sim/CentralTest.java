@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.privagg.client.data.Datasets;
 import dev.privagg.client.train.Metrics;
 import dev.privagg.client.train.Model;
+import dev.privagg.optimizer.ServerOptimizer;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -42,7 +43,8 @@ class CentralTest {
             Double.NaN,
             1e-5,
             1.0,
-            1.0,
+            null,
+            ServerOptimizer.sgd(1.0),
             dev.privagg.client.train.TrainingOptions.sgd(1, 8, 0.5),
             1000,
             "seeded",
