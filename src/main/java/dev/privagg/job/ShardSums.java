@@ -40,7 +40,9 @@ final class ShardSums {
   }
 
   private final JobSpec spec;
-  private final ClippingPolicy clippingPolicy;
+  // The spec's policy, then the last round's C: under adaptive clipping every update of a round
+  // brings the same C, so the policy is built once a round, not once an update.
+  private ClippingPolicy clippingPolicy;
   private final int[] tensorSizes;
   // One update's values, reused: the per-update path allocates no model-sized arrays.
   private final float[][] scratch;
@@ -98,11 +100,12 @@ final class ShardSums {
       sums.units = new long[spec.model().dimension()];
     }
     // Every update of a round comes with the round's C; the fixed-point units are relative to it.
-    ClippingPolicy policy =
-        command.clipNorm > 0 && command.clipNorm != clippingPolicy.clipNorm()
-            ? spec.clippingPolicy(command.clipNorm)
-            : clippingPolicy;
-    ClippedSum sum = ClippedSum.wrap(policy, tensorSizes, sums.units, sums.contributions);
+    // A command without one (from an earlier version) means the spec's C.
+    double clipNorm = command.clipNorm > 0 ? command.clipNorm : spec.privacy().clipNorm();
+    if (clipNorm != clippingPolicy.clipNorm()) {
+      clippingPolicy = spec.clippingPolicy(clipNorm);
+    }
+    ClippedSum sum = ClippedSum.wrap(clippingPolicy, tensorSizes, sums.units, sums.contributions);
     long started = System.nanoTime();
     DecodedUpdate.readValues(tensorData, scratch);
     ClipResult clip = sum.add(scratch);
