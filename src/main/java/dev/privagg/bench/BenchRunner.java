@@ -275,8 +275,9 @@ final class BenchRunner {
   }
 
   /**
-   * The setting's job: one tensor of d parameters, rounds that close at m updates (long timeout, so
-   * only the count closes them), secure noise, an infinite budget so every round is released.
+   * The setting's job: one tensor of d parameters, rounds that close at m updates and open the next
+   * at once (long timeout, so only the count moves them: a throughput run, not a private one, so its
+   * rounds state epsilon Infinity), secure noise, an infinite budget so every round is released.
    */
   private static JobSpec writeSpec(BenchSetting setting, Path file) throws IOException {
     String id = "bench-" + setting.name();
@@ -292,6 +293,7 @@ final class BenchRunner {
             "  timeout: 30m",
             "  expectedClients: " + setting.clients(),
             "  closeEarly: true",
+            "  nextRoundAtEarlyClose: true",
             "privacy:",
             "  clipNorm: 1.0",
             "  noiseMultiplier: 1.0",

@@ -18,6 +18,14 @@ public class JobProgress {
   public long openedMillis;
 
   public long deadlineMillis;
+
+  /**
+   * The current round closed early (at its m-th update) and is released; the next opens at its
+   * deadline, which keeps the schedule independent of the data. False in state from versions that
+   * opened the next round at once.
+   */
+  public boolean closedEarly;
+
   public boolean exhausted;
   public byte[] ledger;
 

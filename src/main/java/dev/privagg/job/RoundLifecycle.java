@@ -32,9 +32,13 @@ import java.util.List;
  *       STALE_ROUND; one claiming a round that has not opened yet at its timestamp (r + 1 stamped
  *       before r closed) is FUTURE_ROUND. After the budget is spent: BUDGET_EXHAUSTED.
  *   <li>Round r closes once event time reaches deadline_r - 1, or with {@code closeEarly} at the
- *       m-th admitted update, at that update's timestamp. Round r + 1 opens at r's close time and
- *       ends {@code timeout} later. Event time that jumps over several deadlines closes each round
- *       in turn, the later ones with noise only.
+ *       m-th admitted update, at that update's timestamp. Round r + 1 opens (and is announced) at
+ *       deadline_r either way and ends {@code timeout} later, so the schedule never depends on
+ *       the data (only a non-private spec's {@code nextRoundAtEarlyClose} opens it at the early
+ *       close). Between an early close and the deadline, updates for r are STALE_ROUND and for r +
+ *       1 FUTURE_ROUND. Event time
+ *       that jumps over several deadlines closes each round in turn, the later ones with noise
+ *       only.
  * </ul>
  *
  * <p>Bound on held updates: an update is held only until event time (the minimum over partitions)
@@ -168,7 +172,7 @@ final class RoundLifecycle {
     if (draining) {
       // The drain's savepoint is taken after this and holds the round and the held updates without
       // their timers; after a restore, the first heartbeat keep-alive re-arms them.
-      if (!progress.exhausted && time == closeTimer(progress)) {
+      if (!progress.exhausted && !progress.closedEarly && time == closeTimer(progress)) {
         out.drain(progress.currentRound);
       }
       return;
@@ -208,6 +212,20 @@ final class RoundLifecycle {
       return;
     }
     long open = progress.currentRound;
+    if (progress.closedEarly && update.round <= open + 1) {
+      out.reject(
+          update,
+          update.round <= open ? RejectReason.STALE_ROUND : RejectReason.FUTURE_ROUND,
+          "round "
+              + open
+              + " closed early with its expected updates before "
+              + time
+              + ", the update's broker time; round "
+              + (open + 1)
+              + " opens at its deadline "
+              + progress.deadlineMillis);
+      return;
+    }
     if (update.round < open) {
       out.reject(
           update,
@@ -290,15 +308,30 @@ final class RoundLifecycle {
     store.saveOpenRound(round);
     out.admit(update, shard, clipNorm);
     if (spec.rounds().closeEarly() && round.contributions >= spec.rounds().expectedClients()) {
-      // Early close: the next round opens at the m-th update's broker time.
+      closeEarly(store, progress, round, time, out);
+    }
+  }
+
+  /**
+   * Closes the round at its m-th update and releases it now. The next round still opens at this
+   * round's deadline (its close timer stays armed): opening it at the m-th update's time would let
+   * one client's timing move every later window, and with it which later updates count
+   * (docs/design.md, "Early close"). Only a non-private spec may chain rounds at the early close.
+   */
+  private void closeEarly(
+      RoundStore store, JobProgress progress, OpenRound round, long time, RoundDecisions out) {
+    if (spec.rounds().nextRoundAtEarlyClose()) {
       deleteCloseTimer(store, progress, out);
       closeRound(store, progress, round, time, out);
       if (!progress.exhausted) {
         openNextRound(store, progress, time, 0, out);
         armCloseTimer(progress, out);
       }
-      store.saveProgress(progress);
+    } else {
+      closeRound(store, progress, round, time, out);
+      progress.closedEarly = !progress.exhausted;
     }
+    store.saveProgress(progress);
   }
 
   /**
@@ -324,7 +357,11 @@ final class RoundLifecycle {
     boolean closed = false;
     while (!progress.exhausted && closeTimer(progress) <= eventTime) {
       long deadline = progress.deadlineMillis;
-      closeRound(store, progress, store.openRound(), deadline, out);
+      if (progress.closedEarly) {
+        progress.closedEarly = false; // released at its m-th update already
+      } else {
+        closeRound(store, progress, store.openRound(), deadline, out);
+      }
       if (!progress.exhausted) {
         openNextRound(store, progress, deadline, 0, out);
       }
@@ -400,6 +437,7 @@ final class RoundLifecycle {
       return;
     }
     discardOpenRound(store, progress, out);
+    progress.closedEarly = false; // what follows opens a round or exhausts the budget
     long lastAnnounced = Math.max(progress.currentRound, floor.lastRound());
     progress.ledger = floor.ledger();
     progress.currentRound = floor.chargedThrough();

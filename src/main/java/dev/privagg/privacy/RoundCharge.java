@@ -18,14 +18,19 @@ package dev.privagg.privacy;
  *   <li>Early close at m updates: one client's presence can displace another's, so adjacency is
  *       replace-one, the sensitivity doubles to 2C (noise multiplier halves) and no amplification
  *       by sampling is claimed (q = 1).
+ *   <li>A schedule that depends on the data (the next round opening at an early close): one client
+ *       moves every later window, so no per-round bound holds; the round is charged as unbounded
+ *       (noise multiplier 0, epsilon infinite).
  * </ul>
  *
+ * @param unbounded true when no per-round bound holds
  * @param countNoiseStd std of the count noise, or 0 when there is no minimum-cohort rule
  * @param clipCountNoiseMultiplier noise multiplier of adaptive clipping's count, or 0 without it
  */
 public record RoundCharge(
     double samplingRate,
     boolean replaceOne,
+    boolean unbounded,
     double countNoiseStd,
     double clipCountNoiseMultiplier) {
   /** Validates the parameters. */
@@ -37,12 +42,15 @@ public record RoundCharge(
 
   /** A charge without adaptive clipping. */
   public RoundCharge(double samplingRate, boolean replaceOne, double countNoiseStd) {
-    this(samplingRate, replaceOne, countNoiseStd, 0);
+    this(samplingRate, replaceOne, false, countNoiseStd, 0);
   }
 
   /** The noise multiplier the accountant charges for a round whose sum noise multiplier is z. */
   public double chargedNoiseMultiplier(double noiseMultiplier) {
     Checks.nonNegativeFinite("noiseMultiplier", noiseMultiplier);
+    if (unbounded) {
+      return 0;
+    }
     double effective = noiseMultiplier;
     if (noiseMultiplier > 0 && (countNoiseStd > 0 || clipCountNoiseMultiplier > 0)) {
       double precision = 1 / (noiseMultiplier * noiseMultiplier);

@@ -142,13 +142,16 @@ public record JobSpec(
    * the timeout, or at m updates when {@code closeEarly}; {@code minimumCohort} (0 = off) needs a
    * noisy count of at least that many to release. Round 1 stays open {@code startGraceMillis}
    * longer: its announcement is only visible once the new job's first checkpoint completes. A round
-   * takes at most {@code maxClients} clients.
+   * takes at most {@code maxClients} clients. {@code nextRoundAtEarlyClose} opens the next round
+   * when one closes early instead of at its deadline, which makes the schedule depend on the data:
+   * the reader only allows it with an infinite budget, and every round is charged as unbounded.
    */
   public record Rounds(
       long timeoutMillis,
       long startGraceMillis,
       int expectedClients,
       boolean closeEarly,
+      boolean nextRoundAtEarlyClose,
       int minimumCohort,
       double minimumCohortNoiseStd,
       long maxClients)
@@ -220,8 +223,9 @@ public record JobSpec(
   }
 
   /**
-   * The clipping policy at {@code clipNorm}: a round's C under adaptive clipping (which is flat
-   * only), the spec's otherwise.
+   * The clipping policy at {@code clipNorm}, the C a round was announced with (adaptive clipping's,
+   * or the spec's when the round opened): every mode clips, sums and decodes at that C, whatever
+   * the spec says after a restore.
    */
   public ClippingPolicy clippingPolicy(double clipNorm) {
     if (privacy.clipping().equals("flat")) {
@@ -231,7 +235,7 @@ public record JobSpec(
         privacy.layerSplit().equals("equal")
             ? ClippingPolicy.LayerSplit.EQUAL
             : ClippingPolicy.LayerSplit.SQRT_SIZE;
-    return ClippingPolicy.perLayer(privacy.clipNorm(), model.tensorSizes(), split);
+    return ClippingPolicy.perLayer(clipNorm, model.tensorSizes(), split);
   }
 
   /** How a round of this job is charged to the budget. */
@@ -239,6 +243,7 @@ public record JobSpec(
     return new RoundCharge(
         privacy.sampling().accountingRate(),
         rounds.closeEarly(),
+        rounds.nextRoundAtEarlyClose(),
         rounds.minimumCohort() > 0 ? rounds.minimumCohortNoiseStd() : 0,
         privacy.adaptiveClipping() == null ? 0 : privacy.adaptiveClipping().countNoiseMultiplier());
   }

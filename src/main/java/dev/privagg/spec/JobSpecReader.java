@@ -263,6 +263,11 @@ public final class JobSpecReader {
               + maxClients);
     }
     boolean closeEarly = s.bool("closeEarly", false);
+    boolean nextRoundAtEarlyClose = s.bool("nextRoundAtEarlyClose", false);
+    if (nextRoundAtEarlyClose && !closeEarly) {
+      throw s.fail(
+          "nextRoundAtEarlyClose", "needs rounds.closeEarly: true; remove it or close early");
+    }
     YamlSection cohort = s.optionalSection("minimumCohort");
     int minimum = 0;
     double countStd = 0;
@@ -281,7 +286,8 @@ public final class JobSpecReader {
       minimum = (int) count;
     }
     s.finish();
-    return new JobSpec.Rounds(timeout, grace, (int) m, closeEarly, minimum, countStd, maxClients);
+    return new JobSpec.Rounds(
+        timeout, grace, (int) m, closeEarly, nextRoundAtEarlyClose, minimum, countStd, maxClients);
   }
 
   private static JobSpec.Privacy privacy(YamlSection s, JobSpec.Rounds rounds) {
@@ -302,6 +308,18 @@ public final class JobSpecReader {
       throw s.fail("budgetEpsilon", "must be > 0 (or .inf), was " + budget);
     }
     String accountant = s.choice("accountant", "rdp", Accountant.NAMES);
+    if (rounds.nextRoundAtEarlyClose() && (Double.isFinite(budget) || s.has("targetEpsilon"))) {
+      // Opening round r + 1 at r's m-th update moves every later window with one client's
+      // timing: which later updates count would depend on it, and no per-round charge covers it.
+      throw s.fail(
+          "budgetEpsilon",
+          "must be .inf (with privacy.noiseMultiplier, not targetEpsilon) when"
+              + " rounds.nextRoundAtEarlyClose is true: that schedule depends on the data, so no"
+              + " epsilon covers it and every round states epsilon Infinity; remove"
+              + " rounds.nextRoundAtEarlyClose for a private run (early close then releases early"
+              + " and the next round still opens at the deadline), was "
+              + budget);
+    }
     JobSpec.Sampling sampling = sampling(s.optionalSection("sampling"));
     AdaptiveClipping adaptive =
         adaptiveClipping(s.optionalSection("adaptiveClipping"), clipNorm, clipping, rounds);
@@ -316,6 +334,7 @@ public final class JobSpecReader {
         new RoundCharge(
             sampling.accountingRate(),
             rounds.closeEarly(),
+            rounds.nextRoundAtEarlyClose(),
             rounds.minimumCohort() > 0 ? rounds.minimumCohortNoiseStd() : 0,
             adaptive == null ? 0 : adaptive.countNoiseMultiplier());
     if (hasZ == hasTarget) {

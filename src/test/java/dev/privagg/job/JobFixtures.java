@@ -27,6 +27,11 @@ final class JobFixtures {
 
   /** {@link #spec(String, String)} with extra top-level YAML lines (a topics section, say). */
   static JobSpec spec(String privacy, String rounds, String topLevel) {
+    return spec(1.0, privacy, rounds, topLevel);
+  }
+
+  /** {@link #spec(String, String, String)} with another clip norm than 1. */
+  static JobSpec spec(double clipNorm, String privacy, String rounds, String topLevel) {
     return JobSpecReader.parse(
         "fixture",
         """
@@ -41,12 +46,12 @@ final class JobFixtures {
           expectedClients: 2
         %s
         privacy:
-          clipNorm: 1.0
+          clipNorm: %s
           delta: 1.0e-5
         %s
         %s
         """
-            .formatted(JOB, indent(rounds), indent(privacy), topLevel));
+            .formatted(JOB, indent(rounds), clipNorm, indent(privacy), topLevel));
   }
 
   /** No noise, infinite budget: releases are exact. */

@@ -59,16 +59,16 @@ class MembershipRaceTest {
             .append(0, 50, "a", 1, A)
             .append(0, 50, "c", 1, C) // second in log order at 50: round 1 closes here (m = 2)
             .append(1, 50, "b", 1, B) // third: STALE_ROUND
-            .append(1, 50, "d", 2, A) // after the close, same millisecond: round 2's
-            .append(2, 40, "e", 2, B) // before the close: FUTURE_ROUND
-            .append(2, 60, "f", 2, C); // round 2's second: it closes at 60
+            .append(1, 50, "d", 2, A) // after the close, but round 2 opens at 1's deadline: FUTURE
+            .append(2, TIMEOUT + 40, "e", 2, B)
+            .append(2, TIMEOUT + 60, "f", 2, C); // round 2's second: it closes at TIMEOUT + 60
     List<OutboundRecord> out =
         sameBytesInEveryReadOrder(keyedSpec("closeEarly: true"), log, 2 * TIMEOUT);
-    assertThat(ledger(out)).extracting(e -> e.getContributions()).containsExactly(2L, 2L, 0L);
+    assertThat(ledger(out)).extracting(e -> e.getContributions()).containsExactly(2L, 2L);
     assertThat(ledger(out))
         .extracting(e -> e.getTimestampMillis())
-        .containsExactly(50L, 60L, 60 + TIMEOUT);
-    assertThat(reasons(out)).containsExactly(RejectReason.FUTURE_ROUND, RejectReason.STALE_ROUND);
+        .containsExactly(50L, TIMEOUT + 60);
+    assertThat(reasons(out)).containsExactly(RejectReason.STALE_ROUND, RejectReason.FUTURE_ROUND);
   }
 
   @Test

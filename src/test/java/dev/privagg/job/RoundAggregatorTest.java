@@ -289,11 +289,13 @@ class RoundAggregatorTest {
                     statement.getDelta())
                 .epsilon())
         .isEqualTo(statement.getEpsilon());
-    assertThat(announcements(out))
-        .singleElement()
-        .satisfies(a -> assertThat(a.getRound()).isEqualTo(2));
-    // The old deadline timer was deleted; only round 2's remains.
+    // Round 2 opens at round 1's deadline, as without early close: announced only then.
+    assertThat(announcements(out)).isEmpty();
     assertThat(harness.numEventTimeTimers()).isEqualTo(1);
+    advanceTo(TIMEOUT);
+    assertThat(announcements(drain()))
+        .singleElement()
+        .satisfies(a -> assertThat(a.getDeadlineMillis()).isEqualTo(2 * TIMEOUT));
   }
 
   @Test
@@ -517,6 +519,37 @@ class RoundAggregatorTest {
     assertThat(afterTwo[1] - afterOne[1]).isCloseTo(0.2f, within(1e-5f));
     // The next round is the new spec's.
     assertThat(ledger(out).get(0).getNextClipNorm()).isNull();
+  }
+
+  @Test
+  void restorePerLayerWithAnotherClipNorm_midRound_clipsSumsAndDecodesAtTheAnnouncedC()
+      throws Exception {
+    JobSpec announced =
+        spec("noiseMultiplier: 0\nbudgetEpsilon: .inf\nclipping: per-layer", "");
+    JobSpec changed =
+        JobFixtures.spec(2.0, "noiseMultiplier: 0\nbudgetEpsilon: .inf\nclipping: per-layer", "", "");
+    start(announced, null);
+    harness.processElement2(JOB, 0);
+    drain();
+    // Round 1 is announced at C = 1: c1 is summed before the savepoint, c2 after a restore whose
+    // spec says C = 2.
+    harness.processElement1(update("c1", 1, 30f, 40f, 10f), 10);
+    RoundsHarness.Snapshot savepoint = harness.snapshot(1, 10);
+    harness.close();
+
+    start(changed, savepoint);
+    harness.processElement1(update("c2", 1, 30f, 40f, 10f), 20);
+    advanceTo(TIMEOUT);
+    List<OutboundRecord> out = drain();
+    // Per-layer clipping with an equal split gives each of the two tensors C / sqrt(2) at the
+    // round's C = 1: w to (0.6, 0.8) / sqrt(2), b to 1 / sqrt(2); two members over m = 2.
+    float[] moved = weights(models(out).get(0));
+    double layer = 1 / Math.sqrt(2);
+    assertThat((double) moved[0]).isCloseTo(0.6 * layer, within(1e-5));
+    assertThat((double) moved[1]).isCloseTo(0.8 * layer, within(1e-5));
+    assertThat((double) moved[2]).isCloseTo(layer, within(1e-5));
+    assertThat(models(out).get(0).getPrivacy().getClipNorm()).isEqualTo(1.0);
+    assertThat(ledger(out).get(0).getClipNorm()).isEqualTo(1.0);
   }
 
   /** The update with its norm, as the decoder hands it to an adaptive job's decider. */

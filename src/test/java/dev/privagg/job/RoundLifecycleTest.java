@@ -210,18 +210,20 @@ class RoundLifecycleTest {
   }
 
   @Test
-  void earlyClose_takesTheFirstMByTimestampPartitionOffset_andOpensTheNextRoundThen() {
+  void earlyClose_takesTheFirstMByTimestampPartitionOffset_andTheNextRoundStillOpensAtTheDeadline() {
     start(exactSpec("closeEarly: true"), 0); // m = 2
     // Read in an order that is not the log's: by (timestamp, partition, offset) the first two are
     // b (3, p0, o9) and d (3, p0, o10); a (3, p1, o7) comes third, c (5) last.
     read(readFrom(1, 0, update("c", 1, 0.1f, 0f, 0f)), 5);
     read(readFrom(0, 10, update("d", 1, 0.1f, 0f, 0f)), 3);
     read(readFrom(1, 7, update("a", 1, 0.1f, 0f, 0f)), 3);
-    read(readFrom(1, 8, update("e", 2, 0.1f, 0f, 0f)), 3); // for round 2, right after the close
+    read(readFrom(1, 8, update("e", 2, 0.1f, 0f, 0f)), 3); // for round 2, before it opens
     read(readFrom(0, 9, update("b", 1, 0.1f, 0f, 0f)), 3);
-    advanceTo(5);
-    assertThat(decided.admitted).containsExactly("b", "d", "e");
-    assertThat(decided.rejects).containsExactly("a STALE_ROUND", "c STALE_ROUND");
+    read(readFrom(0, 11, update("f", 2, 0.1f, 0f, 0f)), TIMEOUT); // round 2's first instant
+    advanceTo(TIMEOUT);
+    assertThat(decided.admitted).containsExactly("b", "d", "f");
+    assertThat(decided.rejects)
+        .containsExactly("a STALE_ROUND", "e FUTURE_ROUND", "c STALE_ROUND");
     assertThat(decided.closed)
         .singleElement()
         .satisfies(
@@ -229,8 +231,90 @@ class RoundLifecycleTest {
               assertThat(r.closedAtMillis()).isEqualTo(3);
               assertThat(r.contributions()).isEqualTo(2);
             });
-    assertThat(decided.announced).containsExactly("1 until 1000", "2 until 1003");
-    assertThat(decided.timers).as("round 1's deadline timer deleted").containsExactly(1002L);
+    // Released at the m-th update, but round 2 is announced at round 1's deadline for [1000,
+    // 2000), as without early close.
+    assertThat(decided.announced).containsExactly("1 until 1000", "2 until 2000");
+    assertThat(decided.timers).containsExactly(1999L);
+  }
+
+  @Test
+  void earlyClose_announcesTheNextRoundOnlyAtTheDeadline_andKeepsItsWindowAcrossARestore() {
+    JobSpec spec = exactSpec("closeEarly: true");
+    start(spec, 0);
+    read(update("a", 1, 0.1f, 0f, 0f), 10);
+    read(update("b", 1, 0.1f, 0f, 0f), 20);
+    advanceTo(500);
+    assertThat(decided.released).containsExactly(1L);
+    assertThat(decided.announced).containsExactly("1 until 1000");
+    assertThat(decided.timers).as("round 1's deadline still opens round 2").containsExactly(999L);
+    // A restore between the early close and the deadline (a new lifecycle on the saved state).
+    lifecycle = new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE);
+    decided.timers.clear();
+    lifecycle.keepAlive(store, decided);
+    read(update("c", 2, 0.1f, 0f, 0f), 600);
+    advanceTo(TIMEOUT + 100);
+    read(update("d", 2, 0.1f, 0f, 0f), TIMEOUT + 100);
+    advanceTo(2 * TIMEOUT);
+    assertThat(decided.rejects).containsExactly("c FUTURE_ROUND");
+    assertThat(decided.announced).containsExactly("1 until 1000", "2 until 2000", "3 until 3000");
+    assertThat(decided.closed).extracting(ClosedRound::round).containsExactly(1L, 2L);
+    assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(2L, 1L);
+    assertThat(LedgerCodec.read(store.progress().ledger).totalCount()).isEqualTo(2);
+  }
+
+  @Test
+  void nextRoundAtEarlyClose_aNonPrivateRun_opensTheNextRoundAtTheMthUpdate() {
+    start(exactSpec("closeEarly: true\nnextRoundAtEarlyClose: true"), 0);
+    read(update("a", 1, 0.1f, 0f, 0f), 3);
+    read(update("b", 1, 0.1f, 0f, 0f), 4);
+    read(update("c", 2, 0.1f, 0f, 0f), 5);
+    advanceTo(5);
+    assertThat(decided.admitted).containsExactly("a", "b", "c");
+    assertThat(decided.announced).containsExactly("1 until 1000", "2 until 1004");
+  }
+
+  /**
+   * Early close must not let one client move a later round's window (issue: with round r + 1
+   * opening at r's m-th update, x's timing decided which round-2 updates counted). Round 1's update
+   * of x is sent early, late, or not at all; every later round must take the same members.
+   */
+  @Test
+  void earlyClose_oneUpdateOfRoundOneChanged_everyLaterRoundHasTheSameMembers() {
+    java.util.Map<Long, java.util.List<String>> withEarlyX = laterMembers(100L);
+    assertThat(withEarlyX.keySet()).containsExactly(2L, 3L, 4L, 5L);
+    assertThat(withEarlyX.values()).allSatisfy(members -> assertThat(members).hasSize(2));
+    for (Long xAt : new Long[] {null, 500L, 900L}) {
+      assertThat(laterMembers(xAt)).as("x stamped at %s", xAt).isEqualTo(withEarlyX);
+    }
+  }
+
+  /**
+   * Round 1 gets y at 300 and z at 700, plus x at {@code xAt} (null: x sends nothing); every 50 ms
+   * from 0 to 5 s a client claims each of rounds 2 to 5. The admitted members of rounds 2 to 5.
+   */
+  private java.util.Map<Long, java.util.List<String>> laterMembers(Long xAt) {
+    RoundLifecycleTest world = new RoundLifecycleTest();
+    world.start(exactSpec("closeEarly: true"), 0); // m = 2
+    long offset = 0;
+    if (xAt != null) {
+      world.read(readFrom(0, offset++, update("x", 1, 0.1f, 0f, 0f)), xAt);
+    }
+    world.read(readFrom(0, offset++, update("y", 1, 0.1f, 0f, 0f)), 300);
+    world.read(readFrom(0, offset++, update("z", 1, 0.1f, 0f, 0f)), 700);
+    for (long t = 0; t < 5 * TIMEOUT; t += 50) {
+      for (long round = 2; round <= 5; round++) {
+        world.read(readFrom(1, offset++, update("r" + round + "@" + t, round, 0.1f, 0f, 0f)), t);
+      }
+    }
+    world.advanceTo(6 * TIMEOUT);
+    java.util.Map<Long, java.util.List<String>> members = new java.util.TreeMap<>();
+    for (String client : world.decided.admitted) {
+      if (client.startsWith("r")) {
+        long round = Long.parseLong(client.substring(1, client.indexOf('@')));
+        members.computeIfAbsent(round, r -> new java.util.ArrayList<>()).add(client);
+      }
+    }
+    return members;
   }
 
   @Test

@@ -272,6 +272,38 @@ class JobSpecReaderTest {
   }
 
   @Test
+  void nextRoundAtEarlyClose_isRefusedForAPrivateRun_andChargedAsUnbounded() {
+    String chained =
+        MINIMAL.replace(
+            "expectedClients: 4",
+            "expectedClients: 4\n  closeEarly: true\n  nextRoundAtEarlyClose: true");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", chained))
+        .isInstanceOf(SpecException.class)
+        .hasMessageContaining("privacy.budgetEpsilon")
+        .hasMessageContaining("must be .inf")
+        .hasMessageContaining("remove rounds.nextRoundAtEarlyClose");
+    String unbounded = chained.replace("budgetEpsilon: 10", "budgetEpsilon: .inf");
+    String planned =
+        unbounded.replace("noiseMultiplier: 1.0", "targetEpsilon: 2\n  plannedRounds: 10");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", planned))
+        .hasMessageContaining("depends on the data");
+    String alone =
+        MINIMAL.replace("expectedClients: 4", "expectedClients: 4\n  nextRoundAtEarlyClose: true");
+    assertThatThrownBy(() -> JobSpecReader.parse("t", alone))
+        .hasMessageContaining("rounds.nextRoundAtEarlyClose")
+        .hasMessageContaining("needs rounds.closeEarly: true");
+    // Noise is still drawn at z = 1, but no bound holds: every round states epsilon Infinity.
+    JobSpec spec = JobSpecReader.parse("t", unbounded);
+    assertThat(spec.rounds().nextRoundAtEarlyClose()).isTrue();
+    assertThat(spec.privacy().noiseMultiplier()).isEqualTo(1.0);
+    assertThat(
+            Accountant.named("rdp")
+                .epsilon(PrivacyLedger.of(spec.roundCharge().event(1.0, 1)), 1e-5)
+                .epsilon())
+        .isInfinite();
+  }
+
+  @Test
   void adaptiveClipping_readsItsKeys_withThePapersDefaults_andChargesTheCountWithTheSum() {
     JobSpec spec =
         JobSpecReader.parse(
