@@ -1,11 +1,13 @@
 package dev.privagg.job;
 
 import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
 
 /**
  * A round as it was closed and charged: what its ledger entry states.
  *
  * @param charge the event appended to the ledger
+ * @param ledger the job's ledger after this charge: what {@code epsilonSpent} is computed from
  * @param epsilonSpent the job's epsilon after this charge
  * @param contributions updates in the sum (exact, operator-internal)
  * @param noisyCount the minimum-cohort rule's noisy count, or null when the rule is off
@@ -16,6 +18,7 @@ import dev.privagg.privacy.PrivacyEvent;
 record ClosedRound(
     long round,
     PrivacyEvent charge,
+    PrivacyLedger ledger,
     double epsilonSpent,
     long contributions,
     Double noisyCount,

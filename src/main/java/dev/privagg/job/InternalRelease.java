@@ -17,6 +17,7 @@ public class InternalRelease {
   static final String ROUND_HEADER = "privagg.round";
   static final String RUN_HEADER = "privagg.run";
   static final String OPENED_HEADER = "privagg.opened";
+  static final String DEPLOYMENT_HEADER = "privagg.deployment";
 
   public String publicTopic;
   public String jobId;
@@ -35,6 +36,10 @@ public class InternalRelease {
     headers.add(new RecordHeader(RUN_HEADER, run.encode().getBytes(StandardCharsets.UTF_8)));
     if (release.openedMillis >= 0) {
       headers.add(new RecordHeader(OPENED_HEADER, ascii(release.openedMillis)));
+    }
+    if (release.deployment != null) {
+      headers.add(
+          new RecordHeader(DEPLOYMENT_HEADER, release.deployment.getBytes(StandardCharsets.UTF_8)));
     }
     byte[] key = (release.topic + "/" + jobId).getBytes(StandardCharsets.UTF_8);
     return new ProducerRecord<>(releasesTopic, null, key, release.value, headers);
@@ -82,6 +87,12 @@ public class InternalRelease {
     } catch (NumberFormatException e) {
       return -1;
     }
+  }
+
+  /** A header's text, or null when it is missing. */
+  static String textHeader(ConsumerRecord<byte[], byte[]> record, String name) {
+    Header header = record.headers().lastHeader(name);
+    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   /** The publisher's key: one position per public topic and job. */

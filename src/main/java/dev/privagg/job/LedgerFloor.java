@@ -18,6 +18,9 @@ import java.io.Serializable;
  * @param lastCharge the per-round charge of the latest charged ledger entry, or null
  * @param nextClipNorm adaptive clipping's C after the latest charged round, or 0 when the ledger
  *     does not say
+ * @param deployment the deployment nonce keyed noise mixes in: the one the topics record, or a
+ *     fresh one when they record none (see {@link Deployment}); null only in tests that build
+ *     floors by hand
  */
 record LedgerFloor(
     byte[] ledger,
@@ -28,14 +31,15 @@ record LedgerFloor(
     long chargedThrough,
     Announced announced,
     PrivacyEvent lastCharge,
-    double nextClipNorm)
+    double nextClipNorm,
+    String deployment)
     implements Serializable {
   /** A round as it was announced: open in [openedMillis, deadlineMillis). */
   record Announced(long round, long openedMillis, long deadlineMillis) implements Serializable {}
 
   /** A floor whose every round up to {@code lastRound} has a ledger entry. */
   LedgerFloor(byte[] ledger, long lastRound, boolean exhausted, long modelRound, float[] model) {
-    this(ledger, lastRound, exhausted, modelRound, model, lastRound, null, null, 0);
+    this(ledger, lastRound, exhausted, modelRound, model, lastRound, null, null, 0, null);
   }
 
   /** A floor that says nothing of adaptive clipping. */
@@ -48,7 +52,17 @@ record LedgerFloor(
       long chargedThrough,
       Announced announced,
       PrivacyEvent lastCharge) {
-    this(ledger, lastRound, exhausted, modelRound, model, chargedThrough, announced, lastCharge, 0);
+    this(
+        ledger,
+        lastRound,
+        exhausted,
+        modelRound,
+        model,
+        chargedThrough,
+        announced,
+        lastCharge,
+        0,
+        null);
   }
 
   /** The latest announced round, if no ledger entry closed it yet and its window is known. */
@@ -67,7 +81,8 @@ record LedgerFloor(
         chargedThrough,
         null,
         lastCharge,
-        nextClipNorm);
+        nextClipNorm,
+        deployment);
   }
 
   /** Nothing published yet. */

@@ -73,12 +73,18 @@ final class LedgerReconciler {
     Map<String, PrivacyEvent> lastCharge = new HashMap<>();
     Map<String, Double> nextClipNorm = new HashMap<>();
     Map<String, GlobalModel> models = new HashMap<>();
+    // Each job's deployment nonce: the ledger's latest, else the releases topic's latest.
+    Map<String, String> ledgerDeployment = new HashMap<>();
+    Map<String, String> releasedDeployment = new HashMap<>();
     readAll(
         kafka,
         topics.ledger(),
         (key, value) -> {
           LedgerEntry e = AvroCodec.decodeLedgerEntry(value);
           String job = e.getJobId();
+          if (Deployment.isNonce(e.getDeployment())) {
+            ledgerDeployment.put(job, e.getDeployment());
+          }
           lastRound.computeIfAbsent(job, k -> new long[1])[0] =
               Math.max(lastRound.get(job)[0], e.getRound());
           if (e.getOutcome() == LedgerOutcome.RELEASED) {
@@ -114,6 +120,11 @@ final class LedgerReconciler {
           latestRun[0] = Math.max(latestRun[0], PublicRounds.Run.parse(release.run).startMillis());
           if (!jobIds.contains(release.jobId)) {
             return;
+          }
+          String deployment =
+              InternalRelease.textHeader(record, InternalRelease.DEPLOYMENT_HEADER);
+          if (Deployment.isNonce(deployment)) {
+            releasedDeployment.put(release.jobId, deployment);
           }
           if (release.publicTopic.equals(topics.models())) {
             keepLatest(models, AvroCodec.decodeModel(release.value));
@@ -196,9 +207,22 @@ final class LedgerReconciler {
               chargedThrough,
               latest == null || latest.openedMillis() < 0 ? null : latest,
               lastCharge.get(job),
-              nextClipNorm.getOrDefault(job, 0.0)));
+              nextClipNorm.getOrDefault(job, 0.0),
+              deployment(job, ledgerDeployment, releasedDeployment)));
     }
     return new Reconciled(floors, latestRun[0]);
+  }
+
+  /**
+   * The nonce the topics record for {@code job}, or a fresh one when they record none: a new
+   * deployment (or one from a version without nonces, whose later records then carry this one).
+   * Topics deleted and recreated record none, so their rounds never get an earlier deployment's
+   * keyed noise again, whatever state a restored savepoint brings.
+   */
+  private static String deployment(
+      String job, Map<String, String> ledgerDeployment, Map<String, String> releasedDeployment) {
+    String recorded = ledgerDeployment.getOrDefault(job, releasedDeployment.get(job));
+    return recorded != null ? recorded : Deployment.fresh();
   }
 
   /**

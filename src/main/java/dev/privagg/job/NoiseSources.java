@@ -34,15 +34,30 @@ final class NoiseSources {
   private NoiseSources() {}
 
   static NoiseSource forSpec(JobSpec spec) {
-    return forSpec(spec, System::getenv);
+    return forSpec(spec, (String) null);
+  }
+
+  /**
+   * The spec's noise source in deployment {@code deployment} (see {@link Deployment}): keyed noise
+   * mixes its nonce in; secure noise is fresh anyway, and seeded noise (not private) stays
+   * reproducible across deployments for experiments.
+   */
+  static NoiseSource forSpec(JobSpec spec, String deployment) {
+    return forSpec(spec, deployment, System::getenv);
   }
 
   /** As {@link #forSpec(JobSpec)}, reading environment variables through {@code env}. */
   static NoiseSource forSpec(JobSpec spec, UnaryOperator<String> env) {
+    return forSpec(spec, null, env);
+  }
+
+  private static NoiseSource forSpec(JobSpec spec, String deployment, UnaryOperator<String> env) {
     JobSpec.Noise noise = spec.privacy().noise();
     return switch (noise.source()) {
       case "seeded" -> NoiseSource.seeded(noise.seed());
-      case "keyed" -> NoiseSource.keyed(secret(spec.jobId(), noise, env));
+      case "keyed" ->
+          NoiseSource.keyed(
+              Deployment.noiseKey(secret(spec.jobId(), noise, env), deployment));
       default -> NoiseSource.secure();
     };
   }

@@ -16,6 +16,9 @@ public class OutboundRecord {
   /** When an announced round opened (internal only); -1 for other records. */
   public long openedMillis = -1;
 
+  /** A release's deployment nonce (internal only, see {@link Deployment}); null for others. */
+  public String deployment;
+
   public OutboundRecord() {}
 
   public OutboundRecord(String topic, byte[] key, byte[] value) {

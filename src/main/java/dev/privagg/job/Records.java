@@ -3,6 +3,7 @@ package dev.privagg.job;
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.LedgerOutcome;
+import dev.privagg.avro.PrivacyCharge;
 import dev.privagg.avro.PrivacyStatement;
 import dev.privagg.avro.RejectReason;
 import dev.privagg.avro.RejectedUpdate;
@@ -11,6 +12,7 @@ import dev.privagg.avro.Tensor;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.io.Tensors;
 import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -21,14 +23,25 @@ import java.util.List;
 final class Records {
   private Records() {}
 
-  /** A released model; {@code clipNorm} is the C its round's updates were clipped to. */
+  /**
+   * A released model. Its privacy statement is enough to recompute its epsilon: {@code charges} is
+   * the job's ledger after the round, whatever charged it (this spec, another run's take-over, a
+   * changed spec).
+   *
+   * @param clipNorm the C its round's updates were clipped to
+   * @param charges the ledger behind {@code epsilon}
+   * @param charge the round's own charge, or null for round 0 (the spec's is stated then)
+   */
   static OutboundRecord model(
       JobSpec spec,
       long round,
       float[] weights,
       double epsilon,
       double clipNorm,
-      String noiseSource) {
+      PrivacyLedger charges,
+      PrivacyEvent charge,
+      String noiseSource,
+      String deployment) {
     List<Tensor> tensors = new ArrayList<>();
     int offset = 0;
     for (JobSpec.TensorSpec t : spec.model().tensors()) {
@@ -36,6 +49,12 @@ final class Records {
       offset += t.size();
     }
     JobSpec.Privacy p = spec.privacy();
+    PrivacyEvent stated = charge != null ? charge : spec.roundCharge().event(p.noiseMultiplier(), 1);
+    List<PrivacyCharge> composed = new ArrayList<>();
+    for (PrivacyEvent e : charges.events()) {
+      composed.add(
+          new PrivacyCharge(e.kind().name(), e.noiseMultiplier(), e.samplingRate(), e.count()));
+    }
     PrivacyStatement privacy =
         PrivacyStatement.newBuilder()
             .setEpsilon(epsilon)
@@ -43,17 +62,19 @@ final class Records {
             .setAccountant(p.accountant())
             .setNoiseMultiplier(p.noiseMultiplier())
             .setClipNorm(clipNorm)
-            .setSamplingRate(spec.roundCharge().replaceOne() ? 1.0 : p.sampling().accountingRate())
+            .setSamplingRate(stated.samplingRate())
             .setSamplingMode(p.sampling().mode())
             .setNoiseSource(noiseSource)
             .setAdjacency(spec.roundCharge().adjacency())
             .setBudgetEpsilon(p.budgetEpsilon())
-            .setChargedNoiseMultiplier(
-                spec.roundCharge().event(p.noiseMultiplier(), 1).noiseMultiplier())
+            .setChargedNoiseMultiplier(stated.noiseMultiplier())
+            .setCharges(composed)
             .build();
     GlobalModel model = new GlobalModel(spec.jobId(), round, tensors, privacy);
-    return OutboundRecord.release(
-        spec.topics().models(), key(spec), AvroCodec.encode(model), round);
+    OutboundRecord record =
+        OutboundRecord.release(spec.topics().models(), key(spec), AvroCodec.encode(model), round);
+    record.deployment = deployment;
+    return record;
   }
 
   /**
@@ -61,12 +82,18 @@ final class Records {
    * that a fresh start can take the round over with the same window.
    */
   static OutboundRecord announcement(
-      JobSpec spec, long round, long baseModelRound, long openedMillis, long deadlineMillis) {
+      JobSpec spec,
+      long round,
+      long baseModelRound,
+      long openedMillis,
+      long deadlineMillis,
+      String deployment) {
     RoundAnnouncement a =
         new RoundAnnouncement(spec.jobId(), round, baseModelRound, deadlineMillis);
     OutboundRecord record =
         OutboundRecord.release(spec.topics().rounds(), key(spec), AvroCodec.encode(a), round);
     record.openedMillis = openedMillis;
+    record.deployment = deployment;
     return record;
   }
 
@@ -79,7 +106,8 @@ final class Records {
       long contributions,
       Double noisyCount,
       ClosedRound.Clipping clipping,
-      long nowMillis) {
+      long nowMillis,
+      String deployment) {
     JobSpec.Privacy p = spec.privacy();
     LedgerEntry entry =
         LedgerEntry.newBuilder()
@@ -102,6 +130,7 @@ final class Records {
             .setNoisyUnclippedFraction(clipping == null ? null : clipping.noisyUnclippedFraction())
             .setNextClipNorm(clipping == null ? null : clipping.nextClipNorm())
             .setTimestampMillis(nowMillis)
+            .setDeployment(deployment)
             .build();
     return new OutboundRecord(spec.topics().ledger(), key(spec), AvroCodec.encode(entry));
   }

@@ -3,6 +3,7 @@ package dev.privagg.job;
 import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.avro.RejectReason;
 import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -85,7 +86,8 @@ final class RoundAggregator
       RoundLifecycle lifecycle,
       JobMetrics metrics,
       String noiseKind,
-      RoundStore store) {}
+      RoundStore store,
+      String deployment) {}
 
   @Override
   public void open(OpenContext context) {
@@ -108,21 +110,18 @@ final class RoundAggregator
                     HELD_UPDATES_STATE, Types.STRING, Types.POJO(DecodedUpdate.class)));
     jobs = new HashMap<>();
     for (JobSpec spec : specs.values()) {
-      var noise = NoiseSources.forSpec(spec);
+      LedgerFloor floor = floors.getOrDefault(spec.jobId(), LedgerFloor.NONE);
+      var noise = NoiseSources.forSpec(spec, floor.deployment());
       var metrics = new JobMetrics(getRuntimeContext().getMetricGroup(), spec);
       jobs.put(
           spec.jobId(),
           new Job(
               spec,
-              new RoundLifecycle(
-                  spec,
-                  noise,
-                  floors.getOrDefault(spec.jobId(), LedgerFloor.NONE),
-                  runStartMillis,
-                  shards),
+              new RoundLifecycle(spec, noise, floor, runStartMillis, shards),
               metrics,
               noise.kind(),
-              new KeyedStore(metrics)));
+              new KeyedStore(metrics),
+              floor.deployment()));
     }
   }
 
@@ -274,6 +273,7 @@ final class RoundAggregator
     private final JobSpec spec;
     private final JobMetrics metrics;
     private final String noiseKind;
+    private final String deployment;
     private final TimerService timers;
     private final Context ctx;
     private final Collector<OutboundRecord> out;
@@ -282,6 +282,7 @@ final class RoundAggregator
       this.spec = job.spec();
       this.metrics = job.metrics();
       this.noiseKind = job.noiseKind();
+      this.deployment = job.deployment();
       this.timers = ctx.timerService();
       this.ctx = ctx;
       this.out = out;
@@ -289,13 +290,25 @@ final class RoundAggregator
 
     @Override
     public void publishInitialModel(float[] model) {
-      out.collect(Records.model(spec, 0, model, 0.0, spec.privacy().clipNorm(), noiseKind));
+      out.collect(
+          Records.model(
+              spec,
+              0,
+              model,
+              0.0,
+              spec.privacy().clipNorm(),
+              PrivacyLedger.EMPTY,
+              null,
+              noiseKind,
+              deployment));
     }
 
     @Override
     public void announce(
         long round, long baseModelRound, long openedMillis, long deadlineMillis, double clipNorm) {
-      out.collect(Records.announcement(spec, round, baseModelRound, openedMillis, deadlineMillis));
+      out.collect(
+          Records.announcement(
+              spec, round, baseModelRound, openedMillis, deadlineMillis, deployment));
       ctx.output(ROUND_SIGNALS, RoundSignal.opened(spec.jobId(), round, clipNorm));
       metrics.clipNorm(clipNorm);
     }
@@ -318,7 +331,8 @@ final class RoundAggregator
               0,
               null,
               clipping,
-              atMillis));
+              atMillis,
+              deployment));
       LOG.warn(
           "job {}: round {} was announced by an earlier run and its deadline passed; charged as if"
               + " released (that run may have released it), epsilon {} of {}",
@@ -433,7 +447,8 @@ final class RoundAggregator
           round.contributions(),
           round.noisyCount(),
           round.clipping(),
-          round.closedAtMillis());
+          round.closedAtMillis(),
+          deployment);
     }
 
     @Override
@@ -471,7 +486,8 @@ final class RoundAggregator
               0,
               null,
               null,
-              atMillis));
+              atMillis,
+              deployment));
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.privagg.job;
 
 import dev.privagg.privacy.NoiseSource;
+import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import java.util.HashMap;
 import java.util.List;
@@ -36,7 +37,12 @@ final class RoundCombiner
     this.floors = new HashMap<>(floors);
   }
 
-  private record Job(JobSpec spec, CombinedRounds rounds, ReleaseMetrics metrics, String kind) {}
+  private record Job(
+      JobSpec spec,
+      CombinedRounds rounds,
+      ReleaseMetrics metrics,
+      String kind,
+      String deployment) {}
 
   @Override
   public void open(OpenContext context) {
@@ -53,14 +59,16 @@ final class RoundCombiner
     encodeTime = new StageTimer(getRuntimeContext().getMetricGroup(), "encode");
     jobs = new HashMap<>();
     for (JobSpec spec : specs.values()) {
-      NoiseSource noise = NoiseSources.forSpec(spec);
+      LedgerFloor floor = floors.getOrDefault(spec.jobId(), LedgerFloor.NONE);
+      NoiseSource noise = NoiseSources.forSpec(spec, floor.deployment());
       jobs.put(
           spec.jobId(),
           new Job(
               spec,
-              new CombinedRounds(spec, noise, floors.getOrDefault(spec.jobId(), LedgerFloor.NONE)),
+              new CombinedRounds(spec, noise, floor),
               new ReleaseMetrics(getRuntimeContext().getMetricGroup(), spec.jobId()),
-              noise.kind()));
+              noise.kind(),
+              floor.deployment()));
     }
   }
 
@@ -95,7 +103,10 @@ final class RoundCombiner
                 model,
                 sealed.epsilonSpent,
                 sealed.clipNorm > 0 ? sealed.clipNorm : job.spec().privacy().clipNorm(),
-                job.kind());
+                sealed.ledger == null ? PrivacyLedger.EMPTY : LedgerCodec.read(sealed.ledger),
+                sealed.charge == null ? null : LedgerCodec.read(sealed.charge).events().get(0),
+                job.kind(),
+                job.deployment());
         encodeTime.stop(started);
         out.collect(encoded);
         summedUp(sealed, sums);

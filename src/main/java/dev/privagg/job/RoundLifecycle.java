@@ -628,6 +628,7 @@ final class RoundLifecycle {
         new ClosedRound(
             r,
             charge,
+            ledger,
             epsilon,
             round.contributions,
             noisyCount,

@@ -28,6 +28,15 @@ public class RoundSignal {
   public long contributions;
 
   public double epsilonSpent;
+
+  /**
+   * SEALED: the job's ledger after the round's charge and the charge itself ({@link LedgerCodec}
+   * bytes), which the model's privacy statement states; null in signals from versions without them.
+   */
+  public byte[] ledger;
+
+  public byte[] charge;
+
   public long deadlineMillis;
 
   /**
@@ -70,6 +79,8 @@ public class RoundSignal {
     s.shards = members.shardKeys == null ? new String[0] : members.shardKeys.clone();
     s.contributions = closed.contributions();
     s.epsilonSpent = closed.epsilonSpent();
+    s.ledger = LedgerCodec.write(closed.ledger());
+    s.charge = LedgerCodec.write(dev.privagg.privacy.PrivacyLedger.of(closed.charge()));
     s.deadlineMillis = closed.deadlineMillis();
     s.clipNorm = closed.clipping().clipNorm();
     s.carriedUnits = members.carriedUnits();

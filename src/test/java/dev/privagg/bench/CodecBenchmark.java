@@ -2,6 +2,7 @@ package dev.privagg.bench;
 
 import dev.privagg.avro.ClientUpdate;
 import dev.privagg.avro.GlobalModel;
+import dev.privagg.avro.PrivacyCharge;
 import dev.privagg.avro.PrivacyStatement;
 import dev.privagg.avro.Tensor;
 import dev.privagg.io.AvroCodec;
@@ -60,7 +61,18 @@ public class CodecBenchmark {
         AvroCodec.encode(new ClientUpdate("bench", 1L, "client-1", List.of(tensor), null));
     PrivacyStatement privacy =
         new PrivacyStatement(
-            1.0, 1e-5, "rdp", 1.0, 1.0, 0.2, "server-poisson", "keyed", "add-remove-one", 8.0, 1.0);
+            1.0,
+            1e-5,
+            "rdp",
+            1.0,
+            1.0,
+            0.2,
+            "server-poisson",
+            "keyed",
+            "add-remove-one",
+            8.0,
+            1.0,
+            List.of(new PrivacyCharge("POISSON_SAMPLED_GAUSSIAN", 1.0, 0.2, 1L)));
     model = new GlobalModel("bench", 1L, List.of(tensor), privacy);
   }
 

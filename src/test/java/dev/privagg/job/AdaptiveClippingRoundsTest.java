@@ -59,7 +59,8 @@ class AdaptiveClippingRoundsTest {
         rounds,
         null,
         spec.roundCharge().event(0, 1),
-        nextClipNorm);
+        nextClipNorm,
+        null);
   }
 
   @Test

@@ -112,7 +112,17 @@ class ReconcileIT extends KafkaFlinkTestBase {
     produce(
         spec.topics().models(),
         spec.jobId(),
-        Records.model(spec, 3, roundThree, 1.0, spec.privacy().clipNorm(), "secure").value);
+        Records.model(
+                spec,
+                3,
+                roundThree,
+                1.0,
+                spec.privacy().clipNorm(),
+                PrivacyLedger.of(spec.roundCharge().event(2.0, 3)),
+                spec.roundCharge().event(2.0, 1),
+                "secure",
+                null)
+            .value);
 
     startJob(spec, 1);
     assertThat(awaitRound(spec, 4).getBaseModelRound()).isEqualTo(3);
@@ -138,7 +148,8 @@ class ReconcileIT extends KafkaFlinkTestBase {
                 2,
                 null,
                 new ClosedRound.Clipping(spec.privacy().clipNorm(), null, null),
-                System.currentTimeMillis())
+                System.currentTimeMillis(),
+                null)
             .value);
   }
 }
