@@ -2,6 +2,7 @@ package dev.privagg.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.privagg.io.KafkaAccess;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -11,9 +12,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /** The few calls of Flink's REST API that privagg needs: upload, run, list, cancel, savepoint. */
 final class FlinkRest {
@@ -111,12 +116,7 @@ final class FlinkRest {
         if (op.has("failure-cause")) {
           throw new IllegalStateException(
               "savepoint failed: "
-                  + op.path("failure-cause")
-                      .path("stack-trace")
-                      .asText()
-                      .lines()
-                      .findFirst()
-                      .orElse(""));
+                  + refusal(op.path("failure-cause").path("stack-trace").asText()));
         }
         return op.path("location").asText();
       }
@@ -133,17 +133,97 @@ final class FlinkRest {
         .build();
   }
 
+  /** A stack frame line ("\tat pkg.Class.method(File.java:12)") or "\t... 7 more". */
+  private static final Pattern FRAME =
+      Pattern.compile("\\s+(at [\\w$.@/<>-]+\\(.*\\)|\\.\\.\\. \\d+ more)");
+
+  /** "pkg.SomeException: message" (the message may span lines) or "pkg.SomeException" alone. */
+  private static final Pattern HEADER =
+      Pattern.compile("([A-Za-z_$][\\w$]*(?:\\.[A-Za-z_$][\\w$]*)+)(?:: (.*))?", Pattern.DOTALL);
+
+  /** One exception of a printed stack trace: its header (all its lines) and where it was thrown. */
+  private record Cause(String header, String thrownAt) {
+    boolean byPrivagg() {
+      return thrownAt.startsWith("at dev.privagg.");
+    }
+  }
+
   /**
-   * The innermost cause in a stack trace the REST API returned: for a job whose main refused to
-   * start (a missing ACL, a bad spec) that is privagg's one-line message.
+   * What a failure the REST API relays says, whole: for a stack trace (Flink sends one for a job
+   * whose main refused to start, wrapped in its own exceptions) the innermost cause, with every
+   * line of its message (a refusal of misconfigured topics names each setting and its fix on a line
+   * of its own) and no stack frames; privagg's own refusals without their exception class. A cause
+   * privagg did not write that may quote the JAAS line (Kafka's parse errors do: a password) is
+   * named by its kind only. Text that is no stack trace comes back as it is.
    */
-  static java.util.Optional<String> rootCause(String trace) {
-    return trace
-        .lines()
-        .map(String::strip)
-        .filter(l -> l.startsWith("Caused by: "))
-        .reduce((a, b) -> b)
-        .map(l -> l.substring("Caused by: ".length()));
+  static String refusal(String text) {
+    List<Cause> causes = new ArrayList<>();
+    StringBuilder header = null;
+    boolean inHeader = false;
+    for (String line : text.strip().lines().toList()) {
+      if (line.equals("<Exception on server side:")
+          || line.equals("End of exception on server side>")) {
+        continue;
+      }
+      boolean first = causes.isEmpty() && header == null;
+      if (first || line.startsWith("Caused by: ")) {
+        if (header != null) {
+          causes.add(new Cause(header.toString().strip(), ""));
+        }
+        header = new StringBuilder(first ? line : line.substring("Caused by: ".length()));
+        inHeader = true;
+      } else if (inHeader && !FRAME.matcher(line).matches()) {
+        header.append('\n').append(line);
+      } else if (inHeader) {
+        // The first frame says who threw it.
+        causes.add(new Cause(header.toString().strip(), line.strip()));
+        header = null;
+        inHeader = false;
+      }
+    }
+    if (header != null) {
+      causes.add(new Cause(header.toString().strip(), ""));
+    }
+    if (causes.isEmpty()) {
+      return text.strip();
+    }
+    Cause innermost = causes.get(causes.size() - 1);
+    if (innermost.byPrivagg()) {
+      Matcher m = HEADER.matcher(innermost.header());
+      return m.matches() && m.group(2) != null ? m.group(2) : innermost.header();
+    }
+    // Privagg's messages never quote a secret; the causes below the last of them may.
+    for (int i = causes.size() - 1; i >= 0 && !causes.get(i).byPrivagg(); i--) {
+      if (KafkaAccess.mayQuoteJaas(causes.get(i).header())) {
+        return KafkaAccess.UNPARSABLE_JAAS;
+      }
+    }
+    return innermost.header();
+  }
+
+  /**
+   * The refusal in an error answer of the REST API: each entry of its {@code errors} (Flink puts
+   * "Internal server error." before the trace of an unexpected failure), or the body itself when it
+   * has none.
+   */
+  static String refusalOf(String body) {
+    JsonNode errors;
+    try {
+      errors = JSON.readTree(body).path("errors");
+    } catch (IOException e) {
+      errors = null;
+    }
+    if (errors == null || !errors.isArray() || errors.isEmpty()) {
+      return refusal(body);
+    }
+    List<String> parts = new ArrayList<>();
+    for (JsonNode error : errors) {
+      parts.add(error.asText());
+    }
+    if (parts.size() > 1 && parts.get(0).equals("Internal server error.")) {
+      parts.remove(0);
+    }
+    return parts.stream().map(FlinkRest::refusal).collect(Collectors.joining("\n"));
   }
 
   private JsonNode call(HttpRequest request) throws IOException, InterruptedException {
@@ -157,11 +237,6 @@ final class FlinkRest {
               + " (start one with deploy/local/privagg-local start, or pass --rest)");
     }
     if (response.statusCode() / 100 != 2) {
-      JsonNode errors = JSON.readTree(response.body()).path("errors");
-      String first =
-          errors.isArray() && !errors.isEmpty()
-              ? errors.get(errors.size() > 1 ? 1 : 0).asText()
-              : response.body();
       throw new IllegalStateException(
           "Flink REST "
               + request.method()
@@ -170,9 +245,7 @@ final class FlinkRest {
               + " answered "
               + response.statusCode()
               + ": "
-              + rootCause(first)
-                  .orElseGet(
-                      () -> first.lines().limit(3).reduce((a, b) -> a + " | " + b).orElse("")));
+              + refusalOf(response.body()));
     }
     return response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());
   }

@@ -33,6 +33,11 @@ public final class KafkaAccess {
   /** How long a command waits for the brokers to answer before it says they are unreachable. */
   public static final Duration REACH_TIMEOUT = Duration.ofSeconds(15);
 
+  /** What privagg says instead of a JAAS parse error, which may quote part of a password. */
+  public static final String UNPARSABLE_JAAS =
+      "sasl.jaas.config does not parse; check its quoting, the control flag (required) and the"
+          + " trailing ';' in --kafka-properties";
+
   private KafkaAccess() {}
 
   /**
@@ -168,14 +173,21 @@ public final class KafkaAccess {
     boolean jaas = false;
     for (Throwable t = failure; t != null; t = t.getCause()) {
       root = t;
-      String m = String.valueOf(t.getMessage()).toLowerCase(java.util.Locale.ROOT);
-      jaas |= m.contains("jaas") || m.contains("login module") || m.contains("value not specified");
+      jaas |= mayQuoteJaas(String.valueOf(t.getMessage()));
     }
     if (jaas) {
-      return "sasl.jaas.config does not parse; check its quoting, the control flag (required) and"
-          + " the trailing ';' in --kafka-properties";
+      return UNPARSABLE_JAAS;
     }
     return firstLine(root);
+  }
+
+  /**
+   * Whether a message not written by privagg may come from parsing the JAAS line (and then quote a
+   * part of it, such as a password): such a message is replaced by {@link #UNPARSABLE_JAAS}.
+   */
+  public static boolean mayQuoteJaas(String message) {
+    String m = message.toLowerCase(java.util.Locale.ROOT);
+    return m.contains("jaas") || m.contains("login module") || m.contains("value not specified");
   }
 
   /** Whether {@code failure} or a cause is one {@link #explain} turns into an actionable line. */

@@ -132,7 +132,13 @@ public final class PrivaggJob {
     KafkaConnection kafka = KafkaConnection.of(bootstrap, kafkaProperties);
     // Under flink run or privagg submit this main runs on the client or JobManager, which can
     // reach Kafka: create missing topics here so the source never starts on an absent topic.
-    prepareKafka(kafka, specs, DEFAULT_UPDATE_PARTITIONS);
+    try {
+      prepareKafka(kafka, specs, DEFAULT_UPDATE_PARTITIONS);
+    } catch (RuntimeException e) {
+      // As privagg run says it: Flink relays this message to privagg submit, and Kafka's own
+      // (a JAAS parse error) may quote a password.
+      throw KafkaAccess.isKafkaFailure(e) ? KafkaAccess.explain(e, kafka, "start the job") : e;
+    }
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     define(
         env,

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 
-/** Runs {@code privagg epsilon --json} in-process, for tests outside this package. */
+/** Runs privagg commands in-process, for tests outside this package. */
 public final class CliTestAccess {
   private CliTestAccess() {}
 
@@ -30,6 +30,17 @@ public final class CliTestAccess {
       throw new IllegalStateException("privagg epsilon exited " + code);
     }
     return new ObjectMapper().readTree(out.toString()).get("epsilon").asDouble();
+  }
+
+  /** What a command printed and its exit code. */
+  public record Result(int exitCode, String out, String err) {}
+
+  /** Runs any privagg command in-process, failing or not. */
+  public static Result execute(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = Main.execute(args, new PrintWriter(out), new PrintWriter(err));
+    return new Result(code, out.toString(), err.toString());
   }
 
   /** Runs any privagg command in-process; throws with its error output when it fails. */

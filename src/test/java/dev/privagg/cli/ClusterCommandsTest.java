@@ -10,6 +10,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,6 +28,10 @@ class ClusterCommandsTest {
 
   private final ObjectMapper json = new ObjectMapper();
   private final List<String> requests = new CopyOnWriteArrayList<>();
+
+  /** Error answers, by "METHOD path": status and body, as Flink 2.2 answered them. */
+  private final Map<String, Map.Entry<Integer, String>> refusals = new ConcurrentHashMap<>();
+
   private HttpServer server;
   private String rest;
 
@@ -39,6 +45,15 @@ class ClusterCommandsTest {
           String path = exchange.getRequestURI().getPath();
           exchange.getRequestBody().readAllBytes();
           requests.add(method + " " + path);
+          Map.Entry<Integer, String> refusal = refusals.get(method + " " + path);
+          if (refusal != null) {
+            byte[] bytes = refusal.getValue().getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().add("Content-Type", "application/json");
+            exchange.sendResponseHeaders(refusal.getKey(), bytes.length);
+            exchange.getResponseBody().write(bytes);
+            exchange.close();
+            return;
+          }
           String answer =
               switch (method + " " + path) {
                 case "GET /jobs/overview" ->
@@ -169,5 +184,72 @@ class ClusterCommandsTest {
     assertThat(requests).containsExactly("PATCH /jobs/" + FLINK_JOB);
     assertThat(CliTest.run("cancel", FLINK_JOB, "--rest", rest).out())
         .isEqualTo("cancelled " + FLINK_JOB + System.lineSeparator());
+  }
+
+  @Test
+  void submit_refusedByTheJobsMain_printsEveryLineOfTheRefusal_andExits1(@TempDir Path dir)
+      throws Exception {
+    refusals.put(
+        "POST /jars/abc_privagg-job.jar/run",
+        Map.entry(400, FlinkRestErrorsTest.body("run-misconfigured-topics.json")));
+    Path jar = Files.write(dir.resolve("privagg-job.jar"), new byte[] {'P', 'K'});
+    String[] submit = {
+      "submit", "--spec", "jobs/digits-softmax.yaml", "--jar", jar.toString(), "--rest", rest
+    };
+    CliTest.Run run = CliTest.run(submit);
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.out()).isEmpty();
+    List<String> lines = run.err().lines().toList();
+    assertThat(lines)
+        .hasSize(7)
+        .first()
+        .isEqualTo(
+            "error: Flink REST POST /jars/abc_privagg-job.jar/run answered 400: refusing to start"
+                + " on misconfigured topics:");
+    assertThat(lines.get(1))
+        .isEqualTo(
+            "  topic privagg.updates has message.timestamp.type=CreateTime, needs LogAppendTime"
+                + " set on the topic (round membership is the broker's append time; with"
+                + " CreateTime clients set it); fix: kafka-configs.sh --bootstrap-server"
+                + " localhost:19392 --alter --entity-type topics --entity-name privagg.updates"
+                + " --add-config message.timestamp.type=LogAppendTime");
+    assertThat(lines.get(4)).startsWith("  topic privagg.ledger has cleanup.policy=compact");
+    assertThat(run.err()).doesNotContain("\tat ", "Caused by", "IllegalStateException");
+
+    // --json: nothing on standard output, the same whole refusal on standard error.
+    CliTest.Run json =
+        CliTest.run(
+            java.util.stream.Stream.concat(
+                    java.util.Arrays.stream(submit), java.util.stream.Stream.of("--json"))
+                .toArray(String[]::new));
+    assertThat(json.exitCode()).isEqualTo(1);
+    assertThat(json.out()).isEmpty();
+    assertThat(json.err()).isEqualTo(run.err());
+  }
+
+  @Test
+  void savepoint_andCancel_relayFlinksReason_notItsWrapper() throws Exception {
+    refusals.put(
+        "PATCH /jobs/" + FLINK_JOB,
+        Map.entry(404, FlinkRestErrorsTest.body("cancel-unknown-job.json")));
+    CliTest.Run cancel = CliTest.run("cancel", FLINK_JOB, "--rest", rest);
+    assertThat(cancel.exitCode()).isEqualTo(1);
+    assertThat(cancel.err())
+        .isEqualTo(
+            "error: Flink REST PATCH /jobs/%s answered 404:".formatted(FLINK_JOB)
+                + " org.apache.flink.runtime.messages.FlinkJobNotFoundException: Could not find"
+                + " Flink job (0123456789abcdef0123456789abcdef)"
+                + System.lineSeparator());
+
+    refusals.put(
+        "GET /jobs/" + FLINK_JOB + "/savepoints/t-1",
+        Map.entry(200, FlinkRestErrorsTest.body("savepoint-unknown-job-status.json")));
+    CliTest.Run savepoint = CliTest.run("savepoint", FLINK_JOB, "--stop", "--rest", rest);
+    assertThat(savepoint.exitCode()).isEqualTo(1);
+    assertThat(savepoint.err())
+        .isEqualTo(
+            "error: savepoint failed: org.apache.flink.runtime.messages.FlinkJobNotFoundException:"
+                + " Could not find Flink job (0123456789abcdef0123456789abcdef)"
+                + System.lineSeparator());
   }
 }

@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * The deploy/local broker and Flink session cluster on this test's own ports (Kafka 19092/19093,
+ * The deploy/local broker and Flink session cluster on test ports (by default Kafka 19092/19093,
  * Flink REST 18081, RPC 16123), driven the way an operator drives it: privagg-local to start and
  * stop processes, the privagg CLI to submit, cancel and take savepoints, SIGKILL for crashes.
  */
@@ -24,9 +24,31 @@ final class LocalCluster implements AutoCloseable {
   private static final Pattern SUBMITTED = Pattern.compile("as Flink job ([0-9a-f]{32})");
 
   private final Path state;
+  private final int kafkaPort;
+  private final int restPort;
+  private final int rpcPort;
 
+  /** On the default test ports ({@link #KAFKA}, {@link #REST}). */
   LocalCluster(Path state) {
+    this(state, 19092, 18081, 16123);
+  }
+
+  /** On ports of its own: Kafka (its controller on the next port), Flink REST and RPC. */
+  LocalCluster(Path state, int kafkaPort, int restPort, int rpcPort) {
     this.state = state;
+    this.kafkaPort = kafkaPort;
+    this.restPort = restPort;
+    this.rpcPort = rpcPort;
+  }
+
+  /** The broker's bootstrap servers. */
+  String kafka() {
+    return "localhost:" + kafkaPort;
+  }
+
+  /** Flink's REST endpoint. */
+  String rest() {
+    return "http://localhost:" + restPort;
   }
 
   Path logs() {
@@ -36,6 +58,21 @@ final class LocalCluster implements AutoCloseable {
   /** Starts the broker, the JobManager and a TaskManager (each only if not yet running). */
   void start() throws Exception {
     local("start");
+  }
+
+  /** Starts the broker and, meanwhile, the JobManager and a TaskManager. */
+  void startInParallel() throws Exception {
+    java.util.concurrent.CompletableFuture<Void> kafka =
+        java.util.concurrent.CompletableFuture.runAsync(
+            () -> {
+              try {
+                local("start", "kafka");
+              } catch (Exception e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    local("start", "flink");
+    kafka.get();
   }
 
   /** Stops every process of the cluster; safe to call when some are already gone. */
@@ -72,9 +109,9 @@ final class LocalCluster implements AutoCloseable {
     args.addAll(
         List.of(
             "--bootstrap-servers",
-            KAFKA,
+            kafka(),
             "--rest",
-            REST,
+            rest(),
             "--jar",
             Path.of("target/privagg-job.jar").toAbsolutePath().toString(),
             "--checkpoint-interval-ms",
@@ -92,13 +129,13 @@ final class LocalCluster implements AutoCloseable {
 
   /** {@code privagg cancel}, then waits until the cluster reports the job CANCELED. */
   void cancel(String flinkJob) throws Exception {
-    CliTestAccess.run("cancel", flinkJob, "--rest", REST);
+    CliTestAccess.run("cancel", flinkJob, "--rest", rest());
     awaitState(flinkJob, "CANCELED", Duration.ofSeconds(90));
   }
 
   /** {@code privagg savepoint [--stop]}; returns the savepoint's location. */
   String savepoint(String flinkJob, boolean stop) throws Exception {
-    List<String> args = new ArrayList<>(List.of("savepoint", flinkJob, "--rest", REST));
+    List<String> args = new ArrayList<>(List.of("savepoint", flinkJob, "--rest", rest()));
     if (stop) {
       args.add("--stop");
     }
@@ -115,7 +152,7 @@ final class LocalCluster implements AutoCloseable {
     String last = "";
     while (System.currentTimeMillis() < end) {
       last =
-          CliTestAccess.run("jobs", "--rest", REST)
+          CliTestAccess.run("jobs", "--rest", rest())
               .lines()
               .filter(l -> l.startsWith(flinkJob))
               .findFirst()
@@ -175,13 +212,13 @@ final class LocalCluster implements AutoCloseable {
                 "PRIVAGG_LOCAL_STATE",
                 state.toString(),
                 "KAFKA_PORT",
-                "19092",
+                Integer.toString(kafkaPort),
                 "KAFKA_CONTROLLER_PORT",
-                "19093",
+                Integer.toString(kafkaPort + 1),
                 "FLINK_REST_PORT",
-                "18081",
+                Integer.toString(restPort),
                 "FLINK_RPC_PORT",
-                "16123"));
+                Integer.toString(rpcPort)));
     int code = pb.start().waitFor();
     if (code != 0) {
       throw new IllegalStateException(
