@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -69,7 +70,24 @@ enum SaveFormat {
         "samplingMode", p.getSamplingMode(),
         "noiseSource", p.getNoiseSource(),
         "adjacency", p.getAdjacency(),
-        "budgetEpsilon", Output.number(p.getBudgetEpsilon()));
+        "budgetEpsilon", Output.number(p.getBudgetEpsilon()),
+        "charges", charges(p));
+  }
+
+  /** The charges behind epsilon, one object per mechanism; null in models that do not state them. */
+  private static List<Map<String, Object>> charges(PrivacyStatement p) {
+    if (p.getCharges() == null) {
+      return null;
+    }
+    return p.getCharges().stream()
+        .map(
+            c ->
+                Output.fields(
+                    "mechanismKind", c.getMechanismKind(),
+                    "noiseMultiplier", c.getNoiseMultiplier(),
+                    "samplingRate", c.getSamplingRate(),
+                    "count", c.getCount()))
+        .toList();
   }
 
   private static Map<String, Object> json(GlobalModel m) {

@@ -51,7 +51,8 @@ final class NoiseSources {
     return forSpec(spec, null, env);
   }
 
-  private static NoiseSource forSpec(JobSpec spec, String deployment, UnaryOperator<String> env) {
+  /** As {@link #forSpec(JobSpec, String)}, reading environment variables through {@code env}. */
+  static NoiseSource forSpec(JobSpec spec, String deployment, UnaryOperator<String> env) {
     JobSpec.Noise noise = spec.privacy().noise();
     return switch (noise.source()) {
       case "seeded" -> NoiseSource.seeded(noise.seed());

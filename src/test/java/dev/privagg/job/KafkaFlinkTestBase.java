@@ -72,6 +72,8 @@ abstract class KafkaFlinkTestBase {
   void recreateTopics(JobSpec spec) throws Exception {
     consumers.values().forEach(KafkaConsumer::close);
     consumers.clear();
+    // What was read from the old topics is not on the new ones.
+    readCache.clear();
     java.util.Properties props = new java.util.Properties();
     props.put("bootstrap.servers", bootstrap);
     try (org.apache.kafka.clients.admin.Admin admin =

@@ -127,6 +127,58 @@ class NoiseSourcesTest {
     NoiseSources.checkVisibleSecrets(List.of(spec("keyFile: " + dir.resolve("only-on-tms.key"))));
   }
 
+  /**
+   * Recreated topics are a new deployment with a fresh nonce: keyed noise must differ there (else a
+   * reader who kept a round's old model subtracts its noise from the new one), and stay the same
+   * within a deployment (replays release the same bytes).
+   */
+  @Test
+  void keyedNoise_mixesTheDeploymentNonce_sameWithinADeployment_otherAcrossThem() {
+    JobSpec spec = spec("keyEnv: K");
+    java.util.function.UnaryOperator<String> env = Map.of("K", KEY_BASE64)::get;
+    String first = Deployment.fresh();
+    String second = Deployment.fresh();
+    assertThat(first).matches("[0-9a-f]{32}").isNotEqualTo(second);
+    assertThat(Deployment.isNonce(first)).isTrue();
+    assertThat(Deployment.isNonce("not-a-nonce")).isFalse();
+    double[] round1 = head(NoiseSources.forSpec(spec, first, env).forRound("j", 1));
+    assertThat(head(NoiseSources.forSpec(spec, first, env).forRound("j", 1))).isEqualTo(round1);
+    assertThat(head(NoiseSources.forSpec(spec, second, env).forRound("j", 1)))
+        .isNotEqualTo(round1);
+    // The derived key is HMAC-SHA256(secret, "privagg/deployment/" + nonce) (RFC 2104), as
+    // Python's hmac module computes it; a change would re-noise every running deployment.
+    assertThat(
+            HexFormat.of()
+                .formatHex(Deployment.noiseKey(KEY, "00112233445566778899aabbccddeeff")))
+        .isEqualTo("c9e9a2792ee7e8f52eef721f3f58c595c7b51ae13761a7b1c177b150492b992a");
+    assertThat(head(NoiseSources.forSpec(spec, first, env).forRound("j", 1)))
+        .isEqualTo(
+            head(
+                NoiseSource.keyed(Deployment.noiseKey(KEY, first)).forRound("j", 1)));
+  }
+
+  @Test
+  void seededNoise_staysReproducibleAcrossDeployments() {
+    JobSpec seeded =
+        JobSpecReader.parse(
+            "t",
+            """
+            jobId: j
+            model:
+              tensors:
+                - {name: w, shape: [2]}
+            rounds: {timeout: 2s, expectedClients: 2}
+            privacy:
+              clipNorm: 1.0
+              noiseMultiplier: 1.0
+              delta: 1e-5
+              budgetEpsilon: 10
+              noise: {source: seeded, seed: 4}
+            """);
+    assertThat(head(NoiseSources.forSpec(seeded, Deployment.fresh()).forRound("j", 1)))
+        .isEqualTo(head(NoiseSources.forSpec(seeded, Deployment.fresh()).forRound("j", 1)));
+  }
+
   @Test
   void keyEnv_readsBase64_andRefusesAnUnsetVariable() {
     JobSpec spec = spec("keyEnv: PRIVAGG_NOISE_KEY");

@@ -552,6 +552,62 @@ class RoundAggregatorTest {
     assertThat(ledger(out).get(0).getClipNorm()).isEqualTo(1.0);
   }
 
+  /**
+   * A fresh start that adopts charges of another run (here two rounds at that run's replace-one
+   * cost): the models' statement must reproduce their epsilon, which the spec's own per-round
+   * charge times the round count would understate.
+   */
+  @Test
+  void modelAfterAdoptingAnotherRunsCharges_statesTheChargesThatReproduceItsEpsilon()
+      throws Exception {
+    JobSpec spec =
+        spec(
+            "noiseMultiplier: 1.0\nbudgetEpsilon: 100\nsampling: {mode: server-poisson, rate: 0.5}"
+                + "\nnoise: {source: seeded, seed: 3}",
+            "maxClients: 10");
+    PrivacyEvent theirs = PrivacyEvent.gaussian(0.5, 1);
+    floors =
+        java.util.Map.of(
+            JOB,
+            new LedgerFloor(
+                LedgerCodec.write(PrivacyLedger.of(theirs.times(2))),
+                2,
+                false,
+                2,
+                new float[] {0.5f, 0.5f, 0.5f},
+                2,
+                null,
+                theirs));
+    start(spec, null);
+    harness.processElement2(JOB, 0);
+    drain();
+    advanceTo(20 * TIMEOUT);
+    var statement =
+        models(drain()).stream()
+            .filter(m -> m.getRound() == 3)
+            .findFirst()
+            .orElseThrow()
+            .getPrivacy();
+    PrivacyEvent ours = spec.roundCharge().event(1.0, 1);
+    List<PrivacyEvent> stated = new ArrayList<>();
+    for (var charge : statement.getCharges()) {
+      stated.add(
+          new PrivacyEvent(
+              dev.privagg.privacy.MechanismKind.parse(charge.getMechanismKind()),
+              charge.getNoiseMultiplier(),
+              charge.getSamplingRate(),
+              charge.getCount()));
+    }
+    assertThat(stated).containsExactly(theirs.times(2), ours);
+    Accountant accountant = Accountant.named(statement.getAccountant());
+    assertThat(accountant.epsilon(new PrivacyLedger(stated), statement.getDelta()).epsilon())
+        .isEqualTo(statement.getEpsilon());
+    // The round's own charge, and what it alone would say for three rounds: less than the truth.
+    assertThat(statement.getChargedNoiseMultiplier()).isEqualTo(ours.noiseMultiplier());
+    assertThat(accountant.epsilon(PrivacyLedger.of(ours.times(3)), 1e-5).epsilon())
+        .isLessThan(statement.getEpsilon());
+  }
+
   /** The update with its norm, as the decoder hands it to an adaptive job's decider. */
   private static DecodedUpdate measured(DecodedUpdate update) {
     update.norm = UpdateValidator.l2Norm(update.tensorData);
