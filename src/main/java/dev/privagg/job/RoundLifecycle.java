@@ -477,10 +477,23 @@ final class RoundLifecycle {
         progress.currentRound = round;
       }
     }
-    if (!progress.exhausted) {
-      openNextRound(store, progress, nowMillis, spec.rounds().startGraceMillis(), out);
-      armCloseTimer(progress, out);
+    if (progress.exhausted) {
+      return;
     }
+    LedgerFloor.Announced last = floor.announced();
+    if (last != null
+        && last.round() == progress.currentRound
+        && last.deadlineMillis() > nowMillis) {
+      // The last announced round is charged before its deadline: it closed early. The next round
+      // opens at that deadline as it would have without the restart, else whether a round closed
+      // early (which depends on its members) would move the next window.
+      progress.closedEarly = true;
+      progress.openedMillis = last.openedMillis();
+      progress.deadlineMillis = last.deadlineMillis();
+    } else {
+      openNextRound(store, progress, nowMillis, spec.rounds().startGraceMillis(), out);
+    }
+    armCloseTimer(progress, out);
   }
 
   private boolean holdsTheOpenAnnouncement(RoundStore store, JobProgress progress) {

@@ -262,6 +262,36 @@ class RoundLifecycleTest {
     assertThat(LedgerCodec.read(store.progress().ledger).totalCount()).isEqualTo(2);
   }
 
+  /**
+   * A fresh start after an earlier run closed round 1 early, before round 1's deadline: round 2
+   * must still open at that deadline, or the restart would show (and act on) whether round 1 closed
+   * early.
+   */
+  @Test
+  void earlyClose_freshStartBeforeTheClosedRoundsDeadline_opensTheNextRoundAtThatDeadline() {
+    JobSpec spec = exactSpec("closeEarly: true");
+    LedgerFloor closedEarly =
+        new LedgerFloor(
+            LedgerCodec.write(PrivacyLedger.of(spec.roundCharge().event(0, 1))),
+            1,
+            false,
+            1,
+            spec.initialWeights(),
+            1,
+            new LedgerFloor.Announced(1, 0, TIMEOUT),
+            spec.roundCharge().event(0, 1));
+    start(spec, closedEarly, 400);
+    read(update("early", 2, 0.1f, 0f, 0f), 500);
+    advanceTo(TIMEOUT + 10);
+    read(update("in-window", 2, 0.1f, 0f, 0f), TIMEOUT + 10);
+    advanceTo(2 * TIMEOUT);
+    assertThat(decided.skipped).isEmpty();
+    assertThat(decided.announced).containsExactly("2 until 2000", "3 until 3000");
+    assertThat(decided.rejects).containsExactly("early FUTURE_ROUND");
+    assertThat(decided.closed).extracting(ClosedRound::round).containsExactly(2L);
+    assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(1L);
+  }
+
   @Test
   void nextRoundAtEarlyClose_aNonPrivateRun_opensTheNextRoundAtTheMthUpdate() {
     start(exactSpec("closeEarly: true\nnextRoundAtEarlyClose: true"), 0);
