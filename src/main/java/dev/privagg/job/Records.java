@@ -29,7 +29,8 @@ final class Records {
    * changed spec).
    *
    * @param clipNorm the C its round's updates were clipped to
-   * @param charges the ledger behind {@code epsilon}
+   * @param charges the ledger behind {@code epsilon}, or null when unknown (a round sealed by a
+   *     version that did not pass it on)
    * @param charge the round's own charge, or null for round 0 (the spec's is stated then)
    */
   static OutboundRecord model(
@@ -50,8 +51,8 @@ final class Records {
     }
     JobSpec.Privacy p = spec.privacy();
     PrivacyEvent stated = charge != null ? charge : spec.roundCharge().event(p.noiseMultiplier(), 1);
-    List<PrivacyCharge> composed = new ArrayList<>();
-    for (PrivacyEvent e : charges.events()) {
+    List<PrivacyCharge> composed = charges == null ? null : new ArrayList<>();
+    for (PrivacyEvent e : charges == null ? List.<PrivacyEvent>of() : charges.events()) {
       composed.add(
           new PrivacyCharge(e.kind().name(), e.noiseMultiplier(), e.samplingRate(), e.count()));
     }

@@ -1,7 +1,6 @@
 package dev.privagg.job;
 
 import dev.privagg.privacy.NoiseSource;
-import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import java.util.HashMap;
 import java.util.List;
@@ -103,7 +102,7 @@ final class RoundCombiner
                 model,
                 sealed.epsilonSpent,
                 sealed.clipNorm > 0 ? sealed.clipNorm : job.spec().privacy().clipNorm(),
-                sealed.ledger == null ? PrivacyLedger.EMPTY : LedgerCodec.read(sealed.ledger),
+                sealed.ledger == null ? null : LedgerCodec.read(sealed.ledger),
                 sealed.charge == null ? null : LedgerCodec.read(sealed.charge).events().get(0),
                 job.kind(),
                 job.deployment());
