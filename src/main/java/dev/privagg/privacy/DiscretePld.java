@@ -137,8 +137,9 @@ final class DiscretePld {
   /**
    * The smallest epsilon >= 0 with delta(epsilon) <= target; +infinity when the infinity mass alone
    * exceeds it. A binary search over the grid finds the piece where delta crosses the target; on
-   * that piece delta is A - e^eps B in closed form, and the root is nudged up until the check
-   * passes, so the answer is on the safe side of the exact crossing.
+   * that piece delta is A - e^eps B in closed form, whose root starts a bisection over the doubles
+   * of the piece: the answer is the smallest double found there whose computed delta is at most the
+   * target, so it is on the safe side of the crossing and within an ulp or so of it.
    */
   double epsilon(double target) {
     if (infinityMass > target) {
@@ -158,22 +159,32 @@ final class DiscretePld {
         lo = mid + 1;
       }
     }
-    double upper = loss(hi);
-    double lower = hi == 0 ? 0 : Math.max(0, loss(hi - 1));
+    // delta(fails) > target >= delta(fits), both in [max(0, loss(hi - 1)), loss(hi)]
+    double fits = loss(hi);
+    double fails = hi == 0 ? 0 : Math.max(0, loss(hi - 1));
     double[][] sums = suffixSums();
     double a = infinityMass + sums[0][hi] - target;
     double b = sums[1][hi];
-    double eps = b > 0 ? StrictMath.log(a / b) : upper;
-    if (!(eps >= lower)) {
-      eps = lower;
+    double root = b > 0 && a > 0 ? StrictMath.log(a / b) : Double.NaN;
+    if (root > fails && root < fits) {
+      if (delta(root) <= target) {
+        fits = root;
+      } else {
+        fails = root;
+      }
     }
-    if (!(eps <= upper)) {
-      eps = upper;
+    // Bisect on the bit patterns, which order non-negative doubles: about 60 steps at most.
+    long failBits = Double.doubleToRawLongBits(fails);
+    long fitBits = Double.doubleToRawLongBits(fits);
+    while (fitBits - failBits > 1) {
+      long midBits = failBits + (fitBits - failBits) / 2;
+      if (delta(Double.longBitsToDouble(midBits)) <= target) {
+        fitBits = midBits;
+      } else {
+        failBits = midBits;
+      }
     }
-    for (int step = 0; step < 64 && delta(eps) > target; step++) {
-      eps = Math.nextUp(eps);
-    }
-    return delta(eps) <= target ? eps : upper;
+    return Double.longBitsToDouble(fitBits);
   }
 
   /** Index of the first grid point with loss > epsilon (mass.length when none). */

@@ -72,6 +72,65 @@ class PldAccountantTest {
   }
 
   @Test
+  void smallEpsilon_isFoundInsideTheGridInterval_notSnappedToItsUpperEnd() {
+    // q = 0.001, z = 5, one round, delta 1e-5: dp_accounting 0.6.0 (PLDAccountant, interval 1e-4)
+    // gives 3.0152e-4. The crossing lies between the grid points 3e-4 and 4e-4, and a nudge of 64
+    // ulps after the closed-form root was too small for the rounding of delta there, so 4e-4 came
+    // back (33% high). The exact epsilon of one round (closed form below) is 3.0108e-4.
+    PrivacyLedger ledger = PrivacyLedger.of(PrivacyEvent.sampledGaussian(5, 0.001, 1));
+    double eps = accountant.epsilon(ledger, 1e-5).epsilon();
+    assertThat(eps).isGreaterThanOrEqualTo(exactOneRoundEpsilon(0.001, 5, 1e-5));
+    // dp_accounting's value to the digits it was given
+    assertThat(eps).isBetween(3.01515e-4, 3.01525e-4);
+    // the smallest double that fits: one ulp less no longer does
+    assertThat(accountant.delta(ledger, eps)).isLessThanOrEqualTo(1e-5);
+    assertThat(accountant.delta(ledger, Math.nextDown(eps))).isGreaterThan(1e-5);
+  }
+
+  /**
+   * The exact epsilon of one Poisson-subsampled Gaussian round: the loss is monotone in the output
+   * x, so delta(eps) in each direction is a difference of normal tails at the x where the loss
+   * crosses eps (remove: P(x > x_eps) - e^eps Q(x > x_eps) with P the mixture (1 - q) N(0, z^2) + q
+   * N(1, z^2) and Q = N(0, z^2); add: the same with P and Q swapped and x below), solved for delta by
+   * bisection.
+   */
+  private static double exactOneRoundEpsilon(double q, double z, double delta) {
+    double lo = 0;
+    double hi = 100;
+    for (int i = 0; i < 200; i++) {
+      double mid = (lo + hi) / 2;
+      if (exactOneRoundDelta(q, z, mid) <= delta) {
+        hi = mid;
+      } else {
+        lo = mid;
+      }
+    }
+    return lo;
+  }
+
+  private static double exactOneRoundDelta(double q, double z, double eps) {
+    // remove: log(1 - q + q e^((2x - 1) / (2 z^2))) > eps iff x > xRemove
+    double xRemove = z * z * (Math.log(Math.expm1(eps) + q) - Math.log(q)) + 0.5;
+    double remove =
+        (1 - q) * normalAbove(xRemove / z)
+            + q * normalAbove((xRemove - 1) / z)
+            - Math.exp(eps) * normalAbove(xRemove / z);
+    double add = 0;
+    double excess = Math.expm1(-eps) + q; // the add loss, minus the remove loss, exceeds eps
+    if (excess > 0) {
+      double xAdd = z * z * (Math.log(excess) - Math.log(q)) + 0.5; // for x < xAdd
+      double p = normalAbove(-xAdd / z);
+      add = p - Math.exp(eps) * ((1 - q) * p + q * normalAbove((1 - xAdd) / z));
+    }
+    return Math.max(remove, add);
+  }
+
+  /** 1 - Phi(t). */
+  private static double normalAbove(double t) {
+    return 0.5 * org.apache.commons.numbers.gamma.Erfc.value(t / Math.sqrt(2));
+  }
+
+  @Test
   void isNeverAboveRdp_onAGridOf36Cases() {
     RdpAccountant rdp = RdpAccountant.withDefaultOrders();
     int cases = 0;
