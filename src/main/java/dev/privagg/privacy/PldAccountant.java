@@ -52,7 +52,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * 1e-3 is faster but 29% loose at q = 1e-3, z = 2, 10,000 rounds, so 1e-4 stays. Cost on this
  * 2-core machine: a ledger seen before (the budget gate asks about each ledger two or three times)
  * costs microseconds; a new count one above a count seen before costs one convolution per direction
- * (the 2^j-fold distributions and the high parts of recent counts are memoised), 40 to 130 ms at
+ * (the 2^j-fold distributions and the high parts of recent counts are memoised), 30 to 170 ms at
  * 10,000 rounds (the most at z = 0.5, whose distributions are widest); the first call for a
  * mechanism 1 to 3 s.
  *
