@@ -26,29 +26,35 @@ import java.util.concurrent.atomic.AtomicLong;
  * is discretized by "connect the dots" (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022),
  * which splits the mass of each grid interval between its ends keeping both its P and Q mass, a
  * pair that dominates the true one at every epsilon and keeps dominating under composition; (2)
- * normal tails beyond 8.5 standard deviations, and after every convolution the lowest and highest
- * masses that together stay below {@value #TAIL_MASS} per side, are moved up: the lower ones to the
- * lowest kept point, the upper ones to +infinity (where they count fully to delta); (3) when a
- * distribution would exceed {@link DiscretePld#MAX_POINTS} points its grid is doubled rounding
- * every loss up. This is dp_accounting's pessimistic_estimate. So the delta reported is at least
- * the true delta of the composed mechanism at every epsilon, and the epsilon reported is never
- * below the true epsilon, up to floating point: erfc differences, and FFT round-off of about 1e-16
- * of the largest mass (negative round-off is clamped to 0), far below any delta asked for.
+ * normal tails beyond 8.5 standard deviations, and after every convolution the tails beyond where a
+ * Chernoff bound (from the moment generating functions of the two operands) leaves at most {@value
+ * #TAIL_MASS_PER_ROUND} per round of the result per side, are moved up: the lower ones to the
+ * lowest kept point, the upper ones, counted as the bound, to +infinity (where they count fully to
+ * delta); (3) when a distribution would exceed {@link DiscretePld#MAX_POINTS} points its grid is
+ * doubled by connect the dots again, each point between two coarse points split between them
+ * keeping its P and Q mass. This is dp_accounting's pessimistic_estimate. So the delta reported is
+ * at least the true delta of the composed mechanism at every epsilon, and the epsilon reported is
+ * never below the true epsilon, up to floating point: erfc differences, and FFT round-off of about
+ * 1e-16 of the largest mass (negative round-off is clamped to 0), far below any delta asked for.
+ * Epsilon is found by bisection over the doubles of the grid interval where delta crosses the
+ * target: the smallest double whose delta fits.
  *
  * <p><b>Accuracy and speed of the default.</b> The default interval is {@value
  * #DEFAULT_VALUE_DISCRETIZATION_INTERVAL}, as dp_accounting's. The connect-the-dots error is second
  * order in the interval per round: at q = 256/60000, z = 1.1, 14,062 rounds, delta 1e-5 this
- * accountant gives 2.38169, dp_accounting 0.6.0 2.38169 (1e-7 relative apart, RDP 2.597); on seven
- * cases with q from 1e-3 to 1 they agree within 5e-6 relative, and on the k-fold Gaussian it is
- * within 1e-4 relative above the exact epsilon (Balle and Wang 2018, Thm. 8). An interval of 1e-3
- * is 10x faster but 27% loose at q = 1e-3, z = 2, 10,000 rounds, so 1e-4 stays. Cost on this 2-core
- * machine at q = 0.01, z = 1.1: a ledger seen before (the budget gate asks about each ledger two or
- * three times) costs microseconds; a new count one above a count seen before costs one convolution
- * per direction (the 2^j-fold distributions and the high parts of recent counts are memoised),
- * about 100 ms at 10,000 rounds (250 ms at q = 1e-3, z = 0.8, whose distributions are wider); the
- * first call for a mechanism about 0.4 s. Where epsilon is in the hundreds the loss spreads beyond
- * {@link DiscretePld#MAX_POINTS} grid points, the grid is coarsened and the bound loosens (10% at q
- * = 1, z = 0.8, 1000 rounds) but stays an upper bound.
+ * accountant gives 2.38169, dp_accounting 0.6.0 2.38169 (5e-9 relative apart, RDP 2.597); on seven
+ * more cases with full-precision dp_accounting values (q from 1e-3 to 1) they agree from 5e-9 below
+ * to 1.4e-7 above; at z = 0.5 (q 1e-3 and 256/60000, 1,000 and 10,000 rounds) and at q = 1e-3, z =
+ * 5, one round, it rounds to dp_accounting's figures as quoted (4 to 5 digits); on the k-fold
+ * Gaussian it is at most 4e-8 relative above the exact epsilon (Balle and Wang 2018, Thm. 8).
+ * Coarsening, where it happens, moves epsilon by about 1e-9 relative (17.72411789 against
+ * 17.72411785 with the grid never coarsened, q = 256/60000, z = 0.5, 10,000 rounds). An interval of
+ * 1e-3 is faster but 29% loose at q = 1e-3, z = 2, 10,000 rounds, so 1e-4 stays. Cost on this
+ * 2-core machine: a ledger seen before (the budget gate asks about each ledger two or three times)
+ * costs microseconds; a new count one above a count seen before costs one convolution per direction
+ * (the 2^j-fold distributions and the high parts of recent counts are memoised), 30 to 170 ms at
+ * 10,000 rounds (the most at z = 0.5, whose distributions are widest); the first call for a
+ * mechanism 1 to 3 s.
  *
  * <p><b>Determinism.</b> The result is a pure function of (interval, ledger, delta): the memo holds
  * only values that the same computation would produce again, the composition order is fixed (set
@@ -61,8 +67,14 @@ public final class PldAccountant implements Accountant {
   /** Default width of the loss grid, dp_accounting's default. */
   public static final double DEFAULT_VALUE_DISCRETIZATION_INTERVAL = 1e-4;
 
-  /** Mass per side, per convolution, moved up by truncation; tiny against any delta in use. */
-  static final double TAIL_MASS = 1e-15;
+  /**
+   * Mass per side a convolution may move up by truncation, per round in its result: a 2^j-fold
+   * distribution may move 2^j times this. The infinity mass it adds to a count of n rounds is at
+   * most about 2 n log2(n) times this (each round counted once per level of the composition), 3e-13
+   * at 10,000 rounds; lower, the cut would fall inside the FFT's round-off, whose tails then keep
+   * the support from shrinking.
+   */
+  static final double TAIL_MASS_PER_ROUND = 1e-18;
 
   /**
    * Grid points (summed over entries) the memo of 2^j-fold distributions may hold: 64 MB, both
@@ -231,7 +243,7 @@ public final class PldAccountant implements Accountant {
 
   private DiscretePld compose(DiscretePld a, DiscretePld b) {
     convolutions.incrementAndGet();
-    return a.compose(b, TAIL_MASS);
+    return a.compose(b, TAIL_MASS_PER_ROUND);
   }
 
   /** The memo's key; the kind adds nothing, as rate 1 is the plain Gaussian either way. */

@@ -92,7 +92,7 @@ final class SampledGaussianPld {
       previousX = nextX;
     }
     double infinity = intervalMasses(q, z, remove, previousX, Double.NaN)[0];
-    return DiscretePld.truncated(h, first, mass, infinity, 0);
+    return DiscretePld.truncated(h, first, mass, infinity, 1, 0);
   }
 
   /** Loss of the remove direction at x: log(1 - q + q e^((2x - 1) / (2 z^2))). */
