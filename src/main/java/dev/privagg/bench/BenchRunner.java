@@ -276,8 +276,9 @@ final class BenchRunner {
 
   /**
    * The setting's job: one tensor of d parameters, rounds that close at m updates and open the next
-   * at once (long timeout, so only the count moves them: a throughput run, not a private one, so its
-   * rounds state epsilon Infinity), secure noise, an infinite budget so every round is released.
+   * at once (long timeout, so only the count moves them: a throughput run, not a private one, so
+   * its rounds state epsilon Infinity), secure noise, an infinite budget so every round is
+   * released.
    */
   private static JobSpec writeSpec(BenchSetting setting, Path file) throws IOException {
     String id = "bench-" + setting.name();

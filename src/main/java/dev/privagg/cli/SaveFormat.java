@@ -74,7 +74,9 @@ enum SaveFormat {
         "charges", charges(p));
   }
 
-  /** The charges behind epsilon, one object per mechanism; null in models that do not state them. */
+  /**
+   * The charges behind epsilon, one object per mechanism; null in models that do not state them.
+   */
   private static List<Map<String, Object>> charges(PrivacyStatement p) {
     if (p.getCharges() == null) {
       return null;

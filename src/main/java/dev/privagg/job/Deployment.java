@@ -13,9 +13,9 @@ import javax.crypto.spec.SecretKeySpec;
  * a job id first starts on a ledger that records none, written in every ledger entry and internal
  * release, and read back by every later start ({@link LedgerReconciler}). Keyed noise is derived
  * from the secret and this nonce: recreating every topic with the same key, job id and topic names
- * is a new deployment with other noise, so a reader who kept a round's old model cannot subtract its
- * noise from the new one. Within a deployment (failover, restore, resubmit) the nonce, and with it
- * keyed noise, stays the same.
+ * is a new deployment with other noise, so a reader who kept a round's old model cannot subtract
+ * its noise from the new one. Within a deployment (failover, restore, resubmit) the nonce, and with
+ * it keyed noise, stays the same.
  */
 final class Deployment {
   private static final SecureRandom RANDOM = new SecureRandom();

@@ -121,8 +121,7 @@ final class LedgerReconciler {
           if (!jobIds.contains(release.jobId)) {
             return;
           }
-          String deployment =
-              InternalRelease.textHeader(record, InternalRelease.DEPLOYMENT_HEADER);
+          String deployment = InternalRelease.textHeader(record, InternalRelease.DEPLOYMENT_HEADER);
           if (Deployment.isNonce(deployment)) {
             releasedDeployment.put(release.jobId, deployment);
           }

@@ -57,8 +57,7 @@ final class NoiseSources {
     return switch (noise.source()) {
       case "seeded" -> NoiseSource.seeded(noise.seed());
       case "keyed" ->
-          NoiseSource.keyed(
-              Deployment.noiseKey(secret(spec.jobId(), noise, env), deployment));
+          NoiseSource.keyed(Deployment.noiseKey(secret(spec.jobId(), noise, env), deployment));
       default -> NoiseSource.secure();
     };
   }

@@ -50,7 +50,8 @@ final class Records {
       offset += t.size();
     }
     JobSpec.Privacy p = spec.privacy();
-    PrivacyEvent stated = charge != null ? charge : spec.roundCharge().event(p.noiseMultiplier(), 1);
+    PrivacyEvent stated =
+        charge != null ? charge : spec.roundCharge().event(p.noiseMultiplier(), 1);
     List<PrivacyCharge> composed = charges == null ? null : new ArrayList<>();
     for (PrivacyEvent e : charges == null ? List.<PrivacyEvent>of() : charges.events()) {
       composed.add(

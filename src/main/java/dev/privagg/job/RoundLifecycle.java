@@ -33,12 +33,11 @@ import java.util.List;
  *       before r closed) is FUTURE_ROUND. After the budget is spent: BUDGET_EXHAUSTED.
  *   <li>Round r closes once event time reaches deadline_r - 1, or with {@code closeEarly} at the
  *       m-th admitted update, at that update's timestamp. Round r + 1 opens (and is announced) at
- *       deadline_r either way and ends {@code timeout} later, so the schedule never depends on
- *       the data (only a non-private spec's {@code nextRoundAtEarlyClose} opens it at the early
- *       close). Between an early close and the deadline, updates for r are STALE_ROUND and for r +
- *       1 FUTURE_ROUND. Event time
- *       that jumps over several deadlines closes each round in turn, the later ones with noise
- *       only.
+ *       deadline_r either way and ends {@code timeout} later, so the schedule never depends on the
+ *       data (only a non-private spec's {@code nextRoundAtEarlyClose} opens it at the early close).
+ *       Between an early close and the deadline, updates for r are STALE_ROUND and for r + 1
+ *       FUTURE_ROUND. Event time that jumps over several deadlines closes each round in turn, the
+ *       later ones with noise only.
  * </ul>
  *
  * <p>Bound on held updates: an update is held only until event time (the minimum over partitions)

@@ -18,11 +18,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * An operator mistake that keyed noise alone turned into an exact leak: every topic of a job deleted
- * and recreated, and the job started again with the same key, job id and topic names. Round 1 then
- * had the same noise on a new sum, and a reader who kept the old round-1 model learnt the exact
- * difference of two sums. Now the recreated topics are a new deployment with a fresh nonce, while
- * a restart on the same topics reads the nonce back from them.
+ * An operator mistake that keyed noise alone turned into an exact leak: every topic of a job
+ * deleted and recreated, and the job started again with the same key, job id and topic names. Round
+ * 1 then had the same noise on a new sum, and a reader who kept the old round-1 model learnt the
+ * exact difference of two sums. Now the recreated topics are a new deployment with a fresh nonce,
+ * while a restart on the same topics reads the nonce back from them.
  */
 class DeploymentIT extends KafkaFlinkTestBase {
   private static final String KEY =
@@ -76,10 +76,7 @@ class DeploymentIT extends KafkaFlinkTestBase {
         ClientUpdates.encode(spec, 1, "c2", new float[][] {{0f, 0f, 0.6f, 0.8f}}));
     float[] model = weights(awaitModel(spec, 1));
     List<LedgerEntry> released =
-        ledgerUntil(
-            spec,
-            l -> l.stream().anyMatch(e -> e.getRound() == 1),
-            Duration.ofSeconds(30));
+        ledgerUntil(spec, l -> l.stream().anyMatch(e -> e.getRound() == 1), Duration.ofSeconds(30));
     assertThat(released.get(0).getOutcome()).isEqualTo(LedgerOutcome.RELEASED);
     assertThat(released.get(0).getContributions()).isEqualTo(2);
     return model;
@@ -89,9 +86,7 @@ class DeploymentIT extends KafkaFlinkTestBase {
   private String nonceOf(JobSpec spec, long round) {
     LedgerEntry entry =
         ledgerUntil(
-                spec,
-                l -> l.stream().anyMatch(e -> e.getRound() == round),
-                Duration.ofSeconds(30))
+                spec, l -> l.stream().anyMatch(e -> e.getRound() == round), Duration.ofSeconds(30))
             .stream()
             .filter(e -> e.getRound() == round)
             .findFirst()

@@ -143,18 +143,14 @@ class NoiseSourcesTest {
     assertThat(Deployment.isNonce("not-a-nonce")).isFalse();
     double[] round1 = head(NoiseSources.forSpec(spec, first, env).forRound("j", 1));
     assertThat(head(NoiseSources.forSpec(spec, first, env).forRound("j", 1))).isEqualTo(round1);
-    assertThat(head(NoiseSources.forSpec(spec, second, env).forRound("j", 1)))
-        .isNotEqualTo(round1);
+    assertThat(head(NoiseSources.forSpec(spec, second, env).forRound("j", 1))).isNotEqualTo(round1);
     // The derived key is HMAC-SHA256(secret, "privagg/deployment/" + nonce) (RFC 2104), as
     // Python's hmac module computes it; a change would re-noise every running deployment.
     assertThat(
-            HexFormat.of()
-                .formatHex(Deployment.noiseKey(KEY, "00112233445566778899aabbccddeeff")))
+            HexFormat.of().formatHex(Deployment.noiseKey(KEY, "00112233445566778899aabbccddeeff")))
         .isEqualTo("c9e9a2792ee7e8f52eef721f3f58c595c7b51ae13761a7b1c177b150492b992a");
     assertThat(head(NoiseSources.forSpec(spec, first, env).forRound("j", 1)))
-        .isEqualTo(
-            head(
-                NoiseSource.keyed(Deployment.noiseKey(KEY, first)).forRound("j", 1)));
+        .isEqualTo(head(NoiseSource.keyed(Deployment.noiseKey(KEY, first)).forRound("j", 1)));
   }
 
   @Test

@@ -524,10 +524,10 @@ class RoundAggregatorTest {
   @Test
   void restorePerLayerWithAnotherClipNorm_midRound_clipsSumsAndDecodesAtTheAnnouncedC()
       throws Exception {
-    JobSpec announced =
-        spec("noiseMultiplier: 0\nbudgetEpsilon: .inf\nclipping: per-layer", "");
+    JobSpec announced = spec("noiseMultiplier: 0\nbudgetEpsilon: .inf\nclipping: per-layer", "");
     JobSpec changed =
-        JobFixtures.spec(2.0, "noiseMultiplier: 0\nbudgetEpsilon: .inf\nclipping: per-layer", "", "");
+        JobFixtures.spec(
+            2.0, "noiseMultiplier: 0\nbudgetEpsilon: .inf\nclipping: per-layer", "", "");
     start(announced, null);
     harness.processElement2(JOB, 0);
     drain();

@@ -210,7 +210,8 @@ class RoundLifecycleTest {
   }
 
   @Test
-  void earlyClose_takesTheFirstMByTimestampPartitionOffset_andTheNextRoundStillOpensAtTheDeadline() {
+  void
+      earlyClose_takesTheFirstMByTimestampPartitionOffset_andTheNextRoundStillOpensAtTheDeadline() {
     start(exactSpec("closeEarly: true"), 0); // m = 2
     // Read in an order that is not the log's: by (timestamp, partition, offset) the first two are
     // b (3, p0, o9) and d (3, p0, o10); a (3, p1, o7) comes third, c (5) last.
@@ -222,8 +223,7 @@ class RoundLifecycleTest {
     read(readFrom(0, 11, update("f", 2, 0.1f, 0f, 0f)), TIMEOUT); // round 2's first instant
     advanceTo(TIMEOUT);
     assertThat(decided.admitted).containsExactly("b", "d", "f");
-    assertThat(decided.rejects)
-        .containsExactly("a STALE_ROUND", "e FUTURE_ROUND", "c STALE_ROUND");
+    assertThat(decided.rejects).containsExactly("a STALE_ROUND", "e FUTURE_ROUND", "c STALE_ROUND");
     assertThat(decided.closed)
         .singleElement()
         .satisfies(
