@@ -67,16 +67,6 @@ final class CombinedRounds {
   }
 
   /**
-   * The name of a job's noise streams, one per round: the models topic and the job id. A keyed
-   * source then gives the same noise to a replay of the round (same members from the same log), and
-   * other noise to the same job id published elsewhere; two different releases of one round on one
-   * models topic never both become public (see {@link PublicRounds}).
-   */
-  static String noiseStream(JobSpec spec) {
-    return spec.topics().models() + "/" + spec.jobId();
-  }
-
-  /**
    * Round {@code round} opened with C {@code clipNorm}: draw its noise now, off the close's path.
    */
   void opened(long round, double clipNorm) {
@@ -225,13 +215,7 @@ final class CombinedRounds {
   }
 
   private double[] draw(long round, double clipNorm) {
-    NoiseStream stream = noiseSource.forRound(noiseStream(spec), round);
-    if (spec.rounds().minimumCohort() > 0) {
-      stream.nextStandardNormal(); // the decider's draw for the noisy count
-    }
-    if (spec.adaptiveClipping()) {
-      stream.nextStandardNormal(); // the decider's draw for the unclipped count
-    }
+    NoiseStream stream = noiseSource.forRound(NoiseStreams.sum(spec), round);
     return spec.mechanism(clipNorm).noise(spec.model().dimension(), stream);
   }
 

@@ -342,7 +342,7 @@ final class RoundLifecycle {
       return true;
     }
     NoiseStream draw =
-        noiseSource.forRound(spec.jobId() + "/sampling/" + update.clientId, update.round);
+        noiseSource.forRound(NoiseStreams.sampling(spec, update.clientId), update.round);
     return draw.nextUniform() < spec.privacy().sampling().rate();
   }
 
@@ -610,13 +610,11 @@ final class RoundLifecycle {
       out.reportFull(r, round.seen);
     }
 
-    // One noise stream per (job, round): the counts' noise is drawn first (here: the minimum
-    // cohort's, then adaptive clipping's), then the sum's (by the combiner, while the round is
-    // open).
-    NoiseStream noise = noiseSource.forRound(CombinedRounds.noiseStream(spec), r);
+    // Each count has its own noise stream per (job, round), apart from the sum's (NoiseStreams).
     Double noisyCount = null;
     boolean release = true;
     if (spec.rounds().minimumCohort() > 0) {
+      NoiseStream noise = noiseSource.forRound(NoiseStreams.minimumCohort(spec), r);
       noisyCount =
           round.contributions + spec.rounds().minimumCohortNoiseStd() * noise.nextStandardNormal();
       release = noisyCount >= spec.rounds().minimumCohort();
@@ -631,7 +629,7 @@ final class RoundLifecycle {
           adaptive.noisyUnclippedFraction(
               round.unclipped,
               round.contributions,
-              noise.nextStandardNormal(),
+              noiseSource.forRound(NoiseStreams.unclippedCount(spec), r).nextStandardNormal(),
               spec.rounds().expectedClients());
       progress.clipNorm = adaptive.nextClipNorm(clipNorm, fraction);
       clipping = new ClosedRound.Clipping(clipNorm, fraction, progress.clipNorm);

@@ -100,7 +100,7 @@ class DeploymentIT extends KafkaFlinkTestBase {
     return spec.mechanism(spec.privacy().clipNorm())
         .noise(
             spec.model().dimension(),
-            NoiseSources.forSpec(spec, nonce).forRound(CombinedRounds.noiseStream(spec), 1));
+            NoiseSources.forSpec(spec, nonce).forRound(NoiseStreams.sum(spec), 1));
   }
 
   private static String yaml(String jobId, Path key) {
