@@ -33,7 +33,11 @@ public record BudgetStatus(
     }
     Checks.openUnitInterval("delta", delta);
     double spent = accountant.epsilon(ledger, delta).epsilon();
-    double remaining = Math.max(0, budgetEpsilon - spent);
+    // An infinite budget never runs out, even after an unbounded charge (Infinity - Infinity).
+    double remaining =
+        Double.isInfinite(budgetEpsilon)
+            ? Double.POSITIVE_INFINITY
+            : Math.max(0, budgetEpsilon - spent);
     long rounds = roundsThatFit(accountant, ledger, budgetEpsilon, delta, nextRound);
     return new BudgetStatus(accountant.name(), budgetEpsilon, delta, spent, remaining, rounds);
   }
