@@ -19,6 +19,14 @@ public class InternalRelease {
   static final String OPENED_HEADER = "privagg.opened";
   static final String DEPLOYMENT_HEADER = "privagg.deployment";
 
+  /**
+   * On announcements of versions whose windows follow a fixed schedule (early close never moves
+   * them); earlier versions' announcements lack it.
+   */
+  static final String SCHEDULE_HEADER = "privagg.schedule";
+
+  static final String FIXED_SCHEDULE = "fixed";
+
   public String publicTopic;
   public String jobId;
   public byte[] value;
@@ -36,6 +44,8 @@ public class InternalRelease {
     headers.add(new RecordHeader(RUN_HEADER, run.encode().getBytes(StandardCharsets.UTF_8)));
     if (release.openedMillis >= 0) {
       headers.add(new RecordHeader(OPENED_HEADER, ascii(release.openedMillis)));
+      headers.add(
+          new RecordHeader(SCHEDULE_HEADER, FIXED_SCHEDULE.getBytes(StandardCharsets.UTF_8)));
     }
     if (release.deployment != null) {
       headers.add(

@@ -26,6 +26,20 @@ public class JobProgress {
    */
   public boolean closedEarly;
 
+  /**
+   * Every window since the job started (or was last re-anchored) is a function of start times and
+   * the timeout, never of the updates. False in state from versions whose early close opened the
+   * next round at once: one client's timing may have moved every later window, so such a job
+   * re-anchors once (see {@code RoundLifecycle.reanchor}).
+   */
+  public boolean fixedSchedule;
+
+  /**
+   * With {@link #fixedSchedule} false: the earliest opening of the next round, chosen at the first
+   * start after the restore, whatever the current round's (possibly moved) deadline; 0 until then.
+   */
+  public long reanchorMillis;
+
   public boolean exhausted;
   public byte[] ledger;
 

@@ -34,8 +34,18 @@ record LedgerFloor(
     double nextClipNorm,
     String deployment)
     implements Serializable {
-  /** A round as it was announced: open in [openedMillis, deadlineMillis). */
-  record Announced(long round, long openedMillis, long deadlineMillis) implements Serializable {}
+  /**
+   * A round as it was announced: open in [openedMillis, deadlineMillis). {@code fixedSchedule} is
+   * false for an announcement of a version whose early close opened the next round at once, so that
+   * its window may have been moved by the data (see {@link JobProgress#fixedSchedule}).
+   */
+  record Announced(long round, long openedMillis, long deadlineMillis, boolean fixedSchedule)
+      implements Serializable {
+    /** An announcement of this version. */
+    Announced(long round, long openedMillis, long deadlineMillis) {
+      this(round, openedMillis, deadlineMillis, true);
+    }
+  }
 
   /** A floor whose every round up to {@code lastRound} has a ledger entry. */
   LedgerFloor(byte[] ledger, long lastRound, boolean exhausted, long modelRound, float[] model) {

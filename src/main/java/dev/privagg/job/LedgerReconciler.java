@@ -138,7 +138,9 @@ final class LedgerReconciler {
                   new LedgerFloor.Announced(
                       a.getRound(),
                       InternalRelease.longHeader(record, InternalRelease.OPENED_HEADER),
-                      a.getDeadlineMillis()));
+                      a.getDeadlineMillis(),
+                      InternalRelease.FIXED_SCHEDULE.equals(
+                          InternalRelease.textHeader(record, InternalRelease.SCHEDULE_HEADER))));
             }
           }
         });

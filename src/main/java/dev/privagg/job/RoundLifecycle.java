@@ -4,6 +4,7 @@ import dev.privagg.avro.RejectReason;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.BudgetStatus;
+import dev.privagg.privacy.MechanismKind;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.NoiseStream;
 import dev.privagg.privacy.PrivacyEvent;
@@ -107,6 +108,7 @@ final class RoundLifecycle {
     }
     reconciled = true;
     progress = new JobProgress();
+    progress.fixedSchedule = true;
     progress.ledger = LedgerCodec.write(PrivacyLedger.EMPTY);
     if (floor.hasHistory()) {
       // An earlier run of the job id, whose state is gone, spent budget or announced rounds:
@@ -323,14 +325,71 @@ final class RoundLifecycle {
       deleteCloseTimer(store, progress, out);
       closeRound(store, progress, round, time, out);
       if (!progress.exhausted) {
+        progress.fixedSchedule = false; // a later private spec must re-anchor
         openNextRound(store, progress, time, 0, out);
         armCloseTimer(progress, out);
       }
     } else {
       closeRound(store, progress, round, time, out);
-      progress.closedEarly = !progress.exhausted;
+      if (!progress.exhausted) {
+        progress.closedEarly = true;
+        waitForReanchor(progress);
+        armCloseTimer(progress, out);
+      }
     }
     store.saveProgress(progress);
+  }
+
+  /**
+   * For a closed round of state whose windows an earlier version's early close may have moved
+   * ({@link JobProgress#fixedSchedule} false): the next round opens no earlier than the re-anchor
+   * time chosen at the restore, which is at least the current round's deadline in every world, so
+   * from then on no window depends on the updates before the restore. Returns whether the next
+   * opening waits for it: the round then stays closed (as after an early close) until that time.
+   */
+  private boolean waitForReanchor(JobProgress progress) {
+    if (progress.fixedSchedule || progress.reanchorMillis == 0) {
+      return false;
+    }
+    if (progress.reanchorMillis > progress.deadlineMillis) {
+      progress.closedEarly = true;
+      progress.deadlineMillis = progress.reanchorMillis;
+      return true;
+    }
+    progress.fixedSchedule = true;
+    progress.reanchorMillis = 0;
+    return false;
+  }
+
+  /**
+   * Whether a state or take-over without a fixed schedule needs re-anchoring: only when early close
+   * may have moved its windows, that is when the spec closes early or a ledger shows a replace-one
+   * (early-close) charge. Otherwise its windows are fixed already.
+   */
+  private boolean movedByEarlyClose(JobProgress progress) {
+    return spec.rounds().closeEarly()
+        || chargedReplaceOne(LedgerCodec.read(progress.ledger))
+        || chargedReplaceOne(LedgerCodec.read(floor.ledger()));
+  }
+
+  private static boolean chargedReplaceOne(PrivacyLedger ledger) {
+    return ledger.events().stream().anyMatch(e -> e.kind() == MechanismKind.GAUSSIAN);
+  }
+
+  /**
+   * Marks a schedule taken from an earlier version ({@code fixed} false) for re-anchoring: the next
+   * round opens no earlier than a timeout and the start grace from now, after the current round's
+   * deadline in any world, since that round opened no later than now.
+   */
+  private void anchor(JobProgress progress, boolean fixed, long nowMillis) {
+    if (spec.rounds().nextRoundAtEarlyClose()) {
+      return; // an unbounded run: its schedule follows the data by design, nothing to protect
+    }
+    progress.fixedSchedule = fixed || !movedByEarlyClose(progress);
+    if (!progress.fixedSchedule && progress.reanchorMillis == 0) {
+      progress.reanchorMillis =
+          nowMillis + spec.rounds().timeoutMillis() + spec.rounds().startGraceMillis();
+    }
   }
 
   /**
@@ -361,10 +420,10 @@ final class RoundLifecycle {
       } else {
         closeRound(store, progress, store.openRound(), deadline, out);
       }
-      if (!progress.exhausted) {
+      closed = true;
+      if (!progress.exhausted && !waitForReanchor(progress)) {
         openNextRound(store, progress, deadline, 0, out);
       }
-      closed = true;
     }
     if (closed) {
       armCloseTimer(progress, out);
@@ -405,6 +464,10 @@ final class RoundLifecycle {
       return;
     }
     reconciled = true;
+    if (!progress.fixedSchedule) {
+      anchor(progress, false, nowMillis);
+      store.saveProgress(progress);
+    }
     boolean floorIsAhead = floor.rounds() > LedgerCodec.read(progress.ledger).totalCount();
     boolean floorIsExhausted = floor.exhausted() && !progress.exhausted;
     // A later round number is public (a fresh start after this state was saved announced it):
@@ -437,6 +500,8 @@ final class RoundLifecycle {
     }
     discardOpenRound(store, progress, out);
     progress.closedEarly = false; // what follows opens a round or exhausts the budget
+    progress.fixedSchedule = true; // and sets the schedule anew (see the branches below)
+    progress.reanchorMillis = 0;
     long lastAnnounced = Math.max(progress.currentRound, floor.lastRound());
     progress.ledger = floor.ledger();
     progress.currentRound = floor.chargedThrough();
@@ -468,6 +533,7 @@ final class RoundLifecycle {
           && round == lastAnnounced
           && open.deadlineMillis() > nowMillis) {
         openRound(store, progress, open.openedMillis(), open.deadlineMillis(), out);
+        anchor(progress, open.fixedSchedule(), nowMillis);
         armCloseTimer(progress, out);
         return;
       }
@@ -489,7 +555,12 @@ final class RoundLifecycle {
       progress.closedEarly = true;
       progress.openedMillis = last.openedMillis();
       progress.deadlineMillis = last.deadlineMillis();
+      anchor(progress, last.fixedSchedule(), nowMillis);
+      waitForReanchor(progress);
     } else {
+      // Opening now: a window chosen by this start, whatever came before.
+      progress.fixedSchedule = true;
+      progress.reanchorMillis = 0;
       openNextRound(store, progress, nowMillis, spec.rounds().startGraceMillis(), out);
     }
     armCloseTimer(progress, out);
