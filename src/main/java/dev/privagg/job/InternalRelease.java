@@ -44,6 +44,8 @@ public class InternalRelease {
     headers.add(new RecordHeader(RUN_HEADER, run.encode().getBytes(StandardCharsets.UTF_8)));
     if (release.openedMillis >= 0) {
       headers.add(new RecordHeader(OPENED_HEADER, ascii(release.openedMillis)));
+    }
+    if (release.fixedSchedule) {
       headers.add(
           new RecordHeader(SCHEDULE_HEADER, FIXED_SCHEDULE.getBytes(StandardCharsets.UTF_8)));
     }

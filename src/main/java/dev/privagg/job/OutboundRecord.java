@@ -19,6 +19,12 @@ public class OutboundRecord {
   /** A release's deployment nonce (internal only, see {@link Deployment}); null for others. */
   public String deployment;
 
+  /**
+   * An announcement whose window follows the fixed schedule (internal only, see {@link
+   * JobProgress#fixedSchedule}): false under {@code rounds.nextRoundAtEarlyClose}.
+   */
+  public boolean fixedSchedule;
+
   public OutboundRecord() {}
 
   public OutboundRecord(String topic, byte[] key, byte[] value) {

@@ -96,6 +96,7 @@ final class Records {
         OutboundRecord.release(spec.topics().rounds(), key(spec), AvroCodec.encode(a), round);
     record.openedMillis = openedMillis;
     record.deployment = deployment;
+    record.fixedSchedule = !spec.rounds().nextRoundAtEarlyClose();
     return record;
   }
 

@@ -4,7 +4,6 @@ import dev.privagg.avro.RejectReason;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.BudgetStatus;
-import dev.privagg.privacy.MechanismKind;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.NoiseStream;
 import dev.privagg.privacy.PrivacyEvent;
@@ -342,54 +341,18 @@ final class RoundLifecycle {
 
   /**
    * For a closed round of state whose windows an earlier version's early close may have moved
-   * ({@link JobProgress#fixedSchedule} false): the next round opens no earlier than the re-anchor
-   * time chosen at the restore, which is at least the current round's deadline in every world, so
-   * from then on no window depends on the updates before the restore. Returns whether the next
-   * opening waits for it: the round then stays closed (as after an early close) until that time.
+   * ({@link JobProgress#fixedSchedule} false): the next round opens at the re-anchor time chosen at
+   * the restore ({@link #reanchor}), never at the (possibly moved) deadline. Returns whether the
+   * next opening waits for it: the round then stays closed (as after an early close) until that
+   * time.
    */
   private boolean waitForReanchor(JobProgress progress) {
-    if (progress.fixedSchedule || progress.reanchorMillis == 0) {
+    if (progress.fixedSchedule || progress.reanchorMillis <= progress.deadlineMillis) {
       return false;
     }
-    if (progress.reanchorMillis > progress.deadlineMillis) {
-      progress.closedEarly = true;
-      progress.deadlineMillis = progress.reanchorMillis;
-      return true;
-    }
-    progress.fixedSchedule = true;
-    progress.reanchorMillis = 0;
-    return false;
-  }
-
-  /**
-   * Whether a state or take-over without a fixed schedule needs re-anchoring: only when early close
-   * may have moved its windows, that is when the spec closes early or a ledger shows a replace-one
-   * (early-close) charge. Otherwise its windows are fixed already.
-   */
-  private boolean movedByEarlyClose(JobProgress progress) {
-    return spec.rounds().closeEarly()
-        || chargedReplaceOne(LedgerCodec.read(progress.ledger))
-        || chargedReplaceOne(LedgerCodec.read(floor.ledger()));
-  }
-
-  private static boolean chargedReplaceOne(PrivacyLedger ledger) {
-    return ledger.events().stream().anyMatch(e -> e.kind() == MechanismKind.GAUSSIAN);
-  }
-
-  /**
-   * Marks a schedule taken from an earlier version ({@code fixed} false) for re-anchoring: the next
-   * round opens no earlier than a timeout and the start grace from now, after the current round's
-   * deadline in any world, since that round opened no later than now.
-   */
-  private void anchor(JobProgress progress, boolean fixed, long nowMillis) {
-    if (spec.rounds().nextRoundAtEarlyClose()) {
-      return; // an unbounded run: its schedule follows the data by design, nothing to protect
-    }
-    progress.fixedSchedule = fixed || !movedByEarlyClose(progress);
-    if (!progress.fixedSchedule && progress.reanchorMillis == 0) {
-      progress.reanchorMillis =
-          nowMillis + spec.rounds().timeoutMillis() + spec.rounds().startGraceMillis();
-    }
+    progress.closedEarly = true;
+    progress.deadlineMillis = progress.reanchorMillis;
+    return true;
   }
 
   /**
@@ -422,7 +385,15 @@ final class RoundLifecycle {
       }
       closed = true;
       if (!progress.exhausted && !waitForReanchor(progress)) {
-        openNextRound(store, progress, deadline, 0, out);
+        long extraMillis = 0;
+        if (!progress.fixedSchedule && progress.reanchorMillis > 0) {
+          // The re-anchored round opens at the restore time, announced with the restored job's
+          // first checkpoint: the start grace, as for a new job's first round.
+          progress.fixedSchedule = true;
+          progress.reanchorMillis = 0;
+          extraMillis = spec.rounds().startGraceMillis();
+        }
+        openNextRound(store, progress, deadline, extraMillis, out);
       }
     }
     if (closed) {
@@ -464,21 +435,41 @@ final class RoundLifecycle {
       return;
     }
     reconciled = true;
-    if (!progress.fixedSchedule) {
-      anchor(progress, false, nowMillis);
-      store.saveProgress(progress);
-    }
     boolean floorIsAhead = floor.rounds() > LedgerCodec.read(progress.ledger).totalCount();
     boolean floorIsExhausted = floor.exhausted() && !progress.exhausted;
     // A later round number is public (a fresh start after this state was saved announced it):
     // going on from the state would announce that number again with another deadline.
     boolean floorIsLater = floor.lastRound() > progress.currentRound;
-    if (!floorIsAhead && !floorIsExhausted && !floorIsLater) {
-      return;
+    if (floorIsAhead || floorIsExhausted || floorIsLater) {
+      deleteCloseTimer(store, progress, out);
+      adopt(store, progress, nowMillis, out);
     }
-    deleteCloseTimer(store, progress, out);
-    adopt(store, progress, nowMillis, out);
+    reanchor(store, progress, nowMillis, out);
     store.saveProgress(progress);
+  }
+
+  /**
+   * Re-anchors state from a version whose early close opened the next round at once ({@link
+   * JobProgress#fixedSchedule} false): one client's timing may have moved its windows, and every
+   * later round would inherit the shift. The open round therefore ends at the restore time {@code
+   * nowMillis} at the latest, and the next round opens at that time (with the start grace) in every
+   * world, whatever the moved deadline; an open round whose deadline passed while the job was down
+   * waits closed until then. Done once: a failover keeps the time chosen.
+   */
+  private void reanchor(
+      RoundStore store, JobProgress progress, long nowMillis, RoundDecisions out) {
+    if (progress.fixedSchedule
+        || progress.reanchorMillis != 0
+        || progress.exhausted
+        || spec.rounds().nextRoundAtEarlyClose()) {
+      return; // fixed, chosen already, or nothing to protect
+    }
+    progress.reanchorMillis = nowMillis;
+    if (progress.deadlineMillis > nowMillis) {
+      deleteCloseTimer(store, progress, out);
+      progress.deadlineMillis = nowMillis;
+    }
+    armCloseTimer(progress, out);
   }
 
   /**
@@ -500,7 +491,8 @@ final class RoundLifecycle {
     }
     discardOpenRound(store, progress, out);
     progress.closedEarly = false; // what follows opens a round or exhausts the budget
-    progress.fixedSchedule = true; // and sets the schedule anew (see the branches below)
+    // What follows sets the schedule anew: a window of this version taken over, or one opened now.
+    progress.fixedSchedule = true;
     progress.reanchorMillis = 0;
     long lastAnnounced = Math.max(progress.currentRound, floor.lastRound());
     progress.ledger = floor.ledger();
@@ -527,13 +519,15 @@ final class RoundLifecycle {
       if (theirs != null) {
         chargeSkipped(store, progress, round, theirs, nowMillis, out);
       }
+      // Only a window of this version's fixed schedule is taken over: an earlier version's may
+      // have been moved by its early close, so that round is charged as skipped instead.
       if (!progress.exhausted
           && open != null
+          && open.fixedSchedule()
           && open.round() == lastAnnounced
           && round == lastAnnounced
           && open.deadlineMillis() > nowMillis) {
         openRound(store, progress, open.openedMillis(), open.deadlineMillis(), out);
-        anchor(progress, open.fixedSchedule(), nowMillis);
         armCloseTimer(progress, out);
         return;
       }
@@ -547,6 +541,7 @@ final class RoundLifecycle {
     }
     LedgerFloor.Announced last = floor.announced();
     if (last != null
+        && last.fixedSchedule()
         && last.round() == progress.currentRound
         && last.deadlineMillis() > nowMillis) {
       // The last announced round is charged before its deadline: it closed early. The next round
@@ -555,12 +550,8 @@ final class RoundLifecycle {
       progress.closedEarly = true;
       progress.openedMillis = last.openedMillis();
       progress.deadlineMillis = last.deadlineMillis();
-      anchor(progress, last.fixedSchedule(), nowMillis);
-      waitForReanchor(progress);
     } else {
       // Opening now: a window chosen by this start, whatever came before.
-      progress.fixedSchedule = true;
-      progress.reanchorMillis = 0;
       openNextRound(store, progress, nowMillis, spec.rounds().startGraceMillis(), out);
     }
     armCloseTimer(progress, out);

@@ -96,6 +96,10 @@ final class LifecycleFakes {
       p.modelRound = progress.modelRound;
       p.openedMillis = progress.openedMillis;
       p.deadlineMillis = progress.deadlineMillis;
+      p.closedEarly = progress.closedEarly;
+      p.fixedSchedule = progress.fixedSchedule;
+      p.reanchorMillis = progress.reanchorMillis;
+      p.clipNorm = progress.clipNorm;
       p.exhausted = progress.exhausted;
       p.ledger = progress.ledger.clone();
       p.model = progress.model == null ? null : progress.model.clone();

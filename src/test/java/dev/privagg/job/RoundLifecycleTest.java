@@ -292,35 +292,6 @@ class RoundLifecycleTest {
     assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(1L);
   }
 
-  /**
-   * A fresh start that takes over a round announced by a version whose early close chained rounds
-   * (no fixed-schedule header): its window may have been moved by the data, so after it the job
-   * re-anchors, opening the next round a timeout (plus start grace) after this start.
-   */
-  @Test
-  void earlyClose_takingOverAnEarlierVersionsAnnouncement_reanchorsTheNextRound() {
-    JobSpec spec = exactSpec("closeEarly: true");
-    LedgerFloor fromAnEarlierVersion =
-        new LedgerFloor(
-            LedgerCodec.write(PrivacyLedger.EMPTY),
-            1,
-            false,
-            0,
-            spec.initialWeights(),
-            0,
-            new LedgerFloor.Announced(1, 100, 1100, false),
-            null);
-    start(spec, fromAnEarlierVersion, 600);
-    advanceTo(3 * TIMEOUT);
-    assertThat(decided.announced).containsExactly("1 until 1100", "2 until 2600", "3 until 3600");
-    // A take-over of this version's announcement keeps the schedule.
-    RoundLifecycleTest fixed = new RoundLifecycleTest();
-    fixed.start(spec, announcedOnly(spec), 600);
-    fixed.advanceTo(3 * TIMEOUT);
-    assertThat(fixed.decided.announced)
-        .containsExactly("1 until 1100", "2 until 2100", "3 until 3100");
-  }
-
   @Test
   void nextRoundAtEarlyClose_aNonPrivateRun_opensTheNextRoundAtTheMthUpdate() {
     start(exactSpec("closeEarly: true\nnextRoundAtEarlyClose: true"), 0);
