@@ -56,8 +56,8 @@ class DeploymentIT extends KafkaFlinkTestBase {
     assertThat(second).isNotEqualTo(first);
     // The same members and sum: the models differ by the two deployments' noise alone, each drawn
     // from the key and its own nonce, lr * (n1 - n2) / m.
-    double[] n1 = noise(spec, firstNonce);
-    double[] n2 = noise(spec, secondNonce);
+    double[] n1 = DeploymentNoise.sumNoise(spec, firstNonce, 1);
+    double[] n2 = DeploymentNoise.sumNoise(spec, secondNonce, 1);
     for (int i = 0; i < first.length; i++) {
       assertThat((double) first[i] - second[i])
           .as("coordinate %d", i)
@@ -93,14 +93,6 @@ class DeploymentIT extends KafkaFlinkTestBase {
             .orElseThrow();
     assertThat(entry.getDeployment()).matches("[0-9a-f]{32}");
     return entry.getDeployment();
-  }
-
-  /** Round 1's keyed noise in deployment {@code nonce}, as the combiner draws it. */
-  private static double[] noise(JobSpec spec, String nonce) {
-    return spec.mechanism(spec.privacy().clipNorm())
-        .noise(
-            spec.model().dimension(),
-            NoiseSources.forSpec(spec, nonce).forRound(NoiseStreams.sum(spec), 1));
   }
 
   private static String yaml(String jobId, Path key) {

@@ -2,6 +2,7 @@ package dev.privagg.job;
 
 import static dev.privagg.job.FaultScenarios.producer;
 import static dev.privagg.job.FaultScenarios.send;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.LedgerEntry;
@@ -9,7 +10,9 @@ import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.job.FaultScenarios.Placement;
 import dev.privagg.job.FaultScenarios.TrainingJob;
+import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.ClippedSum;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
@@ -20,9 +23,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -50,10 +55,21 @@ import org.junit.jupiter.api.TestInstance;
  * </ul>
  *
  * <p>In every case: for each (job, round) every copy a {@code read_uncommitted} reader sees on a
- * public topic has the same bytes (DESIGN invariant 9); with keyed noise each round's tensors equal
- * a failure-free reference run's (same key, job id and inputs, on the MiniCluster); the committed
- * ledger releases each round once, with the accountant's epsilon for that many rounds (the budget
- * never resets or rolls back), and with keyed noise the reference's contributions.
+ * public topic has the same bytes (DESIGN invariant 9); the committed ledger releases each round
+ * once, with the accountant's epsilon for that many rounds (the budget never resets or rolls back).
+ *
+ * <p>With keyed noise, against a failure-free reference run (same key, job id, topic names and
+ * inputs, on the MiniCluster and the in-process broker): that run is another deployment, so its
+ * keyed noise and its server-side sampling draws differ (docs/design.md, {@link Deployment}). Each
+ * run's deployment nonce is read from its ledger, and each round's tensors must differ from the
+ * reference's by exactly what the two nonces explain: the accumulated {@code lr / m} times the
+ * difference of the two runs' noise and of the clipped sums of the clients each run's draws sampled
+ * (no difference for the early-close job, which samples nothing), up to the float rounding of each
+ * release. So a round whose members or noise changed under a failure shows, as it did when the
+ * reference's tensors had to be equal. Each round's contributions are the count its sampling draws
+ * take (the reference's checked the same way), and every ledger entry of a keyed job, committed or
+ * aborted, carries one deployment nonce across all the failures and restarts of its scenario: the
+ * nonce is read back at every start.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FaultInjectionIT extends KafkaFlinkTestBase {
@@ -69,9 +85,10 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   // the next round open long enough for the clients (a loaded 2-core machine took over 20 s).
   private final TrainingJob tmKeyed = job("tm-keyed", "keyed", 30);
   private final TrainingJob tmSecure = job("tm-secure", "secure", 30);
-  // Closes at m = 3 updates long before its deadline.
+  // Closes at m = 3 updates long before its deadline; its next round still opens at that deadline,
+  // so its rounds keep the deadline jobs' schedule.
   private final TrainingJob tmEarly =
-      new TrainingJob("tm-early-" + run, "keyed", true, Placement.SKEWED, 90);
+      new TrainingJob("tm-early-" + run, "keyed", true, Placement.SKEWED, 30);
   private final TrainingJob jmKeyed = job("jm-keyed", "keyed", 20);
   private final TrainingJob jmSecure = job("jm-secure", "secure", 20);
   // Long enough that the new job starts inside the round it takes over.
@@ -82,10 +99,15 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   private Path key;
   private LocalCluster cluster;
 
-  /** Per keyed job and round: the reference run's tensors and contributions. */
+  /** Per keyed job and round (from 0): the reference run's tensors and contributions. */
   private final Map<String, Map<Long, float[]>> referenceTensors = new HashMap<>();
 
   private final Map<String, Map<Long, Long>> referenceContributions = new HashMap<>();
+
+  /** Per keyed job: the reference run's spec and the deployment nonce its ledger carries. */
+  private final Map<String, JobSpec> referenceSpecs = new HashMap<>();
+
+  private final Map<String, String> referenceDeployments = new HashMap<>();
 
   private TrainingJob job(String name, String noise, int timeoutSeconds) {
     return new TrainingJob(name + "-" + run, noise, false, Placement.ANY, timeoutSeconds);
@@ -115,8 +137,9 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
     rounds.put(cancelKeyed, 3L);
     rounds.put(restoreKeyed, 4L);
     rounds.put(stopKeyed, 3L);
-    // Keyed noise derives from the key, the models topic, the job and the round: each reference
-    // uses its cluster run's topic names (on the in-process broker).
+    // Keyed noise derives from the key, the deployment nonce, the models topic, the job and the
+    // round: each reference uses its cluster run's topic names (on the in-process broker), so only
+    // the nonce differs.
     Map<TrainingJob, String> runs =
         Map.of(
             tmKeyed,
@@ -144,8 +167,9 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
 
   /**
    * The failure-free runs on the in-process broker, one MiniCluster job per cluster run, with short
-   * rounds (deadlines never enter a release; round 1 has 10 s of grace, as the reference runs while
-   * the cluster's JVMs start) and the same inputs and partition placement.
+   * rounds of 4 s (deadlines never enter a release; round 1 has 10 s of grace, as the reference
+   * runs while the cluster's JVMs start; the early-close job's too, so it keeps in step with the
+   * deadline job it shares a Flink job with) and the same inputs and partition placement.
    */
   private void runReferences(Map<TrainingJob, Long> rounds, Map<TrainingJob, String> runs)
       throws Exception {
@@ -155,10 +179,9 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
         (job, count) -> {
           String prefix = runs.get(job) + "-" + run;
           JobSpec spec =
-              JobSpecReader.parse(
-                  "reference " + job.jobId(),
-                  job.yaml(prefix, job.closeEarly() ? job.timeoutSeconds() : 4, 10, key));
+              JobSpecReader.parse("reference " + job.jobId(), job.yaml(prefix, 4, 10, key));
           specs.put(spec, count);
+          referenceSpecs.put(spec.jobId(), spec);
           byRun.computeIfAbsent(prefix, p -> new ArrayList<>()).add(spec);
         });
     // One cluster run's jobs at a time: their rounds keep in step with each other, not with other
@@ -207,16 +230,47 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
         }
       }
     }
+    for (JobSpec spec : group) {
+      GlobalModel initial =
+          modelsUntil(
+                  spec, l -> l.stream().anyMatch(m -> isRound(m, spec, 0)), Duration.ofSeconds(60))
+              .stream()
+              .filter(m -> isRound(m, spec, 0))
+              .findFirst()
+              .orElseThrow();
+      referenceTensors.get(spec.jobId()).put(0L, FaultScenarios.tensors(initial));
+    }
     long total = specs.values().stream().mapToLong(Long::longValue).sum();
+    Map<String, Set<String>> deployments = new HashMap<>();
     for (LedgerEntry e :
         ledgerUntil(
             group.get(0),
             l -> l.stream().filter(e -> e.getOutcome() == LedgerOutcome.RELEASED).count() >= total,
             Duration.ofSeconds(60))) {
+      deployments.computeIfAbsent(e.getJobId(), j -> new HashSet<>()).add(e.getDeployment());
       if (e.getOutcome() == LedgerOutcome.RELEASED) {
         referenceContributions
             .computeIfAbsent(e.getJobId(), j -> new HashMap<>())
             .put(e.getRound(), e.getContributions());
+      }
+    }
+    for (JobSpec spec : group) {
+      Set<String> nonces = deployments.get(spec.jobId());
+      assertThat(nonces)
+          .as("reference %s: the deployment nonces of its ledger entries", spec.jobId())
+          .hasSize(1)
+          .allMatch(Deployment::isNonce);
+      String nonce = nonces.iterator().next();
+      referenceDeployments.put(spec.jobId(), nonce);
+      // What the check of the cluster runs relies on: a round's members are the clients its
+      // deployment's draws sample (every client sends in the window), or the first m.
+      for (long r = 1; r <= specs.get(spec); r++) {
+        assertThat(referenceContributions.get(spec.jobId()).get(r))
+            .as("reference %s round %d: contributions vs its sampling draws", spec.jobId(), r)
+            .isEqualTo(
+                samples(spec)
+                    ? sampledClients(spec, nonce, r).size()
+                    : spec.rounds().expectedClients());
       }
     }
     stopJobs();
@@ -406,20 +460,30 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       uncommittedRounds.toEnd(Duration.ofSeconds(30));
       committedModels.toEnd(Duration.ofSeconds(30));
       SoftAssertions soft = new SoftAssertions();
-      try (PublicTopicReader ledgerTopic = ledgerReader()) {
+      try (PublicTopicReader ledgerTopic = ledgerReader("read_committed");
+          PublicTopicReader everyLedgerCopy = ledgerReader("read_uncommitted")) {
         List<LedgerEntry> ledger =
             ledgerTopic.toEnd(Duration.ofSeconds(30)).stream()
                 .map(copy -> AvroCodec.decodeLedgerEntry(copy.value()))
                 .toList();
+        List<LedgerEntry> everyEntry =
+            everyLedgerCopy.toEnd(Duration.ofSeconds(30)).stream()
+                .map(copy -> AvroCodec.decodeLedgerEntry(copy.value()))
+                .toList();
         for (int i = 0; i < jobs.size(); i++) {
-          checkJob(soft, jobs.get(i), specs.get(i), rounds, ledger);
+          checkJob(soft, jobs.get(i), specs.get(i), rounds, ledger, everyEntry);
         }
       }
       soft.assertAll();
     }
 
     private void checkJob(
-        SoftAssertions soft, TrainingJob job, JobSpec spec, long rounds, List<LedgerEntry> ledger) {
+        SoftAssertions soft,
+        TrainingJob job,
+        JobSpec spec,
+        long rounds,
+        List<LedgerEntry> ledger,
+        List<LedgerEntry> everyEntry) {
       String id = job.jobId();
       soft.assertThat(uncommittedModels.roundsWithTwoPayloads(id, FaultScenarios::describeModel))
           .as("%s: rounds with two different payloads on the public models topic", id)
@@ -452,14 +516,11 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
                               ? "(" + PublicTopicReader.distinct(e.getValue()).size() + " payloads)"
                               : ""))
               .toList());
+      String deployment = null;
       if (job.keyed()) {
-        for (long r = 1; r <= rounds; r++) {
-          float[] expected = referenceTensors.get(id).get(r);
-          for (byte[] copy : copies.getOrDefault(r, List.of())) {
-            soft.assertThat(FaultScenarios.tensors(AvroCodec.decodeModel(copy)))
-                .as("%s round %d: tensors of a public copy vs the reference run's", id, r)
-                .isEqualTo(expected);
-          }
+        deployment = checkDeployment(soft, id, ledger, everyEntry);
+        if (deployment != null) {
+          checkAgainstReference(soft, spec, rounds, copies, deployment);
         }
       }
       List<LedgerEntry> released =
@@ -479,17 +540,137 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
                 Accountant.named(spec.privacy().accountant())
                     .epsilon(PrivacyLedger.of(charge.times(e.getRound())), spec.privacy().delta())
                     .epsilon());
-        if (job.keyed() && e.getRound() <= rounds) {
+        if (deployment != null && e.getRound() <= rounds) {
           soft.assertThat(e.getContributions())
-              .as("%s round %d: contributions vs the reference run's", id, e.getRound())
-              .isEqualTo(referenceContributions.get(id).get(e.getRound()));
+              .as("%s round %d: contributions vs its sampling draws", id, e.getRound())
+              .isEqualTo(expectedContributions(spec, deployment, e.getRound()));
         }
       }
     }
 
-    private PublicTopicReader ledgerReader() {
+    /**
+     * Every ledger entry of a keyed job, committed or aborted, by every Flink job of the scenario,
+     * carries one deployment nonce, not the reference's; returns it (null if there is none).
+     */
+    private String checkDeployment(
+        SoftAssertions soft, String id, List<LedgerEntry> ledger, List<LedgerEntry> everyEntry) {
+      List<String> committed =
+          ledger.stream()
+              .filter(e -> e.getJobId().equals(id))
+              .map(LedgerEntry::getDeployment)
+              .distinct()
+              .toList();
+      List<String> all =
+          everyEntry.stream()
+              .filter(e -> e.getJobId().equals(id))
+              .map(LedgerEntry::getDeployment)
+              .distinct()
+              .toList();
+      System.out.printf(
+          "fault injection %s: deployment nonces %s (reference run %s)%n",
+          id, all, referenceDeployments.get(id));
+      soft.assertThat(committed)
+          .as("%s: the deployment nonces of its committed ledger entries", id)
+          .hasSize(1)
+          .allMatch(Deployment::isNonce, "32 hex digits");
+      soft.assertThat(all)
+          .as("%s: the deployment nonces of all its ledger entries, aborted copies included", id)
+          .isEqualTo(committed);
+      soft.assertThat(committed)
+          .as("%s: its deployment nonce vs the reference run's (another deployment)", id)
+          .doesNotContain(referenceDeployments.get(id));
+      return committed.size() == 1 && Deployment.isNonce(committed.get(0))
+          ? committed.get(0)
+          : null;
+    }
+
+    /**
+     * Rounds 0 to {@code rounds} of a keyed job against the reference run's: the difference of the
+     * two models is, coordinate by coordinate, the sum over rounds of lr / m times (this run's
+     * clipped sum minus the reference's, plus this run's noise minus the reference's), each run's
+     * members and noise drawn with its own nonce. SGD's step moves the float32 model by lr times
+     * the average computed in double, so each release rounds once: the tolerance is half an ulp of
+     * each run's value per round, plus 1e-12 per round for the sums in double. A member more or
+     * less, or other noise, is off by about 0.1 or more.
+     */
+    private void checkAgainstReference(
+        SoftAssertions soft,
+        JobSpec spec,
+        long rounds,
+        Map<Long, List<byte[]>> copies,
+        String deployment) {
+      String id = spec.jobId();
+      JobSpec reference = referenceSpecs.get(id);
+      String referenceDeployment = referenceDeployments.get(id);
+      ServerOptimizer optimizer = spec.serverOptimizer();
+      soft.assertThat(optimizer.kind())
+          .as("%s: the server step the check below models", id)
+          .isEqualTo(ServerOptimizer.Kind.SGD);
+      double lr = optimizer.learningRate();
+      int m = spec.rounds().expectedClients();
+      int d = spec.model().dimension();
+      Map<Long, float[]> referenceModels = referenceTensors.get(id);
+      float[] initial = tensorsOf(copies, 0);
+      soft.assertThat(initial)
+          .as("%s round 0: the initial model vs the reference run's", id)
+          .isEqualTo(referenceModels.get(0L));
+      double[] drift = new double[d];
+      double[] tolerance = new double[d];
+      double worst = 0;
+      double worstTolerance = 0;
+      List<String> cohorts = new ArrayList<>();
+      for (long r = 1; r <= rounds; r++) {
+        if (samples(spec)) {
+          cohorts.add(
+              sampledClients(spec, deployment, r)
+                  + " vs "
+                  + sampledClients(reference, referenceDeployment, r));
+        }
+        float[] ours = tensorsOf(copies, r);
+        float[] theirs = referenceModels.get(r);
+        soft.assertThat(ours).as("%s round %d: a public copy", id, r).isNotNull();
+        if (ours == null) {
+          return;
+        }
+        double[] noise = DeploymentNoise.sumNoise(spec, deployment, r);
+        double[] referenceNoise = DeploymentNoise.sumNoise(reference, referenceDeployment, r);
+        double[] sumDifference = sampledSumDifference(spec, deployment, referenceDeployment, r);
+        List<String> off = new ArrayList<>();
+        for (int i = 0; i < d; i++) {
+          drift[i] += lr * ((sumDifference[i] + noise[i] - referenceNoise[i]) / m);
+          tolerance[i] += (Math.ulp(ours[i]) + Math.ulp(theirs[i])) / 2 + 1e-12;
+          double error = ((double) ours[i] - theirs[i]) - drift[i];
+          if (Math.abs(error) > tolerance[i]) {
+            off.add(
+                "w[%d]: %s - %s (reference) = %s, expected %s within %s"
+                    .formatted(
+                        i,
+                        ours[i],
+                        theirs[i],
+                        (double) ours[i] - theirs[i],
+                        drift[i],
+                        tolerance[i]));
+          }
+          worst = Math.max(worst, Math.abs(error));
+          worstTolerance = Math.max(worstTolerance, tolerance[i]);
+        }
+        soft.assertThat(off)
+            .as(
+                "%s round %d: tensors vs the reference run's plus what the two deployments' draws"
+                    + " explain",
+                id, r)
+            .isEmpty();
+      }
+      System.out.printf(
+          "fault injection %s: largest deviation from the reference plus the deployments' draws"
+              + " %.3g (tolerance up to %.3g); sampled clients per round here vs the reference's"
+              + " %s%n",
+          id, worst, worstTolerance, cohorts.isEmpty() ? "(no sampling)" : cohorts);
+    }
+
+    private PublicTopicReader ledgerReader(String isolation) {
       return PublicTopicReader.ledger(
-          LocalCluster.KAFKA, specs.get(0).topics().ledger(), "read_committed");
+          LocalCluster.KAFKA, specs.get(0).topics().ledger(), isolation);
     }
 
     @Override
@@ -508,6 +689,70 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
         uncommittedRounds.close();
       }
     }
+  }
+
+  /** The tensors of a round's first public copy, or null if there is none. */
+  private static float[] tensorsOf(Map<Long, List<byte[]>> copies, long round) {
+    List<byte[]> of = copies.get(round);
+    return of == null || of.isEmpty()
+        ? null
+        : FaultScenarios.tensors(AvroCodec.decodeModel(of.get(0)));
+  }
+
+  /**
+   * The clients whose round-{@code round} update a deployment's sampling draws take: every client
+   * sends within the round's window, so these are its members. A job that does not sample takes the
+   * first m in log order, the same in every deployment.
+   */
+  private static List<Integer> sampledClients(JobSpec spec, String deployment, long round) {
+    List<Integer> out = new ArrayList<>();
+    for (int c = 0; c < FaultScenarios.CLIENTS; c++) {
+      if (DeploymentNoise.sampled(spec, deployment, FaultScenarios.clientId(c), round)) {
+        out.add(c);
+      }
+    }
+    return out;
+  }
+
+  private static boolean samples(JobSpec spec) {
+    return spec.privacy().sampling().mode().equals("server-poisson");
+  }
+
+  /** A round's contributions in a deployment: its sampled clients, or m for the early-close job. */
+  private static long expectedContributions(JobSpec spec, String deployment, long round) {
+    return samples(spec)
+        ? sampledClients(spec, deployment, round).size()
+        : spec.rounds().expectedClients();
+  }
+
+  /**
+   * This run's clipped sum of a round minus the reference's, each over the clients its own
+   * deployment's draws sampled, as the shards clip and sum them; zero for a job that samples
+   * nothing (both runs take the same first m).
+   */
+  private static double[] sampledSumDifference(
+      JobSpec spec, String deployment, String referenceDeployment, long round) {
+    double[] ours =
+        clippedSum(
+            spec, samples(spec) ? sampledClients(spec, deployment, round) : List.of(), round);
+    double[] theirs =
+        clippedSum(
+            spec,
+            samples(spec) ? sampledClients(spec, referenceDeployment, round) : List.of(),
+            round);
+    double[] out = new double[ours.length];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = ours[i] - theirs[i];
+    }
+    return out;
+  }
+
+  private static double[] clippedSum(JobSpec spec, List<Integer> clients, long round) {
+    ClippedSum sum = new ClippedSum(spec.clippingPolicy(), spec.model().tensorSizes());
+    for (int c : clients) {
+      sum.add(new float[][] {FaultScenarios.values(round, c)});
+    }
+    return sum.toDoubles();
   }
 
   private static Long[] rangeFrom(long first, long last) {

@@ -87,13 +87,22 @@ final class FaultScenarios {
   static byte[][] inputs(JobSpec spec, long round) {
     byte[][] out = new byte[CLIENTS][];
     for (int c = 0; c < CLIENTS; c++) {
-      float[] w = new float[16];
-      for (int i = 0; i < w.length; i++) {
-        w[i] = (float) Math.sin(round * 31 + c * 7 + i) * (c % 2 == 0 ? 0.1f : 2f);
-      }
-      out[c] = ClientUpdates.encode(spec, round, "client-" + c, new float[][] {w});
+      out[c] = ClientUpdates.encode(spec, round, clientId(c), new float[][] {values(round, c)});
     }
     return out;
+  }
+
+  static String clientId(int client) {
+    return "client-" + client;
+  }
+
+  /** Client c's tensor w in round r: odd clients' are clipped (norm about 5.7 at C = 1). */
+  static float[] values(long round, int client) {
+    float[] w = new float[16];
+    for (int i = 0; i < w.length; i++) {
+      w[i] = (float) Math.sin(round * 31 + client * 7 + i) * (client % 2 == 0 ? 0.1f : 2f);
+    }
+    return w;
   }
 
   static void send(

@@ -34,9 +34,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A real KRaft broker (in-process, once per class) and a Flink MiniCluster with three slots (the
- * most any test runs at, ParallelismIT), with helpers to run the job, produce updates and read the
- * output topics as a client would.
+ * A real KRaft broker (in-process, once per class) and a Flink MiniCluster with four slots (the
+ * most any test runs at, ParallelismIT at parallelism 4: with fewer its job would wait for slots
+ * forever), with helpers to run the job, produce updates and read the output topics as a client
+ * would.
  */
 abstract class KafkaFlinkTestBase {
   @RegisterExtension
@@ -44,7 +45,7 @@ abstract class KafkaFlinkTestBase {
       new MiniClusterExtension(
           new MiniClusterResourceConfiguration.Builder()
               .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(3)
+              .setNumberSlotsPerTaskManager(4)
               .build());
 
   static dev.privagg.sim.EmbeddedKafka kafka;
@@ -67,12 +68,13 @@ abstract class KafkaFlinkTestBase {
 
   /**
    * Deletes the spec's topics (its job's whole history) and creates them anew, so a next run of the
-   * same job id on the same topic names starts from nothing.
+   * same job id on the same topic names starts from nothing: a new deployment. The records read
+   * from the old topics are forgotten too, so the next waits read the new ones.
    */
   void recreateTopics(JobSpec spec) throws Exception {
     consumers.values().forEach(KafkaConsumer::close);
     consumers.clear();
-    // What was read from the old topics is not on the new ones.
+    // What was read from the deleted topics is gone with them: a wait must not be met by it.
     readCache.clear();
     java.util.Properties props = new java.util.Properties();
     props.put("bootstrap.servers", bootstrap);

@@ -8,9 +8,8 @@ import dev.privagg.client.ClientUpdates;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,35 +22,35 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The same inputs at parallelism 1, 2 and 4 (4 above the updates topic's 2 partitions: the source
  * runs one reader per partition, the rest at 4, and rounds still close on the heartbeat-driven
- * watermark). Clipping and summing run in one shard per subtask; with a keyed noise source every
- * release (the whole model record) is byte-identical: parallelism and shard count change neither
- * membership, nor the exact fixed-point sum, nor the noise.
+ * watermark). Clipping and summing run in one shard per subtask; every release (the whole model
+ * record) is byte-identical: parallelism and shard count change neither membership, nor the exact
+ * fixed-point sum, nor the noise.
+ *
+ * <p>Each run starts on recreated topics, which is a new deployment: keyed noise would differ
+ * between the runs by design (a fresh deployment nonce each time, which the ledgers show), so the
+ * runs use seeded noise, which depends only on the public seed, the models topic, the job and the
+ * round.
  */
 class ParallelismIT extends KafkaFlinkTestBase {
   private static final int PARTITIONS = 2; // what ensureTopics gives the updates topic in tests
   private static final int ROUNDS = 3;
   private static final int CLIENTS = 8;
-  private static final String NOISE_KEY =
-      "3f1c9a7e5b2d4f608e1a3c5b7d9f0e2a4c6b8d0f1e3a5c7b9d1f2e4a6c8b0d2f";
-
-  @TempDir Path dir;
+  private static final long NOISE_SEED = 20261125;
 
   @Test
   void releases_areBitIdentical_atParallelism1_2And4_evenAbovePartitions() throws Exception {
-    Path key = dir.resolve("noise.key");
-    Files.writeString(key, NOISE_KEY);
     String jobId = "par-" + UUID.randomUUID().toString().substring(0, 8);
-    JobSpec spec = JobSpecReader.parse("parallel", yaml(jobId, jobId, key));
+    JobSpec spec = JobSpecReader.parse("parallel", yaml(jobId, jobId));
 
     Map<Long, byte[]> expected = null;
+    List<String> deployments = new ArrayList<>();
     for (int parallelism : new int[] {1, 2, 4}) {
-      // The same job id, key and topic names each time, from nothing: noise derives from key,
-      // models topic, job and round, so each run must release the same bytes.
+      // The same job id, seed and topic names each time, from nothing: seeded noise derives from
+      // the seed, models topic, job and round, so each run must release the same bytes.
       stopJobs();
       recreateTopics(spec);
       assertThat(parallelismsOf(spec, parallelism))
@@ -60,7 +59,7 @@ class ParallelismIT extends KafkaFlinkTestBase {
           .containsEntry("shard-sums", parallelism)
           .containsEntry("round-aggregator", parallelism)
           .containsEntry("round-combiner", parallelism);
-      Map<Long, byte[]> actual = runRounds(spec, parallelism);
+      Map<Long, byte[]> actual = runRounds(spec, parallelism, deployments);
       if (expected == null) {
         expected = actual;
         continue;
@@ -71,13 +70,21 @@ class ParallelismIT extends KafkaFlinkTestBase {
             .isEqualTo(expected.get(r));
       }
     }
+    // Recreated topics record no deployment: each run drew its own nonce (keyed noise would have
+    // differed), and seeded noise ignored it.
+    assertThat(deployments)
+        .as("deployment nonces of the three runs")
+        .allMatch(Deployment::isNonce)
+        .doesNotHaveDuplicates();
   }
 
   /**
    * Runs the job at {@code parallelism} through {@link #ROUNDS} rounds of the same inputs and
-   * returns each round's model record as published, after checking that every update was summed.
+   * returns each round's model record as published, after checking that every update was summed and
+   * that the run's ledger entries carry one deployment nonce, which it adds to {@code deployments}.
    */
-  private Map<Long, byte[]> runRounds(JobSpec spec, int parallelism) throws Exception {
+  private Map<Long, byte[]> runRounds(JobSpec spec, int parallelism, List<String> deployments)
+      throws Exception {
     startJob(spec, parallelism);
     try (KafkaProducer<byte[], byte[]> producer = producer()) {
       for (long r = 1; r <= ROUNDS; r++) {
@@ -99,6 +106,11 @@ class ParallelismIT extends KafkaFlinkTestBase {
         .as("parallelism %d: every update is in its round", parallelism)
         .extracting(LedgerEntry::getContributions)
         .containsOnly((long) CLIENTS);
+    assertThat(ledger)
+        .as("parallelism %d: one deployment nonce in the run's ledger entries", parallelism)
+        .extracting(LedgerEntry::getDeployment)
+        .containsOnly(ledger.get(0).getDeployment());
+    deployments.add(ledger.get(0).getDeployment());
 
     // Re-encoding a decoded record gives its published bytes (Avro's binary encoding is canonical).
     Map<Long, byte[]> models = new HashMap<>();
@@ -144,10 +156,11 @@ class ParallelismIT extends KafkaFlinkTestBase {
   }
 
   /**
-   * Same job id and key in both runs (noise derives from key, job and round), own topics. Round 1
-   * gets a start grace so its announcement is read well before the deadline on a busy machine.
+   * Same job id and seed in every run (seeded noise derives from the seed, models topic, job and
+   * round), own topics. Round 1 gets a start grace so its announcement is read well before the
+   * deadline on a busy machine.
    */
-  private static String yaml(String jobId, String topicPrefix, Path key) {
+  private static String yaml(String jobId, String topicPrefix) {
     return """
         jobId: %s
         model:
@@ -163,11 +176,18 @@ class ParallelismIT extends KafkaFlinkTestBase {
           noiseMultiplier: 1.0
           delta: 1.0e-5
           budgetEpsilon: 1000
-          noise: {source: keyed, keyFile: %s}
+          noise: {source: seeded, seed: %d}
         topics: {updates: %s.updates, models: %s.models, rounds: %s.rounds, ledger: %s.ledger, rejects: %s.rejects}
         """
         .formatted(
-            jobId, CLIENTS, key, topicPrefix, topicPrefix, topicPrefix, topicPrefix, topicPrefix);
+            jobId,
+            CLIENTS,
+            NOISE_SEED,
+            topicPrefix,
+            topicPrefix,
+            topicPrefix,
+            topicPrefix,
+            topicPrefix);
   }
 
   private static KafkaProducer<byte[], byte[]> producer() {
