@@ -32,6 +32,22 @@ final class JobFixtures {
 
   /** {@link #spec(String, String, String)} with another clip norm than 1. */
   static JobSpec spec(double clipNorm, String privacy, String rounds, String topLevel) {
+    return spec(clipNorm, TIMEOUT, 0, privacy, rounds, topLevel);
+  }
+
+  /** No noise, infinite budget, and rounds of {@code timeoutMillis} with that start grace. */
+  static JobSpec exactSpec(long timeoutMillis, long graceMillis, String rounds) {
+    return spec(
+        1.0, timeoutMillis, graceMillis, "noiseMultiplier: 0\nbudgetEpsilon: .inf", rounds, "");
+  }
+
+  private static JobSpec spec(
+      double clipNorm,
+      long timeoutMillis,
+      long graceMillis,
+      String privacy,
+      String rounds,
+      String topLevel) {
     return JobSpecReader.parse(
         "fixture",
         """
@@ -41,8 +57,8 @@ final class JobFixtures {
             - {name: w, shape: [2]}
             - {name: b, shape: [1]}
         rounds:
-          timeout: 1000ms
-          startGrace: 0ms
+          timeout: %dms
+          startGrace: %dms
           expectedClients: 2
         %s
         privacy:
@@ -51,7 +67,14 @@ final class JobFixtures {
         %s
         %s
         """
-            .formatted(JOB, indent(rounds), clipNorm, indent(privacy), topLevel));
+            .formatted(
+                JOB,
+                timeoutMillis,
+                graceMillis,
+                indent(rounds),
+                clipNorm,
+                indent(privacy),
+                topLevel));
   }
 
   /** No noise, infinite budget: releases are exact. */

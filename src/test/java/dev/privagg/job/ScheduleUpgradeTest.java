@@ -6,7 +6,6 @@ import static dev.privagg.job.JobFixtures.update;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.spec.JobSpec;
-import dev.privagg.spec.JobSpecReader;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -49,28 +48,9 @@ class ScheduleUpgradeTest {
     }
   }
 
-  /** The fixtures' spec with its own round timeout and start grace (no noise, no budget). */
+  /** The fixtures' exact spec with its own round timeout and start grace. */
   static JobSpec spec(long timeoutMillis, long graceMillis, String rounds) {
-    return JobSpecReader.parse(
-        "fixture",
-        """
-        jobId: %s
-        model:
-          tensors:
-            - {name: w, shape: [2]}
-            - {name: b, shape: [1]}
-        rounds:
-          timeout: %dms
-          startGrace: %dms
-          expectedClients: 2
-          %s
-        privacy:
-          clipNorm: 1.0
-          delta: 1.0e-5
-          noiseMultiplier: 0
-          budgetEpsilon: .inf
-        """
-            .formatted(JOB, timeoutMillis, graceMillis, rounds.replace("\n", "\n  ")));
+    return JobFixtures.exactSpec(timeoutMillis, graceMillis, rounds);
   }
 
   /** The old version's world up to event time 800 (its savepoint), fixedSchedule as it left it. */
