@@ -52,11 +52,15 @@ final class Records {
     JobSpec.Privacy p = spec.privacy();
     PrivacyEvent stated =
         charge != null ? charge : spec.roundCharge().event(p.noiseMultiplier(), 1);
-    List<PrivacyCharge> composed = charges == null ? null : new ArrayList<>();
-    for (PrivacyEvent e : charges == null ? List.<PrivacyEvent>of() : charges.events()) {
-      composed.add(
-          new PrivacyCharge(e.kind().name(), e.noiseMultiplier(), e.samplingRate(), e.count()));
-    }
+    List<PrivacyCharge> composed =
+        charges == null
+            ? null
+            : charges.events().stream()
+                .map(
+                    e ->
+                        new PrivacyCharge(
+                            e.kind().name(), e.noiseMultiplier(), e.samplingRate(), e.count()))
+                .toList();
     PrivacyStatement privacy =
         PrivacyStatement.newBuilder()
             .setEpsilon(epsilon)
