@@ -16,7 +16,7 @@ import java.util.Arrays;
  * (only possible when two jobs serve one job id) is withheld from then on, since its later models
  * build on the withheld one; the job of that run must stop too. Pure: no Flink or Kafka import.
  */
-final class PublicRounds {
+public final class PublicRounds {
   private PublicRounds() {}
 
   /** One submission of the Flink job, ordered by start time (ties by id). */

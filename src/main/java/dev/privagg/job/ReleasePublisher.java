@@ -1,5 +1,6 @@
 package dev.privagg.job;
 
+import dev.privagg.job.state.StateSerializers;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -9,7 +10,6 @@ import java.util.Set;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
@@ -56,7 +56,7 @@ final class ReleasePublisher extends KeyedProcessFunction<String, InternalReleas
         getRuntimeContext()
             .getState(
                 new ValueStateDescriptor<>(
-                    "published-position", Types.POJO(PublicRounds.Position.class)));
+                    "published-position", StateSerializers.PUBLISHED_POSITION));
     metrics = new PublishMetrics(getRuntimeContext().getMetricGroup(), jobIds);
   }
 

@@ -2,6 +2,7 @@ package dev.privagg.job;
 
 import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.avro.RejectReason;
+import dev.privagg.job.state.StateSerializers;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
@@ -15,6 +16,7 @@ import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.streaming.api.TimerService;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
@@ -93,10 +95,10 @@ final class RoundAggregator
   public void open(OpenContext context) {
     progressState =
         getRuntimeContext()
-            .getState(new ValueStateDescriptor<>(PROGRESS_STATE, Types.POJO(JobProgress.class)));
+            .getState(new ValueStateDescriptor<>(PROGRESS_STATE, StateSerializers.JOB_PROGRESS));
     openRoundState =
         getRuntimeContext()
-            .getState(new ValueStateDescriptor<>(OPEN_ROUND_STATE, Types.POJO(OpenRound.class)));
+            .getState(new ValueStateDescriptor<>(OPEN_ROUND_STATE, StateSerializers.OPEN_ROUND));
     seenClients =
         getRuntimeContext()
             .getMapState(new MapStateDescriptor<>(SEEN_CLIENTS_STATE, Types.STRING, Types.BOOLEAN));
@@ -107,7 +109,9 @@ final class RoundAggregator
         getRuntimeContext()
             .getMapState(
                 new MapStateDescriptor<>(
-                    HELD_UPDATES_STATE, Types.STRING, Types.POJO(DecodedUpdate.class)));
+                    HELD_UPDATES_STATE,
+                    StringSerializer.INSTANCE,
+                    StateSerializers.DECODED_UPDATE));
     jobs = new HashMap<>();
     for (JobSpec spec : specs.values()) {
       LedgerFloor floor = floors.getOrDefault(spec.jobId(), LedgerFloor.NONE);

@@ -1,5 +1,6 @@
 package dev.privagg.job;
 
+import dev.privagg.job.state.StateSerializers;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.spec.JobSpec;
 import java.util.HashMap;
@@ -9,7 +10,7 @@ import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
 
@@ -51,9 +52,11 @@ final class RoundCombiner
                 getRuntimeContext()
                     .getMapState(
                         new MapStateDescriptor<>(
-                            ROUNDS_STATE, Types.LONG, Types.POJO(CombinedRound.class)))),
+                            ROUNDS_STATE,
+                            LongSerializer.INSTANCE,
+                            StateSerializers.COMBINED_ROUND))),
             getRuntimeContext()
-                .getState(new ValueStateDescriptor<>(MODEL_STATE, Types.POJO(ModelState.class))));
+                .getState(new ValueStateDescriptor<>(MODEL_STATE, StateSerializers.MODEL_STATE)));
     noiseTime = new StageTimer(getRuntimeContext().getMetricGroup(), "noise");
     encodeTime = new StageTimer(getRuntimeContext().getMetricGroup(), "encode");
     jobs = new HashMap<>();

@@ -1,5 +1,6 @@
 package dev.privagg.job;
 
+import dev.privagg.job.state.StateSerializers;
 import dev.privagg.spec.JobSpec;
 import java.util.HashMap;
 import java.util.List;
@@ -7,7 +8,8 @@ import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
-import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
 
@@ -42,16 +44,16 @@ final class ShardAggregator
             getRuntimeContext()
                 .getMapState(
                     new MapStateDescriptor<>(
-                        VALUES_STATE, Types.STRING, Types.POJO(DecodedUpdate.class))),
+                        VALUES_STATE, StringSerializer.INSTANCE, StateSerializers.DECODED_UPDATE)),
             getRuntimeContext()
                 .getMapState(
                     new MapStateDescriptor<>(
-                        COMMANDS_STATE, Types.STRING, Types.POJO(ShardCommand.class))),
+                        COMMANDS_STATE, StringSerializer.INSTANCE, StateSerializers.SHARD_COMMAND)),
             KeyedState.rounds(
                 getRuntimeContext()
                     .getMapState(
                         new MapStateDescriptor<>(
-                            SUMS_STATE, Types.LONG, Types.POJO(ShardRound.class)))));
+                            SUMS_STATE, LongSerializer.INSTANCE, StateSerializers.SHARD_ROUND))));
     clipTime = new StageTimer(getRuntimeContext().getMetricGroup(), "clip");
     shards = new HashMap<>();
     for (JobSpec spec : specs.values()) {

@@ -1,0 +1,69 @@
+package dev.privagg.job.state;
+
+import dev.privagg.job.OpenRound;
+import java.io.IOException;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputView;
+
+/** Layout of {@link OpenRound} in state. */
+final class OpenRoundLayout extends StateLayout<OpenRound> {
+  private static final long serialVersionUID = 1L;
+  static final OpenRoundLayout INSTANCE = new OpenRoundLayout();
+
+  private OpenRoundLayout() {}
+
+  @Override
+  String id() {
+    return "open-round";
+  }
+
+  @Override
+  int version() {
+    return 1;
+  }
+
+  @Override
+  Class<OpenRound> type() {
+    return OpenRound.class;
+  }
+
+  @Override
+  OpenRound create() {
+    return new OpenRound();
+  }
+
+  @Override
+  void write(OpenRound v, DataOutputView out) throws IOException {
+    Fields.writeLongs(v.units, out);
+    Fields.writeStrings(v.shardKeys, out);
+    Fields.writeLongs(v.shardCounts, out);
+    out.writeInt(v.fractionBits);
+    out.writeLong(v.contributions);
+    out.writeLong(v.clipped);
+    out.writeLong(v.unclipped);
+    out.writeDouble(v.clipNorm);
+    out.writeLong(v.seen);
+    out.writeBoolean(v.legacyClientIds);
+    out.writeBoolean(v.turnedAway);
+  }
+
+  @Override
+  OpenRound read(int version, DataInputView in) throws IOException {
+    if (version != 1) {
+      throw unknownVersion(version);
+    }
+    OpenRound v = new OpenRound();
+    v.units = Fields.readLongs(in);
+    v.shardKeys = Fields.readStrings(in);
+    v.shardCounts = Fields.readLongs(in);
+    v.fractionBits = in.readInt();
+    v.contributions = in.readLong();
+    v.clipped = in.readLong();
+    v.unclipped = in.readLong();
+    v.clipNorm = in.readDouble();
+    v.seen = in.readLong();
+    v.legacyClientIds = in.readBoolean();
+    v.turnedAway = in.readBoolean();
+    return v;
+  }
+}

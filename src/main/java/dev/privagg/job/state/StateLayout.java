@@ -1,0 +1,47 @@
+package dev.privagg.job.state;
+
+import java.io.IOException;
+import java.io.Serializable;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputView;
+
+/**
+ * How one type the job keeps in state is laid out in checkpoints and savepoints, in every version
+ * this release can read. The id and the version numbers are stored in each savepoint (see {@link
+ * StateLayoutSnapshot}); the Java class and field names are not, so they are free to change.
+ *
+ * <p>To change a layout: bump {@link #version()}, make {@link #write} write the new layout, and
+ * keep {@link #read} reading every earlier version (StateLayoutTest holds each version's bytes).
+ */
+abstract class StateLayout<T> implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** The name stored in savepoints: never changes once released. */
+  abstract String id();
+
+  /** The version {@link #write} writes. */
+  abstract int version();
+
+  abstract Class<T> type();
+
+  /** An empty value, for Flink's {@code createInstance}. */
+  abstract T create();
+
+  /** Writes {@code value} in the current layout. */
+  abstract void write(T value, DataOutputView out) throws IOException;
+
+  /** Reads a value written in layout {@code version} (at most {@link #version()}). */
+  abstract T read(int version, DataInputView in) throws IOException;
+
+  /** The error for a version this release does not read. */
+  final IOException unknownVersion(int version) {
+    return new IOException(
+        "state '"
+            + id()
+            + "' in layout version "
+            + version
+            + ", but this privagg reads versions 1 to "
+            + version()
+            + ": restore it with the privagg release that wrote it or a newer one");
+  }
+}
