@@ -12,26 +12,14 @@ import org.apache.avro.SchemaNormalization;
 
 /**
  * Reads a {@link ClientUpdate} from its Avro single-object encoding (marker C3 01, CRC-64-AVRO
- * fingerprint, binary body) without trusting a single length the bytes declare.
+ * fingerprint, binary body) without trusting a single length the bytes declare: every length and
+ * count is checked against the bytes that remain and against the job's {@link Limits} before
+ * anything is allocated. Anything wrong is a {@link Rejected} with a reject reason and whatever of
+ * the record's identity was read; nothing else is thrown. Tensor data is a read-only view of the
+ * input, not a copy. Records of an earlier ClientUpdate schema are resolved by {@link
+ * UpdateVersions} and then read here with the same caps.
  *
- * <p>Avro's own decoder allocates what a record declares (a string or bytes length, an array or map
- * block count) before it checks that the bytes exist, so a 30-byte record can ask for gigabytes.
- * This reader checks every declared length against the bytes that remain and against the job's caps
- * <em>before</em> allocating: a string or bytes field costs at most its own bytes, and every
- * collection is capped (tensors, shape entries, metadata). Strings must be valid UTF-8 (checked in
- * place), so that two different byte strings never read as one client id. Metadata is checked and
- * dropped: the job has no use for it. A block with a declared byte size must take exactly that many
- * bytes, so that every Avro reader, skipping or not, reads the record the same way. Anything wrong
- * is a {@link Rejected} with a reject reason and whatever of the record's identity was read;
- * nothing else is thrown.
- *
- * <p>Tensor data is not copied: each tensor's {@code data} is a read-only view of the input.
- *
- * <p>Records written with an earlier ClientUpdate schema ({@code schemas/history/ClientUpdate}) are
- * accepted too: {@link UpdateVersions} checks one against its own schema without allocating,
- * resolves it to the current schema and encodes it again, and this reader reads the result with the
- * same caps (at a few times the cost of a current record; still bounded by the record's size). Any
- * other fingerprint is {@code UNKNOWN_SCHEMA}.
+ * <p>Every check, and what a hostile record can cost: docs/design.md, "Hostile input".
  */
 public final class UpdateReader {
   /** Job ids are at most 100 ASCII characters (the spec reader's rule): longer ones name no job. */
