@@ -40,7 +40,7 @@ from .records import GlobalModel, PrivacyStatement, RoundAnnouncement
 from .torch_support import from_state_dict, state_dict_delta, to_state_dict
 from .updates import encode_update
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "PrivaggClient",

@@ -245,20 +245,23 @@ class PrivaggClient:
     # -- rounds and models -------------------------------------------------------------------
 
     def wait_for_round(
-        self, round: Optional[int] = None, timeout: float = 60.0, min_seconds_left: float = 0.0
+        self,
+        round_number: Optional[int] = None,
+        timeout: float = 60.0,
+        min_seconds_left: float = 0.0,
     ) -> RoundAnnouncement:
         """Waits for a round announcement and returns it.
 
-        With ``round``, waits for that round's announcement (even if its deadline passed).
+        With ``round_number``, waits for that round's announcement (even if its deadline passed).
         Without, waits for an open round this client has not sent an update for: the newest
         announced round after the last one :meth:`send_update` sent to, whose deadline is more
         than ``min_seconds_left`` seconds away by this machine's clock.
         """
         deadline = time.time() + timeout
         while True:
-            if round is not None and round in self._rounds:
-                return self._rounds[round]
-            if round is None:
+            if round_number is not None and round_number in self._rounds:
+                return self._rounds[round_number]
+            if round_number is None:
                 open_rounds = [
                     a
                     for r, a in self._rounds.items()
@@ -268,47 +271,47 @@ class PrivaggClient:
                     return max(open_rounds, key=lambda a: a.round)
             remaining = deadline - time.time()
             if remaining <= 0:
-                what = f"round {round}" if round is not None else "an open round"
+                what = f"round {round_number}" if round_number is not None else "an open round"
                 raise PrivaggTimeout(
                     f"{what} of job {self.job.job_id} was not announced within {timeout:g} s"
                     + self._not_found()
                 )
             self.poll(min(0.5, remaining))
 
-    def wait_for_model(self, round: int, timeout: float = 60.0) -> GlobalModel:
-        """Waits for the model released after round ``round`` (0: the initial model).
+    def wait_for_model(self, round_number: int, timeout: float = 60.0) -> GlobalModel:
+        """Waits for the model released after round ``round_number`` (0: the initial model).
 
         Raises :class:`ModelUnavailableError` when a later model arrived first: that round was
         not released (a minimum cohort not met), compacted away, or no longer kept here.
         """
         deadline = time.time() + timeout
-        while round not in self._models:
-            if self._latest_model_round > round:
+        while round_number not in self._models:
+            if self._latest_model_round > round_number:
                 raise ModelUnavailableError(
-                    f"the model of round {round} of job {self.job.job_id} is not available: the "
-                    f"model of round {self._latest_model_round} was already read (the round was "
-                    f"not released, or compacted away, or is older than the {self._keep_models} "
-                    "latest this client keeps)"
+                    f"the model of round {round_number} of job {self.job.job_id} is not available: "
+                    f"the model of round {self._latest_model_round} was already read (the round "
+                    f"was not released, or compacted away, or is older than the "
+                    f"{self._keep_models} latest this client keeps)"
                 )
             remaining = deadline - time.time()
             if remaining <= 0:
                 raise PrivaggTimeout(
-                    f"the model of round {round} of job {self.job.job_id} did not arrive within "
-                    f"{timeout:g} s (latest read: "
+                    f"the model of round {round_number} of job {self.job.job_id} did not arrive "
+                    f"within {timeout:g} s (latest read: "
                     f"{self._latest_model_round if self._latest_model_round >= 0 else 'none'})"
                     + self._not_found()
                 )
             self.poll(min(0.5, remaining))
-        return self._models[round]
+        return self._models[round_number]
 
     @property
     def latest_round(self) -> Optional[RoundAnnouncement]:
         """The newest announcement read so far (call :meth:`poll` to read more)."""
         return self._rounds[max(self._rounds)] if self._rounds else None
 
-    def model(self, round: int) -> Optional[GlobalModel]:
-        """The model of ``round`` if it was read and is still kept, else None."""
-        return self._models.get(round)
+    def model(self, round_number: int) -> Optional[GlobalModel]:
+        """The model of round ``round_number`` if it was read and is still kept, else None."""
+        return self._models.get(round_number)
 
     @property
     def latest_model(self) -> Optional[GlobalModel]:
@@ -319,18 +322,19 @@ class PrivaggClient:
 
     def send_update(
         self,
-        round: int,
+        round_number: int,
         update: Mapping[str, Any],
         metadata: Optional[Mapping[str, str]] = None,
         timeout: float = 30.0,
     ) -> None:
-        """Sends this client's update for ``round`` and returns when the broker acknowledged it.
+        """Sends this client's update for round ``round_number``; returns when the broker
+        acknowledged it.
 
         ``update`` maps every tensor name of the model to its delta from the announced base
         model: NumPy arrays, anything array-like, or PyTorch tensors (a ``state_dict`` delta).
         Wrong names or shapes and non-finite values raise before anything is sent.
         """
-        value = encode_update(self.job, round, self.client_id, update, metadata)
+        value = encode_update(self.job, round_number, self.client_id, update, metadata)
         producer = self._producer_()
         outcome: List[Optional[KafkaError]] = []
         producer.produce(
@@ -343,15 +347,15 @@ class PrivaggClient:
         self._check_fatal()
         if remaining > 0 or not outcome:
             raise SendError(
-                f"the update of {self.client_id} for round {round} was not acknowledged within "
-                f"{timeout:g} s"
+                f"the update of {self.client_id} for round {round_number} was not acknowledged "
+                f"within {timeout:g} s"
             )
         if outcome[0] is not None:
             raise SendError(
-                f"the update of {self.client_id} for round {round} was refused: "
+                f"the update of {self.client_id} for round {round_number} was refused: "
                 f"{redact(outcome[0].str(), self._extra)}"
             )
-        self._last_sent_round = max(self._last_sent_round, round)
+        self._last_sent_round = max(self._last_sent_round, round_number)
 
     def close(self) -> None:
         """Closes the Kafka clients (waits for unsent updates up to 10 s)."""

@@ -112,7 +112,7 @@ def _metadata_bytes(metadata: Optional[Mapping[str, str]]) -> int:
 
 def encode_update(
     job: JobConfig,
-    round: int,
+    round_number: int,
     client_id: str,
     update: Mapping[str, Any],
     metadata: Optional[Mapping[str, str]] = None,
@@ -122,8 +122,10 @@ def encode_update(
     Byte for byte what the Java ``dev.privagg.client.ClientUpdates.encode`` writes for the same
     values. Tensor data goes in as raw float32 little-endian bytes, row-major.
     """
-    if not (isinstance(round, int) and not isinstance(round, bool) and round >= 0):
-        raise JobConfigError(f"round must be a non-negative integer, was {round!r}")
+    if not (
+        isinstance(round_number, int) and not isinstance(round_number, bool) and round_number >= 0
+    ):
+        raise JobConfigError(f"round must be a non-negative integer, was {round_number!r}")
     if not isinstance(client_id, str) or not client_id:
         raise JobConfigError(f"client id must be a non-empty string, was {client_id!r}")
     id_bytes = len(_utf8(client_id, "client id"))
@@ -146,7 +148,7 @@ def encode_update(
         "ClientUpdate",
         {
             "jobId": job.job_id,
-            "round": round,
+            "round": round_number,
             "clientId": client_id,
             "tensors": tensors,
             "metadata": None if metadata is None else dict(metadata),
