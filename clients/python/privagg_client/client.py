@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka import TopicPartition
@@ -75,7 +76,7 @@ class PrivaggClient:
         job: JobConfig,
         bootstrap_servers: str,
         client_id: str,
-        kafka_config: Optional[Mapping[str, Any]] = None,
+        kafka_config: Mapping[str, Any] | None = None,
         keep_models: int = 3,
     ) -> None:
         if not bootstrap_servers:
@@ -85,25 +86,25 @@ class PrivaggClient:
         self.job = job
         self.client_id = client_id
         self.bootstrap_servers = bootstrap_servers
-        self._extra: Dict[str, Any] = dict(kafka_config or {})
+        self._extra: dict[str, Any] = dict(kafka_config or {})
         self._keep_models = keep_models
-        self._rounds: Dict[int, RoundAnnouncement] = {}
-        self._models: Dict[int, GlobalModel] = {}
+        self._rounds: dict[int, RoundAnnouncement] = {}
+        self._models: dict[int, GlobalModel] = {}
         self._latest_model_round = -1
         self._last_sent_round = 0
-        self._fatal: Optional[str] = None
-        self._producer: Optional[Producer] = None
-        self._consumer: Optional[Consumer] = None
+        self._fatal: str | None = None
+        self._producer: Producer | None = None
+        self._consumer: Consumer | None = None
         self._assigned = False
 
     @classmethod
     def from_spec(
         cls,
-        spec: Union[str, Path],
+        spec: str | Path,
         bootstrap_servers: str,
         client_id: str,
-        kafka_config: Optional[Mapping[str, Any]] = None,
-    ) -> "PrivaggClient":
+        kafka_config: Mapping[str, Any] | None = None,
+    ) -> PrivaggClient:
         """A client of the job the spec YAML at ``spec`` describes."""
         return cls(JobConfig.from_spec(spec), bootstrap_servers, client_id, kafka_config)
 
@@ -122,7 +123,7 @@ class PrivaggClient:
             self._fatal = message
         log.warning("kafka: %s", message)
 
-    def _make(self, kind: type, config: Dict[str, Any]) -> Any:
+    def _make(self, kind: type, config: dict[str, Any]) -> Any:
         config.update(self._extra)
         config["error_cb"] = self._on_error
         try:
@@ -246,7 +247,7 @@ class PrivaggClient:
 
     def wait_for_round(
         self,
-        round_number: Optional[int] = None,
+        round_number: int | None = None,
         timeout: float = 60.0,
         min_seconds_left: float = 0.0,
     ) -> RoundAnnouncement:
@@ -305,16 +306,16 @@ class PrivaggClient:
         return self._models[round_number]
 
     @property
-    def latest_round(self) -> Optional[RoundAnnouncement]:
+    def latest_round(self) -> RoundAnnouncement | None:
         """The newest announcement read so far (call :meth:`poll` to read more)."""
         return self._rounds[max(self._rounds)] if self._rounds else None
 
-    def model(self, round_number: int) -> Optional[GlobalModel]:
+    def model(self, round_number: int) -> GlobalModel | None:
         """The model of round ``round_number`` if it was read and is still kept, else None."""
         return self._models.get(round_number)
 
     @property
-    def latest_model(self) -> Optional[GlobalModel]:
+    def latest_model(self) -> GlobalModel | None:
         """The newest model read so far (call :meth:`poll` to read more)."""
         return self._models.get(self._latest_model_round)
 
@@ -324,7 +325,7 @@ class PrivaggClient:
         self,
         round_number: int,
         update: Mapping[str, Any],
-        metadata: Optional[Mapping[str, str]] = None,
+        metadata: Mapping[str, str] | None = None,
         timeout: float = 30.0,
     ) -> None:
         """Sends this client's update for round ``round_number``; returns when the broker
@@ -336,7 +337,7 @@ class PrivaggClient:
         """
         value = encode_update(self.job, round_number, self.client_id, update, metadata)
         producer = self._producer_()
-        outcome: List[Optional[KafkaError]] = []
+        outcome: list[KafkaError | None] = []
         producer.produce(
             self.job.topics.updates,
             value=value,
@@ -367,7 +368,7 @@ class PrivaggClient:
             self._consumer = None
             self._assigned = False
 
-    def __enter__(self) -> "PrivaggClient":
+    def __enter__(self) -> PrivaggClient:
         return self
 
     def __exit__(self, *exc: Any) -> None:
