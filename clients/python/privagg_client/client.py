@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,34 @@ _FATAL_CODES = {
     KafkaError.CLUSTER_AUTHORIZATION_FAILED,
     KafkaError.GROUP_AUTHORIZATION_FAILED,
 }
+
+
+TrainFn = Callable[[GlobalModel, int], Mapping[str, Any]]
+"""What :meth:`PrivaggClient.run` calls once a round: ``train_fn(base_model, round_number)``
+returns the update for round ``round_number``, the delta from ``base_model`` (the announced base
+model) as :meth:`PrivaggClient.send_update` takes it: a mapping of every tensor name of the model
+to a NumPy array, anything array-like, or a PyTorch tensor."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What :meth:`PrivaggClient.run` did.
+
+    ``rounds``: the rounds it sent an update for, in order (the broker acknowledged each).
+    ``late_rounds``: those of ``rounds`` whose deadline had passed by this machine's clock when
+    the update was sent (training took longer than the round had left); the job takes an update
+    by the broker's append time, so it most likely rejected them as stale.
+    ``model``: the newest model read when it returned (with ``wait_for_last_model``, the model
+    of the last round it sent to, unless that round was not released), or None.
+    ``job_ended``: True when it stopped because the job opened no more rounds: no round was
+    announced within ``round_timeout`` seconds after the newest one closed (the job's privacy
+    budget is spent, or the job was stopped; a client cannot tell the two apart).
+    """
+
+    rounds: tuple[int, ...]
+    late_rounds: tuple[int, ...]
+    model: GlobalModel | None
+    job_ended: bool
 
 
 def is_secret_key(key: str) -> bool:
@@ -357,6 +386,162 @@ class PrivaggClient:
                 f"{redact(outcome[0].str(), self._extra)}"
             )
         self._last_sent_round = max(self._last_sent_round, round_number)
+
+    # -- the training loop -------------------------------------------------------------------
+
+    def run(
+        self,
+        train_fn: TrainFn,
+        rounds: int | None = None,
+        *,
+        round_timeout: float = 120.0,
+        model_timeout: float = 60.0,
+        send_timeout: float = 30.0,
+        min_seconds_left: float = 1.0,
+        wait_for_last_model: bool = True,
+        on_sent: Callable[[int], None] | None = None,
+    ) -> RunResult:
+        """Takes part in ``rounds`` rounds (None: until the job ends) and returns what it did.
+
+        Each round it does what a hand-written loop of the explicit calls does::
+
+            announcement = client.wait_for_round(min_seconds_left=min_seconds_left)
+            base = client.wait_for_model(announcement.base_model_round, timeout=model_timeout)
+            update = train_fn(base, announcement.round)
+            client.send_update(announcement.round, update, timeout=send_timeout)
+
+        The round is the newest open round after the last one this client sent to, with more
+        than ``min_seconds_left`` seconds left by this machine's clock; rounds that close first
+        are skipped. An update whose round closed while ``train_fn`` ran is still sent (the job
+        decides by the broker's append time) and listed in :attr:`RunResult.late_rounds`.
+        ``on_sent(round_number)`` is called after each update the broker acknowledged.
+
+        It stops after ``rounds`` updates, then (``wait_for_last_model``) waits for the model
+        of the last round it sent to, until ``round_timeout`` seconds after that round's
+        deadline. It also stops, returning with :attr:`RunResult.job_ended`, when no round is
+        announced within ``round_timeout`` seconds after the newest one closed: the job's budget
+        is spent (or the job was stopped). Client code that needs a fixed number of rounds
+        checks ``len(result.rounds)``.
+
+        Raises what the explicit calls raise, and does not retry: :class:`PrivaggTimeout` when
+        no round at all is announced within ``round_timeout`` (the job is not running, or the
+        topics are not reachable) or rounds are announced but none with ``min_seconds_left``
+        left, or a base model does not arrive within ``model_timeout``;
+        :class:`ModelUnavailableError` for a base model no longer kept; :class:`SendError` when
+        the broker does not acknowledge an update; :class:`TensorShapeError`,
+        :class:`NonFiniteValuesError` or :class:`RecordTooLargeError` for an update the job
+        would reject (before anything is sent); :class:`KafkaClientError` when Kafka fails for
+        good; and whatever ``train_fn`` raises.
+        """
+        if rounds is not None and (
+            not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1
+        ):
+            raise ValueError(f"rounds must be a positive integer or None, was {rounds!r}")
+        for name, value in (
+            ("round_timeout", round_timeout),
+            ("model_timeout", model_timeout),
+            ("send_timeout", send_timeout),
+        ):
+            if not value > 0:
+                raise ValueError(f"{name} must be positive, was {value!r}")
+        if not min_seconds_left >= 0:
+            raise ValueError(f"min_seconds_left must be >= 0, was {min_seconds_left!r}")
+        sent: list[int] = []
+        late: list[int] = []
+        last: RoundAnnouncement | None = None
+        job_ended = False
+        while rounds is None or len(sent) < rounds:
+            announcement = self._next_round(round_timeout, min_seconds_left)
+            if announcement is None:
+                job_ended = True
+                break
+            base = self.wait_for_model(announcement.base_model_round, timeout=model_timeout)
+            update = train_fn(base, announcement.round)
+            left = announcement.seconds_left()
+            self.send_update(announcement.round, update, timeout=send_timeout)
+            sent.append(announcement.round)
+            last = announcement
+            if left <= 0:
+                late.append(announcement.round)
+                log.warning(
+                    "job %s round %d: the update was sent %.1f s after the round's deadline; "
+                    "the job most likely rejects it as stale (train faster, or raise "
+                    "min_seconds_left)",
+                    self.job.job_id,
+                    announcement.round,
+                    -left,
+                )
+            else:
+                log.info(
+                    "job %s round %d: update sent, %.1f s before the deadline",
+                    self.job.job_id,
+                    announcement.round,
+                    left,
+                )
+            if on_sent is not None:
+                on_sent(announcement.round)
+        if wait_for_last_model and last is not None and not job_ended:
+            job_ended = not self._wait_for_release(last, round_timeout)
+        if job_ended:
+            newest = self.latest_round
+            log.info(
+                "job %s announced no round within %g s after round %s closed: its budget is "
+                "spent, or it was stopped; %d updates sent",
+                self.job.job_id,
+                round_timeout,
+                newest.round if newest is not None else "?",
+                len(sent),
+            )
+        return RunResult(tuple(sent), tuple(late), self.latest_model, job_ended)
+
+    def _next_round(
+        self, round_timeout: float, min_seconds_left: float
+    ) -> RoundAnnouncement | None:
+        """:meth:`wait_for_round` for :meth:`run`, waiting until ``round_timeout`` after the newest
+        round's deadline; None when the job announced no round in that time (it ended)."""
+        newest = self.latest_round
+        timeout = round_timeout + (max(0.0, newest.seconds_left()) if newest is not None else 0.0)
+        try:
+            return self.wait_for_round(timeout=timeout, min_seconds_left=min_seconds_left)
+        except PrivaggTimeout:
+            latest = self.latest_round
+            if latest is None or latest.seconds_left() > 0:
+                raise  # nothing announced at all, or an open round with too little time left
+            if newest is not None and latest.round != newest.round:
+                raise PrivaggTimeout(
+                    f"job {self.job.job_id} announced rounds up to {latest.round} within "
+                    f"{timeout:g} s, but none with more than {min_seconds_left:g} s left by this "
+                    "machine's clock (is its clock ahead, or are the rounds that short?)"
+                ) from None
+            return None
+
+    def _wait_for_release(self, announcement: RoundAnnouncement, round_timeout: float) -> bool:
+        """Waits for the model of ``announcement``'s round until ``round_timeout`` after its
+        deadline. True when it was read or the job went on without releasing it (a later round
+        announced on an earlier model, or a later model read); False when the job announced
+        nothing more in that time (it ended)."""
+        round_number = announcement.round
+        deadline = time.time() + max(0.0, announcement.seconds_left()) + round_timeout
+        while True:
+            if self.model(round_number) is not None or self._latest_model_round > round_number:
+                return True
+            newest = self.latest_round
+            if (
+                newest is not None
+                and newest.round > round_number
+                and newest.base_model_round < round_number
+            ):
+                return True  # not released (a minimum cohort not met): the job went on
+            remaining = deadline - time.time()
+            if remaining <= 0:
+                if newest is not None and newest.round > round_number:
+                    raise PrivaggTimeout(
+                        f"the model of round {round_number} of job {self.job.job_id} did not "
+                        f"arrive within {round_timeout:g} s after the round's deadline, although "
+                        f"round {newest.round} was announced on it"
+                    )
+                return False
+            self.poll(min(0.5, remaining))
 
     def close(self) -> None:
         """Closes the Kafka clients (waits for unsent updates up to 10 s)."""
