@@ -1,5 +1,6 @@
 """One federated client of the PyTorch example: a separate OS process that trains DigitsMlp on
-its own shard of the Digits training set and sends its state_dict delta for ``--rounds`` rounds.
+its own shard of the Digits training set and sends its state_dict delta for ``--rounds`` rounds,
+through ``PrivaggClient.run``.
 
 Started by federated_digits.py; prints ``READY`` once connected, starts when it reads a line on
 stdin (so that all clients begin in the same round), and prints ``SENT <round>`` per update.
@@ -9,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Dict
 
+import numpy as np
 import torch
 
 from digits_common import load_digits, model_from, shard, train_locally
-from privagg_client import PrivaggClient, state_dict_delta
+from privagg_client import GlobalModel, PrivaggClient, state_dict_delta
 from kafka_config import read_kafka_config
 
 
@@ -39,14 +42,31 @@ def main() -> int:
         client.poll(1.0)  # connects and starts reading the rounds and models topics
         print("READY", flush=True)
         sys.stdin.readline()  # the launcher's go, once every client is ready
-        for _ in range(args.rounds):
-            # The next round this client has not sent to, with time left to train.
-            announcement = client.wait_for_round(timeout=120, min_seconds_left=1.0)
-            base = client.wait_for_model(announcement.base_model_round, timeout=60)
+
+        def train_round(base: GlobalModel, round_number: int) -> Dict[str, np.ndarray]:
+            """Local epochs from the round's base model; the update is the state_dict delta."""
             model = model_from(base.tensors)
-            train_locally(model, data, args.epochs, args.lr, seed=1000 * announcement.round + args.index)
-            client.send_update(announcement.round, state_dict_delta(model.state_dict(), base.tensors))
-            print(f"SENT {announcement.round}", flush=True)
+            train_locally(model, data, args.epochs, args.lr, seed=1000 * round_number + args.index)
+            return state_dict_delta(model.state_dict(), base.tensors)
+
+        # Each round: the next round this client has not sent to, with time left to train; its
+        # base model; train; send. The launcher evaluates the released models.
+        result = client.run(
+            train_round,
+            rounds=args.rounds,
+            round_timeout=120,
+            model_timeout=60,
+            min_seconds_left=1.0,
+            wait_for_last_model=False,
+            on_sent=lambda round_number: print(f"SENT {round_number}", flush=True),
+        )
+    if result.job_ended:
+        print(
+            f"the job opened no more rounds after {len(result.rounds)} of {args.rounds} "
+            "(its budget is spent, or it was stopped)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -68,9 +68,9 @@ class ClientProcesses:
             else:
                 print(f"client {index}: {line}", flush=True)
 
-    def senders(self, round: int) -> int:
+    def senders(self, round_number: int) -> int:
         with self.lock:
-            return len(self.sent.get(round, ()))
+            return len(self.sent.get(round_number, ()))
 
     def rounds(self) -> List[int]:
         with self.lock:

@@ -11,9 +11,17 @@ base model) for each round, and reads the released private model with its privac
         client.send_update(announcement.round, {"weights": dw, "bias": db})
         model = client.wait_for_model(announcement.round)
         print(model.privacy.epsilon)
+
+or lets :meth:`PrivaggClient.run` do that loop, calling a training function each round::
+
+    def train(base: GlobalModel, round_number: int) -> dict[str, np.ndarray]:
+        return {"weights": dw, "bias": db}  # the delta from base.tensors
+
+    result = client.run(train, rounds=10)
+    print(result.rounds, result.model.privacy.epsilon)
 """
 
-from .client import PrivaggClient
+from .client import PrivaggClient, RunResult, TrainFn
 from .errors import (
     JobConfigError,
     KafkaClientError,
@@ -40,10 +48,12 @@ from .records import GlobalModel, PrivacyStatement, RoundAnnouncement
 from .torch_support import from_state_dict, state_dict_delta, to_state_dict
 from .updates import encode_update
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "PrivaggClient",
+    "RunResult",
+    "TrainFn",
     "JobConfig",
     "TensorSpec",
     "Topics",

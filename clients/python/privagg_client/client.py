@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka import TopicPartition
@@ -36,6 +38,34 @@ _FATAL_CODES = {
     KafkaError.CLUSTER_AUTHORIZATION_FAILED,
     KafkaError.GROUP_AUTHORIZATION_FAILED,
 }
+
+
+TrainFn = Callable[[GlobalModel, int], Mapping[str, Any]]
+"""What :meth:`PrivaggClient.run` calls once a round: ``train_fn(base_model, round_number)``
+returns the update for round ``round_number``, the delta from ``base_model`` (the announced base
+model) as :meth:`PrivaggClient.send_update` takes it: a mapping of every tensor name of the model
+to a NumPy array, anything array-like, or a PyTorch tensor."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What :meth:`PrivaggClient.run` did.
+
+    ``rounds``: the rounds it sent an update for, in order (the broker acknowledged each).
+    ``late_rounds``: those of ``rounds`` whose deadline had passed by this machine's clock when
+    the update was sent (training took longer than the round had left); the job takes an update
+    by the broker's append time, so it most likely rejected them as stale.
+    ``model``: the newest model read when it returned (with ``wait_for_last_model``, the model
+    of the last round it sent to, unless that round was not released), or None.
+    ``job_ended``: True when it stopped because the job opened no more rounds: no round was
+    announced within ``round_timeout`` seconds after the newest one closed (the job's privacy
+    budget is spent, or the job was stopped; a client cannot tell the two apart).
+    """
+
+    rounds: tuple[int, ...]
+    late_rounds: tuple[int, ...]
+    model: GlobalModel | None
+    job_ended: bool
 
 
 def is_secret_key(key: str) -> bool:
@@ -75,7 +105,7 @@ class PrivaggClient:
         job: JobConfig,
         bootstrap_servers: str,
         client_id: str,
-        kafka_config: Optional[Mapping[str, Any]] = None,
+        kafka_config: Mapping[str, Any] | None = None,
         keep_models: int = 3,
     ) -> None:
         if not bootstrap_servers:
@@ -85,25 +115,25 @@ class PrivaggClient:
         self.job = job
         self.client_id = client_id
         self.bootstrap_servers = bootstrap_servers
-        self._extra: Dict[str, Any] = dict(kafka_config or {})
+        self._extra: dict[str, Any] = dict(kafka_config or {})
         self._keep_models = keep_models
-        self._rounds: Dict[int, RoundAnnouncement] = {}
-        self._models: Dict[int, GlobalModel] = {}
+        self._rounds: dict[int, RoundAnnouncement] = {}
+        self._models: dict[int, GlobalModel] = {}
         self._latest_model_round = -1
         self._last_sent_round = 0
-        self._fatal: Optional[str] = None
-        self._producer: Optional[Producer] = None
-        self._consumer: Optional[Consumer] = None
+        self._fatal: str | None = None
+        self._producer: Producer | None = None
+        self._consumer: Consumer | None = None
         self._assigned = False
 
     @classmethod
     def from_spec(
         cls,
-        spec: Union[str, Path],
+        spec: str | Path,
         bootstrap_servers: str,
         client_id: str,
-        kafka_config: Optional[Mapping[str, Any]] = None,
-    ) -> "PrivaggClient":
+        kafka_config: Mapping[str, Any] | None = None,
+    ) -> PrivaggClient:
         """A client of the job the spec YAML at ``spec`` describes."""
         return cls(JobConfig.from_spec(spec), bootstrap_servers, client_id, kafka_config)
 
@@ -122,7 +152,7 @@ class PrivaggClient:
             self._fatal = message
         log.warning("kafka: %s", message)
 
-    def _make(self, kind: type, config: Dict[str, Any]) -> Any:
+    def _make(self, kind: type, config: dict[str, Any]) -> Any:
         config.update(self._extra)
         config["error_cb"] = self._on_error
         try:
@@ -245,20 +275,23 @@ class PrivaggClient:
     # -- rounds and models -------------------------------------------------------------------
 
     def wait_for_round(
-        self, round: Optional[int] = None, timeout: float = 60.0, min_seconds_left: float = 0.0
+        self,
+        round_number: int | None = None,
+        timeout: float = 60.0,
+        min_seconds_left: float = 0.0,
     ) -> RoundAnnouncement:
         """Waits for a round announcement and returns it.
 
-        With ``round``, waits for that round's announcement (even if its deadline passed).
+        With ``round_number``, waits for that round's announcement (even if its deadline passed).
         Without, waits for an open round this client has not sent an update for: the newest
         announced round after the last one :meth:`send_update` sent to, whose deadline is more
         than ``min_seconds_left`` seconds away by this machine's clock.
         """
         deadline = time.time() + timeout
         while True:
-            if round is not None and round in self._rounds:
-                return self._rounds[round]
-            if round is None:
+            if round_number is not None and round_number in self._rounds:
+                return self._rounds[round_number]
+            if round_number is None:
                 open_rounds = [
                     a
                     for r, a in self._rounds.items()
@@ -268,50 +301,50 @@ class PrivaggClient:
                     return max(open_rounds, key=lambda a: a.round)
             remaining = deadline - time.time()
             if remaining <= 0:
-                what = f"round {round}" if round is not None else "an open round"
+                what = f"round {round_number}" if round_number is not None else "an open round"
                 raise PrivaggTimeout(
                     f"{what} of job {self.job.job_id} was not announced within {timeout:g} s"
                     + self._not_found()
                 )
             self.poll(min(0.5, remaining))
 
-    def wait_for_model(self, round: int, timeout: float = 60.0) -> GlobalModel:
-        """Waits for the model released after round ``round`` (0: the initial model).
+    def wait_for_model(self, round_number: int, timeout: float = 60.0) -> GlobalModel:
+        """Waits for the model released after round ``round_number`` (0: the initial model).
 
         Raises :class:`ModelUnavailableError` when a later model arrived first: that round was
         not released (a minimum cohort not met), compacted away, or no longer kept here.
         """
         deadline = time.time() + timeout
-        while round not in self._models:
-            if self._latest_model_round > round:
+        while round_number not in self._models:
+            if self._latest_model_round > round_number:
                 raise ModelUnavailableError(
-                    f"the model of round {round} of job {self.job.job_id} is not available: the "
-                    f"model of round {self._latest_model_round} was already read (the round was "
-                    f"not released, or compacted away, or is older than the {self._keep_models} "
-                    "latest this client keeps)"
+                    f"the model of round {round_number} of job {self.job.job_id} is not available: "
+                    f"the model of round {self._latest_model_round} was already read (the round "
+                    f"was not released, or compacted away, or is older than the "
+                    f"{self._keep_models} latest this client keeps)"
                 )
             remaining = deadline - time.time()
             if remaining <= 0:
                 raise PrivaggTimeout(
-                    f"the model of round {round} of job {self.job.job_id} did not arrive within "
-                    f"{timeout:g} s (latest read: "
+                    f"the model of round {round_number} of job {self.job.job_id} did not arrive "
+                    f"within {timeout:g} s (latest read: "
                     f"{self._latest_model_round if self._latest_model_round >= 0 else 'none'})"
                     + self._not_found()
                 )
             self.poll(min(0.5, remaining))
-        return self._models[round]
+        return self._models[round_number]
 
     @property
-    def latest_round(self) -> Optional[RoundAnnouncement]:
+    def latest_round(self) -> RoundAnnouncement | None:
         """The newest announcement read so far (call :meth:`poll` to read more)."""
         return self._rounds[max(self._rounds)] if self._rounds else None
 
-    def model(self, round: int) -> Optional[GlobalModel]:
-        """The model of ``round`` if it was read and is still kept, else None."""
-        return self._models.get(round)
+    def model(self, round_number: int) -> GlobalModel | None:
+        """The model of round ``round_number`` if it was read and is still kept, else None."""
+        return self._models.get(round_number)
 
     @property
-    def latest_model(self) -> Optional[GlobalModel]:
+    def latest_model(self) -> GlobalModel | None:
         """The newest model read so far (call :meth:`poll` to read more)."""
         return self._models.get(self._latest_model_round)
 
@@ -319,20 +352,21 @@ class PrivaggClient:
 
     def send_update(
         self,
-        round: int,
+        round_number: int,
         update: Mapping[str, Any],
-        metadata: Optional[Mapping[str, str]] = None,
+        metadata: Mapping[str, str] | None = None,
         timeout: float = 30.0,
     ) -> None:
-        """Sends this client's update for ``round`` and returns when the broker acknowledged it.
+        """Sends this client's update for round ``round_number``; returns when the broker
+        acknowledged it.
 
         ``update`` maps every tensor name of the model to its delta from the announced base
         model: NumPy arrays, anything array-like, or PyTorch tensors (a ``state_dict`` delta).
         Wrong names or shapes and non-finite values raise before anything is sent.
         """
-        value = encode_update(self.job, round, self.client_id, update, metadata)
+        value = encode_update(self.job, round_number, self.client_id, update, metadata)
         producer = self._producer_()
-        outcome: List[Optional[KafkaError]] = []
+        outcome: list[KafkaError | None] = []
         producer.produce(
             self.job.topics.updates,
             value=value,
@@ -343,15 +377,171 @@ class PrivaggClient:
         self._check_fatal()
         if remaining > 0 or not outcome:
             raise SendError(
-                f"the update of {self.client_id} for round {round} was not acknowledged within "
-                f"{timeout:g} s"
+                f"the update of {self.client_id} for round {round_number} was not acknowledged "
+                f"within {timeout:g} s"
             )
         if outcome[0] is not None:
             raise SendError(
-                f"the update of {self.client_id} for round {round} was refused: "
+                f"the update of {self.client_id} for round {round_number} was refused: "
                 f"{redact(outcome[0].str(), self._extra)}"
             )
-        self._last_sent_round = max(self._last_sent_round, round)
+        self._last_sent_round = max(self._last_sent_round, round_number)
+
+    # -- the training loop -------------------------------------------------------------------
+
+    def run(
+        self,
+        train_fn: TrainFn,
+        rounds: int | None = None,
+        *,
+        round_timeout: float = 120.0,
+        model_timeout: float = 60.0,
+        send_timeout: float = 30.0,
+        min_seconds_left: float = 1.0,
+        wait_for_last_model: bool = True,
+        on_sent: Callable[[int], None] | None = None,
+    ) -> RunResult:
+        """Takes part in ``rounds`` rounds (None: until the job ends) and returns what it did.
+
+        Each round it does what a hand-written loop of the explicit calls does::
+
+            announcement = client.wait_for_round(min_seconds_left=min_seconds_left)
+            base = client.wait_for_model(announcement.base_model_round, timeout=model_timeout)
+            update = train_fn(base, announcement.round)
+            client.send_update(announcement.round, update, timeout=send_timeout)
+
+        The round is the newest open round after the last one this client sent to, with more
+        than ``min_seconds_left`` seconds left by this machine's clock; rounds that close first
+        are skipped. An update whose round closed while ``train_fn`` ran is still sent (the job
+        decides by the broker's append time) and listed in :attr:`RunResult.late_rounds`.
+        ``on_sent(round_number)`` is called after each update the broker acknowledged.
+
+        It stops after ``rounds`` updates, then (``wait_for_last_model``) waits for the model
+        of the last round it sent to, until ``round_timeout`` seconds after that round's
+        deadline. It also stops, returning with :attr:`RunResult.job_ended`, when no round is
+        announced within ``round_timeout`` seconds after the newest one closed: the job's budget
+        is spent (or the job was stopped). Client code that needs a fixed number of rounds
+        checks ``len(result.rounds)``.
+
+        Raises what the explicit calls raise, and does not retry: :class:`PrivaggTimeout` when
+        no round at all is announced within ``round_timeout`` (the job is not running, or the
+        topics are not reachable) or rounds are announced but none with ``min_seconds_left``
+        left, or a base model does not arrive within ``model_timeout``;
+        :class:`ModelUnavailableError` for a base model no longer kept; :class:`SendError` when
+        the broker does not acknowledge an update; :class:`TensorShapeError`,
+        :class:`NonFiniteValuesError` or :class:`RecordTooLargeError` for an update the job
+        would reject (before anything is sent); :class:`KafkaClientError` when Kafka fails for
+        good; and whatever ``train_fn`` raises.
+        """
+        if rounds is not None and (
+            not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1
+        ):
+            raise ValueError(f"rounds must be a positive integer or None, was {rounds!r}")
+        for name, value in (
+            ("round_timeout", round_timeout),
+            ("model_timeout", model_timeout),
+            ("send_timeout", send_timeout),
+        ):
+            if not value > 0:
+                raise ValueError(f"{name} must be positive, was {value!r}")
+        if not min_seconds_left >= 0:
+            raise ValueError(f"min_seconds_left must be >= 0, was {min_seconds_left!r}")
+        sent: list[int] = []
+        late: list[int] = []
+        last: RoundAnnouncement | None = None
+        job_ended = False
+        while rounds is None or len(sent) < rounds:
+            announcement = self._next_round(round_timeout, min_seconds_left)
+            if announcement is None:
+                job_ended = True
+                break
+            base = self.wait_for_model(announcement.base_model_round, timeout=model_timeout)
+            update = train_fn(base, announcement.round)
+            left = announcement.seconds_left()
+            self.send_update(announcement.round, update, timeout=send_timeout)
+            sent.append(announcement.round)
+            last = announcement
+            if left <= 0:
+                late.append(announcement.round)
+                log.warning(
+                    "job %s round %d: the update was sent %.1f s after the round's deadline; "
+                    "the job most likely rejects it as stale (train faster, or raise "
+                    "min_seconds_left)",
+                    self.job.job_id,
+                    announcement.round,
+                    -left,
+                )
+            else:
+                log.info(
+                    "job %s round %d: update sent, %.1f s before the deadline",
+                    self.job.job_id,
+                    announcement.round,
+                    left,
+                )
+            if on_sent is not None:
+                on_sent(announcement.round)
+        if wait_for_last_model and last is not None and not job_ended:
+            job_ended = not self._wait_for_release(last, round_timeout)
+        if job_ended:
+            newest = self.latest_round
+            log.info(
+                "job %s announced no round within %g s after round %s closed: its budget is "
+                "spent, or it was stopped; %d updates sent",
+                self.job.job_id,
+                round_timeout,
+                newest.round if newest is not None else "?",
+                len(sent),
+            )
+        return RunResult(tuple(sent), tuple(late), self.latest_model, job_ended)
+
+    def _next_round(
+        self, round_timeout: float, min_seconds_left: float
+    ) -> RoundAnnouncement | None:
+        """:meth:`wait_for_round` for :meth:`run`, waiting until ``round_timeout`` after the newest
+        round's deadline; None when the job announced no round in that time (it ended)."""
+        newest = self.latest_round
+        timeout = round_timeout + (max(0.0, newest.seconds_left()) if newest is not None else 0.0)
+        try:
+            return self.wait_for_round(timeout=timeout, min_seconds_left=min_seconds_left)
+        except PrivaggTimeout:
+            latest = self.latest_round
+            if latest is None or latest.seconds_left() > 0:
+                raise  # nothing announced at all, or an open round with too little time left
+            if newest is not None and latest.round != newest.round:
+                raise PrivaggTimeout(
+                    f"job {self.job.job_id} announced rounds up to {latest.round} within "
+                    f"{timeout:g} s, but none with more than {min_seconds_left:g} s left by this "
+                    "machine's clock (is its clock ahead, or are the rounds that short?)"
+                ) from None
+            return None
+
+    def _wait_for_release(self, announcement: RoundAnnouncement, round_timeout: float) -> bool:
+        """Waits for the model of ``announcement``'s round until ``round_timeout`` after its
+        deadline. True when it was read or the job went on without releasing it (a later round
+        announced on an earlier model, or a later model read); False when the job announced
+        nothing more in that time (it ended)."""
+        round_number = announcement.round
+        deadline = time.time() + max(0.0, announcement.seconds_left()) + round_timeout
+        while True:
+            if self.model(round_number) is not None or self._latest_model_round > round_number:
+                return True
+            newest = self.latest_round
+            if (
+                newest is not None
+                and newest.round > round_number
+                and newest.base_model_round < round_number
+            ):
+                return True  # not released (a minimum cohort not met): the job went on
+            remaining = deadline - time.time()
+            if remaining <= 0:
+                if newest is not None and newest.round > round_number:
+                    raise PrivaggTimeout(
+                        f"the model of round {round_number} of job {self.job.job_id} did not "
+                        f"arrive within {round_timeout:g} s after the round's deadline, although "
+                        f"round {newest.round} was announced on it"
+                    )
+                return False
+            self.poll(min(0.5, remaining))
 
     def close(self) -> None:
         """Closes the Kafka clients (waits for unsent updates up to 10 s)."""
@@ -363,7 +553,7 @@ class PrivaggClient:
             self._consumer = None
             self._assigned = False
 
-    def __enter__(self) -> "PrivaggClient":
+    def __enter__(self) -> PrivaggClient:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence, Tuple
+from collections.abc import Sequence
 
 
 class PrivaggError(Exception):
@@ -21,7 +21,7 @@ class TensorShapeError(PrivaggError, ValueError):
         self,
         message: str,
         tensor: str | None = None,
-        expected_shape: Tuple[int, ...] | None = None,
+        expected_shape: tuple[int, ...] | None = None,
         actual_shape: Sequence[int] | None = None,
     ) -> None:
         super().__init__(message)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, Mapping, Sequence, Tuple, Union
+from typing import Any, Union
 
 from .errors import JobConfigError
 
@@ -28,7 +29,7 @@ class TensorSpec:
     """One named tensor of the model: float32 values in row-major order."""
 
     name: str
-    shape: Tuple[int, ...]
+    shape: tuple[int, ...]
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -70,7 +71,7 @@ class JobConfig:
     """
 
     job_id: str
-    tensors: Tuple[TensorSpec, ...]
+    tensors: tuple[TensorSpec, ...]
     topics: Topics = field(default_factory=Topics)
     max_record_bytes: int = 0
     max_client_id_bytes: int = DEFAULT_MAX_CLIENT_ID_BYTES
@@ -129,12 +130,12 @@ class JobConfig:
         return sum(t.size for t in self.tensors)
 
     @property
-    def shapes(self) -> Dict[str, Tuple[int, ...]]:
+    def shapes(self) -> dict[str, tuple[int, ...]]:
         """Tensor names to shapes, in the model's order."""
         return {t.name: t.shape for t in self.tensors}
 
     @classmethod
-    def from_spec(cls, path: Union[str, Path]) -> "JobConfig":
+    def from_spec(cls, path: str | Path) -> JobConfig:
         """Reads the job id, tensors, topics and record limits from a privagg job spec (YAML).
 
         Other keys (rounds, privacy, ...) are the job's business and are not checked here.
@@ -155,7 +156,7 @@ class JobConfig:
         return cls.from_spec_dict(root, source=str(path))
 
     @classmethod
-    def from_spec_dict(cls, root: Any, source: str = "spec") -> "JobConfig":
+    def from_spec_dict(cls, root: Any, source: str = "spec") -> JobConfig:
         """Like :meth:`from_spec`, from an already parsed spec."""
         if not isinstance(root, Mapping):
             raise JobConfigError(f"{source}: a job spec must be a YAML mapping")

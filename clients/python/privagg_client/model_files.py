@@ -10,27 +10,35 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
 from .errors import ModelFileError
 from .updates import to_numpy
 
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
 _MAX_HEADER_BYTES = 100 * 1024 * 1024
-_READ_DTYPES = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "F16": np.dtype("<f2")}
+_READ_DTYPES: dict[str, np.dtype[Any]] = {
+    "F32": np.dtype("<f4"),
+    "F64": np.dtype("<f8"),
+    "F16": np.dtype("<f2"),
+}
 
 PathLike = Union[str, Path]
 
 
 def save_safetensors(
-    path: PathLike, tensors: Mapping[str, Any], metadata: Optional[Mapping[str, str]] = None
+    path: PathLike, tensors: Mapping[str, Any], metadata: Mapping[str, str] | None = None
 ) -> None:
     """Writes ``tensors`` (NumPy arrays or torch tensors) as float32 safetensors, in the order
     given. ``metadata`` values must be strings."""
     arrays = {name: np.ascontiguousarray(to_numpy(v), dtype="<f4") for name, v in tensors.items()}
-    header: Dict[str, Any] = {}
+    header: dict[str, Any] = {}
     if metadata:
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
             raise ModelFileError("safetensors metadata must map strings to strings")
@@ -54,7 +62,7 @@ def save_safetensors(
             f.write(array.tobytes())
 
 
-def load_safetensors(path: PathLike) -> Dict[str, np.ndarray]:
+def load_safetensors(path: PathLike) -> dict[str, npt.NDArray[np.float32]]:
     """Reads a safetensors file (F32, F16 or F64 tensors) as float32 arrays, in file order."""
     tensors, _ = load_safetensors_with_metadata(path)
     return tensors
@@ -62,7 +70,7 @@ def load_safetensors(path: PathLike) -> Dict[str, np.ndarray]:
 
 def load_safetensors_with_metadata(
     path: PathLike,
-) -> "tuple[Dict[str, np.ndarray], Dict[str, str]]":
+) -> tuple[dict[str, npt.NDArray[np.float32]], dict[str, str]]:
     """:func:`load_safetensors`, plus the file's ``__metadata__``."""
     data = Path(path).read_bytes()
     if len(data) < 8:
@@ -79,7 +87,7 @@ def load_safetensors_with_metadata(
     metadata = header.pop("__metadata__", None) or {}
     body = memoryview(data)[8 + n :]
     entries = sorted(header.items(), key=lambda kv: _offsets(path, kv)[0])
-    out: Dict[str, np.ndarray] = {}
+    out: dict[str, npt.NDArray[np.float32]] = {}
     expected_begin = 0
     for name, info in entries:
         begin, end = _offsets(path, (name, info))
@@ -107,7 +115,7 @@ def load_safetensors_with_metadata(
     return {name: out[name] for name in order}, dict(metadata)
 
 
-def _offsets(path: PathLike, item: "tuple[str, Any]") -> "tuple[int, int]":
+def _offsets(path: PathLike, item: tuple[str, Any]) -> tuple[int, int]:
     name, info = item
     offsets = info.get("data_offsets") if isinstance(info, dict) else None
     if (
@@ -125,7 +133,7 @@ def save_npz(path: PathLike, tensors: Mapping[str, Any]) -> None:
     np.savez(path, **{name: np.asarray(to_numpy(v), dtype="<f4") for name, v in tensors.items()})
 
 
-def load_npz(path: PathLike) -> Dict[str, np.ndarray]:
+def load_npz(path: PathLike) -> dict[str, npt.NDArray[np.float32]]:
     """Reads a ``.npz`` file (no pickles) as float32 arrays, in file order."""
     try:
         with np.load(path, allow_pickle=False) as f:
@@ -135,7 +143,7 @@ def load_npz(path: PathLike) -> Dict[str, np.ndarray]:
 
 
 def save_model(
-    path: PathLike, tensors: Mapping[str, Any], metadata: Optional[Mapping[str, str]] = None
+    path: PathLike, tensors: Mapping[str, Any], metadata: Mapping[str, str] | None = None
 ) -> None:
     """Writes ``.safetensors`` or ``.npz`` by the extension (``.npz`` files keep no metadata)."""
     suffix = Path(path).suffix
@@ -147,7 +155,7 @@ def save_model(
         raise ModelFileError(f"{path}: use a .safetensors or .npz extension, not '{suffix}'")
 
 
-def load_model(path: PathLike) -> Dict[str, np.ndarray]:
+def load_model(path: PathLike) -> dict[str, npt.NDArray[np.float32]]:
     """Reads ``.safetensors`` or ``.npz`` by the extension."""
     suffix = Path(path).suffix
     if suffix == ".safetensors":

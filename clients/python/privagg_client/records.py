@@ -7,12 +7,15 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import wire
 from .errors import WireFormatError
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 @dataclass(frozen=True)
@@ -30,12 +33,12 @@ class RoundAnnouncement:
         """The deadline as an aware UTC datetime."""
         return datetime.fromtimestamp(self.deadline_millis / 1000, tz=timezone.utc)
 
-    def seconds_left(self, now: Optional[float] = None) -> float:
+    def seconds_left(self, now: float | None = None) -> float:
         """Seconds until the deadline by this machine's clock (negative once it passed)."""
         return self.deadline_millis / 1000 - (time.time() if now is None else now)
 
     @classmethod
-    def decode(cls, value: bytes) -> "RoundAnnouncement":
+    def decode(cls, value: bytes) -> RoundAnnouncement:
         """Reads a single-object-encoded ``RoundAnnouncement``."""
         d = wire.decode("RoundAnnouncement", value)
         return cls(d["jobId"], d["round"], d["baseModelRound"], d["deadlineMillis"])
@@ -60,7 +63,7 @@ class PrivacyStatement:
     noise_source: str
     adjacency: str
     budget_epsilon: float
-    charged_noise_multiplier: Optional[float]
+    charged_noise_multiplier: float | None
 
     @property
     def is_private(self) -> bool:
@@ -83,14 +86,14 @@ class GlobalModel:
 
     job_id: str
     round: int
-    tensors: Dict[str, np.ndarray]
+    tensors: dict[str, npt.NDArray[np.float32]]
     privacy: PrivacyStatement
 
     @classmethod
-    def decode(cls, value: bytes) -> "GlobalModel":
+    def decode(cls, value: bytes) -> GlobalModel:
         """Reads a single-object-encoded ``GlobalModel`` of the current or an earlier schema."""
         d = wire.decode("GlobalModel", value)
-        tensors: Dict[str, np.ndarray] = {}
+        tensors: dict[str, npt.NDArray[np.float32]] = {}
         for t in d["tensors"]:
             shape = tuple(t["shape"])
             data = t["data"]
@@ -120,13 +123,13 @@ class GlobalModel:
         )
         return cls(d["jobId"], d["round"], tensors, privacy)
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> dict[str, Any]:
         """The tensors as a PyTorch ``state_dict`` (needs torch)."""
         from .torch_support import to_state_dict
 
         return to_state_dict(self.tensors)
 
-    def save(self, path: Union[str, Path]) -> None:
+    def save(self, path: str | Path) -> None:
         """Writes the tensors to ``.safetensors`` (with the round and epsilon as metadata) or
         ``.npz``, by the file's extension."""
         from .model_files import save_model

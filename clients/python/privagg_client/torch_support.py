@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import PrivaggError, TensorShapeError
 from .updates import to_numpy
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 def _torch() -> Any:
@@ -18,7 +22,7 @@ def _torch() -> Any:
     return torch
 
 
-def to_state_dict(arrays: Mapping[str, np.ndarray]) -> Dict[str, Any]:
+def to_state_dict(arrays: Mapping[str, Any]) -> dict[str, Any]:
     """NumPy arrays as a ``state_dict`` of float32 torch tensors (for ``model.load_state_dict``)."""
     torch = _torch()
     return {
@@ -27,12 +31,14 @@ def to_state_dict(arrays: Mapping[str, np.ndarray]) -> Dict[str, Any]:
     }
 
 
-def from_state_dict(state_dict: Mapping[str, Any]) -> Dict[str, np.ndarray]:
+def from_state_dict(state_dict: Mapping[str, Any]) -> dict[str, npt.NDArray[np.float32]]:
     """A ``state_dict`` (or any mapping of tensors) as float32 NumPy arrays."""
     return {name: np.asarray(to_numpy(t), dtype=np.float32) for name, t in state_dict.items()}
 
 
-def state_dict_delta(trained: Mapping[str, Any], base: Mapping[str, Any]) -> Dict[str, np.ndarray]:
+def state_dict_delta(
+    trained: Mapping[str, Any], base: Mapping[str, Any]
+) -> dict[str, npt.NDArray[np.float32]]:
     """``trained - base`` per tensor, as float32 NumPy arrays: the update a client sends after
     training from the announced base model. Both must hold the same names and shapes."""
     if set(trained) != set(base):
@@ -41,7 +47,7 @@ def state_dict_delta(trained: Mapping[str, Any], base: Mapping[str, Any]) -> Dic
         raise TensorShapeError(
             f"the trained and base state_dicts differ in tensors: missing {missing}, extra {extra}"
         )
-    out: Dict[str, np.ndarray] = {}
+    out: dict[str, npt.NDArray[np.float32]] = {}
     for name, t in trained.items():
         a = np.asarray(to_numpy(t), dtype=np.float32)
         b = np.asarray(to_numpy(base[name]), dtype=np.float32)

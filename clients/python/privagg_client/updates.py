@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Tuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import wire
 from .errors import JobConfigError, NonFiniteValuesError, RecordTooLargeError, TensorShapeError
 from .job import JobConfig, TensorSpec
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 FLOAT32_LE = np.dtype("<f4")
 
@@ -17,7 +21,7 @@ def _describe(job: JobConfig) -> str:
     return ", ".join(f"{t.name} {list(t.shape)}" for t in job.tensors)
 
 
-def to_numpy(value: Any) -> np.ndarray:
+def to_numpy(value: Any) -> npt.NDArray[Any]:
     """An array of ``value``: a NumPy array, anything array-like, or a PyTorch tensor (detached
     and moved to the CPU)."""
     if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch.Tensor, without importing torch
@@ -25,7 +29,9 @@ def to_numpy(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
-def check_update(job: JobConfig, update: Mapping[str, Any]) -> List[Tuple[TensorSpec, np.ndarray]]:
+def check_update(
+    job: JobConfig, update: Mapping[str, Any]
+) -> list[tuple[TensorSpec, npt.NDArray[np.float32]]]:
     """The update's tensors in the model's order, as C-contiguous little-endian float32 arrays.
 
     Raises :class:`TensorShapeError` naming the tensor and its expected shape when a tensor is
@@ -99,7 +105,7 @@ def _long_bytes(n: int) -> int:
     return size
 
 
-def _metadata_bytes(metadata: Optional[Mapping[str, str]]) -> int:
+def _metadata_bytes(metadata: Mapping[str, str] | None) -> int:
     """The encoded size of the metadata field as the job measures it: union index and map."""
     if metadata is None:
         return 1
@@ -112,18 +118,20 @@ def _metadata_bytes(metadata: Optional[Mapping[str, str]]) -> int:
 
 def encode_update(
     job: JobConfig,
-    round: int,
+    round_number: int,
     client_id: str,
     update: Mapping[str, Any],
-    metadata: Optional[Mapping[str, str]] = None,
+    metadata: Mapping[str, str] | None = None,
 ) -> bytes:
     """The bytes of a ``ClientUpdate``: what :meth:`PrivaggClient.send_update` sends as the value.
 
     Byte for byte what the Java ``dev.privagg.client.ClientUpdates.encode`` writes for the same
     values. Tensor data goes in as raw float32 little-endian bytes, row-major.
     """
-    if not (isinstance(round, int) and not isinstance(round, bool) and round >= 0):
-        raise JobConfigError(f"round must be a non-negative integer, was {round!r}")
+    if not (
+        isinstance(round_number, int) and not isinstance(round_number, bool) and round_number >= 0
+    ):
+        raise JobConfigError(f"round must be a non-negative integer, was {round_number!r}")
     if not isinstance(client_id, str) or not client_id:
         raise JobConfigError(f"client id must be a non-empty string, was {client_id!r}")
     id_bytes = len(_utf8(client_id, "client id"))
@@ -146,7 +154,7 @@ def encode_update(
         "ClientUpdate",
         {
             "jobId": job.job_id,
-            "round": round,
+            "round": round_number,
             "clientId": client_id,
             "tensors": tensors,
             "metadata": None if metadata is None else dict(metadata),

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any
 
 import avro.errors
 import avro.io
@@ -29,7 +30,7 @@ HEADER_BYTES = 10
 _CRC64_EMPTY = 0xC15D213AA4D7A795
 
 
-def _crc64_table() -> List[int]:
+def _crc64_table() -> list[int]:
     table = []
     for i in range(256):
         fp = i
@@ -56,14 +57,14 @@ def fingerprint(schema: avro.schema.Schema) -> bytes:
 
 
 def _read_schema_text(name: str) -> Any:
-    text = resources.files(__package__).joinpath("schemas", name).read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("schemas").joinpath(name).read_text("utf-8")
     return json.loads(text)
 
 
 @lru_cache(maxsize=None)
-def _current_schemas() -> Dict[str, avro.schema.Schema]:
+def _current_schemas() -> dict[str, avro.schema.Schema]:
     names = avro.schema.Names()
-    out: Dict[str, avro.schema.Schema] = {}
+    out: dict[str, avro.schema.Schema] = {}
     # Tensor first: ClientUpdate and GlobalModel refer to it by name.
     for record in ("Tensor", "ClientUpdate", "GlobalModel", "RoundAnnouncement"):
         out[record] = avro.schema.make_avsc_object(_read_schema_text(record + ".avsc"), names)
@@ -76,12 +77,13 @@ def schema(record: str) -> avro.schema.Schema:
 
 
 @lru_cache(maxsize=None)
-def _writer_schemas(record: str) -> Dict[bytes, avro.schema.Schema]:
+def _writer_schemas(record: str) -> dict[bytes, avro.schema.Schema]:
     """Every schema ``record`` may have been written with, by fingerprint: the current one and
     every released one in ``schemas/history/<record>/v<n>.avsc``, as the repository keeps them."""
     current = schema(record)
     out = {fingerprint(current): current}
-    history = resources.files(__package__).joinpath("schemas", "history", record)
+    # One name per joinpath: Python 3.9's and 3.10's Traversable takes no more.
+    history = resources.files(__package__).joinpath("schemas").joinpath("history").joinpath(record)
     versions = sorted(history.iterdir(), key=lambda e: e.name) if history.is_dir() else []
     for entry in versions:
         if entry.name.endswith(".avsc"):
@@ -103,7 +105,7 @@ def encode(record: str, datum: Mapping[str, Any]) -> bytes:
     return buffer.getvalue()
 
 
-def split_header(value: bytes) -> Tuple[bytes, bytes]:
+def split_header(value: bytes) -> tuple[bytes, bytes]:
     """The fingerprint and the body of a single-object-encoded record."""
     if len(value) < HEADER_BYTES or value[:2] != MARKER:
         start = value[:2].hex() if value else "nothing"
@@ -114,12 +116,12 @@ def split_header(value: bytes) -> Tuple[bytes, bytes]:
     return value[2:HEADER_BYTES], value[HEADER_BYTES:]
 
 
-def decode(record: str, value: bytes) -> Dict[str, Any]:
+def decode(record: str, value: bytes) -> dict[str, Any]:
     """Decodes a single-object-encoded ``record`` written with its current or an earlier schema,
     into the current schema's fields (fields added since get their defaults)."""
     fp, body = split_header(value)
     writers = _writer_schemas(record)
-    writer_schema: Optional[avro.schema.Schema] = writers.get(fp)
+    writer_schema: avro.schema.Schema | None = writers.get(fp)
     if writer_schema is None:
         known = ", ".join(f.hex() for f in writers)
         raise WireFormatError(
@@ -129,7 +131,7 @@ def decode(record: str, value: bytes) -> Dict[str, Any]:
     reader = avro.io.DatumReader(writer_schema, schema(record))
     buffer = io.BytesIO(body)
     try:
-        datum = reader.read(avro.io.BinaryDecoder(buffer))
+        datum: dict[str, Any] = reader.read(avro.io.BinaryDecoder(buffer))
     except (avro.errors.AvroException, EOFError, UnicodeDecodeError, ValueError, OverflowError) as e:
         raise WireFormatError(f"a {record} whose body does not decode: {e}") from e
     if buffer.tell() != len(body):

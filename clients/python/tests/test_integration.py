@@ -16,6 +16,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from privagg_client import (
+    GlobalModel,
     JobConfig,
     PrivaggClient,
     PrivaggTimeout,
@@ -177,3 +178,27 @@ def test_extra_kafka_config_is_used_and_its_secrets_never_printed(
         assert client.wait_for_round(timeout=60).round >= 1
     out, err = capfd.readouterr()
     assert secret not in out + err + caplog.text
+
+
+def test_run_takes_part_in_rounds_of_the_running_job(job: JobConfig, bootstrap: str) -> None:
+    step = 0.25  # an update of norm 0.87, inside clipNorm 1
+    calls: list[tuple[int, int, np.ndarray]] = []
+
+    def train(base: GlobalModel, round_number: int) -> dict[str, np.ndarray]:
+        calls.append((base.round, round_number, base.tensors["weight"]))
+        return {"weight": np.full((4, 3), step), "bias": np.zeros(4)}
+
+    sent: list[int] = []
+    with PrivaggClient(job, bootstrap, "py-runner") as client:
+        result = client.run(train, rounds=2, round_timeout=60, on_sent=sent.append)
+
+    assert not result.job_ended and result.late_rounds == ()
+    first, second = result.rounds
+    assert first < second and sent == [first, second]
+    # Every round is released, so each trains on the model of the round before.
+    assert [(b, r) for b, r, _ in calls] == [(first - 1, first), (second - 1, second)]
+    # It waited for the model of its last round, which holds its update (the only one) / m.
+    assert result.model is not None and result.model.round == second
+    np.testing.assert_allclose(
+        result.model.tensors["weight"], calls[1][2] + step / M, rtol=0, atol=TOLERANCE
+    )

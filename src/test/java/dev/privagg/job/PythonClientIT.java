@@ -1,6 +1,7 @@
 package dev.privagg.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.privagg.client.ClientUpdates;
 import dev.privagg.spec.JobSpec;
@@ -11,6 +12,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -19,7 +21,8 @@ import org.junit.jupiter.api.Test;
  * The Python client's pytest suite ({@code clients/python/tests}), installed into a venv as the
  * README says, against the real broker and job: unit tests, the byte-for-byte comparison with
  * {@link ClientUpdates#encode}, and integration tests that send updates from several Python clients
- * and check the released model against the spec's average.
+ * and check the released model against the spec's average. Also its type check: {@code mypy
+ * --strict} as {@code clients/python/pyproject.toml} configures it.
  */
 class PythonClientIT extends KafkaFlinkTestBase {
   private static final Path WORK = Path.of("target", "python-it").toAbsolutePath();
@@ -106,7 +109,51 @@ class PythonClientIT extends KafkaFlinkTestBase {
     assertThat(count(suite, "skipped")).as("skipped tests; output:%n%s", output).isZero();
     assertThat(suite)
         .contains("test_encode_update_is_byte_identical_to_javas_client_updates_encode")
-        .contains("test_three_clients_updates_are_averaged_into_the_released_model");
+        .contains("test_three_clients_updates_are_averaged_into_the_released_model")
+        .contains("test_run_takes_part_in_rounds_of_the_running_job");
+  }
+
+  @Test
+  void pythonClient_passesMypyStrict() throws Exception {
+    Path python = PythonEnvironment.python();
+    boolean installed = canImport(python, "mypy");
+    if (!installed) {
+      System.out.println(
+          "PythonClientIT: mypy is not installed; the Python client's type check is skipped"
+              + " (apt-get install python3-mypy, as .ci/run does)");
+    }
+    assumeTrue(
+        installed,
+        "mypy is not installed: apt-get install python3-mypy (.ci/run installs it) to type-check"
+            + " the Python client");
+    String output =
+        PythonEnvironment.run(
+            List.of(
+                python.toString(),
+                "-m",
+                "mypy",
+                "--config-file",
+                "clients/python/pyproject.toml",
+                "--cache-dir",
+                WORK.resolve("mypy-cache").toString(),
+                "clients/python/privagg_client"),
+            Map.of(),
+            WORK.resolve("mypy.log"),
+            300);
+    assertThat(output).contains("Success: no issues found");
+  }
+
+  /** Whether {@code python} can import {@code module}. */
+  private static boolean canImport(Path python, String module) throws Exception {
+    Process p =
+        new ProcessBuilder(python.toString(), "-c", "import " + module)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    assertThat(p.waitFor(60, TimeUnit.SECONDS))
+        .as("%s -c 'import %s' finished", python, module)
+        .isTrue();
+    return p.exitValue() == 0;
   }
 
   private static int count(String junitXml, String attribute) {
