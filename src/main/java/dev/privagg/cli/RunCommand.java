@@ -4,11 +4,13 @@ import dev.privagg.io.KafkaConnection;
 import dev.privagg.job.PrivaggJob;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.AdaptiveClipping;
+import dev.privagg.sim.PersistentKafka;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import picocli.CommandLine.Command;
@@ -16,13 +18,25 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code privagg run}: the job on an embedded Flink MiniCluster against a given broker. */
+/**
+ * {@code privagg run}: the job on an embedded Flink MiniCluster against a given broker, or against
+ * an embedded broker whose data lives under the state directory.
+ */
 @Command(
     name = "run",
     mixinStandardHelpOptions = true,
     description = {
       "Run the aggregation job on a local Flink MiniCluster until stopped (Ctrl-C).",
-      "Validates every spec first, creates missing topics, then prints each job's plan."
+      "Validates every spec first, creates missing topics, then prints each job's plan.",
+      "",
+      "Without --bootstrap-servers it starts an embedded single-node Kafka broker on"
+          + " localhost:9092 (--embedded-kafka-port) in this process, with its data in"
+          + " DIR/kafka of --state-dir: a later run with the same --state-dir keeps the topics,"
+          + " the models and the privacy ledger, so the spent budget carries over.",
+      "The embedded broker is for trying privagg on one machine: it stops with this command."
+          + " For clients on other machines, or a job that must outlive this terminal, run Kafka"
+          + " and Flink as services (deploy/local/privagg-local start runs both on this machine)"
+          + " and use privagg submit --bootstrap-servers."
     })
 final class RunCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
@@ -36,10 +50,22 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
 
   @Option(
       names = "--bootstrap-servers",
-      required = true,
       paramLabel = "HOST:PORT",
-      description = "Kafka bootstrap servers.")
+      description =
+          "Kafka bootstrap servers. Without it, an embedded broker runs in this process (see"
+              + " --embedded-kafka-port).")
   String bootstrapServers;
+
+  /** Where the embedded broker listens unless told otherwise: where clients look by default. */
+  static final int DEFAULT_EMBEDDED_KAFKA_PORT = 9092;
+
+  @Option(
+      names = "--embedded-kafka-port",
+      paramLabel = "PORT",
+      description =
+          "Port of the embedded Kafka broker on localhost, without --bootstrap-servers (default"
+              + " 9092). Clients then connect to localhost:PORT.")
+  Integer embeddedKafkaPort;
 
   @picocli.CommandLine.Mixin KafkaPropertiesOption kafkaProperties;
 
@@ -61,8 +87,10 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
   @Option(
       names = "--state-dir",
       defaultValue = ".privagg/state",
+      paramLabel = "DIR",
       description =
-          "Directory for the job's checkpoints, kept after the job stops (default .privagg/state).")
+          "Directory for the job's checkpoints and the embedded broker's data (kafka/), kept after"
+              + " the job stops (default .privagg/state).")
   java.nio.file.Path stateDir;
 
   @Option(
@@ -71,12 +99,22 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
       description = "Partitions of the updates topic when it is created (default 2).")
   int updatePartitions;
 
+  /** The Flink job, once started: the shutdown hook cancels it. */
+  private volatile JobClient job;
+
+  /** Set once the job is being stopped: its cancellation is then no failure. */
+  private volatile boolean stopping;
+
+  /** The embedded broker, when {@code --bootstrap-servers} is not given. */
+  private volatile PersistentKafka broker;
+
   @Override
   public Integer call() throws Exception {
     Flags flags = new Flags(spec);
     flags.atLeastOne("--parallelism", parallelism);
     flags.atLeastOne("--checkpoint-interval-ms", checkpointIntervalMillis);
     flags.atLeastOne("--update-partitions", updatePartitions);
+    int brokerPort = embeddedBrokerPort(flags);
     List<JobSpec> jobs = JobSpecReader.readAll(specs);
     var out = spec.commandLine().getOut();
     for (JobSpec job : jobs) {
@@ -104,6 +142,25 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
           job.roundCharge().adjacency());
       describeTraining(out, job);
     }
+    // One hook for Ctrl-C, in order: the job stops writing first, then the broker stops cleanly.
+    Thread shutdownHook = new Thread(this::stop, "privagg-run-shutdown");
+    Runtime.getRuntime().addShutdownHook(shutdownHook);
+    try {
+      if (bootstrapServers == null) {
+        startEmbeddedBroker(out, brokerPort);
+      }
+      return runJob(out, jobs);
+    } finally {
+      stop();
+      try {
+        Runtime.getRuntime().removeShutdownHook(shutdownHook);
+      } catch (IllegalStateException e) {
+        // The JVM is shutting down (Ctrl-C): the hook is running or has run.
+      }
+    }
+  }
+
+  private Integer runJob(java.io.PrintWriter out, List<JobSpec> jobs) throws Exception {
     List<String> created = PrivaggJob.prepareKafka(kafka(), jobs, updatePartitions);
     out.println(
         created.isEmpty()
@@ -123,11 +180,91 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
             jobs,
             new PrivaggJob.Settings(
                 kafka(), checkpointIntervalMillis, parallelism, System.currentTimeMillis()));
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> client.cancel().join()));
+    job = client;
     out.println("running as Flink job " + client.getJobID() + "; Ctrl-C stops it");
     out.flush();
-    client.getJobExecutionResult().get();
+    try {
+      client.getJobExecutionResult().get();
+    } catch (java.util.concurrent.ExecutionException e) {
+      if (stopping) {
+        return 0; // cancelled by Ctrl-C, as asked
+      }
+      throw e;
+    }
     return 0;
+  }
+
+  /** The embedded broker's port, after checking it goes with the other Kafka flags. */
+  private int embeddedBrokerPort(Flags flags) {
+    if (bootstrapServers != null) {
+      if (embeddedKafkaPort != null) {
+        throw flags.fail(
+            "--embedded-kafka-port applies only without --bootstrap-servers (it is the port of the"
+                + " embedded broker); drop one of them");
+      }
+      return -1;
+    }
+    if (kafkaProperties.file != null) {
+      throw flags.fail(
+          "--kafka-properties needs --bootstrap-servers: the embedded broker is plaintext on"
+              + " localhost and takes no client settings");
+    }
+    int port = embeddedKafkaPort == null ? DEFAULT_EMBEDDED_KAFKA_PORT : embeddedKafkaPort;
+    if (!(port >= 1 && port <= 65535)) {
+      throw flags.fail("--embedded-kafka-port must be in [1, 65535], was " + port);
+    }
+    return port;
+  }
+
+  private void startEmbeddedBroker(java.io.PrintWriter out, int port) throws Exception {
+    Path dir = stateDir.toAbsolutePath().normalize().resolve("kafka");
+    try {
+      broker = PersistentKafka.start(dir, port);
+    } catch (PersistentKafka.PortInUseException e) {
+      throw new IllegalStateException(
+          "localhost:"
+              + port
+              + " is already in use, so the embedded Kafka broker cannot listen there; fix: if a"
+              + " Kafka broker runs there, use it with --bootstrap-servers localhost:"
+              + port
+              + ", otherwise pick a free port with --embedded-kafka-port PORT (and give clients"
+              + " localhost:PORT)",
+          e);
+    } catch (PersistentKafka.DirectoryInUseException e) {
+      throw new IllegalStateException(
+          e.getMessage()
+              + "; fix: stop the other privagg run with --state-dir "
+              + stateDir
+              + ", or give this one another --state-dir (a new broker, with none of its topics)",
+          e);
+    }
+    out.printf("embedded Kafka broker at %s (data in %s)%n", broker.bootstrapServers(), dir);
+    out.println(
+        broker.formatted()
+            ? "  new broker (cluster id "
+                + broker.clusterId()
+                + "); a later run with this --state-dir keeps its topics and privacy ledger"
+            : "  continuing its topics and privacy ledger (cluster id " + broker.clusterId() + ")");
+    out.flush();
+  }
+
+  /** Cancels the job, then stops the embedded broker; safe to call twice and from the hook. */
+  private void stop() {
+    stopping = true;
+    JobClient running = job;
+    if (running != null) {
+      try {
+        running.cancel().get(30, TimeUnit.SECONDS);
+        // Until the job is gone: a task still cancelling would talk to a stopped broker.
+        running.getJobExecutionResult().get(30, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        // Already finished, failed or cancelled: nothing more to stop.
+      }
+    }
+    PersistentKafka embedded = broker;
+    if (embedded != null) {
+      embedded.close();
+    }
   }
 
   /** Adaptive clipping and the server optimizer, when the spec sets them. */
@@ -165,7 +302,11 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
 
   @Override
   public KafkaConnection kafka() {
-    return kafkaProperties.connect(bootstrapServers);
+    PersistentKafka embedded = broker;
+    if (embedded != null) {
+      return embedded.connection();
+    }
+    return bootstrapServers == null ? null : kafkaProperties.connect(bootstrapServers);
   }
 
   @Override

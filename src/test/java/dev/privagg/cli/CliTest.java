@@ -151,6 +151,27 @@ class CliTest {
     assertThat(json.readTree(check.out()).get("epsilon").asDouble()).isLessThanOrEqualTo(1.0);
   }
 
+  /** Refused before any broker starts: the embedded broker's flags go without a broker's. */
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "--bootstrap-servers localhost:9092 --embedded-kafka-port 19092"
+            + " | --embedded-kafka-port applies only without --bootstrap-servers",
+        "--kafka-properties client.properties"
+            + " | --kafka-properties needs --bootstrap-servers: the embedded broker is plaintext",
+        "--embedded-kafka-port 0 | --embedded-kafka-port must be in [1, 65535], was 0",
+        "--embedded-kafka-port 65536 | --embedded-kafka-port must be in [1, 65535], was 65536"
+      })
+  void run_embeddedBrokerFlags_refusedWithTheirRule(String flags, String message) {
+    java.util.List<String> args =
+        new java.util.ArrayList<>(java.util.List.of("run", "--spec", "missing.yaml"));
+    args.addAll(java.util.List.of(flags.split(" ")));
+    Run run = run(args.toArray(String[]::new));
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err()).startsWith(message);
+  }
+
   @Test
   void sigma_json_analyticByDefault() throws Exception {
     Run run = run("sigma", "--epsilon", "1", "--delta", "1e-5", "--json");
