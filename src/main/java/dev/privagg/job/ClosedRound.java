@@ -15,7 +15,7 @@ import dev.privagg.privacy.PrivacyLedger;
  * @param closedAtMillis broker time of the close: the deadline, or the m-th update's time
  * @param deadlineMillis the round's deadline
  */
-record ClosedRound(
+public record ClosedRound(
     long round,
     PrivacyEvent charge,
     PrivacyLedger ledger,
@@ -30,5 +30,5 @@ record ClosedRound(
    * The C the round's updates were clipped to; with adaptive clipping also the noisy unclipped
    * fraction it released and the C it set for the next round (both null otherwise).
    */
-  record Clipping(double clipNorm, Double noisyUnclippedFraction, Double nextClipNorm) {}
+  public record Clipping(double clipNorm, Double noisyUnclippedFraction, Double nextClipNorm) {}
 }

@@ -17,7 +17,7 @@ public class CombinedRound {
   public CombinedRound() {}
 
   /** Every shard the seal names has sent its partial. */
-  boolean complete() {
+  public boolean complete() {
     if (sealed == null) {
       return false;
     }

@@ -1,6 +1,8 @@
 package dev.privagg.job;
 
 import dev.privagg.io.Float32;
+import dev.privagg.job.decode.ClientKeys;
+import dev.privagg.job.shard.ShardPlan;
 import java.nio.ByteBuffer;
 
 /**
@@ -44,7 +46,7 @@ public class DecodedUpdate {
   public DecodedUpdate() {}
 
   /** A keep-alive for {@code jobId}. */
-  static DecodedUpdate keepAlive(String jobId) {
+  public static DecodedUpdate keepAlive(String jobId) {
     DecodedUpdate update = new DecodedUpdate();
     update.jobId = jobId;
     update.keepAlive = true;
@@ -66,7 +68,7 @@ public class DecodedUpdate {
    * This update without its values, for the round decider, which needs only who sent what where:
    * the values go to the update's shard.
    */
-  DecodedUpdate withoutValues() {
+  public DecodedUpdate withoutValues() {
     DecodedUpdate copy = new DecodedUpdate();
     copy.jobId = jobId;
     copy.clientId = clientId;
@@ -83,7 +85,7 @@ public class DecodedUpdate {
   }
 
   /** Bytes of the values this update carries or carried. */
-  long valueBytes() {
+  public long valueBytes() {
     if (tensorData == null) {
       return valueBytes;
     }
@@ -95,16 +97,16 @@ public class DecodedUpdate {
   }
 
   /** The update's place in the updates log. */
-  String position() {
+  public String position() {
     return position(sourcePartition, sourceOffset);
   }
 
-  static String position(int partition, long offset) {
+  public static String position(int partition, long offset) {
     return partition + "/" + offset;
   }
 
   /** Copies tensor bytes into {@code out}, one array per tensor, each of its tensor's size. */
-  static void readValues(byte[][] tensorData, float[][] out) {
+  public static void readValues(byte[][] tensorData, float[][] out) {
     for (int t = 0; t < out.length; t++) {
       Float32.read(ByteBuffer.wrap(tensorData[t]), out[t], 0, out[t].length);
     }

@@ -16,16 +16,16 @@ import org.apache.kafka.common.header.internals.RecordHeader;
 public class InternalRelease {
   static final String ROUND_HEADER = "privagg.round";
   static final String RUN_HEADER = "privagg.run";
-  static final String OPENED_HEADER = "privagg.opened";
-  static final String DEPLOYMENT_HEADER = "privagg.deployment";
+  public static final String OPENED_HEADER = "privagg.opened";
+  public static final String DEPLOYMENT_HEADER = "privagg.deployment";
 
   /**
    * On announcements of versions whose windows follow a fixed schedule (early close never moves
    * them); earlier versions' announcements lack it.
    */
-  static final String SCHEDULE_HEADER = "privagg.schedule";
+  public static final String SCHEDULE_HEADER = "privagg.schedule";
 
-  static final String FIXED_SCHEDULE = "fixed";
+  public static final String FIXED_SCHEDULE = "fixed";
 
   public String publicTopic;
   public String jobId;
@@ -36,7 +36,7 @@ public class InternalRelease {
   public InternalRelease() {}
 
   /** The internal record for {@code release} (a model or announcement bound for its topic). */
-  static ProducerRecord<byte[], byte[]> toInternal(
+  public static ProducerRecord<byte[], byte[]> toInternal(
       String releasesTopic, OutboundRecord release, PublicRounds.Run run) {
     String jobId = new String(release.key, StandardCharsets.UTF_8);
     List<Header> headers = new ArrayList<>();
@@ -61,7 +61,7 @@ public class InternalRelease {
    * Reads an internal record back; null for one this version did not write (no key, no slash, or
    * missing headers), which the publisher skips.
    */
-  static InternalRelease fromInternal(ConsumerRecord<byte[], byte[]> record) {
+  public static InternalRelease fromInternal(ConsumerRecord<byte[], byte[]> record) {
     if (record.key() == null || record.value() == null) {
       return null;
     }
@@ -90,7 +90,7 @@ public class InternalRelease {
   }
 
   /** A header's decimal value, or -1 when it is missing or malformed. */
-  static long longHeader(ConsumerRecord<byte[], byte[]> record, String name) {
+  public static long longHeader(ConsumerRecord<byte[], byte[]> record, String name) {
     Header header = record.headers().lastHeader(name);
     try {
       return header == null
@@ -102,13 +102,13 @@ public class InternalRelease {
   }
 
   /** A header's text, or null when it is missing. */
-  static String textHeader(ConsumerRecord<byte[], byte[]> record, String name) {
+  public static String textHeader(ConsumerRecord<byte[], byte[]> record, String name) {
     Header header = record.headers().lastHeader(name);
     return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   /** The publisher's key: one position per public topic and job. */
-  String positionKey() {
+  public String positionKey() {
     return publicTopic + "/" + jobId;
   }
 }

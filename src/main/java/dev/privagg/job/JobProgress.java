@@ -1,5 +1,7 @@
 package dev.privagg.job;
 
+import dev.privagg.job.ledger.LedgerCodec;
+
 /**
  * Per-job progress kept in keyed state. {@code ledger} holds the accountant's events (see {@link
  * LedgerCodec}); epsilon is always derived from it.

@@ -15,11 +15,11 @@ public class ModelState {
 
   public ModelState() {}
 
-  ModelState(float[] model, long round) {
+  public ModelState(float[] model, long round) {
     this(model, round, null);
   }
 
-  ModelState(float[] model, long round, ServerOptimizer.State optimizer) {
+  public ModelState(float[] model, long round, ServerOptimizer.State optimizer) {
     this.model = model;
     this.round = round;
     this.optimizer = optimizer;

@@ -52,14 +52,14 @@ public class OpenRound {
   public OpenRound() {}
 
   /** A round just opened. */
-  static OpenRound empty() {
+  public static OpenRound empty() {
     OpenRound round = new OpenRound();
     round.fractionBits = ClippedSum.FRACTION_BITS;
     return round;
   }
 
   /** Counts one member summed by shard {@code shardKey}. */
-  void admit(String shardKey) {
+  public void admit(String shardKey) {
     contributions++;
     int n = shardKeys == null ? 0 : shardKeys.length;
     for (int i = 0; i < n; i++) {
@@ -83,7 +83,7 @@ public class OpenRound {
    * Brings state written by an older version to the current form: units at the current fixed-point
    * scale (see ClippedSum), the seen count at least the contributions, and raw ids remembered.
    */
-  OpenRound atCurrentScale() {
+  public OpenRound atCurrentScale() {
     if (fractionBits == 0) {
       legacyClientIds = true;
       seen = Math.max(seen, contributions);

@@ -1,5 +1,7 @@
 package dev.privagg.job;
 
+import dev.privagg.job.ledger.Deployment;
+
 /**
  * An encoded record for one of the output topics: topic, key (the job id) and Avro value. For a
  * release (a model or a round announcement) the topic is the public topic it is meant for; the sink

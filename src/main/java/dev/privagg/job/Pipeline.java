@@ -1,6 +1,12 @@
 package dev.privagg.job;
 
 import dev.privagg.io.KafkaConnection;
+import dev.privagg.job.combine.CombineFunction;
+import dev.privagg.job.decide.DecideFunction;
+import dev.privagg.job.decode.DecodeFunction;
+import dev.privagg.job.ledger.LedgerFloor;
+import dev.privagg.job.shard.ShardPlan;
+import dev.privagg.job.shard.ShardSumFunction;
 import dev.privagg.spec.JobSpec;
 import java.util.List;
 import java.util.Map;
@@ -10,8 +16,8 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
- * The privagg dataflow, from raw update records to encoded output records (DESIGN, data flow).
- * Production wires Kafka to both ends ({@link PrivaggJob}); tests call the same method.
+ * The privagg dataflow, from raw update records to encoded output records (docs/design.md, Data
+ * flow). Production wires Kafka to both ends ({@link PrivaggJob}); tests call the same method.
  */
 public final class Pipeline {
   /** Interval of heartbeat ticks: rounds close at most about this much after their deadline. */
@@ -70,7 +76,7 @@ public final class Pipeline {
             .uid("update-metadata")
             .keyBy(u -> u.jobId, Types.STRING)
             .connect(starts.keyBy(id -> id, Types.STRING))
-            .process(new RoundAggregator(specs, floors, runStartMillis, shards))
+            .process(new DecideFunction(specs, floors, runStartMillis, shards))
             .name("round-aggregator")
             .uid("round-aggregator");
 
@@ -84,9 +90,9 @@ public final class Pipeline {
             .keyBy(u -> u.shardKey, Types.STRING)
             .connect(
                 rounds
-                    .getSideOutput(RoundAggregator.SHARD_COMMANDS)
+                    .getSideOutput(DecideFunction.SHARD_COMMANDS)
                     .keyBy(c -> c.shardKey, Types.STRING))
-            .process(new ShardAggregator(specs))
+            .process(new ShardSumFunction(specs))
             .name("shard-sums")
             .uid("shard-sums")
             .setParallelism(shards.shards())
@@ -97,9 +103,9 @@ public final class Pipeline {
             .keyBy(p -> p.jobId, Types.STRING)
             .connect(
                 rounds
-                    .getSideOutput(RoundAggregator.ROUND_SIGNALS)
+                    .getSideOutput(DecideFunction.ROUND_SIGNALS)
                     .keyBy(s -> s.jobId, Types.STRING))
-            .process(new RoundCombiner(specs, floors))
+            .process(new CombineFunction(specs, floors))
             .name("round-combiner")
             .uid("round-combiner");
 

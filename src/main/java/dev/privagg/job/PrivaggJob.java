@@ -4,6 +4,11 @@ import dev.privagg.io.KafkaAccess;
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.io.ProducerSizing;
 import dev.privagg.io.TopicAdmin;
+import dev.privagg.job.combine.NoiseSources;
+import dev.privagg.job.kafka.Heartbeat;
+import dev.privagg.job.ledger.LedgerFloor;
+import dev.privagg.job.ledger.LedgerReconciler;
+import dev.privagg.job.publish.PublishFunction;
 import dev.privagg.spec.InitFiles;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
@@ -413,7 +418,7 @@ public final class PrivaggJob {
     // added later are shared among the readers. Not idleness (withIdleness) instead: it skips a
     // reader after wall-clock silence, so a reader that is merely behind (back-pressure, a slow
     // fetch, a late tick) would let the watermark pass a deadline before its partition's earlier
-    // updates are read, and a round could close without members that the log holds (DESIGN
+    // updates are read, and a round could close without members that the log holds (design.md
     // invariant 10). Heartbeat ticks already move every partition, so none needs to be idle. On a
     // restore at another count the uid keeps the state: Flink redistributes the readers' splits.
     // Decode then runs at the job's parallelism behind a rebalance: every reader's watermark
@@ -467,7 +472,7 @@ public final class PrivaggJob {
   /**
    * Copies committed releases (read_committed) from the internal releases topic to the public
    * topics, in transactions of their own: a public topic never holds two payloads for one round
-   * (DESIGN invariant 9), and a read_committed reader sees each round once.
+   * (design.md invariant 9), and a read_committed reader sees each round once.
    */
   private static void definePublisher(
       StreamExecutionEnvironment env,
@@ -509,7 +514,7 @@ public final class PrivaggJob {
         .uid("releases-source")
         .keyBy(InternalRelease::positionKey, Types.STRING)
         .process(
-            new ReleasePublisher(
+            new PublishFunction(
                 Set.copyOf(topics.publicTopics()),
                 jobIds,
                 LedgerReconciler.readPublished(settings.kafka(), specs),
@@ -527,7 +532,7 @@ public final class PrivaggJob {
    * defined ({@link LedgerReconciler.Reconciled#decidedAt}), so that the round holds every update
    * its window holds.
    */
-  static long firstUpdateMillis(LedgerReconciler.Reconciled reconciled, long fromMillis) {
+  public static long firstUpdateMillis(LedgerReconciler.Reconciled reconciled, long fromMillis) {
     return reconciled.floors().values().stream()
         .map(LedgerFloor::openAnnouncement)
         .filter(open -> open != null)

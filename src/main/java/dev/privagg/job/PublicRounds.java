@@ -3,7 +3,7 @@ package dev.privagg.job;
 import java.util.Arrays;
 
 /**
- * Which committed releases reach a public topic (DESIGN invariant 9). Per public topic and job,
+ * Which committed releases reach a public topic (design.md invariant 9). Per public topic and job,
  * releases are published in the internal releases topic's order and only while their round number
  * grows: a second record for a published round is withheld (a duplicate when its bytes are equal, a
  * conflict otherwise), so every reader, read_uncommitted or not, sees at most one payload per
@@ -20,8 +20,8 @@ public final class PublicRounds {
   private PublicRounds() {}
 
   /** One submission of the Flink job, ordered by start time (ties by id). */
-  record Run(long startMillis, String id) implements Comparable<Run>, java.io.Serializable {
-    Run {
+  public record Run(long startMillis, String id) implements Comparable<Run>, java.io.Serializable {
+    public Run {
       if (id == null || id.isEmpty() || id.indexOf('@') >= 0) {
         throw new IllegalArgumentException("run id must be non-empty without '@', was " + id);
       }
@@ -32,19 +32,19 @@ public final class PublicRounds {
      * run the releases topic has seen) when the local clock is behind it: an earlier run must never
      * look newer and stop this one.
      */
-    static Run after(long nowMillis, long latestSeenStart, String id) {
+    public static Run after(long nowMillis, long latestSeenStart, String id) {
       return new Run(
           latestSeenStart == Long.MIN_VALUE ? nowMillis : Math.max(nowMillis, latestSeenStart + 1),
           id);
     }
 
     /** {@code startMillis@id}: what release headers carry. */
-    String encode() {
+    public String encode() {
       return startMillis + "@" + id;
     }
 
     /** The inverse of {@link #encode}; null for null or anything malformed. */
-    static Run parse(String encoded) {
+    public static Run parse(String encoded) {
       if (encoded == null) {
         return null;
       }
@@ -64,13 +64,13 @@ public final class PublicRounds {
       return byStart != 0 ? byStart : id.compareTo(other.id);
     }
 
-    boolean isNewerThan(Run other) {
+    public boolean isNewerThan(Run other) {
       return compareTo(other) > 0;
     }
   }
 
   /** What a release decision found. */
-  enum Verdict {
+  public enum Verdict {
     /** A newer round: copy it to the public topic. */
     PUBLISH,
     /** The published round again, byte for byte (a replay): nothing to do. */
@@ -104,7 +104,7 @@ public final class PublicRounds {
 
     public Position() {}
 
-    Position(long round, byte[] digest) {
+    public Position(long round, byte[] digest) {
       this.round = round;
       this.digest = digest;
     }
@@ -114,7 +114,7 @@ public final class PublicRounds {
    * Decides for one committed release of {@code round} with {@code digest} written by {@code
    * writer}, as seen by the publisher of run {@code self}; updates {@code position}.
    */
-  static Verdict decide(Position position, Run self, Run writer, long round, byte[] digest) {
+  public static Verdict decide(Position position, Run self, Run writer, long round, byte[] digest) {
     Run owner = Run.parse(position.owner);
     if (owner != null && owner.isNewerThan(writer)) {
       return self.compareTo(owner) < 0 ? Verdict.SUPERSEDED : Verdict.OLDER_RUN;

@@ -20,7 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** Builds the encoded output records of a job; keys are the job id, so a job keeps its order. */
-final class Records {
+public final class Records {
   private Records() {}
 
   /**
@@ -33,7 +33,7 @@ final class Records {
    *     version that did not pass it on)
    * @param charge the round's own charge, or null for round 0 (the spec's is stated then)
    */
-  static OutboundRecord model(
+  public static OutboundRecord model(
       JobSpec spec,
       long round,
       float[] weights,
@@ -87,7 +87,7 @@ final class Records {
    * A round's announcement. Its opening time is not public; it travels with the internal copy, so
    * that a fresh start can take the round over with the same window.
    */
-  static OutboundRecord announcement(
+  public static OutboundRecord announcement(
       JobSpec spec,
       long round,
       long baseModelRound,
@@ -104,7 +104,7 @@ final class Records {
     return record;
   }
 
-  static OutboundRecord ledger(
+  public static OutboundRecord ledger(
       JobSpec spec,
       long round,
       LedgerOutcome outcome,
@@ -151,7 +151,7 @@ final class Records {
    * capped by the validator, so a record at the size limit can never make a reject the sink cannot
    * send.
    */
-  static OutboundRecord reject(
+  public static OutboundRecord reject(
       String rejectsTopic,
       RejectReason reason,
       String detail,

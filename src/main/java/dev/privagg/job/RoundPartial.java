@@ -11,7 +11,7 @@ public class RoundPartial {
 
   public RoundPartial() {}
 
-  RoundPartial(String jobId, String shardKey, long round, ShardRound sums) {
+  public RoundPartial(String jobId, String shardKey, long round, ShardRound sums) {
     this.jobId = jobId;
     this.shardKey = shardKey;
     this.round = round;

@@ -1,5 +1,7 @@
 package dev.privagg.job;
 
+import dev.privagg.job.ledger.LedgerCodec;
+
 /**
  * What the round decider tells the combiner of a job: a round opened (its noise can be drawn now),
  * or a round was closed and charged, with the shards whose partial sums make it up.
@@ -59,7 +61,7 @@ public class RoundSignal {
 
   public RoundSignal() {}
 
-  static RoundSignal opened(String jobId, long round, double clipNorm) {
+  public static RoundSignal opened(String jobId, long round, double clipNorm) {
     RoundSignal s = new RoundSignal();
     s.kind = Kind.OPENED;
     s.jobId = jobId;
@@ -68,7 +70,7 @@ public class RoundSignal {
     return s;
   }
 
-  static RoundSignal sealed(
+  public static RoundSignal sealed(
       ClosedRound closed, boolean release, long baseModelRound, OpenRound members, String jobId) {
     RoundSignal s = new RoundSignal();
     s.kind = Kind.SEALED;

@@ -39,7 +39,7 @@ public class ShardCommand {
 
   public ShardCommand() {}
 
-  static ShardCommand admit(DecodedUpdate update, String shardKey, double clipNorm) {
+  public static ShardCommand admit(DecodedUpdate update, String shardKey, double clipNorm) {
     ShardCommand c = at(Kind.ADMIT, update.jobId, shardKey, update.round);
     c.clipNorm = clipNorm;
     c.sourcePartition = update.sourcePartition;
@@ -48,18 +48,18 @@ public class ShardCommand {
     return c;
   }
 
-  static ShardCommand drop(DecodedUpdate update) {
+  public static ShardCommand drop(DecodedUpdate update) {
     ShardCommand c = at(Kind.DROP, update.jobId, update.shardKey, update.round);
     c.sourcePartition = update.sourcePartition;
     c.sourceOffset = update.sourceOffset;
     return c;
   }
 
-  static ShardCommand discard(String jobId, String shardKey, long round) {
+  public static ShardCommand discard(String jobId, String shardKey, long round) {
     return at(Kind.DISCARD, jobId, shardKey, round);
   }
 
-  static ShardCommand seal(String jobId, String shardKey, long round, long expected) {
+  public static ShardCommand seal(String jobId, String shardKey, long round, long expected) {
     ShardCommand c = at(Kind.SEAL, jobId, shardKey, round);
     c.expected = expected;
     return c;
@@ -75,7 +75,7 @@ public class ShardCommand {
   }
 
   /** The update's place in the updates log, which names it between decider and shard. */
-  String position() {
+  public String position() {
     return DecodedUpdate.position(sourcePartition, sourceOffset);
   }
 }

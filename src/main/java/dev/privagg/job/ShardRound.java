@@ -13,7 +13,7 @@ public class ShardRound {
 
   public ShardRound() {}
 
-  boolean complete() {
+  public boolean complete() {
     return expected >= 0 && contributions == expected;
   }
 }

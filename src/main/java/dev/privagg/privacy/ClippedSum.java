@@ -9,9 +9,10 @@ import java.util.Arrays;
  * integer trunc(v * 2^36 / C). Truncation toward zero never increases a magnitude, so the quantised
  * update still has L2 norm <= C and the sensitivity of the sum stays C. Integer addition is
  * associative and commutative, so the sum is bit-identical whatever order updates arrive in: a
- * round recomputed after a failure gives the same sum (DESIGN, Reliability). Up to 2^27
- * (134,217,728) contributions fit in a long without overflow, enough for cross-device cohorts of
- * 10^8; the quantum C * 2^-36 (1.5e-11 C) is far below the noise std z * C of any private round.
+ * round recomputed after a failure gives the same sum (docs/design.md, Releases under failure). Up
+ * to 2^27 (134,217,728) contributions fit in a long without overflow, enough for cross-device
+ * cohorts of 10^8; the quantum C * 2^-36 (1.5e-11 C) is far below the noise std z * C of any
+ * private round.
  *
  * <p>Memory is one long per model coordinate, independent of how many updates were added.
  */

@@ -4,7 +4,7 @@ import java.util.Arrays;
 
 /**
  * L2 clipping of a client update made of several tensors, so that the whole update's L2 norm is at
- * most {@code clipNorm} (DESIGN invariant 1; McMahan et al. 2018, DP-FedAvg).
+ * most {@code clipNorm} (design.md invariant 1; McMahan et al. 2018, DP-FedAvg).
  *
  * <ul>
  *   <li>{@link #flat}: one factor min(1, C / ||u||) for all tensors together.

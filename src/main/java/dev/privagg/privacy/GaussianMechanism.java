@@ -1,7 +1,7 @@
 package dev.privagg.privacy;
 
 /**
- * The Gaussian mechanism on a sum of clipped updates (DESIGN invariant 2): each coordinate gets
+ * The Gaussian mechanism on a sum of clipped updates (design.md invariant 2): each coordinate gets
  * independent N(0, sigma^2) noise with {@code sigma = noiseMultiplier * clipNorm}, since the sum's
  * L2 sensitivity under add/remove-one-client is the clip norm (Abadi et al. 2016, Sec. 3.1; McMahan
  * et al. 2018, Alg. 1).

@@ -10,8 +10,8 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Where the Gaussian noise of a release comes from (DESIGN invariant 6). Every release asks for one
- * {@link NoiseStream} per (jobId, round); every source but {@link #zero()} samples with {@link
+ * Where the Gaussian noise of a release comes from (design.md invariant 6). Every release asks for
+ * one {@link NoiseStream} per (jobId, round); every source but {@link #zero()} samples with {@link
  * ChaChaGaussianStream} (ChaCha bits, Holohan-Braghin sum of two normals), so the sources differ
  * only in how the ChaCha key is chosen:
  *

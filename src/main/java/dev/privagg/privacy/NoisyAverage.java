@@ -5,7 +5,7 @@ package dev.privagg.privacy;
  * plus Gaussian noise, divided by the expected cohort size m. A server optimizer then moves the
  * model along it (post-processing).
  *
- * <p>The denominator is the data-independent m from the job spec (DESIGN invariant 3), never the
+ * <p>The denominator is the data-independent m from the job spec (design.md invariant 3), never the
  * number of updates received: that count is sensitive, and dividing by it would change the
  * sensitivity analysis. An empty round still yields noise / m.
  */

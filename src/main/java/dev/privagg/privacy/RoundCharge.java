@@ -1,8 +1,8 @@
 package dev.privagg.privacy;
 
 /**
- * What one federated round costs, as a ledger event, given how rounds are formed (DESIGN invariant
- * 8).
+ * What one federated round costs, as a ledger event, given how rounds are formed (design.md
+ * invariant 8).
  *
  * <ul>
  *   <li>Sum noise multiplier {@code z}: std {@code z * C} on a sum with L2 sensitivity C.

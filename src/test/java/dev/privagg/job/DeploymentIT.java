@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.within;
 import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.client.ClientUpdates;
+import dev.privagg.job.decide.DeploymentNoise;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.nio.file.Files;

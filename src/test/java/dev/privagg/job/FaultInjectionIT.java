@@ -10,6 +10,8 @@ import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.job.FaultScenarios.Placement;
 import dev.privagg.job.FaultScenarios.TrainingJob;
+import dev.privagg.job.decide.DeploymentNoise;
+import dev.privagg.job.ledger.Deployment;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.ClippedSum;
@@ -41,7 +43,7 @@ import org.junit.jupiter.api.TestInstance;
  * Real failures and operator actions on a real cluster: each scenario runs the job on one Flink
  * session cluster (JobManager and TaskManager JVMs from deploy/local, shared by the scenarios)
  * against a real broker JVM, while a {@code read_uncommitted} reader keeps every record of the
- * public topics (models and rounds) as DESIGN's threat model allows. Covered:
+ * public topics (models and rounds) as the threat model (docs/design.md) allows. Covered:
  *
  * <ul>
  *   <li>TaskManager SIGKILL mid-round and right after a release, before the checkpoint that commits
@@ -55,7 +57,7 @@ import org.junit.jupiter.api.TestInstance;
  * </ul>
  *
  * <p>In every case: for each (job, round) every copy a {@code read_uncommitted} reader sees on a
- * public topic has the same bytes (DESIGN invariant 9); the committed ledger releases each round
+ * public topic has the same bytes (design.md invariant 9); the committed ledger releases each round
  * once, with the accountant's epsilon for that many rounds (the budget never resets or rolls back).
  *
  * <p>With keyed noise, against a failure-free reference run (same key, job id, topic names and

@@ -27,7 +27,7 @@ final class FaultScenarios {
     /**
      * Two updates to partition 1 one by one, then, a moment later, four to partition 0 in one burst
      * (one batch, one append time): which m updates come first is then a matter of the log order,
-     * not of which partition a reader happens to fetch first (DESIGN invariant 10).
+     * not of which partition a reader happens to fetch first (design.md invariant 10).
      */
     SKEWED
   }

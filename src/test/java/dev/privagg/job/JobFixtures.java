@@ -11,32 +11,32 @@ import dev.privagg.spec.JobSpecReader;
 import java.util.List;
 
 /** Specs, updates and output readers that read like the domain. */
-final class JobFixtures {
-  static final String JOB = "job-a";
-  static final long T0 = 0;
-  static final long TIMEOUT = 1000;
+public final class JobFixtures {
+  public static final String JOB = "job-a";
+  public static final long T0 = 0;
+  public static final long TIMEOUT = 1000;
 
   private JobFixtures() {}
 
   /**
    * A 3-parameter model (w[2], b[1]), clip norm 1, m = 2, 1 s rounds; extra YAML lines appended.
    */
-  static JobSpec spec(String privacy, String rounds) {
+  public static JobSpec spec(String privacy, String rounds) {
     return spec(privacy, rounds, "");
   }
 
   /** {@link #spec(String, String)} with extra top-level YAML lines (a topics section, say). */
-  static JobSpec spec(String privacy, String rounds, String topLevel) {
+  public static JobSpec spec(String privacy, String rounds, String topLevel) {
     return spec(1.0, privacy, rounds, topLevel);
   }
 
   /** {@link #spec(String, String, String)} with another clip norm than 1. */
-  static JobSpec spec(double clipNorm, String privacy, String rounds, String topLevel) {
+  public static JobSpec spec(double clipNorm, String privacy, String rounds, String topLevel) {
     return spec(clipNorm, TIMEOUT, 0, privacy, rounds, topLevel);
   }
 
   /** No noise, infinite budget, and rounds of {@code timeoutMillis} with that start grace. */
-  static JobSpec exactSpec(long timeoutMillis, long graceMillis, String rounds) {
+  public static JobSpec exactSpec(long timeoutMillis, long graceMillis, String rounds) {
     return spec(
         1.0, timeoutMillis, graceMillis, "noiseMultiplier: 0\nbudgetEpsilon: .inf", rounds, "");
   }
@@ -78,7 +78,7 @@ final class JobFixtures {
   }
 
   /** No noise, infinite budget: releases are exact. */
-  static JobSpec exactSpec(String rounds) {
+  public static JobSpec exactSpec(String rounds) {
     return spec("noiseMultiplier: 0\nbudgetEpsilon: .inf", rounds);
   }
 
@@ -89,7 +89,7 @@ final class JobFixtures {
     return "  " + lines.replace("\n", "\n  ");
   }
 
-  static DecodedUpdate update(String client, long round, float w0, float w1, float b) {
+  public static DecodedUpdate update(String client, long round, float w0, float w1, float b) {
     byte[][] data = {
       Float32.write(new float[] {w0, w1}, 0, 2).array(),
       Float32.write(new float[] {b}, 0, 1).array()
@@ -98,38 +98,38 @@ final class JobFixtures {
   }
 
   /** {@code update} as read from {@code partition} at {@code offset} of the updates topic. */
-  static DecodedUpdate readFrom(int partition, long offset, DecodedUpdate update) {
+  public static DecodedUpdate readFrom(int partition, long offset, DecodedUpdate update) {
     update.sourcePartition = partition;
     update.sourceOffset = offset;
     return update;
   }
 
-  static List<GlobalModel> models(List<OutboundRecord> out) {
+  public static List<GlobalModel> models(List<OutboundRecord> out) {
     return models(out, "privagg.models");
   }
 
-  static List<GlobalModel> models(List<OutboundRecord> out, String topic) {
+  public static List<GlobalModel> models(List<OutboundRecord> out, String topic) {
     return out.stream()
         .filter(r -> r.topic.equals(topic))
         .map(r -> AvroCodec.decodeModel(r.value))
         .toList();
   }
 
-  static List<RoundAnnouncement> announcements(List<OutboundRecord> out) {
+  public static List<RoundAnnouncement> announcements(List<OutboundRecord> out) {
     return out.stream()
         .filter(r -> r.topic.equals("privagg.rounds"))
         .map(r -> AvroCodec.decodeAnnouncement(r.value))
         .toList();
   }
 
-  static List<LedgerEntry> ledger(List<OutboundRecord> out) {
+  public static List<LedgerEntry> ledger(List<OutboundRecord> out) {
     return out.stream()
         .filter(r -> r.topic.equals("privagg.ledger"))
         .map(r -> AvroCodec.decodeLedgerEntry(r.value))
         .toList();
   }
 
-  static List<RejectedUpdate> rejects(List<OutboundRecord> out) {
+  public static List<RejectedUpdate> rejects(List<OutboundRecord> out) {
     return out.stream()
         .filter(r -> r.topic.equals("privagg.rejects"))
         .map(r -> AvroCodec.decodeReject(r.value))
@@ -137,7 +137,7 @@ final class JobFixtures {
   }
 
   /** All values of a model, tensors concatenated in order. */
-  static float[] weights(GlobalModel model) {
+  public static float[] weights(GlobalModel model) {
     return dev.privagg.io.Tensors.flatten(model.getTensors());
   }
 }

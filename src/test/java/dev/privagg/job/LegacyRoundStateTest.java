@@ -11,6 +11,7 @@ import static dev.privagg.job.JobFixtures.weights;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.avro.RejectReason;
+import dev.privagg.job.decide.DecideFunction;
 import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.Test;
 /**
  * An open round restored from state an older version wrote (units at 2^40, no fractionBits or seen
  * count, seen-clients keyed by raw client ids): a client who sent before the upgrade is still a
- * duplicate after it (DESIGN invariant 1), however many updates come in between.
+ * duplicate after it (design.md invariant 1), however many updates come in between.
  */
 class LegacyRoundStateTest {
 
@@ -29,7 +30,7 @@ class LegacyRoundStateTest {
   @Test
   void legacyRound_clientFromBeforeTheUpgrade_isStillADuplicate_andTheSumIsRescaled()
       throws Exception {
-    RoundAggregator aggregator = new RoundAggregator(List.of(exactSpec("")), java.util.Map.of());
+    DecideFunction aggregator = new DecideFunction(List.of(exactSpec("")), java.util.Map.of());
     var harness = new RoundsHarness(aggregator, List.of(exactSpec("")), java.util.Map.of());
     var op = harness.deciderOperator();
     harness.setProcessingTime(JobFixtures.T0);

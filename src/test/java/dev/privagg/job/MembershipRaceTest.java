@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Membership is a pure function of the updates log (DESIGN invariant 10): one log, read in any
+ * Membership is a pure function of the updates log (design.md invariant 10): one log, read in any
  * order across its partitions and with the watermark advancing at any legal moment, gives the same
  * output records, byte for byte (keyed noise), where processing order used to decide: a deadline
  * with updates on both sides, early close, a full round, two updates under one client id.

@@ -6,6 +6,7 @@ import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.LedgerEntry;
 import dev.privagg.client.ClientUpdates;
 import dev.privagg.io.AvroCodec;
+import dev.privagg.job.ledger.Deployment;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.time.Duration;

@@ -1,5 +1,11 @@
 package dev.privagg.job;
 
+import dev.privagg.job.combine.ReleaseMetrics;
+import dev.privagg.job.decide.JobMetrics;
+import dev.privagg.job.decode.RejectMetrics;
+import dev.privagg.job.metrics.PrivaggMetrics;
+import dev.privagg.job.metrics.StageTimer;
+import dev.privagg.job.publish.PublishMetrics;
 import dev.privagg.spec.JobSpec;
 import java.util.Map;
 import java.util.Set;
@@ -21,7 +27,7 @@ import org.apache.flink.runtime.metrics.util.TestingMetricRegistry;
  * scrape; {@code GrafanaDashboardTest} checks the dashboard against it, so a renamed metric breaks
  * one of them.
  */
-final class PrometheusSeries {
+public final class PrometheusSeries {
   private static final Pattern INVALID = Pattern.compile("[^a-zA-Z0-9:_]");
 
   private PrometheusSeries() {}
@@ -30,7 +36,7 @@ final class PrometheusSeries {
    * Every privagg series of a Flink job serving {@code spec}, by name, with its label names
    * (Flink's own, such as {@code job_name} and {@code operator_name}, and privagg's).
    */
-  static Map<String, Set<String>> registered(JobSpec spec) {
+  public static Map<String, Set<String>> registered(JobSpec spec) {
     Map<String, Set<String>> series = new TreeMap<>();
     TestingMetricRegistry registry =
         TestingMetricRegistry.builder()

@@ -24,8 +24,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * Reads one topic from its beginning and keeps every record it has seen. With {@code
- * read_uncommitted} on a public topic it is the reader DESIGN's threat model allows: it sees
- * aborted transactional copies too, keeps them all and compares them per (job, round).
+ * read_uncommitted} on a public topic it is the reader the threat model (docs/design.md) allows: it
+ * sees aborted transactional copies too, keeps them all and compares them per (job, round).
  */
 final class PublicTopicReader implements AutoCloseable {
   /** One record as read: where it was and its value. */
@@ -155,7 +155,7 @@ final class PublicTopicReader implements AutoCloseable {
   /**
    * The rounds of {@code jobId} for which this reader saw more than one distinct value, each as a
    * line naming the round, how many copies and distinct payloads, and the payloads decoded by
-   * {@code describe}. Identical copies of one payload are allowed (DESIGN invariant 9).
+   * {@code describe}. Identical copies of one payload are allowed (design.md invariant 9).
    */
   List<String> roundsWithTwoPayloads(String jobId, Function<byte[], String> describe) {
     List<String> out = new ArrayList<>();

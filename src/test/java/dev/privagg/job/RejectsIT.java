@@ -94,7 +94,7 @@ class RejectsIT extends KafkaFlinkTestBase {
         "c2",
         ClientUpdates.encode(a, 1, "c2", new float[][] {{0f, 0f, 3f}})); // clipped to 1
 
-    // ROUND_FULL is covered by RoundAggregatorTest, CLIENT_TIMESTAMP by ProducerTimestampIT.
+    // ROUND_FULL is covered by DecideFunctionTest, CLIENT_TIMESTAMP by ProducerTimestampIT.
     EnumSet<RejectReason> expected =
         EnumSet.complementOf(EnumSet.of(RejectReason.ROUND_FULL, RejectReason.CLIENT_TIMESTAMP));
     List<RejectedUpdate> rejects =

@@ -1,5 +1,11 @@
 package dev.privagg.job;
 
+import dev.privagg.job.combine.CombineFunction;
+import dev.privagg.job.decide.DecideFunction;
+import dev.privagg.job.decode.ClientKeys;
+import dev.privagg.job.ledger.LedgerFloor;
+import dev.privagg.job.shard.ShardPlan;
+import dev.privagg.job.shard.ShardSumFunction;
 import dev.privagg.spec.JobSpec;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,10 +45,10 @@ final class RoundsHarness implements AutoCloseable {
   private long nextFreeOffset = 1L << 40;
 
   RoundsHarness(List<JobSpec> specs, Map<String, LedgerFloor> floors) throws Exception {
-    this(new RoundAggregator(specs, floors, Long.MAX_VALUE, new ShardPlan(2)), specs, floors);
+    this(new DecideFunction(specs, floors, Long.MAX_VALUE, new ShardPlan(2)), specs, floors);
   }
 
-  RoundsHarness(RoundAggregator aggregator, List<JobSpec> specs, Map<String, LedgerFloor> floors)
+  RoundsHarness(DecideFunction aggregator, List<JobSpec> specs, Map<String, LedgerFloor> floors)
       throws Exception {
     this.plan = new ShardPlan(2);
     deciderOp = new KeyedCoProcessOperator<>(aggregator);
@@ -51,13 +57,13 @@ final class RoundsHarness implements AutoCloseable {
             deciderOp, u -> u.jobId, id -> id, Types.STRING);
     shards =
         new KeyedTwoInputStreamOperatorTestHarness<>(
-            new KeyedCoProcessOperator<>(new ShardAggregator(specs)),
+            new KeyedCoProcessOperator<>(new ShardSumFunction(specs)),
             u -> u.shardKey,
             c -> c.shardKey,
             Types.STRING);
     combiner =
         new KeyedTwoInputStreamOperatorTestHarness<>(
-            new KeyedCoProcessOperator<>(new RoundCombiner(specs, floors)),
+            new KeyedCoProcessOperator<>(new CombineFunction(specs, floors)),
             p -> p.jobId,
             s -> s.jobId,
             Types.STRING);
@@ -163,14 +169,14 @@ final class RoundsHarness implements AutoCloseable {
   private void pump() throws Exception {
     output.addAll(decider.extractOutputValues());
     decider.getOutput().clear();
-    var commands = decider.getSideOutput(RoundAggregator.SHARD_COMMANDS);
+    var commands = decider.getSideOutput(DecideFunction.SHARD_COMMANDS);
     if (commands != null) {
       for (StreamRecord<ShardCommand> command : List.copyOf(commands)) {
         shards.processElement2(command.getValue(), 0);
       }
       commands.clear();
     }
-    var signals = decider.getSideOutput(RoundAggregator.ROUND_SIGNALS);
+    var signals = decider.getSideOutput(DecideFunction.ROUND_SIGNALS);
     if (signals != null) {
       for (StreamRecord<RoundSignal> signal : List.copyOf(signals)) {
         combiner.processElement2(signal.getValue(), 0);

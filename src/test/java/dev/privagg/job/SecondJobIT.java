@@ -7,6 +7,8 @@ import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.LedgerEntry;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.io.Tensors;
+import dev.privagg.job.decide.DeploymentNoise;
+import dev.privagg.job.ledger.Deployment;
 import dev.privagg.privacy.NoisyAverage;
 import dev.privagg.spec.JobSpec;
 import java.nio.file.Files;
@@ -26,7 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * spec sets [A] and [A, B]). The newer job's first committed release stops the older job for good,
  * and the public topics never hold two payloads for one round of A. With keyed noise the newer job
  * takes A's open round over with the same window and computes the same release, so it goes on; with
- * secure noise its copy of that round would differ and it would stop too (ReleasePublisherTest).
+ * secure noise its copy of that round would differ and it would stop too (PublishFunctionTest).
  * Keyed noise is the same only within a deployment: the newer job reads A's deployment nonce from
  * the ledger topic (A has committed rounds before it starts), and every ledger entry of A, by
  * either job and committed or not, carries that one nonce.

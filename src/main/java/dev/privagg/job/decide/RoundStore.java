@@ -1,0 +1,28 @@
+package dev.privagg.job.decide;
+
+import dev.privagg.job.JobProgress;
+import dev.privagg.job.OpenRound;
+
+/**
+ * The keyed state of one training job as {@link RoundLifecycle} reads and writes it: the {@link
+ * JobProgress} and {@link OpenRound} POJOs, the round's seen clients and the held updates. The
+ * Flink adapter backs it with keyed state; unit tests keep it in memory.
+ */
+interface RoundStore {
+  /** The job's progress, or null before the job's first start. */
+  JobProgress progress();
+
+  void saveProgress(JobProgress progress);
+
+  /** The open round's accumulator, or null when no round is open. */
+  OpenRound openRound();
+
+  void saveOpenRound(OpenRound round);
+
+  /** Drops the open round and its seen clients: round state never outlives its round. */
+  void clearRound();
+
+  SeenClients seenClients();
+
+  HeldUpdates held();
+}
