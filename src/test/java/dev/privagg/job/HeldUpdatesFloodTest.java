@@ -15,11 +15,11 @@ import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review: held updates are kept as one list per broker millisecond, rewritten (copied) on every
- * append. With LogAppendTime every record of one produce batch gets the same timestamp, so a client
- * controls how many updates share a millisecond: one batch of n tiny updates costs O(n^2) in the
- * aggregator (with RocksDB, n full serializations of a growing list). A few such batches stall the
- * operator until checkpoints time out and the job restarts, to read the same batches.
+ * Found in review: held updates are kept as one list per broker millisecond, rewritten (copied) on
+ * every append. With LogAppendTime every record of one produce batch gets the same timestamp, so a
+ * client controls how many updates share a millisecond: one batch of n tiny updates costs O(n^2) in
+ * the aggregator (with RocksDB, n full serializations of a growing list). A few such batches stall
+ * the operator until checkpoints time out and the job restarts, to read the same batches.
  */
 class HeldUpdatesFloodTest {
   private static long holdMillis(int n, boolean oneMillisecond) throws Exception {

@@ -21,13 +21,13 @@ import org.apache.flink.streaming.api.watermark.Watermark;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review of the sharded aggregation: state from the previous version keeps the released model in
- * the decider ({@code JobProgress.model}); this version keeps it in the combiner, whose state is
- * empty after the upgrade. The combiner then takes the base model only from the topics' floor. If
- * the floor is behind the state (a retained checkpoint restored before its last transaction was
- * committed: the reconciler reads read_committed, and the sink commits that transaction only after
- * the job is up), the next round waits for a base model that never comes: it is charged as RELEASED
- * in the ledger and never released, and so is every later round.
+ * Found in a review of the sharded aggregation: state from the previous version keeps the released
+ * model in the decider ({@code JobProgress.model}); this version keeps it in the combiner, whose
+ * state is empty after the upgrade. The combiner then takes the base model only from the topics'
+ * floor. If the floor is behind the state (a retained checkpoint restored before its last
+ * transaction was committed: the reconciler reads read_committed, and the sink commits that
+ * transaction only after the job is up), the next round waits for a base model that never comes: it
+ * is charged as RELEASED in the ledger and never released, and so is every later round.
  */
 class ModelFromStateBeforeShardingTest {
 

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * its sum at it. Count noise is zero here (a zero noise source), so every C is exact.
  */
 class AdaptiveClippingRoundsTest {
-  private final ReleasingRounds job = new ReleasingRounds();
+  private final LifecycleDriver job = LifecycleDriver.releasing();
 
   private static JobSpec adaptive(double targetQuantile) {
     return spec(

@@ -13,10 +13,10 @@ import dev.privagg.privacy.PrivacyLedger;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review: a fresh start whose ledger topic is empty (deleted and recreated by ensureTopics, renamed
- * in the spec, or a new topic name) while the releases or models topic shows a released model of
- * round 5: the floor has no charge but hasHistory() is true (an announced round), so the job adopts
- * an EMPTY ledger and continues from model 5 with the whole budget again.
+ * Found in review: a fresh start whose ledger topic is empty (deleted and recreated by
+ * ensureTopics, renamed in the spec, or a new topic name) while the releases or models topic shows
+ * a released model of round 5: the floor has no charge but hasHistory() is true (an announced
+ * round), so the job adopts an EMPTY ledger and continues from model 5 with the whole budget again.
  */
 class EmptyLedgerTopicTest {
   @Test

@@ -18,12 +18,12 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review of the combiner: a round it restores pending (sealed, a partial still in flight: an
- * unaligned checkpoint, or a savepoint older than the topics) may finish after the decider adopted
- * the topics and a later round was released on the topic's model. Finishing it then releases an
- * older round after a newer one (the publisher withholds it, or reports a conflict with the public
- * copy) and overwrites the combiner's model with the older round's: the next round, which trains on
- * the newer model, then waits for it forever.
+ * Found in a review of the combiner: a round it restores pending (sealed, a partial still in
+ * flight: an unaligned checkpoint, or a savepoint older than the topics) may finish after the
+ * decider adopted the topics and a later round was released on the topic's model. Finishing it then
+ * releases an older round after a newer one (the publisher withholds it, or reports a conflict with
+ * the public copy) and overwrites the combiner's model with the older round's: the next round,
+ * which trains on the newer model, then waits for it forever.
  */
 class PendingRoundAfterTakeOverTest {
   private final dev.privagg.spec.JobSpec spec = JobFixtures.exactSpec("");

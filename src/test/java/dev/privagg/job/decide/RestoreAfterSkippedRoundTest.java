@@ -12,12 +12,12 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review: "a resubmitted or restored job never renumbers or re-announces a public round". A fresh
- * start after a run that announced round 2 skips to round 3 and announces it. If the operator then
- * restores the savepoint taken while round 2 was open, the ledger shows no more charges than that
- * state, so the restored job does not adopt: it closes round 2 and announces round 3 again, with
- * another deadline (the publisher withholds it as a conflict, so round 3 runs to a deadline no
- * client was told; the public announcement names the fresh start's deadline).
+ * Found in review: "a resubmitted or restored job never renumbers or re-announces a public round".
+ * A fresh start after a run that announced round 2 skips to round 3 and announces it. If the
+ * operator then restores the savepoint taken while round 2 was open, the ledger shows no more
+ * charges than that state, so the restored job does not adopt: it closes round 2 and announces
+ * round 3 again, with another deadline (the publisher withholds it as a conflict, so round 3 runs
+ * to a deadline no client was told; the public announcement names the fresh start's deadline).
  */
 class RestoreAfterSkippedRoundTest {
   @Test

@@ -24,31 +24,24 @@ import org.junit.jupiter.api.Test;
  * (partition, offset), whatever order the updates are read in (design.md invariant 10).
  */
 class RoundLifecycleTest {
-  private RoundLifecycle lifecycle;
-  private final LifecycleFakes.Store store = new LifecycleFakes.Store();
-  private final LifecycleFakes.Recorder decided = new LifecycleFakes.Recorder();
-  private long eventTime = Long.MIN_VALUE;
+  private final LifecycleDriver driver = LifecycleDriver.recording();
+  private final LifecycleFakes.Store store = driver.store;
+  private final LifecycleFakes.Recorder decided = driver.decided;
 
   private void start(JobSpec spec, long nowMillis) {
     start(spec, LedgerFloor.NONE, nowMillis);
   }
 
   private void start(JobSpec spec, LedgerFloor floor, long nowMillis) {
-    lifecycle = new RoundLifecycle(spec, NoiseSources.forSpec(spec), floor);
-    lifecycle.start(store, nowMillis, decided);
+    driver.start(new RoundLifecycle(spec, NoiseSources.forSpec(spec), floor), nowMillis);
   }
 
-  /** The update is read now, with broker time {@code appended}. */
   private void read(DecodedUpdate update, long appended) {
-    lifecycle.arrive(store, update, appended, eventTime, 0, decided);
+    driver.read(update, appended);
   }
 
-  /** The watermark reaches {@code time}: due timers fire in order, as Flink fires them. */
   private void advanceTo(long time) {
-    eventTime = time;
-    while (!decided.timers.isEmpty() && decided.timers.first() <= time) {
-      lifecycle.eventTimeReached(store, decided.timers.pollFirst(), false, 0, decided);
-    }
+    driver.advanceTo(time);
   }
 
   @Test
@@ -129,7 +122,7 @@ class RoundLifecycleTest {
     advanceTo(500);
     assertThat(decided.admitted).containsExactly("member");
     // Restored from that state; a later run announced round 3 since: round 1 is not taken over.
-    lifecycle =
+    driver.lifecycle =
         new RoundLifecycle(
             spec,
             NoiseSources.forSpec(spec),
@@ -142,7 +135,7 @@ class RoundLifecycleTest {
                 0,
                 new LedgerFloor.Announced(3, 2 * TIMEOUT, 3 * TIMEOUT),
                 null));
-    lifecycle.start(store, 600, decided);
+    driver.lifecycle.start(store, 600, decided);
     assertThat(decided.discarded).containsExactly(1L);
     assertThat(decided.closed).isEmpty();
   }
@@ -159,7 +152,7 @@ class RoundLifecycleTest {
     PrivacyLedger ahead =
         LedgerCodec.read(store.progress().ledger)
             .append(spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1));
-    lifecycle =
+    driver.lifecycle =
         new RoundLifecycle(
             spec,
             NoiseSources.forSpec(spec),
@@ -172,7 +165,7 @@ class RoundLifecycleTest {
                 2,
                 new LedgerFloor.Announced(3, 2 * TIMEOUT, 3 * TIMEOUT),
                 null));
-    lifecycle.start(store, 2 * TIMEOUT + 600, decided);
+    driver.lifecycle.start(store, 2 * TIMEOUT + 600, decided);
     advanceTo(3 * TIMEOUT);
     assertThat(decided.closed).extracting(ClosedRound::round).containsExactly(1L, 2L, 3L);
     assertThat(decided.closed.get(2).contributions()).isEqualTo(1);
@@ -182,10 +175,10 @@ class RoundLifecycleTest {
   @Test
   void firstRound_opensAtTheSubmission_soUpdatesSentWhileTheJobStartedBelongToIt() {
     JobSpec spec = exactSpec("");
-    lifecycle =
+    driver.lifecycle =
         new RoundLifecycle(
             spec, NoiseSources.forSpec(spec), LedgerFloor.NONE, 3_000, new ShardPlan(1));
-    lifecycle.start(store, 5_000, decided); // the job came up 2 s after it was submitted
+    driver.lifecycle.start(store, 5_000, decided); // the job came up 2 s after it was submitted
     assertThat(decided.announced).containsExactly("1 until " + (5_000 + TIMEOUT));
     read(update("early", 1, 0.1f, 0f, 0f), 3_500);
     read(update("before-submit", 1, 0.1f, 0f, 0f), 2_999);
@@ -254,9 +247,9 @@ class RoundLifecycleTest {
     assertThat(decided.announced).containsExactly("1 until 1000");
     assertThat(decided.timers).as("round 1's deadline still opens round 2").containsExactly(999L);
     // A restore between the early close and the deadline (a new lifecycle on the saved state).
-    lifecycle = new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE);
+    driver.lifecycle = new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE);
     decided.timers.clear();
-    lifecycle.keepAlive(store, decided);
+    driver.lifecycle.keepAlive(store, decided);
     read(update("c", 2, 0.1f, 0f, 0f), 600);
     advanceTo(TIMEOUT + 100);
     read(update("d", 2, 0.1f, 0f, 0f), TIMEOUT + 100);
@@ -385,7 +378,7 @@ class RoundLifecycleTest {
     advanceTo(10);
     // One timer far ahead (its own deadline timers missed, as after a restore from a drain).
     decided.timers.clear();
-    lifecycle.eventTimeReached(store, 3 * TIMEOUT + 500, false, 0, decided);
+    driver.lifecycle.eventTimeReached(store, 3 * TIMEOUT + 500, false, 0, decided);
     assertThat(decided.closed).extracting(ClosedRound::round).containsExactly(1L, 2L, 3L);
     assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(1L, 0L, 0L);
     assertThat(decided.closed)
@@ -428,7 +421,7 @@ class RoundLifecycleTest {
     read(update("c2", 2, 0.1f, 0f, 0f), TIMEOUT + 5);
     // The drain's maximum watermark fires every timer at once.
     for (long timer : decided.timers) {
-      lifecycle.eventTimeReached(store, timer, true, 0, decided);
+      driver.lifecycle.eventTimeReached(store, timer, true, 0, decided);
     }
     decided.timers.clear();
     assertThat(decided.admitted).isEmpty();
@@ -438,9 +431,9 @@ class RoundLifecycleTest {
     assertThat(store.held.keySet()).containsExactly(5L, TIMEOUT + 5);
 
     // Restored from the drain's savepoint: a new instance, and a heartbeat's keep-alive.
-    lifecycle =
+    driver.lifecycle =
         new RoundLifecycle(exactSpec(""), NoiseSources.forSpec(exactSpec("")), LedgerFloor.NONE);
-    lifecycle.keepAlive(store, decided);
+    driver.lifecycle.keepAlive(store, decided);
     assertThat(decided.timers).containsExactly(5L, TIMEOUT - 1, TIMEOUT + 5);
     advanceTo(TIMEOUT + 5);
     assertThat(decided.admitted).containsExactly("c1", "c2");

@@ -21,7 +21,7 @@ class ServerOptimizerRoundsTest {
   private static final String ADAM =
       "server: {optimizer: adam, learningRate: 0.1, beta1: 0.9, beta2: 0.99, tau: 0.001}";
 
-  private final ReleasingRounds job = new ReleasingRounds();
+  private final LifecycleDriver job = LifecycleDriver.releasing();
 
   private void start(JobSpec spec) {
     job.start(spec, NoiseSource.zero(), LedgerFloor.NONE, 0);

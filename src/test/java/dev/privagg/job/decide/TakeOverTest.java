@@ -22,7 +22,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Review 2 of "Take over, never renumber" (ad54f76). */
+/** Taking over an announced round, never renumbering it (the second review of ad54f76). */
 class TakeOverTest {
 
   private static JobSpec spec(String rounds) {

@@ -20,8 +20,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review: two Flink jobs for one job id (an operator mistake the threat model says is made safe).
- * Job B is defined (LedgerReconciler reads the floor) while job A still runs and has round 3
+ * Found in review: two Flink jobs for one job id (an operator mistake the threat model says is made
+ * safe). Job B is defined (LedgerReconciler reads the floor) while job A still runs and has round 3
  * announced. Whether B starts inside round 3's window (it takes the round over with the same
  * window) or after it (it charges round 3 as SKIPPED), what is public never exceeds the budget: B's
  * gate counts every round number A may release.

@@ -14,10 +14,10 @@ import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review: runs are ordered by the submitting machine's wall clock. A job cancelled (or whose state
- * was lost) and resubmitted from a machine whose clock is behind the first submitter's can never
- * start: its publisher reads the cancelled run's last committed release from the (compacted)
- * releases topic, sees a "newer" run and fails the new job for good.
+ * Found in review: runs are ordered by the submitting machine's wall clock. A job cancelled (or
+ * whose state was lost) and resubmitted from a machine whose clock is behind the first submitter's
+ * can never start: its publisher reads the cancelled run's last committed release from the
+ * (compacted) releases topic, sees a "newer" run and fails the new job for good.
  */
 class RunOrderAcrossClocksTest {
   @Test

@@ -13,8 +13,10 @@ import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Review: a zero dimension before a dimension above int range passes the element count. */
-class ReviewModelFilesTest {
+/**
+ * Found in review: a zero dimension before a dimension above int range passes the element count.
+ */
+class ModelFileDimensionOverflowTest {
   @TempDir Path dir;
 
   @Test

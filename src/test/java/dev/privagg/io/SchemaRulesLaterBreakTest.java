@@ -7,8 +7,10 @@ import java.util.Set;
 import org.apache.avro.Schema;
 import org.junit.jupiter.api.Test;
 
-/** Review: one recorded forward break hides a later, unrelated one against older readers. */
-class ReviewSchemaRulesTest {
+/**
+ * Found in review: one recorded forward break hides a later, unrelated one against older readers.
+ */
+class SchemaRulesLaterBreakTest {
   private static Schema demo(String fields) {
     return new Schema.Parser()
         .parse("{\"type\": \"record\", \"name\": \"Demo\", \"fields\": [" + fields + "]}");

@@ -6,20 +6,40 @@ import dev.privagg.privacy.NoiseSource;
 import dev.privagg.spec.JobSpec;
 
 /**
- * A round decider wired to an in-memory shard and combiner (see {@link
- * LifecycleFakes.Recorder#releasing}), driven by broker timestamps and a watermark the way the
- * Flink operator drives it: for tests of what a job releases, without Flink.
+ * Drives a round decider by broker timestamps and a watermark the way the Flink operator drives it,
+ * without Flink: the one driver of every lifecycle test. {@link #releasing} wires it to an
+ * in-memory shard and combiner (see {@link LifecycleFakes.Recorder#releasing}) for tests of what a
+ * job releases; {@link #recording} keeps one recorder of the decisions across restarts.
  */
-final class ReleasingRounds {
+final class LifecycleDriver {
   final LifecycleFakes.Store store = new LifecycleFakes.Store();
   LifecycleFakes.Recorder decided;
-  private RoundLifecycle lifecycle;
+  RoundLifecycle lifecycle;
   private long eventTime = Long.MIN_VALUE;
+
+  /** A driver whose decisions compute releases; each {@link #start} begins a new recorder. */
+  static LifecycleDriver releasing() {
+    return new LifecycleDriver();
+  }
+
+  /** A driver that records every decision, across restarts, in one recorder. */
+  static LifecycleDriver recording() {
+    LifecycleDriver driver = new LifecycleDriver();
+    driver.decided = new LifecycleFakes.Recorder();
+    return driver;
+  }
+
+  private LifecycleDriver() {}
 
   /** Starts (or restarts, on the same store) the job at wall-clock {@code nowMillis}. */
   void start(JobSpec spec, NoiseSource noise, LedgerFloor floor, long nowMillis) {
     decided = LifecycleFakes.Recorder.releasing(spec, noise, floor);
-    lifecycle = new RoundLifecycle(spec, noise, floor);
+    start(new RoundLifecycle(spec, noise, floor), nowMillis);
+  }
+
+  /** Starts (or restarts) {@code lifecycle} on this driver's store and recorder. */
+  void start(RoundLifecycle lifecycle, long nowMillis) {
+    this.lifecycle = lifecycle;
     lifecycle.start(store, nowMillis, decided);
   }
 
