@@ -2,7 +2,8 @@ package dev.privagg.bench;
 
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.io.ProducerSizing;
-import dev.privagg.job.PrivaggJob;
+import dev.privagg.job.kafka.KafkaPreflight;
+import dev.privagg.job.kafka.SourcePlan;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.io.IOException;
@@ -64,10 +65,10 @@ final class BenchRunner {
     Path dir = options.workDir().resolve(setting.name());
     Files.createDirectories(dir);
     JobSpec spec = writeSpec(setting, dir.resolve("spec.yaml"));
-    PrivaggJob.ensureTopics(
+    KafkaPreflight.ensureTopics(
         KafkaConnection.to(options.bootstrapServers()), List.of(spec), setting.parallelism());
     int readers =
-        PrivaggJob.sourcePlan(
+        SourcePlan.read(
                 KafkaConnection.to(options.bootstrapServers()),
                 spec.topics().updates(),
                 setting.parallelism())

@@ -2,6 +2,8 @@ package dev.privagg.cli;
 
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.job.PrivaggJob;
+import dev.privagg.job.kafka.KafkaPreflight;
+import dev.privagg.job.kafka.SourcePlan;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.sim.PersistentKafka;
@@ -161,13 +163,12 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
   }
 
   private Integer runJob(java.io.PrintWriter out, List<JobSpec> jobs) throws Exception {
-    List<String> created = PrivaggJob.prepareKafka(kafka(), jobs, updatePartitions);
+    List<String> created = KafkaPreflight.prepareKafka(kafka(), jobs, updatePartitions);
     out.println(
         created.isEmpty()
             ? "topics exist: " + jobs.get(0).topics().all()
             : "created topics: " + created);
-    PrivaggJob.SourcePlan sourcePlan =
-        PrivaggJob.sourcePlan(kafka(), jobs.get(0).topics().updates(), parallelism);
+    SourcePlan sourcePlan = SourcePlan.read(kafka(), jobs.get(0).topics().updates(), parallelism);
     if (sourcePlan.parallelism() < parallelism) {
       out.println(sourcePlan.describe());
     }

@@ -11,6 +11,7 @@ import dev.privagg.client.train.Metrics;
 import dev.privagg.client.train.Model;
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.job.PrivaggJob;
+import dev.privagg.job.kafka.KafkaPreflight;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.spec.JobSpec;
@@ -115,7 +116,7 @@ public final class Simulation {
       local.add(data.train().subset(part));
     }
     JobSpec spec = JobSpecReader.parse("simulation", specYaml(config, model));
-    PrivaggJob.prepareKafka(kafka, List.of(spec), 2);
+    KafkaPreflight.prepareKafka(kafka, List.of(spec), 2);
     // Checkpoints on disk, not in JobManager memory (5 MiB): larger models would never commit.
     Path stateDir = Files.createTempDirectory("privagg-simulation-");
     StreamExecutionEnvironment env = PrivaggJob.localEnvironment(stateDir);

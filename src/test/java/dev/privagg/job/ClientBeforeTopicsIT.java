@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.client.PrivaggClient;
 import dev.privagg.io.KafkaConnection;
+import dev.privagg.job.kafka.KafkaPreflight;
 import dev.privagg.sim.EmbeddedKafka;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
@@ -31,7 +32,7 @@ class ClientBeforeTopicsIT {
     try (Admin admin = Admin.create(job.clientProperties())) {
       assertThat(admin.listTopics().names().get()).noneMatch(n -> n.startsWith("early."));
     }
-    assertThat(PrivaggJob.prepareKafka(job, List.of(spec), 2)).contains(spec.topics().rounds());
+    assertThat(KafkaPreflight.prepareKafka(job, List.of(spec), 2)).contains(spec.topics().rounds());
   }
 
   @Test

@@ -30,9 +30,9 @@ class InitArgumentsTest {
   @Test
   void anInitForAJobThatDoesNotStartFromAFile_isRefused() {
     List<String[]> specs = List.<String[]>of(base64Spec(ZEROS_SPEC));
-    assertThatThrownBy(() -> PrivaggJob.readSpecs(specs, Map.of("plain", new byte[8])))
+    assertThatThrownBy(() -> JobArguments.readSpecs(specs, Map.of("plain", new byte[8])))
         .hasMessageContaining("--init-base64 sends an initial model for job plain");
-    assertThatThrownBy(() -> PrivaggJob.readSpecs(specs, Map.of("other", new byte[8])))
+    assertThatThrownBy(() -> JobArguments.readSpecs(specs, Map.of("other", new byte[8])))
         .hasMessageContaining("job other, which no spec given here starts from a file");
   }
 

@@ -91,7 +91,7 @@ class InitFileIT extends KafkaFlinkTestBase {
                 + "  ledger: %s.ledger\n  rejects: %s.rejects\n")
             .formatted(id, body, id, id, id, id, id);
     byte[] sent = Safetensors.encode(List.of(tensors.get("b"), tensors.get("w")), Map.of());
-    return PrivaggJob.readSpecs(
+    return JobArguments.readSpecs(
             List.<String[]>of(
                 new String[] {
                   "--spec-base64",

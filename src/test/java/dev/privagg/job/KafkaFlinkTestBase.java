@@ -5,6 +5,7 @@ import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.RejectedUpdate;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.io.AvroCodec;
+import dev.privagg.job.kafka.KafkaPreflight;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.time.Duration;
@@ -93,7 +94,7 @@ abstract class KafkaFlinkTestBase {
     }
     for (int attempt = 0; ; attempt++) {
       try {
-        PrivaggJob.ensureTopics(kafka.connection(), List.of(spec), 2);
+        KafkaPreflight.ensureTopics(kafka.connection(), List.of(spec), 2);
         return;
       } catch (Exception e) {
         if (attempt >= 50) {
@@ -150,7 +151,7 @@ abstract class KafkaFlinkTestBase {
 
   /** Creates the topics and starts one Flink job serving {@code specs} on the MiniCluster. */
   JobClient startJob(List<JobSpec> specs, int parallelism) throws Exception {
-    PrivaggJob.ensureTopics(kafka.connection(), specs, 2);
+    KafkaPreflight.ensureTopics(kafka.connection(), specs, 2);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     JobClient job =
         PrivaggJob.start(

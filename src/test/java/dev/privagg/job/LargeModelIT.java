@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.privagg.client.ClientUpdates;
+import dev.privagg.job.kafka.KafkaPreflight;
 import dev.privagg.spec.JobSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,7 +33,7 @@ class LargeModelIT extends KafkaFlinkTestBase {
             rounds: {timeout: 6s, expectedClients: 2}
             privacy: {clipNorm: 1.0, noiseMultiplier: 0, delta: 1.0e-5, budgetEpsilon: .inf}
             """);
-    PrivaggJob.ensureTopics(kafka.connection(), List.of(spec), 2);
+    KafkaPreflight.ensureTopics(kafka.connection(), List.of(spec), 2);
     JobClient job =
         PrivaggJob.start(
             PrivaggJob.localEnvironment(stateDir),

@@ -3,6 +3,7 @@ package dev.privagg.job;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.client.ClientUpdates;
+import dev.privagg.job.kafka.KafkaPreflight;
 import dev.privagg.spec.JobSpec;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -94,7 +95,7 @@ class MetricsIT extends KafkaFlinkTestBase {
               closeEarly: true
             privacy: {clipNorm: 1.0, noiseMultiplier: 1.0, delta: 1.0e-5, budgetEpsilon: 100}
             """);
-    PrivaggJob.ensureTopics(kafka.connection(), List.of(spec), 2);
+    KafkaPreflight.ensureTopics(kafka.connection(), List.of(spec), 2);
     JobClient job =
         PrivaggJob.start(
             new TestStreamEnvironment(reporting, 1),

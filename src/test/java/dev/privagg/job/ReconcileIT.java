@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.LedgerOutcome;
+import dev.privagg.job.kafka.KafkaPreflight;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
@@ -81,7 +82,7 @@ class ReconcileIT extends KafkaFlinkTestBase {
             rounds: {timeout: 5s, expectedClients: 2}
             privacy: {clipNorm: 1.0, noiseMultiplier: 2.0, delta: 1.0e-5, budgetEpsilon: 100}
             """);
-    PrivaggJob.ensureTopics(kafka.connection(), List.of(spec), 2);
+    KafkaPreflight.ensureTopics(kafka.connection(), List.of(spec), 2);
     // The ledger shows round 3 released; the models topic lost every model of the job.
     produceReleasedEntry(spec, 3);
     assertThatThrownBy(() -> startJob(spec, 1))
@@ -102,7 +103,7 @@ class ReconcileIT extends KafkaFlinkTestBase {
             rounds: {timeout: 2s, startGrace: 1s, expectedClients: 2}
             privacy: {clipNorm: 1.0, noiseMultiplier: 2.0, delta: 1.0e-5, budgetEpsilon: 100}
             """);
-    PrivaggJob.ensureTopics(kafka.connection(), List.of(spec), 2);
+    KafkaPreflight.ensureTopics(kafka.connection(), List.of(spec), 2);
     // What an earlier version left: round 3 charged and its model on the public topic, nothing
     // on the releases topic (it did not exist).
     for (long r = 1; r <= 3; r++) {

@@ -8,6 +8,7 @@ import dev.privagg.cli.Main;
 import dev.privagg.client.PrivaggClient;
 import dev.privagg.io.KafkaAccess;
 import dev.privagg.io.KafkaConnection;
+import dev.privagg.job.kafka.KafkaPreflight;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.io.PrintWriter;
@@ -84,7 +85,7 @@ class SecuredKafkaIT {
   void jobAndClientsWork_withThePrescribedAclsOnly_andAClientReadsNothingPrivate()
       throws Exception {
     KafkaConnection job = broker.as("job");
-    PrivaggJob.prepareKafka(job, List.of(spec), 2);
+    KafkaPreflight.prepareKafka(job, List.of(spec), 2);
     JobClient flinkJob =
         PrivaggJob.start(
             StreamExecutionEnvironment.getExecutionEnvironment(),
@@ -149,7 +150,7 @@ class SecuredKafkaIT {
   @Test
   void aJobPrincipalLackingOnlyItsTransactionalIdAcl_isRefusedAtStart() throws Exception {
     broker.allowJob("halfjob", prefix, false);
-    assertThatThrownBy(() -> PrivaggJob.prepareKafka(broker.as("halfjob"), List.of(spec), 2))
+    assertThatThrownBy(() -> KafkaPreflight.prepareKafka(broker.as("halfjob"), List.of(spec), 2))
         .isInstanceOf(IllegalStateException.class)
         .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"))
         .hasMessageContaining("refused User:halfjob")
@@ -158,7 +159,7 @@ class SecuredKafkaIT {
 
   @Test
   void aJobPrincipalWithoutAcls_isRefusedAtStart_inOneLine() {
-    assertThatThrownBy(() -> PrivaggJob.prepareKafka(broker.as("intruder"), List.of(spec), 2))
+    assertThatThrownBy(() -> KafkaPreflight.prepareKafka(broker.as("intruder"), List.of(spec), 2))
         .isInstanceOf(IllegalStateException.class)
         .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"))
         .hasMessageContaining("refused User:intruder")

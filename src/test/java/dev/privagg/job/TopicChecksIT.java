@@ -3,6 +3,7 @@ package dev.privagg.job;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.privagg.job.kafka.KafkaPreflight;
 import dev.privagg.spec.JobSpec;
 import java.util.List;
 import java.util.Map;
@@ -51,7 +52,7 @@ class TopicChecksIT extends KafkaFlinkTestBase {
           .all()
           .get();
     }
-    assertThatThrownBy(() -> PrivaggJob.ensureTopics(kafka.connection(), List.of(spec), 2))
+    assertThatThrownBy(() -> KafkaPreflight.ensureTopics(kafka.connection(), List.of(spec), 2))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageStartingWith("refusing to start on misconfigured topics")
         .hasMessageContaining(
@@ -67,7 +68,7 @@ class TopicChecksIT extends KafkaFlinkTestBase {
   @Test
   void createdUpdatesTopic_refusesACompressedRecordFarAboveItsLimit() throws Exception {
     JobSpec spec = spec(BODY);
-    PrivaggJob.ensureTopics(kafka.connection(), List.of(spec), 2);
+    KafkaPreflight.ensureTopics(kafka.connection(), List.of(spec), 2);
     Properties props = new Properties();
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "zstd");
@@ -82,7 +83,7 @@ class TopicChecksIT extends KafkaFlinkTestBase {
           .cause()
           .isInstanceOf(RecordTooLargeException.class);
     }
-    assertThat(PrivaggJob.ensureTopics(kafka.connection(), List.of(spec), 2))
+    assertThat(KafkaPreflight.ensureTopics(kafka.connection(), List.of(spec), 2))
         .isEmpty(); // still accepted
   }
 

@@ -1,9 +1,8 @@
-package dev.privagg.job;
+package dev.privagg.job.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.privagg.job.PrivaggJob.SourcePlan;
 import org.junit.jupiter.api.Test;
 
 class SourcePlanTest {
