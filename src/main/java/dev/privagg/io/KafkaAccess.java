@@ -223,14 +223,14 @@ public final class KafkaAccess {
           refused(
               kafka,
               "access to a topic to " + what,
-              "with the operations README 'Kafka security' lists for this principal"));
+              "that docs/operations.md, 'Kafka security', lists for this principal"));
     }
     if (t instanceof TopicAuthorizationException e) {
       return Optional.of(
           refused(
               kafka,
               "access to topic(s) " + String.join(",", e.unauthorizedTopics()) + " to " + what,
-              "--operation <Read|Write|DescribeConfigs, as README 'Kafka security' lists> --topic "
+              "--operation <Read|Write|DescribeConfigs, as docs/operations.md, 'Kafka security', lists> --topic "
                   + String.join(",", e.unauthorizedTopics())));
     }
     if (t instanceof GroupAuthorizationException e) {

@@ -37,19 +37,6 @@ class DocumentationLinksTest {
   private static final List<String> LINKED_DIRS =
       List.of("docs", "clients", "examples", "deploy", "data", "bench", "schemas", "jobs");
 
-  /**
-   * Commands a page may show although they do not parse yet, each with the parse error it may fail
-   * with and why. An entry never hides another error.
-   */
-  private static final List<Tolerated> TOLERATED =
-      List.of(
-          new Tolerated(
-              List.of("run"),
-              "Missing required option: '--bootstrap-servers",
-              "privagg run without --bootstrap-servers starts a broker of its own (the README's"
-                  + " quick start); that change is under way, and this entry can go once it has"
-                  + " landed"));
-
   private static final Pattern FENCE = Pattern.compile("^\\s*(```|~~~)");
   private static final Pattern HEADING = Pattern.compile("^(#{1,6})\\s+(.*?)\\s*#*\\s*$");
   private static final Pattern INLINE_CODE = Pattern.compile("`+[^`]*?`+");
@@ -58,8 +45,6 @@ class DocumentationLinksTest {
           "!?\\[((?:[^\\[\\]]++|\\[[^\\[\\]]*+\\])*+)\\]\\(\\s*([^)\\s]+)(?:\\s+\"[^\"]*\")?\\)");
   private static final Pattern SCHEME = Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*:");
   private static final Pattern PLACEHOLDER = Pattern.compile("<[A-Za-z][A-Za-z0-9_.-]*>");
-
-  private record Tolerated(List<String> commandPrefix, String error, String reason) {}
 
   /** A {@code ./privagg} command as shown: where, its text, and its arguments after the tool. */
   private record Shown(Path page, int line, String text, List<String> args) {
@@ -133,30 +118,7 @@ class DocumentationLinksTest {
       try {
         new CommandLine(new Main()).parseArgs(shown.args().toArray(String[]::new));
       } catch (CommandLine.ParameterException e) {
-        Tolerated tolerated =
-            TOLERATED.stream()
-                .filter(
-                    t ->
-                        shown.args().size() >= t.commandPrefix().size()
-                            && shown
-                                .args()
-                                .subList(0, t.commandPrefix().size())
-                                .equals(t.commandPrefix())
-                            && String.valueOf(e.getMessage()).contains(t.error()))
-                .findFirst()
-                .orElse(null);
-        if (tolerated != null) {
-          System.out.println(
-              "tolerated: "
-                  + shown.where()
-                  + ": "
-                  + shown.text()
-                  + " ("
-                  + tolerated.reason()
-                  + ")");
-        } else {
-          failed.add(shown.where() + ": " + shown.text() + "\n    -> " + e.getMessage());
-        }
+        failed.add(shown.where() + ": " + shown.text() + "\n    -> " + e.getMessage());
       }
     }
     System.out.printf("parsed %d ./privagg commands%n", commands.size());

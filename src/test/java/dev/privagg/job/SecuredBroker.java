@@ -140,7 +140,7 @@ final class SecuredBroker implements AutoCloseable {
   }
 
   /**
-   * The job's ACLs from the README's "Kafka security" table: Create, Read, Write and
+   * The job's ACLs from the "Kafka security" table of docs/operations.md: Create, Read, Write and
    * DescribeConfigs on topics prefixed {@code topicPrefix}, Read on groups prefixed {@code
    * privagg-} and, with {@code transactionalIds}, Write on transactional ids prefixed {@code
    * privagg-}.

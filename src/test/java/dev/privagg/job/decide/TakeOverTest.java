@@ -86,7 +86,7 @@ class TakeOverTest {
    * Two jobs for one id with secure noise: A (older) and B (newer, took round r over) both compute
    * round r with other bytes; A's commits first. Both stop for good, by design: B's later rounds
    * build on its withheld round r, and A has been superseded. Nothing more is published until the
-   * operator submits one job, which takes over from the topics (README, Operations).
+   * operator submits one job, which takes over from the topics (docs/operations.md).
    */
   @Test
   void aConflictBetweenTwoJobs_stopsBoth_andPublishesNothingMoreOfEither() {
