@@ -156,7 +156,7 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     List<Central.Result> centralRuns = new ArrayList<>();
     if (central) {
       for (int s = 0; s < seeds; s++) {
-        SimulationConfig c = base.withSeed(base.seed() + s);
+        SimulationConfig c = base.toBuilder().seed(base.seed() + s).build();
         Central.Result result =
             Central.train(
                 c,

@@ -82,7 +82,12 @@ public final class Evaluation {
       settings.add(0.0); // the non-private baseline, through the same pipeline
       for (double z : settings) {
         for (int s = 0; s < seeds; s++) {
-          SimulationConfig config = base.withCohort(cohort).withNoise(z).withSeed(base.seed() + s);
+          SimulationConfig config =
+              base.toBuilder()
+                  .expectedClients(cohort)
+                  .noiseMultiplier(z)
+                  .seed(base.seed() + s)
+                  .build();
           Simulation.Result result = Simulation.run(config, kafka, roundProgress);
           Run run = run(z == 0 ? "non-private" : "private", config, result);
           runs.add(run);
@@ -113,7 +118,7 @@ public final class Evaluation {
 
     /** {@code base} with this variant's clipping and server optimizer. */
     public SimulationConfig applyTo(SimulationConfig base) {
-      return base.withAdaptiveClipping(adaptiveClipping).withServerOptimizer(optimizer);
+      return base.toBuilder().adaptiveClipping(adaptiveClipping).serverOptimizer(optimizer).build();
     }
 
     /**
@@ -212,7 +217,7 @@ public final class Evaluation {
     List<Run> runs = new ArrayList<>();
     for (Variant variant : variants) {
       for (int s = 0; s < seeds; s++) {
-        SimulationConfig config = variant.applyTo(base).withSeed(base.seed() + s);
+        SimulationConfig config = variant.applyTo(base).toBuilder().seed(base.seed() + s).build();
         Run run = run(variant.name(), config, Simulation.run(config, kafka, roundProgress));
         runs.add(run);
         progress.accept(run);

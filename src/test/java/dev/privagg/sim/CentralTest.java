@@ -29,26 +29,25 @@ class CentralTest {
   @Test
   void centralTraining_startsFromTheJobsRoundZeroModel() {
     SimulationConfig mlp =
-        new SimulationConfig(
-            "digits",
-            "mlp",
-            8,
-            10,
-            5,
-            "client",
-            1,
-            "iid",
-            0.5,
-            1.0,
-            Double.NaN,
-            1e-5,
-            1.0,
-            null,
-            ServerOptimizer.sgd(1.0),
-            dev.privagg.client.train.TrainingOptions.sgd(1, 8, 0.5),
-            1000,
-            "seeded",
-            3);
+        SimulationConfig.builder()
+            .dataset("digits")
+            .model("mlp")
+            .hidden(8)
+            .clients(10)
+            .expectedClients(5)
+            .sampling("client")
+            .rounds(1)
+            .partition("iid")
+            .alpha(0.5)
+            .noiseMultiplier(1.0)
+            .delta(1e-5)
+            .clipNorm(1.0)
+            .serverOptimizer(ServerOptimizer.sgd(1.0))
+            .training(dev.privagg.client.train.TrainingOptions.sgd(1, 8, 0.5))
+            .roundTimeoutMillis(1000)
+            .noiseSource("seeded")
+            .seed(3)
+            .build();
     Model model = Model.named("mlp", 64, 10, 8);
     float[] init =
         dev.privagg.spec.JobSpecReader.parse("t", Simulation.specYaml(mlp, model)).initialWeights();

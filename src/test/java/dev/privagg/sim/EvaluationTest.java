@@ -42,11 +42,13 @@ class EvaluationTest {
   @Test
   void variant_appliedToABase_keepsItsEpsilonAndSetsClippingAndOptimizer() {
     SimulationConfig base =
-        SimulationTest.digits("server", 100, 20, 1.0).withServerOptimizer(ServerOptimizer.sgd(2));
+        SimulationTest.digits("server", 100, 20, 1.0).toBuilder()
+            .serverOptimizer(ServerOptimizer.sgd(2))
+            .build();
     SimulationConfig applied = variant("adaptive-avgm:0.5").applyTo(base);
     assertThat(applied.adaptiveClipping()).isEqualTo(MEDIAN);
     assertThat(applied.serverOptimizer()).isEqualTo(ServerOptimizer.avgm(0.5, 0.9));
-    assertThat(applied.withSeed(9).rounds()).isEqualTo(base.rounds());
+    assertThat(applied.toBuilder().seed(9).build().rounds()).isEqualTo(base.rounds());
     assertThat(variant("fixed-sgd").applyTo(applied).adaptiveClipping()).isNull();
   }
 
