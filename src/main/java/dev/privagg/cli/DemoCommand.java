@@ -84,11 +84,10 @@ final class DemoCommand implements Callable<Integer> {
     Simulation.Result base;
     try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
       w.println("private run:");
-      priv = Simulation.run(config, kafka.connection(), r -> SimulateCommand.Runner.progress(w, r));
+      priv = Simulation.run(config, kafka.connection(), r -> RoundProgress.print(w, r));
       w.println("non-private baseline (noise 0, same pipeline):");
       base =
-          Simulation.run(
-              config.nonPrivate(), kafka.connection(), r -> SimulateCommand.Runner.progress(w, r));
+          Simulation.run(config.nonPrivate(), kafka.connection(), r -> RoundProgress.print(w, r));
     }
     write(priv, base);
     w.println();

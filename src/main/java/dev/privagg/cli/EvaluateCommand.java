@@ -2,7 +2,6 @@ package dev.privagg.cli;
 
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.sim.Central;
-import dev.privagg.sim.EmbeddedKafka;
 import dev.privagg.sim.Evaluation;
 import dev.privagg.sim.Reports;
 import dev.privagg.sim.Simulation;
@@ -89,13 +88,7 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
       description = "Output folder (default evaluation-output).")
   Path out;
 
-  @Option(
-      names = "--bootstrap-servers",
-      paramLabel = "HOST:PORT",
-      description = "An existing Kafka broker (default: start one in-process).")
-  String bootstrapServers;
-
-  @Mixin KafkaPropertiesOption kafkaProperties;
+  @Mixin SimulationBrokerOptions broker;
 
   @Option(
       names = "--central",
@@ -193,32 +186,20 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
         r -> {
           // Round progress is for people; a run's JSON line carries what it came to.
           if (!json.enabled && (r.round() % 25 == 0 || r.sentAfterDeadline())) {
-            SimulateCommand.Runner.progress(w, r);
+            RoundProgress.print(w, r);
           }
         };
-    if (bootstrapServers != null) {
-      runs =
-          Evaluation.sweep(
-              base,
-              sweepCohorts,
-              noiseMultipliers,
-              seeds,
-              kafka(),
-              rounds,
-              r -> report(w, json.enabled, r, ++done[0], total));
-    } else {
-      try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
-        runs =
-            Evaluation.sweep(
-                base,
-                sweepCohorts,
-                noiseMultipliers,
-                seeds,
-                kafka.connection(),
-                rounds,
-                r -> report(w, json.enabled, r, ++done[0], total));
-      }
-    }
+    runs =
+        broker.run(
+            kafka ->
+                Evaluation.sweep(
+                    base,
+                    sweepCohorts,
+                    noiseMultipliers,
+                    seeds,
+                    kafka,
+                    rounds,
+                    r -> report(w, json.enabled, r, ++done[0], total)));
     List<Evaluation.Setting> settings = Evaluation.summarise(runs);
     write(settings, runs, centralAccuracy, centralRuns);
     if (json.enabled) {
@@ -619,19 +600,14 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     java.util.function.Consumer<Simulation.RoundResult> rounds =
         r -> {
           if (!json.enabled && (r.round() % 25 == 0 || r.sentAfterDeadline())) {
-            SimulateCommand.Runner.progress(w, r);
+            RoundProgress.print(w, r);
           }
         };
     java.util.function.Consumer<Evaluation.Run> each =
         r -> report(w, json.enabled, r, ++done[0], total);
     List<Evaluation.Run> runs;
-    if (bootstrapServers != null) {
-      runs = Evaluation.compare(base, parsedVariants, seeds, kafka(), rounds, each);
-    } else {
-      try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
-        runs = Evaluation.compare(base, parsedVariants, seeds, kafka.connection(), rounds, each);
-      }
-    }
+    runs =
+        broker.run(kafka -> Evaluation.compare(base, parsedVariants, seeds, kafka, rounds, each));
     List<Evaluation.Setting> settings = Evaluation.summarise(runs);
     Map<String, Evaluation.Variant> byName = new LinkedHashMap<>();
     parsedVariants.forEach(v -> byName.put(v.name(), v));
@@ -807,7 +783,7 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
 
   @Override
   public KafkaConnection kafka() {
-    return bootstrapServers == null ? null : kafkaProperties.connect(bootstrapServers);
+    return broker.connection();
   }
 
   @Override
