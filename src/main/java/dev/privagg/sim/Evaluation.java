@@ -7,8 +7,10 @@ import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import org.apache.commons.statistics.distribution.TDistribution;
@@ -114,6 +116,30 @@ public final class Evaluation {
       if (optimizer == null) {
         throw new IllegalArgumentException("optimizer must be given, was null");
       }
+    }
+
+    /**
+     * This variant as its {@code planned} job spec resolved it: adaptive clipping states the count
+     * noise it runs with (m / 20 unless given), not NaN.
+     */
+    public Variant resolvedBy(JobSpec planned) {
+      if (adaptiveClipping == null) {
+        return this;
+      }
+      return new Variant(
+          name,
+          new SimulationConfig.AdaptiveClipping(
+              adaptiveClipping.targetQuantile(),
+              adaptiveClipping.learningRate(),
+              planned.privacy().adaptiveClipping().countNoiseStd()),
+          optimizer);
+    }
+
+    /** {@code variants} by name, in their order. */
+    public static Map<String, Variant> byName(List<Variant> variants) {
+      Map<String, Variant> byName = new LinkedHashMap<>();
+      variants.forEach(v -> byName.put(v.name(), v));
+      return byName;
     }
 
     /** {@code base} with this variant's clipping and server optimizer. */

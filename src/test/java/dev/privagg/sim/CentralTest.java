@@ -61,6 +61,26 @@ class CentralTest {
   }
 
   @Test
+  void baseline_trainsOncePerSeed_fromTheBaseSeedOn_withATIntervalOverSeeds() {
+    List<Long> seeds = new ArrayList<>();
+    CentralBaseline baseline =
+        CentralBaseline.train(
+            SimulationTest.digits("client", 100, 20, 1.0),
+            2,
+            1,
+            16,
+            0.1,
+            (seed, epoch) -> seeds.add(seed));
+    assertThat(seeds).containsExactly(3L, 4L); // digits(...) has seed 3
+    assertThat(baseline.runs()).hasSize(2);
+    assertThat(baseline.epochs()).isEqualTo(1);
+    assertThat(baseline.accuracy().kind()).isEqualTo("t over 2 seeds");
+    assertThat(baseline.accuracy().mean())
+        .isEqualTo(
+            (baseline.runs().get(0).finalAccuracy() + baseline.runs().get(1).finalAccuracy()) / 2);
+  }
+
+  @Test
   void zeroEpochs_isRefused() {
     assertThatThrownBy(
             () -> Central.train(SimulationTest.digits("client", 100, 20, 1.0), 0, 16, 0.1, e -> {}))
