@@ -65,7 +65,7 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
   public Integer call() throws Exception {
     Flags flags = new Flags(spec);
     flags.atLeastOne("--seeds", seeds);
-    // The sweep's numbers are checked in both modes, before the mode's own flags.
+    // A comparison ignores the sweep's numbers, but refuses a bad one all the same.
     sweep.checkNumbers(flags);
     Shared shared =
         new Shared(flags, options, seeds, out, broker, spec.commandLine().getOut(), json.enabled);
