@@ -55,26 +55,25 @@ final class DemoCommand implements Callable<Integer> {
     flags.positive("--epsilon", epsilon);
     flags.atLeastOne("--rounds", rounds);
     SimulationConfig config =
-        new SimulationConfig(
-            "digits",
-            "softmax",
-            0,
-            100,
-            20,
-            "server",
-            rounds,
-            "iid",
-            0.5,
-            Double.NaN,
-            epsilon,
-            1e-5,
-            1.0,
-            null,
-            ServerOptimizer.sgd(1.0),
-            TrainingOptions.sgd(2, 8, 0.5),
-            1500,
-            "secure",
-            1);
+        SimulationConfig.builder()
+            .dataset("digits")
+            .model("softmax")
+            .hidden(0)
+            .clients(100)
+            .expectedClients(20)
+            .sampling("server")
+            .rounds(rounds)
+            .partition("iid")
+            .alpha(0.5)
+            .targetEpsilon(epsilon)
+            .delta(1e-5)
+            .clipNorm(1.0)
+            .serverOptimizer(ServerOptimizer.sgd(1.0))
+            .training(TrainingOptions.sgd(2, 8, 0.5))
+            .roundTimeoutMillis(1500)
+            .noiseSource("secure")
+            .seed(1)
+            .build();
     w.printf(
         "privagg demo: 100 clients on Digits (8x8 handwritten digits), about 20 sampled per round by%n"
             + "the server (Poisson, q = 0.2), %d rounds, client-level (epsilon %s, delta 1e-5)-DP.%n",
@@ -85,11 +84,10 @@ final class DemoCommand implements Callable<Integer> {
     Simulation.Result base;
     try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
       w.println("private run:");
-      priv = Simulation.run(config, kafka.connection(), r -> SimulateCommand.Runner.progress(w, r));
+      priv = Simulation.run(config, kafka.connection(), r -> RoundProgress.print(w, r));
       w.println("non-private baseline (noise 0, same pipeline):");
       base =
-          Simulation.run(
-              config.nonPrivate(), kafka.connection(), r -> SimulateCommand.Runner.progress(w, r));
+          Simulation.run(config.nonPrivate(), kafka.connection(), r -> RoundProgress.print(w, r));
     }
     write(priv, base);
     w.println();

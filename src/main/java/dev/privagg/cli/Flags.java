@@ -52,6 +52,11 @@ final class Flags {
     return orders;
   }
 
+  /** True when the command line gave {@code flag}, whatever its value. */
+  boolean given(String flag) {
+    return spec.commandLine().getParseResult().hasMatchedOption(flag);
+  }
+
   private double require(boolean ok, String flag, String rule, double value) {
     if (!ok) {
       throw fail(flag + " " + rule + ", was " + value);

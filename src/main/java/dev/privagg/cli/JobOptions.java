@@ -25,18 +25,11 @@ final class JobOptions {
       description = "The job's spec (YAML).")
   Path specFile;
 
-  @Option(
-      names = "--bootstrap-servers",
-      required = true,
-      paramLabel = "HOST:PORT",
-      description = "Kafka bootstrap servers.")
-  String bootstrapServers;
-
-  @Mixin KafkaPropertiesOption kafkaProperties;
+  @Mixin BrokerOptions brokers;
 
   /** The connection to the brokers, with the {@code --kafka-properties} settings. */
   KafkaConnection connection() {
-    return kafkaProperties.connect(bootstrapServers);
+    return brokers.connection();
   }
 
   /**

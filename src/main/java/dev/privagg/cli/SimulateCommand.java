@@ -1,7 +1,6 @@
 package dev.privagg.cli;
 
 import dev.privagg.io.KafkaConnection;
-import dev.privagg.sim.EmbeddedKafka;
 import dev.privagg.sim.Simulation;
 import dev.privagg.sim.SimulationConfig;
 import java.io.PrintWriter;
@@ -39,13 +38,7 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
           "Plan z for this epsilon over --rounds when --noise-multiplier is not given (default 4).")
   double targetEpsilon;
 
-  @Option(
-      names = "--bootstrap-servers",
-      paramLabel = "HOST:PORT",
-      description = "An existing Kafka broker (default: start one in-process).")
-  String bootstrapServers;
-
-  @Mixin KafkaPropertiesOption kafkaProperties;
+  @Mixin SimulationBrokerOptions broker;
 
   @Mixin JsonOption json;
 
@@ -58,15 +51,12 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
     if (json.enabled) {
       // stdout carries only JSON lines: one per round, then the summary.
       Simulation.Result result =
-          Runner.simulate(
-              config,
-              kafka(),
-              spec.commandLine().getErr(),
-              r -> Output.line(out, Runner.roundFields(r)));
+          simulate(
+              config, spec.commandLine().getErr(), r -> Output.line(out, RoundProgress.fields(r)));
       Output.line(out, summaryFields(config, result));
       return 0;
     }
-    Simulation.Result result = Runner.simulate(config, kafka(), out, r -> Runner.progress(out, r));
+    Simulation.Result result = simulate(config, out, r -> RoundProgress.print(out, r));
     out.printf(
         "final test accuracy %.4f, epsilon %s at delta %s, membership-inference AUC %.3f%s%n",
         result.finalAccuracy(),
@@ -83,9 +73,24 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
     return 0;
   }
 
+  /**
+   * Runs {@code config}; {@code rounds} sees each round.
+   *
+   * @param log where the note about starting an in-process broker goes
+   */
+  private Simulation.Result simulate(
+      SimulationConfig config, PrintWriter log, Consumer<Simulation.RoundResult> rounds)
+      throws Exception {
+    if (broker.inProcess()) {
+      log.println("starting an in-process Kafka broker...");
+      log.flush();
+    }
+    return broker.run(kafka -> Simulation.run(config, kafka, rounds));
+  }
+
   @Override
   public KafkaConnection kafka() {
-    return bootstrapServers == null ? null : kafkaProperties.connect(bootstrapServers);
+    return broker.connection();
   }
 
   @Override
@@ -114,54 +119,5 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
         "finalAccuracy", Output.number(result.finalAccuracy()),
         "testSize", result.testSize(),
         "membershipAuc", Output.number(result.membershipAuc()));
-  }
-
-  /** Runs a simulation on a given or an embedded broker; {@code rounds} sees each round. */
-  static final class Runner {
-    private Runner() {}
-
-    /**
-     * @param log where the note about starting an in-process broker goes
-     */
-    static Simulation.Result simulate(
-        SimulationConfig config,
-        KafkaConnection broker,
-        PrintWriter log,
-        Consumer<Simulation.RoundResult> rounds)
-        throws Exception {
-      if (broker != null) {
-        return Simulation.run(config, broker, rounds);
-      }
-      log.println("starting an in-process Kafka broker...");
-      log.flush();
-      try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
-        return Simulation.run(config, kafka.connection(), rounds);
-      }
-    }
-
-    /** A round as a JSON line's fields ({@code "type": "round"}). */
-    static Map<String, Object> roundFields(Simulation.RoundResult r) {
-      return Output.fields(
-          "type", "round",
-          "round", r.round(),
-          "clientsSent", r.clientsSent(),
-          "sentAfterDeadline", r.sentAfterDeadline(),
-          "epsilon", Output.number(r.epsilon()),
-          "accuracy", Output.number(r.accuracy()),
-          "clipNorm", Output.number(r.clipNorm()),
-          "millis", r.millis());
-    }
-
-    static void progress(PrintWriter out, Simulation.RoundResult r) {
-      out.printf(
-          "round %3d  clients sent %4d%s  epsilon %-9s test accuracy %.4f  (%.1f s)%n",
-          r.round(),
-          r.clientsSent(),
-          r.sentAfterDeadline() ? " (late)" : "",
-          Text.number(r.epsilon()),
-          r.accuracy(),
-          r.millis() / 1000.0);
-      out.flush();
-    }
   }
 }

@@ -341,25 +341,26 @@ final class SimulationOptions {
                 ? null
                 : new TrainingOptions.LocalNoise(localNoiseEpsilon, delta, clipNorm),
             sparsify);
-    return new SimulationConfig(
-        dataset,
-        model,
-        hidden,
-        clients,
-        cohort,
-        sampling,
-        rounds,
-        partition,
-        alpha,
-        noiseMultiplier,
-        targetEpsilon,
-        delta,
-        clipNorm,
-        adaptive,
-        optimizer,
-        training,
-        roundTimeoutMillis,
-        noiseSource,
-        seed);
+    return SimulationConfig.builder()
+        .dataset(dataset)
+        .model(model)
+        .hidden(hidden)
+        .clients(clients)
+        .expectedClients(cohort)
+        .sampling(sampling)
+        .rounds(rounds)
+        .partition(partition)
+        .alpha(alpha)
+        .noiseMultiplier(noiseMultiplier)
+        .targetEpsilon(targetEpsilon)
+        .delta(delta)
+        .clipNorm(clipNorm)
+        .adaptiveClipping(adaptive)
+        .serverOptimizer(optimizer)
+        .training(training)
+        .roundTimeoutMillis(roundTimeoutMillis)
+        .noiseSource(noiseSource)
+        .seed(seed)
+        .build();
   }
 }

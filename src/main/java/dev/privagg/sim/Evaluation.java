@@ -7,8 +7,10 @@ import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import org.apache.commons.statistics.distribution.TDistribution;
@@ -82,7 +84,12 @@ public final class Evaluation {
       settings.add(0.0); // the non-private baseline, through the same pipeline
       for (double z : settings) {
         for (int s = 0; s < seeds; s++) {
-          SimulationConfig config = base.withCohort(cohort).withNoise(z).withSeed(base.seed() + s);
+          SimulationConfig config =
+              base.toBuilder()
+                  .expectedClients(cohort)
+                  .noiseMultiplier(z)
+                  .seed(base.seed() + s)
+                  .build();
           Simulation.Result result = Simulation.run(config, kafka, roundProgress);
           Run run = run(z == 0 ? "non-private" : "private", config, result);
           runs.add(run);
@@ -111,9 +118,33 @@ public final class Evaluation {
       }
     }
 
+    /**
+     * This variant as its {@code planned} job spec resolved it: adaptive clipping states the count
+     * noise it runs with (m / 20 unless given), not NaN.
+     */
+    public Variant resolvedBy(JobSpec planned) {
+      if (adaptiveClipping == null) {
+        return this;
+      }
+      return new Variant(
+          name,
+          new SimulationConfig.AdaptiveClipping(
+              adaptiveClipping.targetQuantile(),
+              adaptiveClipping.learningRate(),
+              planned.privacy().adaptiveClipping().countNoiseStd()),
+          optimizer);
+    }
+
+    /** {@code variants} by name, in their order. */
+    public static Map<String, Variant> byName(List<Variant> variants) {
+      Map<String, Variant> byName = new LinkedHashMap<>();
+      variants.forEach(v -> byName.put(v.name(), v));
+      return byName;
+    }
+
     /** {@code base} with this variant's clipping and server optimizer. */
     public SimulationConfig applyTo(SimulationConfig base) {
-      return base.withAdaptiveClipping(adaptiveClipping).withServerOptimizer(optimizer);
+      return base.toBuilder().adaptiveClipping(adaptiveClipping).serverOptimizer(optimizer).build();
     }
 
     /**
@@ -212,7 +243,7 @@ public final class Evaluation {
     List<Run> runs = new ArrayList<>();
     for (Variant variant : variants) {
       for (int s = 0; s < seeds; s++) {
-        SimulationConfig config = variant.applyTo(base).withSeed(base.seed() + s);
+        SimulationConfig config = variant.applyTo(base).toBuilder().seed(base.seed() + s).build();
         Run run = run(variant.name(), config, Simulation.run(config, kafka, roundProgress));
         runs.add(run);
         progress.accept(run);

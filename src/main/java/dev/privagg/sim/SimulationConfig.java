@@ -12,6 +12,10 @@ import java.util.List;
  * #SAMPLINGS} for {@code sampling}. With {@code adaptiveClipping} (null: C is fixed) {@code
  * clipNorm} is the initial C; {@code serverOptimizer} steps the noisy average (FedAvg, FedAvgM,
  * FedAdam, FedYogi).
+ *
+ * <p>Made by {@link #builder()} (or {@link #toBuilder()} for a copy that differs in some values),
+ * whose {@link Builder#build()} checks every value. A record cannot hide its canonical constructor,
+ * and the constructor checks nothing: call the builder, not the constructor.
  */
 public record SimulationConfig(
     String dataset,
@@ -33,38 +37,6 @@ public record SimulationConfig(
     long roundTimeoutMillis,
     String noiseSource,
     long seed) {
-
-  public SimulationConfig {
-    Checks.atLeastOne("clients", clients);
-    Checks.atLeastOne("expectedClients", expectedClients);
-    if (expectedClients > clients) {
-      throw new IllegalArgumentException(
-          "expectedClients must be <= clients (" + clients + "), was " + expectedClients);
-    }
-    if (!SAMPLINGS.contains(sampling)) {
-      throw new IllegalArgumentException(
-          "sampling must be one of " + SAMPLINGS + ", was '" + sampling + "'");
-    }
-    Checks.atLeastOne("rounds", rounds);
-    if (!partition.equals("iid") && !partition.equals("dirichlet")) {
-      throw new IllegalArgumentException(
-          "partition must be iid or dirichlet, was '" + partition + "'");
-    }
-    if (Double.isNaN(noiseMultiplier)) {
-      Checks.positiveFinite("targetEpsilon", targetEpsilon);
-    } else {
-      Checks.nonNegativeFinite("noiseMultiplier", noiseMultiplier);
-    }
-    Checks.openUnitInterval("delta", delta);
-    Checks.positiveFinite("clipNorm", clipNorm);
-    if (serverOptimizer == null) {
-      throw new IllegalArgumentException("serverOptimizer must be given, was null");
-    }
-    if (roundTimeoutMillis < 500) {
-      throw new IllegalArgumentException(
-          "roundTimeoutMillis must be >= 500, was " + roundTimeoutMillis);
-    }
-  }
 
   /**
    * The job spec's {@code privacy.adaptiveClipping} (Andrew et al. 2021): the target fraction of
@@ -101,122 +73,232 @@ public record SimulationConfig(
 
   /** The same simulation without privacy: noise 0, infinite budget, through the same pipeline. */
   public SimulationConfig nonPrivate() {
-    return withNoise(0.0);
+    return toBuilder().noiseMultiplier(0.0).build();
   }
 
-  public SimulationConfig withNoise(double z) {
-    return new SimulationConfig(
-        dataset,
-        model,
-        hidden,
-        clients,
-        expectedClients,
-        sampling,
-        rounds,
-        partition,
-        alpha,
-        z,
-        targetEpsilon,
-        delta,
-        clipNorm,
-        adaptiveClipping,
-        serverOptimizer,
-        training,
-        roundTimeoutMillis,
-        noiseSource,
-        seed);
+  /**
+   * A builder with nothing set but the noise multiplier and target epsilon (NaN) and adaptive
+   * clipping (null: fixed C).
+   */
+  public static Builder builder() {
+    return new Builder();
   }
 
-  public SimulationConfig withSeed(long newSeed) {
-    return new SimulationConfig(
-        dataset,
-        model,
-        hidden,
-        clients,
-        expectedClients,
-        sampling,
-        rounds,
-        partition,
-        alpha,
-        noiseMultiplier,
-        targetEpsilon,
-        delta,
-        clipNorm,
-        adaptiveClipping,
-        serverOptimizer,
-        training,
-        roundTimeoutMillis,
-        noiseSource,
-        newSeed);
+  /** A builder holding this simulation's values, to build a copy that differs in some. */
+  public Builder toBuilder() {
+    return builder()
+        .dataset(dataset)
+        .model(model)
+        .hidden(hidden)
+        .clients(clients)
+        .expectedClients(expectedClients)
+        .sampling(sampling)
+        .rounds(rounds)
+        .partition(partition)
+        .alpha(alpha)
+        .noiseMultiplier(noiseMultiplier)
+        .targetEpsilon(targetEpsilon)
+        .delta(delta)
+        .clipNorm(clipNorm)
+        .adaptiveClipping(adaptiveClipping)
+        .serverOptimizer(serverOptimizer)
+        .training(training)
+        .roundTimeoutMillis(roundTimeoutMillis)
+        .noiseSource(noiseSource)
+        .seed(seed);
   }
 
-  public SimulationConfig withCohort(int m) {
-    return new SimulationConfig(
-        dataset,
-        model,
-        hidden,
-        clients,
-        m,
-        sampling,
-        rounds,
-        partition,
-        alpha,
-        noiseMultiplier,
-        targetEpsilon,
-        delta,
-        clipNorm,
-        adaptiveClipping,
-        serverOptimizer,
-        training,
-        roundTimeoutMillis,
-        noiseSource,
-        seed);
-  }
+  /** Collects a simulation's values; {@link #build} checks them all at once. */
+  public static final class Builder {
+    private String dataset;
+    private String model;
+    private int hidden;
+    private int clients;
+    private int expectedClients;
+    private String sampling;
+    private int rounds;
+    private String partition;
+    private double alpha;
+    private double noiseMultiplier = Double.NaN;
+    private double targetEpsilon = Double.NaN;
+    private double delta;
+    private double clipNorm;
+    private AdaptiveClipping adaptiveClipping;
+    private ServerOptimizer serverOptimizer;
+    private TrainingOptions training;
+    private long roundTimeoutMillis;
+    private String noiseSource;
+    private long seed;
 
-  /** The same simulation with adaptive clipping (null: fixed C) from {@code clipNorm}. */
-  public SimulationConfig withAdaptiveClipping(AdaptiveClipping adaptive) {
-    return new SimulationConfig(
-        dataset,
-        model,
-        hidden,
-        clients,
-        expectedClients,
-        sampling,
-        rounds,
-        partition,
-        alpha,
-        noiseMultiplier,
-        targetEpsilon,
-        delta,
-        clipNorm,
-        adaptive,
-        serverOptimizer,
-        training,
-        roundTimeoutMillis,
-        noiseSource,
-        seed);
-  }
+    private Builder() {}
 
-  public SimulationConfig withServerOptimizer(ServerOptimizer optimizer) {
-    return new SimulationConfig(
-        dataset,
-        model,
-        hidden,
-        clients,
-        expectedClients,
-        sampling,
-        rounds,
-        partition,
-        alpha,
-        noiseMultiplier,
-        targetEpsilon,
-        delta,
-        clipNorm,
-        adaptiveClipping,
-        optimizer,
-        training,
-        roundTimeoutMillis,
-        noiseSource,
-        seed);
+    public Builder dataset(String dataset) {
+      this.dataset = dataset;
+      return this;
+    }
+
+    public Builder model(String model) {
+      this.model = model;
+      return this;
+    }
+
+    /** Hidden units of an MLP; a softmax model has none. */
+    public Builder hidden(int hidden) {
+      this.hidden = hidden;
+      return this;
+    }
+
+    public Builder clients(int clients) {
+      this.clients = clients;
+      return this;
+    }
+
+    /** The expected cohort m per round: the average's denominator, m / clients the rate. */
+    public Builder expectedClients(int expectedClients) {
+      this.expectedClients = expectedClients;
+      return this;
+    }
+
+    /** One of {@link #SAMPLINGS}. */
+    public Builder sampling(String sampling) {
+      this.sampling = sampling;
+      return this;
+    }
+
+    public Builder rounds(int rounds) {
+      this.rounds = rounds;
+      return this;
+    }
+
+    /** {@code iid} or {@code dirichlet} (with concentration {@link #alpha}). */
+    public Builder partition(String partition) {
+      this.partition = partition;
+      return this;
+    }
+
+    public Builder alpha(double alpha) {
+      this.alpha = alpha;
+      return this;
+    }
+
+    /** The server's z; NaN (the default) plans it from {@link #targetEpsilon}, 0 is no privacy. */
+    public Builder noiseMultiplier(double noiseMultiplier) {
+      this.noiseMultiplier = noiseMultiplier;
+      return this;
+    }
+
+    /** The epsilon to spend over the rounds; used when the noise multiplier is NaN. */
+    public Builder targetEpsilon(double targetEpsilon) {
+      this.targetEpsilon = targetEpsilon;
+      return this;
+    }
+
+    public Builder delta(double delta) {
+      this.delta = delta;
+      return this;
+    }
+
+    /** The server's C; with adaptive clipping the initial C. */
+    public Builder clipNorm(double clipNorm) {
+      this.clipNorm = clipNorm;
+      return this;
+    }
+
+    /** Adaptive clipping from {@link #clipNorm}; null (the default) keeps C fixed. */
+    public Builder adaptiveClipping(AdaptiveClipping adaptiveClipping) {
+      this.adaptiveClipping = adaptiveClipping;
+      return this;
+    }
+
+    public Builder serverOptimizer(ServerOptimizer serverOptimizer) {
+      this.serverOptimizer = serverOptimizer;
+      return this;
+    }
+
+    public Builder training(TrainingOptions training) {
+      this.training = training;
+      return this;
+    }
+
+    public Builder roundTimeoutMillis(long roundTimeoutMillis) {
+      this.roundTimeoutMillis = roundTimeoutMillis;
+      return this;
+    }
+
+    /** {@code secure} or {@code seeded} (experiments, from {@link #seed}). */
+    public Builder noiseSource(String noiseSource) {
+      this.noiseSource = noiseSource;
+      return this;
+    }
+
+    /** Seed of the data split, partition, training and seeded noise. */
+    public Builder seed(long seed) {
+      this.seed = seed;
+      return this;
+    }
+
+    /**
+     * The simulation, once every value is allowed; the first that is not fails with an {@link
+     * IllegalArgumentException} naming the field, the rule and the value.
+     */
+    public SimulationConfig build() {
+      given("dataset", dataset);
+      given("model", model);
+      Checks.atLeastOne("clients", clients);
+      Checks.atLeastOne("expectedClients", expectedClients);
+      if (expectedClients > clients) {
+        throw new IllegalArgumentException(
+            "expectedClients must be <= clients (" + clients + "), was " + expectedClients);
+      }
+      if (!SAMPLINGS.contains(sampling)) {
+        throw new IllegalArgumentException(
+            "sampling must be one of " + SAMPLINGS + ", was '" + sampling + "'");
+      }
+      Checks.atLeastOne("rounds", rounds);
+      if (!"iid".equals(partition) && !"dirichlet".equals(partition)) {
+        throw new IllegalArgumentException(
+            "partition must be iid or dirichlet, was '" + partition + "'");
+      }
+      if (Double.isNaN(noiseMultiplier)) {
+        Checks.positiveFinite("targetEpsilon", targetEpsilon);
+      } else {
+        Checks.nonNegativeFinite("noiseMultiplier", noiseMultiplier);
+      }
+      Checks.openUnitInterval("delta", delta);
+      Checks.positiveFinite("clipNorm", clipNorm);
+      given("serverOptimizer", serverOptimizer);
+      given("training", training);
+      if (roundTimeoutMillis < 500) {
+        throw new IllegalArgumentException(
+            "roundTimeoutMillis must be >= 500, was " + roundTimeoutMillis);
+      }
+      given("noiseSource", noiseSource);
+      return new SimulationConfig(
+          dataset,
+          model,
+          hidden,
+          clients,
+          expectedClients,
+          sampling,
+          rounds,
+          partition,
+          alpha,
+          noiseMultiplier,
+          targetEpsilon,
+          delta,
+          clipNorm,
+          adaptiveClipping,
+          serverOptimizer,
+          training,
+          roundTimeoutMillis,
+          noiseSource,
+          seed);
+    }
+
+    private static void given(String field, Object value) {
+      if (value == null) {
+        throw new IllegalArgumentException(field + " must be given, was null");
+      }
+    }
   }
 }

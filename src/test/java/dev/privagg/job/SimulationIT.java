@@ -22,26 +22,25 @@ class SimulationIT extends KafkaFlinkTestBase {
 
   private static SimulationConfig digits(
       String sampling, double z, int clients, int cohort, int rounds) {
-    return new SimulationConfig(
-        "digits",
-        "softmax",
-        0,
-        clients,
-        cohort,
-        sampling,
-        rounds,
-        "iid",
-        0.5,
-        z,
-        Double.NaN,
-        1e-5,
-        1.0,
-        null,
-        ServerOptimizer.sgd(1.0),
-        TrainingOptions.sgd(2, 8, 0.5),
-        1500,
-        "seeded",
-        3);
+    return SimulationConfig.builder()
+        .dataset("digits")
+        .model("softmax")
+        .hidden(0)
+        .clients(clients)
+        .expectedClients(cohort)
+        .sampling(sampling)
+        .rounds(rounds)
+        .partition("iid")
+        .alpha(0.5)
+        .noiseMultiplier(z)
+        .delta(1e-5)
+        .clipNorm(1.0)
+        .serverOptimizer(ServerOptimizer.sgd(1.0))
+        .training(TrainingOptions.sgd(2, 8, 0.5))
+        .roundTimeoutMillis(1500)
+        .noiseSource("seeded")
+        .seed(3)
+        .build();
   }
 
   @Test

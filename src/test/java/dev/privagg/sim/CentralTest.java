@@ -29,26 +29,25 @@ class CentralTest {
   @Test
   void centralTraining_startsFromTheJobsRoundZeroModel() {
     SimulationConfig mlp =
-        new SimulationConfig(
-            "digits",
-            "mlp",
-            8,
-            10,
-            5,
-            "client",
-            1,
-            "iid",
-            0.5,
-            1.0,
-            Double.NaN,
-            1e-5,
-            1.0,
-            null,
-            ServerOptimizer.sgd(1.0),
-            dev.privagg.client.train.TrainingOptions.sgd(1, 8, 0.5),
-            1000,
-            "seeded",
-            3);
+        SimulationConfig.builder()
+            .dataset("digits")
+            .model("mlp")
+            .hidden(8)
+            .clients(10)
+            .expectedClients(5)
+            .sampling("client")
+            .rounds(1)
+            .partition("iid")
+            .alpha(0.5)
+            .noiseMultiplier(1.0)
+            .delta(1e-5)
+            .clipNorm(1.0)
+            .serverOptimizer(ServerOptimizer.sgd(1.0))
+            .training(dev.privagg.client.train.TrainingOptions.sgd(1, 8, 0.5))
+            .roundTimeoutMillis(1000)
+            .noiseSource("seeded")
+            .seed(3)
+            .build();
     Model model = Model.named("mlp", 64, 10, 8);
     float[] init =
         dev.privagg.spec.JobSpecReader.parse("t", Simulation.specYaml(mlp, model)).initialWeights();
@@ -59,6 +58,26 @@ class CentralTest {
     assertThat(init[0]).isNotZero(); // random init with the simulation's seed, as the job has it
     Datasets.Split data = Datasets.load("digits", 3);
     assertThat(Metrics.accuracy(model, tensors, data.test())).isLessThan(0.5);
+  }
+
+  @Test
+  void baseline_trainsOncePerSeed_fromTheBaseSeedOn_withATIntervalOverSeeds() {
+    List<Long> seeds = new ArrayList<>();
+    CentralBaseline baseline =
+        CentralBaseline.train(
+            SimulationTest.digits("client", 100, 20, 1.0),
+            2,
+            1,
+            16,
+            0.1,
+            (seed, epoch) -> seeds.add(seed));
+    assertThat(seeds).containsExactly(3L, 4L); // digits(...) has seed 3
+    assertThat(baseline.runs()).hasSize(2);
+    assertThat(baseline.epochs()).isEqualTo(1);
+    assertThat(baseline.accuracy().kind()).isEqualTo("t over 2 seeds");
+    assertThat(baseline.accuracy().mean())
+        .isEqualTo(
+            (baseline.runs().get(0).finalAccuracy() + baseline.runs().get(1).finalAccuracy()) / 2);
   }
 
   @Test

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.privagg.optimizer.ServerOptimizer;
+import dev.privagg.spec.JobSpec;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -42,12 +44,26 @@ class EvaluationTest {
   @Test
   void variant_appliedToABase_keepsItsEpsilonAndSetsClippingAndOptimizer() {
     SimulationConfig base =
-        SimulationTest.digits("server", 100, 20, 1.0).withServerOptimizer(ServerOptimizer.sgd(2));
+        SimulationTest.digits("server", 100, 20, 1.0).toBuilder()
+            .serverOptimizer(ServerOptimizer.sgd(2))
+            .build();
     SimulationConfig applied = variant("adaptive-avgm:0.5").applyTo(base);
     assertThat(applied.adaptiveClipping()).isEqualTo(MEDIAN);
     assertThat(applied.serverOptimizer()).isEqualTo(ServerOptimizer.avgm(0.5, 0.9));
-    assertThat(applied.withSeed(9).rounds()).isEqualTo(base.rounds());
+    assertThat(applied.toBuilder().seed(9).build().rounds()).isEqualTo(base.rounds());
     assertThat(variant("fixed-sgd").applyTo(applied).adaptiveClipping()).isNull();
+  }
+
+  @Test
+  void variant_resolvedByItsPlannedSpec_statesTheCountNoiseItRunsWith() {
+    SimulationConfig base = SimulationTest.digits("server", 100, 20, 1.0);
+    Evaluation.Variant adaptive = variant("adaptive-sgd");
+    Evaluation.Variant fixed = variant("fixed-sgd");
+    List<JobSpec> specs = Evaluation.plan(base, List.of(adaptive, fixed));
+    // The spec's default count noise: expected clients / 20.
+    assertThat(adaptive.resolvedBy(specs.get(0)).adaptiveClipping())
+        .isEqualTo(new SimulationConfig.AdaptiveClipping(0.5, 0.2, 1.0));
+    assertThat(fixed.resolvedBy(specs.get(1))).isEqualTo(fixed);
   }
 
   @ParameterizedTest

@@ -14,26 +14,25 @@ import org.junit.jupiter.api.Test;
 /** The simulation's job spec and who trains each round, without a broker. */
 class SimulationTest {
   static SimulationConfig digits(String sampling, int clients, int cohort, double z) {
-    return new SimulationConfig(
-        "digits",
-        "softmax",
-        0,
-        clients,
-        cohort,
-        sampling,
-        5,
-        "iid",
-        0.5,
-        z,
-        Double.NaN,
-        1e-5,
-        1.0,
-        null,
-        ServerOptimizer.sgd(1.0),
-        TrainingOptions.sgd(1, 8, 0.5),
-        1000,
-        "seeded",
-        3);
+    return SimulationConfig.builder()
+        .dataset("digits")
+        .model("softmax")
+        .hidden(0)
+        .clients(clients)
+        .expectedClients(cohort)
+        .sampling(sampling)
+        .rounds(5)
+        .partition("iid")
+        .alpha(0.5)
+        .noiseMultiplier(z)
+        .delta(1e-5)
+        .clipNorm(1.0)
+        .serverOptimizer(ServerOptimizer.sgd(1.0))
+        .training(TrainingOptions.sgd(1, 8, 0.5))
+        .roundTimeoutMillis(1000)
+        .noiseSource("seeded")
+        .seed(3)
+        .build();
   }
 
   private static JobSpec spec(SimulationConfig config) {
@@ -87,31 +86,14 @@ class SimulationTest {
 
   @Test
   void adaptiveClippingAndAdam_reachTheJobSpec() {
-    SimulationConfig config =
-        digits("server", 100, 20, 1.0)
-            .withAdaptiveClipping(new SimulationConfig.AdaptiveClipping(0.5, 0.2, 1.5))
-            .withServerOptimizer(ServerOptimizer.adam(0.03, 0.9, 0.99, 1e-3));
     SimulationConfig planned =
-        new SimulationConfig(
-            config.dataset(),
-            config.model(),
-            config.hidden(),
-            config.clients(),
-            config.expectedClients(),
-            config.sampling(),
-            config.rounds(),
-            config.partition(),
-            config.alpha(),
-            Double.NaN,
-            4.0,
-            config.delta(),
-            0.1,
-            config.adaptiveClipping(),
-            config.serverOptimizer(),
-            config.training(),
-            config.roundTimeoutMillis(),
-            config.noiseSource(),
-            config.seed());
+        digits("server", 100, 20, 1.0).toBuilder()
+            .adaptiveClipping(new SimulationConfig.AdaptiveClipping(0.5, 0.2, 1.5))
+            .serverOptimizer(ServerOptimizer.adam(0.03, 0.9, 0.99, 1e-3))
+            .noiseMultiplier(Double.NaN)
+            .targetEpsilon(4.0)
+            .clipNorm(0.1)
+            .build();
     JobSpec spec = spec(planned);
     AdaptiveClipping adaptive = spec.privacy().adaptiveClipping();
     assertThat(adaptive).isNotNull();
@@ -127,28 +109,16 @@ class SimulationTest {
   @Test
   void adaptiveClipping_atTheSameEpsilon_plansMoreSumNoise() {
     SimulationConfig fixed =
-        new SimulationConfig(
-            "digits",
-            "softmax",
-            0,
-            100,
-            20,
-            "server",
-            20,
-            "iid",
-            0.5,
-            Double.NaN,
-            4.0,
-            1e-5,
-            0.1,
-            null,
-            ServerOptimizer.sgd(1.0),
-            TrainingOptions.sgd(1, 8, 0.5),
-            1000,
-            "seeded",
-            3);
+        digits("server", 100, 20, 1.0).toBuilder()
+            .rounds(20)
+            .noiseMultiplier(Double.NaN)
+            .targetEpsilon(4.0)
+            .clipNorm(0.1)
+            .build();
     SimulationConfig adaptive =
-        fixed.withAdaptiveClipping(new SimulationConfig.AdaptiveClipping(0.5, 0.2, Double.NaN));
+        fixed.toBuilder()
+            .adaptiveClipping(new SimulationConfig.AdaptiveClipping(0.5, 0.2, Double.NaN))
+            .build();
     double zFixed = spec(fixed).privacy().noiseMultiplier();
     JobSpec adaptiveSpec = spec(adaptive);
     // The count's noise defaults to m / 20 = 1 and is charged with the sum (Andrew et al. 2021).
@@ -159,7 +129,9 @@ class SimulationTest {
   @Test
   void fixedClipAndSgd_writeTheServerSection_withTheLearningRateOnly() {
     SimulationConfig avgm =
-        digits("server", 100, 20, 1.0).withServerOptimizer(ServerOptimizer.avgm(0.5, 0.8));
+        digits("server", 100, 20, 1.0).toBuilder()
+            .serverOptimizer(ServerOptimizer.avgm(0.5, 0.8))
+            .build();
     assertThat(Simulation.serverYaml(ServerOptimizer.sgd(2)))
         .isEqualTo("{optimizer: sgd, learningRate: 2.0}");
     assertThat(spec(digits("server", 100, 20, 1.0)).serverOptimizer())
@@ -173,5 +145,40 @@ class SimulationTest {
     assertThatThrownBy(() -> digits("device", 100, 20, 1.0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("sampling must be one of [server, client], was 'device'");
+  }
+
+  @Test
+  void toBuilder_buildsAnEqualCopy() {
+    SimulationConfig config =
+        digits("client", 6000, 200, 1.0).toBuilder()
+            .adaptiveClipping(new SimulationConfig.AdaptiveClipping(0.5, 0.2, 1.5))
+            .build();
+    assertThat(config.toBuilder().build()).isEqualTo(config);
+    assertThat(config.nonPrivate().noiseMultiplier()).isZero();
+    assertThat(config.nonPrivate().toBuilder().noiseMultiplier(1.0).build()).isEqualTo(config);
+  }
+
+  @Test
+  void builder_withoutADataset_isRefused_namingTheField() {
+    SimulationConfig.Builder noDataset = digits("server", 100, 20, 1.0).toBuilder().dataset(null);
+    assertThatThrownBy(noDataset::build)
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("dataset must be given, was null");
+  }
+
+  @Test
+  void builder_withNeitherNoiseNorTarget_isRefused_namingTheTarget() {
+    SimulationConfig.Builder unplanned =
+        digits("server", 100, 20, 1.0).toBuilder().noiseMultiplier(Double.NaN);
+    assertThatThrownBy(unplanned::build)
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("targetEpsilon must be > 0 and finite, was NaN");
+  }
+
+  @Test
+  void builder_withACohortAboveTheClients_isRefused_namingBoth() {
+    assertThatThrownBy(() -> digits("server", 10, 20, 1.0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("expectedClients must be <= clients (10), was 20");
   }
 }

@@ -1,0 +1,98 @@
+package dev.privagg.cli;
+
+import dev.privagg.sim.Central;
+import dev.privagg.sim.Evaluation;
+import dev.privagg.sim.Simulation;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * What {@code evaluate} prints in both modes: central epochs and runs as they finish (a line for
+ * people, or a JSON line each), rounds now and then for people, and the closing lines.
+ */
+final class EvaluationConsole {
+  private final PrintWriter out;
+  private final boolean json;
+  private final int runs;
+  private int runsDone;
+
+  /**
+   * @param runs how many runs the evaluation makes, for "[done/runs]"
+   */
+  EvaluationConsole(PrintWriter out, boolean json, int runs) {
+    this.out = out;
+    this.json = json;
+    this.runs = runs;
+  }
+
+  void centralEpoch(long seed, Central.Epoch e) {
+    if (json) {
+      Output.line(
+          out,
+          Output.fields(
+              "type", "centralEpoch",
+              "seed", seed,
+              "epoch", e.epoch(),
+              "accuracy", Output.number(e.accuracy()),
+              "millis", e.millis()));
+    } else {
+      out.printf(
+              "central, seed %d: epoch %d accuracy %.4f (%.1f s)%n",
+              seed, e.epoch(), e.accuracy(), e.millis() / 1000.0)
+          .flush();
+    }
+  }
+
+  /** Every 25th round and every late one, for people; a run's JSON line carries what it came to. */
+  void round(Simulation.RoundResult r) {
+    if (!json && (r.round() % 25 == 0 || r.sentAfterDeadline())) {
+      RoundProgress.print(out, r);
+    }
+  }
+
+  void run(Evaluation.Run r) {
+    runsDone++;
+    if (json) {
+      Output.line(
+          out,
+          Output.fields(
+              "type", "run",
+              "run", runsDone,
+              "runs", runs,
+              "variant", r.variant(),
+              "cohort", r.cohort(),
+              "noiseMultiplier", r.noiseMultiplier(),
+              "seed", r.seed(),
+              "epsilon", Output.number(r.epsilon()),
+              "accuracy", Output.number(r.accuracy()),
+              "membershipAuc", Output.number(r.auc()),
+              "testSize", r.testSize(),
+              "roundsSentAfterDeadline", r.roundsSentAfterDeadline(),
+              "finalClipNorm", Output.number(r.finalClipNorm())));
+      return;
+    }
+    out.printf(
+        "[%d/%d] %s, cohort %d, z %s, seed %d: epsilon %s, accuracy %.4f, AUC %.3f%s%n",
+        runsDone,
+        runs,
+        r.variant(),
+        r.cohort(),
+        Text.number(r.noiseMultiplier()),
+        r.seed(),
+        Text.number(r.epsilon()),
+        r.accuracy(),
+        r.auc(),
+        r.roundsSentAfterDeadline() == 0
+            ? ""
+            : ", " + r.roundsSentAfterDeadline() + " rounds sent after the deadline");
+    out.flush();
+  }
+
+  /** The lines after a table: how the accuracy intervals were made, and where the files are. */
+  void closing(List<Evaluation.Setting> settings, Path outputs) {
+    out.printf("accuracy intervals: %s%n", settings.get(0).accuracyInterval());
+    out.printf("outputs: %s%n", outputs.toAbsolutePath());
+    out.flush();
+  }
+}

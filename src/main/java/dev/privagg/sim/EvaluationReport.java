@@ -1,0 +1,379 @@
+package dev.privagg.sim;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.internal.chartpart.Chart;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
+/**
+ * The files of an evaluation, one writer for both kinds: {@code NAME.csv} with a row per setting,
+ * {@code NAME.json} with the setup, every setting and every run, and PNG charts. A noise sweep
+ * ({@link #sweep}) is {@code evaluation.*} with accuracy per round and accuracy and AUC against
+ * epsilon; a comparison of variants ({@link #comparison}) is {@code comparison.*} with one PNG of
+ * the final accuracies and the accuracy per round.
+ *
+ * @param name the CSV's and the JSON's file name without extension
+ * @param pngs each PNG's file name and its charts, side by side
+ */
+public record EvaluationReport(
+    String name,
+    List<String> header,
+    List<List<Object>> rows,
+    Map<String, Object> json,
+    Map<String, List<Chart<?, ?>>> pngs) {
+
+  /** Every setting's columns, after the ones that name it. */
+  private static final List<String> SETTING_COLUMNS =
+      List.of(
+          "cohort",
+          "noiseMultiplier",
+          "epsilon",
+          "seeds",
+          "accuracy",
+          "accuracyCi95Low",
+          "accuracyCi95High",
+          "accuracyInterval",
+          "membershipAuc",
+          "membershipAucCi95");
+
+  /** Writes every file into {@code dir}, creating it when missing. */
+  public void writeTo(Path dir) throws IOException {
+    Reports.csv(dir.resolve(name + ".csv"), header, rows);
+    Reports.json(dir.resolve(name + ".json"), json);
+    for (Map.Entry<String, List<Chart<?, ?>>> png : pngs.entrySet()) {
+      Reports.savePng(dir.resolve(png.getKey()), png.getValue());
+    }
+  }
+
+  /**
+   * A noise sweep on {@code base}'s data, model and clients: its settings, runs and the central
+   * baseline (null without one).
+   */
+  public static EvaluationReport sweep(
+      SimulationConfig base,
+      List<Evaluation.Setting> settings,
+      List<Evaluation.Run> runs,
+      CentralBaseline central) {
+    return new EvaluationReport(
+        "evaluation",
+        header(List.of("variant"), List.of()),
+        sweepRows(settings, central),
+        sweepJson(base, settings, runs, central),
+        sweepCharts(base, settings, central));
+  }
+
+  /**
+   * A comparison of {@code variants} on {@code base} (its cohort, rounds and target epsilon): their
+   * settings and runs.
+   */
+  public static EvaluationReport comparison(
+      SimulationConfig base,
+      List<Evaluation.Variant> variants,
+      List<Evaluation.Setting> settings,
+      List<Evaluation.Run> runs) {
+    return new EvaluationReport(
+        "comparison",
+        header(
+            List.of("variant", "clipping", "serverOptimizer", "serverLearningRate"),
+            List.of("finalClipNorm")),
+        comparisonRows(variants, settings),
+        comparisonJson(base, variants, settings, runs),
+        Map.of("comparison.png", comparisonCharts(base, settings)));
+  }
+
+  private static List<List<Object>> sweepRows(
+      List<Evaluation.Setting> settings, CentralBaseline central) {
+    List<List<Object>> rows = new ArrayList<>();
+    for (Evaluation.Setting s : settings) {
+      rows.add(row(List.of(s.variant()), s, List.of()));
+    }
+    if (central != null) {
+      rows.add(centralRow(central));
+    }
+    return rows;
+  }
+
+  private static Map<String, Object> sweepJson(
+      SimulationConfig base,
+      List<Evaluation.Setting> settings,
+      List<Evaluation.Run> runs,
+      CentralBaseline central) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("dataset", base.dataset());
+    json.put("model", base.model());
+    json.put("clients", base.clients());
+    json.put("sampling", base.sampling());
+    json.put("rounds", base.rounds());
+    json.put("delta", base.delta());
+    json.put("settings", settings);
+    json.put("runs", runs);
+    if (central != null) {
+      json.put("central", centralJson(central));
+    }
+    return json;
+  }
+
+  /** Accuracy per round; accuracy and attack AUC against epsilon, one line per cohort. */
+  private static Map<String, List<Chart<?, ?>>> sweepCharts(
+      SimulationConfig base, List<Evaluation.Setting> settings, CentralBaseline central) {
+    String title =
+        base.dataset()
+            + ", "
+            + base.model()
+            + ", "
+            + base.clients()
+            + " clients, "
+            + base.rounds()
+            + " rounds";
+    String epsilonAxis = "epsilon (delta " + NumberText.of(base.delta()) + ")";
+    Map<String, List<Chart<?, ?>>> pngs = new LinkedHashMap<>();
+    pngs.put(
+        "accuracy-per-round.png",
+        List.of(
+            perRoundChart(
+                title + " (" + base.sampling() + " sampling): test accuracy per round",
+                sweepPerRound(settings, central))));
+    pngs.put(
+        "accuracy-vs-epsilon.png",
+        List.of(
+            Reports.chart(
+                title + ": test accuracy",
+                epsilonAxis,
+                "test accuracy (95% CI)",
+                againstEpsilon(
+                    settings,
+                    Evaluation.Setting::accuracy,
+                    s -> (s.accuracyHigh() - s.accuracyLow()) / 2))));
+    pngs.put(
+        "auc-vs-epsilon.png",
+        List.of(
+            Reports.chart(
+                title + ": membership inference",
+                epsilonAxis,
+                "loss-threshold attack AUC (95% CI)",
+                againstEpsilon(
+                    settings, Evaluation.Setting::auc, Evaluation.Setting::aucHalfWidth))));
+    return pngs;
+  }
+
+  private static List<List<Object>> comparisonRows(
+      List<Evaluation.Variant> variants, List<Evaluation.Setting> settings) {
+    Map<String, Evaluation.Variant> byName = Evaluation.Variant.byName(variants);
+    List<List<Object>> rows = new ArrayList<>();
+    for (Evaluation.Setting s : settings) {
+      Evaluation.Variant v = byName.get(s.variant());
+      List<Object> naming =
+          List.of(
+              s.variant(),
+              v.adaptiveClipping() == null ? "fixed" : "adaptive",
+              v.optimizer().kind().specName(),
+              v.optimizer().learningRate());
+      rows.add(row(naming, s, List.of(s.finalClipNorm())));
+    }
+    return rows;
+  }
+
+  private static Map<String, Object> comparisonJson(
+      SimulationConfig base,
+      List<Evaluation.Variant> variants,
+      List<Evaluation.Setting> settings,
+      List<Evaluation.Run> runs) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("dataset", base.dataset());
+    json.put("model", base.model());
+    json.put("clients", base.clients());
+    json.put("expectedClients", base.expectedClients());
+    json.put("sampling", base.sampling());
+    json.put("rounds", base.rounds());
+    json.put("targetEpsilon", base.targetEpsilon());
+    json.put("delta", base.delta());
+    json.put("initialClipNorm", base.clipNorm());
+    json.put("variants", variants);
+    json.put("settings", settings);
+    json.put("runs", runs);
+    return json;
+  }
+
+  /** Each variant's final accuracy with its interval, and its accuracy per round. */
+  private static List<Chart<?, ?>> comparisonCharts(
+      SimulationConfig base, List<Evaluation.Setting> settings) {
+    String title =
+        base.dataset()
+            + ", "
+            + base.model()
+            + ", "
+            + base.clients()
+            + " clients, m = "
+            + base.expectedClients()
+            + ", "
+            + base.rounds()
+            + " rounds, epsilon "
+            + NumberText.of(base.targetEpsilon());
+    List<Reports.Interval> finalAccuracies =
+        settings.stream()
+            .map(
+                s ->
+                    new Reports.Interval(
+                        s.variant(), s.accuracy(), s.accuracyLow(), s.accuracyHigh()))
+            .toList();
+    List<Reports.Series> perRound =
+        settings.stream()
+            .map(
+                s ->
+                    perRound(
+                        s.variant() + " (z " + String.format("%.3f", s.noiseMultiplier()) + ")", s))
+            .toList();
+    return List.of(
+        Reports.intervalChart(
+            title + ": final test accuracy",
+            "test accuracy (95% CI, " + settings.get(0).accuracyInterval() + ")",
+            finalAccuracies),
+        perRoundChart(
+            "test accuracy per round (mean over " + settings.get(0).seeds() + " seeds)", perRound));
+  }
+
+  private static List<String> header(List<String> naming, List<String> after) {
+    return Stream.of(naming, SETTING_COLUMNS, after).flatMap(List::stream).toList();
+  }
+
+  /** A setting's row: the cells that name it, its {@link #SETTING_COLUMNS}, then {@code after}. */
+  private static List<Object> row(List<?> naming, Evaluation.Setting s, List<?> after) {
+    List<Object> row = new ArrayList<>(naming);
+    row.addAll(
+        List.of(
+            s.cohort(),
+            s.noiseMultiplier(),
+            s.epsilon(),
+            s.seeds(),
+            s.accuracy(),
+            s.accuracyLow(),
+            s.accuracyHigh(),
+            s.accuracyInterval(),
+            s.auc(),
+            s.aucHalfWidth()));
+    row.addAll(after);
+    return row;
+  }
+
+  /** The central baseline as a setting's row; it has no cohort, noise, epsilon or attack. */
+  private static List<Object> centralRow(CentralBaseline central) {
+    Evaluation.Interval accuracy = central.accuracy();
+    return Arrays.asList(
+        "central",
+        null,
+        null,
+        null,
+        central.runs().size(),
+        accuracy.mean(),
+        accuracy.low(),
+        accuracy.high(),
+        accuracy.kind(),
+        null,
+        null);
+  }
+
+  private static Map<String, Object> centralJson(CentralBaseline central) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("epochs", central.epochs());
+    json.put("batchSize", central.batchSize());
+    json.put("learningRate", central.learningRate());
+    json.put("accuracy", central.accuracy());
+    json.put("runs", central.runs());
+    return json;
+  }
+
+  /** Each setting's accuracy per round, and the central baseline's final accuracy as a line. */
+  private static List<Reports.Series> sweepPerRound(
+      List<Evaluation.Setting> settings, CentralBaseline central) {
+    List<Reports.Series> series = new ArrayList<>();
+    for (Evaluation.Setting s : settings) {
+      series.add(perRound(sweptSettingName(s), s));
+    }
+    int rounds = settings.stream().mapToInt(s -> s.accuracyPerRound().length).max().orElse(0);
+    if (central != null && rounds > 0) {
+      double accuracy = central.accuracy().mean();
+      series.add(
+          new Reports.Series(
+              "central, pooled data (" + central.epochs() + " epochs)",
+              new double[] {1, rounds},
+              new double[] {accuracy, accuracy},
+              null));
+    }
+    return series;
+  }
+
+  /** A swept setting in a legend: its noise, cohort and epsilon, or non-private. */
+  private static String sweptSettingName(Evaluation.Setting s) {
+    if (s.noiseMultiplier() == 0) {
+      return "non-private, m = " + s.cohort();
+    }
+    return "z = "
+        + NumberText.of(s.noiseMultiplier())
+        + ", m = "
+        + s.cohort()
+        + " (epsilon "
+        + String.format("%.2f", s.epsilon())
+        + ")";
+  }
+
+  /** A setting's mean test accuracy after each round, at rounds 1, 2, ... */
+  private static Reports.Series perRound(String name, Evaluation.Setting s) {
+    double[] accuracy = s.accuracyPerRound();
+    double[] rounds = IntStream.rangeClosed(1, accuracy.length).asDoubleStream().toArray();
+    return new Reports.Series(name, rounds, accuracy, null);
+  }
+
+  /** Accuracy per round, drawn as lines: markers would hide them over many rounds. */
+  private static XYChart perRoundChart(String title, List<Reports.Series> series) {
+    XYChart chart = Reports.chart(title, "round", "test accuracy", series);
+    chart.getSeriesMap().values().forEach(s -> s.setMarker(SeriesMarkers.NONE));
+    return chart;
+  }
+
+  /**
+   * Per cohort, {@code value} of the private settings with {@code halfWidth} error bars against
+   * their epsilon, and the non-private baseline's as a flat line over the same epsilons.
+   */
+  private static List<Reports.Series> againstEpsilon(
+      List<Evaluation.Setting> settings,
+      ToDoubleFunction<Evaluation.Setting> value,
+      ToDoubleFunction<Evaluation.Setting> halfWidth) {
+    List<Reports.Series> series = new ArrayList<>();
+    for (int cohort : settings.stream().mapToInt(Evaluation.Setting::cohort).distinct().toArray()) {
+      List<Evaluation.Setting> priv =
+          settings.stream()
+              .filter(s -> s.cohort() == cohort && s.noiseMultiplier() > 0)
+              .sorted((a, b) -> Double.compare(a.epsilon(), b.epsilon()))
+              .toList();
+      Evaluation.Setting baseline =
+          settings.stream()
+              .filter(s -> s.cohort() == cohort && s.noiseMultiplier() == 0)
+              .findFirst()
+              .orElseThrow();
+      double[] epsilons = priv.stream().mapToDouble(Evaluation.Setting::epsilon).toArray();
+      series.add(
+          new Reports.Series(
+              "m = " + cohort,
+              epsilons,
+              priv.stream().mapToDouble(value).toArray(),
+              priv.stream().mapToDouble(halfWidth).toArray()));
+      double flat = value.applyAsDouble(baseline);
+      series.add(
+          new Reports.Series(
+              "non-private, m = " + cohort,
+              new double[] {epsilons[0], epsilons[epsilons.length - 1]},
+              new double[] {flat, flat},
+              null));
+    }
+    return series;
+  }
+}
