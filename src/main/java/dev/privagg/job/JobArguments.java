@@ -73,7 +73,9 @@ final class JobArguments {
    */
   static JobArguments parse(String[] args) {
     JobArguments arguments = new JobArguments();
-    CommandLine commandLine = new CommandLine(arguments);
+    // Repeated --spec, --spec-base64 and --init-base64 call their setters once each, in order;
+    // a repeated single value keeps the last, as the job's arguments always have.
+    CommandLine commandLine = new CommandLine(arguments).setOverwrittenOptionsAllowed(true);
     try {
       commandLine.parseArgs(args);
     } catch (CommandLine.ParameterException e) {

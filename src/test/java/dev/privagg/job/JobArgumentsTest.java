@@ -1,15 +1,20 @@
 package dev.privagg.job;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.privagg.spec.JobSpec;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The job's main refuses initial models it would silently ignore, naming the flag. */
-class InitArgumentsTest {
+/**
+ * The job's main arguments as privagg submit passes them: every spec, in order, and initial models
+ * it would silently ignore refused, naming the flag.
+ */
+class JobArgumentsTest {
   private static final String ZEROS_SPEC =
       """
       jobId: plain
@@ -40,5 +45,35 @@ class InitArgumentsTest {
   void anInitThatIsNotBase64_namesTheFlag() {
     assertThatThrownBy(() -> PrivaggJob.main(new String[] {"--init-base64", "plain=@@@"}))
         .hasMessageStartingWith("--init-base64 plain=...: not base64");
+  }
+
+  @Test
+  void repeatedSpecs_areAllRead_inTheOrderGiven() {
+    String[] first = base64Spec(ZEROS_SPEC);
+    String[] second = base64Spec(ZEROS_SPEC.replace("jobId: plain", "jobId: second"));
+    JobArguments arguments =
+        JobArguments.parse(
+            new String[] {
+              second[0],
+              second[1],
+              "--bootstrap-servers",
+              "localhost:1",
+              first[0],
+              first[1],
+              "--checkpoint-interval-ms",
+              "250"
+            });
+    assertThat(arguments.specs()).extracting(JobSpec::jobId).containsExactly("second", "plain");
+    assertThat(arguments.checkpointIntervalMillis()).isEqualTo(250);
+  }
+
+  @Test
+  void withoutBrokersOrSpecs_isRefusedWithTheUsage() {
+    assertThatThrownBy(() -> JobArguments.parse(base64Spec(ZEROS_SPEC)))
+        .hasMessageContaining("give --bootstrap-servers")
+        .hasMessageContaining("Usage:");
+    assertThatThrownBy(
+            () -> JobArguments.parse(new String[] {"--bootstrap-servers", "h:1", "--unknown", "x"}))
+        .hasMessageContaining("--unknown");
   }
 }
