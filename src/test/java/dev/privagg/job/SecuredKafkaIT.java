@@ -40,9 +40,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The job and its clients on a broker that authenticates (SASL PLAIN) and authorizes (KRaft's
- * StandardAuthorizer) every request, with exactly the ACLs the "Kafka security" table of docs/operations.md
- * prescribes: the job and the clients work; a client cannot read the updates, rejects or ledger
- * topics; unauthenticated connections, wrong passwords and missing ACLs end commands with one line.
+ * StandardAuthorizer) every request, with exactly the ACLs the "Kafka security" table of
+ * docs/operations.md prescribes: the job and the clients work; a client cannot read the updates,
+ * rejects or ledger topics; unauthenticated connections, wrong passwords and missing ACLs end
+ * commands with one line.
  */
 class SecuredKafkaIT {
   @RegisterExtension
