@@ -7,6 +7,7 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.java.typeutils.runtime.PojoSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
+import org.apache.flink.runtime.execution.SuppressRestartsException;
 
 /**
  * What a savepoint records of a {@link StateSerializer}: the layout's id and version. This class's
@@ -52,7 +53,8 @@ public final class StateLayoutSnapshot<T> implements TypeSerializerSnapshot<T> {
     layout = (StateLayout<T>) StateSerializers.layout(id);
     version = in.readInt();
     if (version > layout.version()) {
-      throw layout.unknownVersion(version);
+      IOException newer = layout.unknownVersion(version); // fail the job: a restart cannot help
+      throw new IOException(newer.getMessage(), new SuppressRestartsException(newer));
     }
   }
 
