@@ -8,10 +8,14 @@ import org.apache.flink.core.memory.DataOutputView;
 /**
  * How one type the job keeps in state is laid out in checkpoints and savepoints, in every version
  * this release can read. The id and the version numbers are stored in each savepoint (see {@link
- * StateLayoutSnapshot}); the Java class and field names are not, so they are free to change.
+ * StateLayoutSnapshot}); the Java class and field names are not. (privagg 0.1.0's savepoints do
+ * name the classes and fields of its POJO state: those stay as they are while such savepoints are
+ * supported, which ReleasedSavepointPojoFieldsTest checks.)
  *
  * <p>To change a layout: bump {@link #version()}, make {@link #write} write the new layout, and
- * keep {@link #read} reading every earlier version (StateLayoutTest holds each version's bytes).
+ * keep {@link #read} reading every earlier version (StateLayoutTest holds each version's bytes). A
+ * layout that nests another (combined-round holds a round-signal) reads the nested one at the
+ * version the outer one implies: bump the outer layout whenever a nested one changes.
  */
 abstract class StateLayout<T> implements Serializable {
   private static final long serialVersionUID = 1L;

@@ -50,11 +50,15 @@ public final class StateLayoutSnapshot<T> implements TypeSerializerSnapshot<T> {
       throw new IOException("unknown state snapshot format " + format + ", expected " + FORMAT);
     }
     String id = in.readUTF();
-    layout = (StateLayout<T>) StateSerializers.layout(id);
     version = in.readInt();
-    if (version > layout.version()) {
-      IOException newer = layout.unknownVersion(version); // fail the job: a restart cannot help
-      throw new IOException(newer.getMessage(), new SuppressRestartsException(newer));
+    try {
+      layout = (StateLayout<T>) StateSerializers.layout(id);
+      if (version > layout.version()) {
+        throw layout.unknownVersion(version);
+      }
+    } catch (IOException refused) {
+      // A savepoint of a newer privagg: fail the job once, since a restart cannot help.
+      throw new IOException(refused.getMessage(), new SuppressRestartsException(refused));
     }
   }
 

@@ -50,7 +50,8 @@ public final class StateSerializer<T> extends TypeSerializer<T> {
     try {
       DataOutputSerializer out = new DataOutputSerializer(256);
       layout.write(from, out);
-      return layout.read(layout.version(), new DataInputDeserializer(out.getCopyOfBuffer()));
+      return layout.read(
+          layout.version(), new DataInputDeserializer(out.getSharedBuffer(), 0, out.length()));
     } catch (IOException e) {
       throw new IllegalStateException("could not copy state '" + layout.id() + "'", e);
     }
