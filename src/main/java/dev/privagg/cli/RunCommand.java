@@ -9,6 +9,7 @@ import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.sim.PersistentKafka;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -217,8 +218,34 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
     return port;
   }
 
+  /**
+   * An earlier run's checkpoints without its broker's data mean the topics, and the privacy ledger
+   * in them, are gone (a deleted or mistyped kafka directory): a new broker would spend the budget
+   * again from zero under the same job ids.
+   */
+  private void refuseANewBrokerAfterAnEarlierRun(Path dir) throws java.io.IOException {
+    Path checkpoints = stateDir.toAbsolutePath().normalize().resolve("checkpoints");
+    if (PersistentKafka.holdsBroker(dir) || !Files.isDirectory(checkpoints)) {
+      return;
+    }
+    try (var entries = Files.list(checkpoints)) {
+      if (entries.findAny().isPresent()) {
+        throw new IllegalStateException(
+            "--state-dir "
+                + stateDir.toAbsolutePath().normalize()
+                + " holds an earlier run's checkpoints but no embedded broker data in "
+                + dir
+                + ": that broker's topics held the privacy ledger, and a new one would spend the"
+                + " budget again from zero; fix: put the kafka directory back, or, to start a new"
+                + " deployment from zero budget on purpose, remove the whole --state-dir or give"
+                + " another");
+      }
+    }
+  }
+
   private void startEmbeddedBroker(java.io.PrintWriter out, int port) throws Exception {
     Path dir = stateDir.toAbsolutePath().normalize().resolve("kafka");
+    refuseANewBrokerAfterAnEarlierRun(dir);
     try {
       broker = PersistentKafka.start(dir, port);
     } catch (PersistentKafka.PortInUseException e) {

@@ -105,6 +105,11 @@ public final class PersistentKafka implements AutoCloseable {
     }
   }
 
+  /** Whether {@code dir} holds a broker an earlier start formatted (its data to continue). */
+  public static boolean holdsBroker(Path dir) {
+    return Files.exists(dir.toAbsolutePath().normalize().resolve(LOG_DIR).resolve(META_PROPERTIES));
+  }
+
   /**
    * Starts the broker on {@code localhost:port} with its data in {@code dir}, formatting its log
    * directory first only when it holds no broker yet; returns when the broker answers clients.

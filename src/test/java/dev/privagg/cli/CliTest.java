@@ -172,6 +172,27 @@ class CliTest {
     assertThat(run.err()).startsWith(message);
   }
 
+  /** A deleted kafka directory beside an earlier run's checkpoints: the ledger is gone. */
+  @Test
+  void run_stateDirWithCheckpointsButNoBroker_refusesANewBroker() throws Exception {
+    java.nio.file.Path state = java.nio.file.Files.createTempDirectory("privagg-state");
+    java.nio.file.Files.createDirectories(state.resolve("checkpoints/3f1e"));
+    Run run =
+        run(
+            "run",
+            "--spec",
+            "jobs/digits-softmax.yaml",
+            "--state-dir",
+            state.toString(),
+            "--embedded-kafka-port",
+            "19994");
+    assertThat(run.exitCode()).isNotZero();
+    assertThat(run.err())
+        .contains("holds an earlier run's checkpoints but no embedded broker data")
+        .contains("budget again from zero");
+    assertThat(state.resolve("kafka")).doesNotExist();
+  }
+
   @Test
   void sigma_json_analyticByDefault() throws Exception {
     Run run = run("sigma", "--epsilon", "1", "--delta", "1e-5", "--json");
