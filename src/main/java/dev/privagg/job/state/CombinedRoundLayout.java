@@ -10,26 +10,8 @@ final class CombinedRoundLayout extends StateLayout<CombinedRound> {
   private static final long serialVersionUID = 1L;
   static final CombinedRoundLayout INSTANCE = new CombinedRoundLayout();
 
-  private CombinedRoundLayout() {}
-
-  @Override
-  String id() {
-    return "combined-round";
-  }
-
-  @Override
-  int version() {
-    return 1;
-  }
-
-  @Override
-  Class<CombinedRound> type() {
-    return CombinedRound.class;
-  }
-
-  @Override
-  CombinedRound create() {
-    return new CombinedRound();
+  private CombinedRoundLayout() {
+    super("combined-round", 1, CombinedRound.class);
   }
 
   @Override
@@ -46,9 +28,7 @@ final class CombinedRoundLayout extends StateLayout<CombinedRound> {
 
   @Override
   CombinedRound read(int version, DataInputView in) throws IOException {
-    if (version != 1) {
-      throw unknownVersion(version);
-    }
+    requireKnown(version);
     CombinedRound v = new CombinedRound();
     v.units = Fields.readLongs(in);
     v.contributions = in.readLong();

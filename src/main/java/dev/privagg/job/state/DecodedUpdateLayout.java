@@ -10,26 +10,8 @@ final class DecodedUpdateLayout extends StateLayout<DecodedUpdate> {
   private static final long serialVersionUID = 1L;
   static final DecodedUpdateLayout INSTANCE = new DecodedUpdateLayout();
 
-  private DecodedUpdateLayout() {}
-
-  @Override
-  String id() {
-    return "decoded-update";
-  }
-
-  @Override
-  int version() {
-    return 1;
-  }
-
-  @Override
-  Class<DecodedUpdate> type() {
-    return DecodedUpdate.class;
-  }
-
-  @Override
-  DecodedUpdate create() {
-    return new DecodedUpdate();
+  private DecodedUpdateLayout() {
+    super("decoded-update", 1, DecodedUpdate.class);
   }
 
   @Override
@@ -50,9 +32,7 @@ final class DecodedUpdateLayout extends StateLayout<DecodedUpdate> {
 
   @Override
   DecodedUpdate read(int version, DataInputView in) throws IOException {
-    if (version != 1) {
-      throw unknownVersion(version);
-    }
+    requireKnown(version);
     DecodedUpdate v = new DecodedUpdate();
     v.jobId = Fields.readString(in);
     v.clientId = Fields.readString(in);

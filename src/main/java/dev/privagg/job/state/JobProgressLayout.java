@@ -10,26 +10,8 @@ final class JobProgressLayout extends StateLayout<JobProgress> {
   private static final long serialVersionUID = 1L;
   static final JobProgressLayout INSTANCE = new JobProgressLayout();
 
-  private JobProgressLayout() {}
-
-  @Override
-  String id() {
-    return "job-progress";
-  }
-
-  @Override
-  int version() {
-    return 1;
-  }
-
-  @Override
-  Class<JobProgress> type() {
-    return JobProgress.class;
-  }
-
-  @Override
-  JobProgress create() {
-    return new JobProgress();
+  private JobProgressLayout() {
+    super("job-progress", 1, JobProgress.class);
   }
 
   @Override
@@ -49,9 +31,7 @@ final class JobProgressLayout extends StateLayout<JobProgress> {
 
   @Override
   JobProgress read(int version, DataInputView in) throws IOException {
-    if (version != 1) {
-      throw unknownVersion(version);
-    }
+    requireKnown(version);
     JobProgress v = new JobProgress();
     v.currentRound = in.readLong();
     v.modelRound = in.readLong();

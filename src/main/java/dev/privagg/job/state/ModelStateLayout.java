@@ -11,26 +11,8 @@ final class ModelStateLayout extends StateLayout<ModelState> {
   private static final long serialVersionUID = 1L;
   static final ModelStateLayout INSTANCE = new ModelStateLayout();
 
-  private ModelStateLayout() {}
-
-  @Override
-  String id() {
-    return "model-state";
-  }
-
-  @Override
-  int version() {
-    return 1;
-  }
-
-  @Override
-  Class<ModelState> type() {
-    return ModelState.class;
-  }
-
-  @Override
-  ModelState create() {
-    return new ModelState();
+  private ModelStateLayout() {
+    super("model-state", 1, ModelState.class);
   }
 
   @Override
@@ -47,9 +29,7 @@ final class ModelStateLayout extends StateLayout<ModelState> {
 
   @Override
   ModelState read(int version, DataInputView in) throws IOException {
-    if (version != 1) {
-      throw unknownVersion(version);
-    }
+    requireKnown(version);
     ModelState v = new ModelState();
     v.model = Fields.readFloats(in);
     v.round = in.readLong();

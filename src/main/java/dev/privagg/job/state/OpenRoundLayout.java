@@ -10,26 +10,8 @@ final class OpenRoundLayout extends StateLayout<OpenRound> {
   private static final long serialVersionUID = 1L;
   static final OpenRoundLayout INSTANCE = new OpenRoundLayout();
 
-  private OpenRoundLayout() {}
-
-  @Override
-  String id() {
-    return "open-round";
-  }
-
-  @Override
-  int version() {
-    return 1;
-  }
-
-  @Override
-  Class<OpenRound> type() {
-    return OpenRound.class;
-  }
-
-  @Override
-  OpenRound create() {
-    return new OpenRound();
+  private OpenRoundLayout() {
+    super("open-round", 1, OpenRound.class);
   }
 
   @Override
@@ -49,9 +31,7 @@ final class OpenRoundLayout extends StateLayout<OpenRound> {
 
   @Override
   OpenRound read(int version, DataInputView in) throws IOException {
-    if (version != 1) {
-      throw unknownVersion(version);
-    }
+    requireKnown(version);
     OpenRound v = new OpenRound();
     v.units = Fields.readLongs(in);
     v.shardKeys = Fields.readStrings(in);

@@ -10,26 +10,8 @@ final class PublishedPositionLayout extends StateLayout<PublicRounds.Position> {
   private static final long serialVersionUID = 1L;
   static final PublishedPositionLayout INSTANCE = new PublishedPositionLayout();
 
-  private PublishedPositionLayout() {}
-
-  @Override
-  String id() {
-    return "published-position";
-  }
-
-  @Override
-  int version() {
-    return 1;
-  }
-
-  @Override
-  Class<PublicRounds.Position> type() {
-    return PublicRounds.Position.class;
-  }
-
-  @Override
-  PublicRounds.Position create() {
-    return new PublicRounds.Position();
+  private PublishedPositionLayout() {
+    super("published-position", 1, PublicRounds.Position.class);
   }
 
   @Override
@@ -42,9 +24,7 @@ final class PublishedPositionLayout extends StateLayout<PublicRounds.Position> {
 
   @Override
   PublicRounds.Position read(int version, DataInputView in) throws IOException {
-    if (version != 1) {
-      throw unknownVersion(version);
-    }
+    requireKnown(version);
     PublicRounds.Position v = new PublicRounds.Position();
     v.round = in.readLong();
     v.digest = Fields.readBytes(in);

@@ -10,26 +10,8 @@ final class RoundSignalLayout extends StateLayout<RoundSignal> {
   private static final long serialVersionUID = 1L;
   static final RoundSignalLayout INSTANCE = new RoundSignalLayout();
 
-  private RoundSignalLayout() {}
-
-  @Override
-  String id() {
-    return "round-signal";
-  }
-
-  @Override
-  int version() {
-    return 1;
-  }
-
-  @Override
-  Class<RoundSignal> type() {
-    return RoundSignal.class;
-  }
-
-  @Override
-  RoundSignal create() {
-    return new RoundSignal();
+  private RoundSignalLayout() {
+    super("round-signal", 1, RoundSignal.class);
   }
 
   @Override
@@ -52,9 +34,7 @@ final class RoundSignalLayout extends StateLayout<RoundSignal> {
 
   @Override
   RoundSignal read(int version, DataInputView in) throws IOException {
-    if (version != 1) {
-      throw unknownVersion(version);
-    }
+    requireKnown(version);
     RoundSignal v = new RoundSignal();
     v.kind = Fields.readEnum(RoundSignal.Kind.class, in);
     v.jobId = Fields.readString(in);

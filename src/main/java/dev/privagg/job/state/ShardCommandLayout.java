@@ -10,26 +10,8 @@ final class ShardCommandLayout extends StateLayout<ShardCommand> {
   private static final long serialVersionUID = 1L;
   static final ShardCommandLayout INSTANCE = new ShardCommandLayout();
 
-  private ShardCommandLayout() {}
-
-  @Override
-  String id() {
-    return "shard-command";
-  }
-
-  @Override
-  int version() {
-    return 1;
-  }
-
-  @Override
-  Class<ShardCommand> type() {
-    return ShardCommand.class;
-  }
-
-  @Override
-  ShardCommand create() {
-    return new ShardCommand();
+  private ShardCommandLayout() {
+    super("shard-command", 1, ShardCommand.class);
   }
 
   @Override
@@ -47,9 +29,7 @@ final class ShardCommandLayout extends StateLayout<ShardCommand> {
 
   @Override
   ShardCommand read(int version, DataInputView in) throws IOException {
-    if (version != 1) {
-      throw unknownVersion(version);
-    }
+    requireKnown(version);
     ShardCommand v = new ShardCommand();
     v.kind = Fields.readEnum(ShardCommand.Kind.class, in);
     v.jobId = Fields.readString(in);

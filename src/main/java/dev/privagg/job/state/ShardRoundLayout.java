@@ -10,26 +10,8 @@ final class ShardRoundLayout extends StateLayout<ShardRound> {
   private static final long serialVersionUID = 1L;
   static final ShardRoundLayout INSTANCE = new ShardRoundLayout();
 
-  private ShardRoundLayout() {}
-
-  @Override
-  String id() {
-    return "shard-round";
-  }
-
-  @Override
-  int version() {
-    return 1;
-  }
-
-  @Override
-  Class<ShardRound> type() {
-    return ShardRound.class;
-  }
-
-  @Override
-  ShardRound create() {
-    return new ShardRound();
+  private ShardRoundLayout() {
+    super("shard-round", 1, ShardRound.class);
   }
 
   @Override
@@ -42,9 +24,7 @@ final class ShardRoundLayout extends StateLayout<ShardRound> {
 
   @Override
   ShardRound read(int version, DataInputView in) throws IOException {
-    if (version != 1) {
-      throw unknownVersion(version);
-    }
+    requireKnown(version);
     ShardRound v = new ShardRound();
     v.units = Fields.readLongs(in);
     v.contributions = in.readLong();

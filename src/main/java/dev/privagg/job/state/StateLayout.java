@@ -20,16 +20,41 @@ import org.apache.flink.core.memory.DataOutputView;
 abstract class StateLayout<T> implements Serializable {
   private static final long serialVersionUID = 1L;
 
-  /** The name stored in savepoints: never changes once released. */
-  abstract String id();
+  private final String id;
+  private final int version;
+  private final Class<T> type;
 
-  /** The version {@link #write} writes. */
-  abstract int version();
+  /**
+   * @param id the name stored in savepoints: never changes once released
+   * @param version the version {@link #write} writes
+   * @param type the state type, with a public no-argument constructor
+   */
+  StateLayout(String id, int version, Class<T> type) {
+    this.id = id;
+    this.version = version;
+    this.type = type;
+  }
 
-  abstract Class<T> type();
+  final String id() {
+    return id;
+  }
+
+  final int version() {
+    return version;
+  }
+
+  final Class<T> type() {
+    return type;
+  }
 
   /** An empty value, for Flink's {@code createInstance}. */
-  abstract T create();
+  final T create() {
+    try {
+      return type.getConstructor().newInstance();
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(type + " needs a public no-argument constructor", e);
+    }
+  }
 
   /** Writes {@code value} in the current layout. */
   abstract void write(T value, DataOutputView out) throws IOException;
@@ -37,15 +62,22 @@ abstract class StateLayout<T> implements Serializable {
   /** Reads a value written in layout {@code version} (at most {@link #version()}). */
   abstract T read(int version, DataInputView in) throws IOException;
 
+  /** Refuses a version this release does not read, naming the state. */
+  final void requireKnown(int version) throws IOException {
+    if (version < 1 || version > this.version) {
+      throw unknownVersion(version);
+    }
+  }
+
   /** The error for a version this release does not read. */
   final IOException unknownVersion(int version) {
     return new IOException(
         "state '"
-            + id()
+            + id
             + "' in layout version "
             + version
             + ", but this privagg reads versions 1 to "
-            + version()
+            + this.version
             + ": restore it with the privagg release that wrote it or a newer one");
   }
 }

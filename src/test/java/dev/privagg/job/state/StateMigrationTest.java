@@ -369,27 +369,8 @@ class StateMigrationTest {
     private final StateLayout<T> current;
 
     NextVersion(StateLayout<T> current) {
+      super(current.id(), current.version() + 1, current.type());
       this.current = current;
-    }
-
-    @Override
-    String id() {
-      return current.id();
-    }
-
-    @Override
-    int version() {
-      return current.version() + 1;
-    }
-
-    @Override
-    Class<T> type() {
-      return current.type();
-    }
-
-    @Override
-    T create() {
-      return current.create();
     }
 
     @Override
