@@ -122,7 +122,7 @@ class RoundLifecycleTest {
     advanceTo(500);
     assertThat(decided.admitted).containsExactly("member");
     // Restored from that state; a later run announced round 3 since: round 1 is not taken over.
-    driver.lifecycle =
+    driver.start(
         new RoundLifecycle(
             spec,
             NoiseSources.forSpec(spec),
@@ -134,8 +134,8 @@ class RoundLifecycleTest {
                 spec.initialWeights(),
                 0,
                 new LedgerFloor.Announced(3, 2 * TIMEOUT, 3 * TIMEOUT),
-                null));
-    driver.lifecycle.start(store, 600, decided);
+                null)),
+        600);
     assertThat(decided.discarded).containsExactly(1L);
     assertThat(decided.closed).isEmpty();
   }
@@ -152,7 +152,7 @@ class RoundLifecycleTest {
     PrivacyLedger ahead =
         LedgerCodec.read(store.progress().ledger)
             .append(spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1));
-    driver.lifecycle =
+    driver.start(
         new RoundLifecycle(
             spec,
             NoiseSources.forSpec(spec),
@@ -164,8 +164,8 @@ class RoundLifecycleTest {
                 spec.initialWeights(),
                 2,
                 new LedgerFloor.Announced(3, 2 * TIMEOUT, 3 * TIMEOUT),
-                null));
-    driver.lifecycle.start(store, 2 * TIMEOUT + 600, decided);
+                null)),
+        2 * TIMEOUT + 600);
     advanceTo(3 * TIMEOUT);
     assertThat(decided.closed).extracting(ClosedRound::round).containsExactly(1L, 2L, 3L);
     assertThat(decided.closed.get(2).contributions()).isEqualTo(1);
@@ -175,10 +175,10 @@ class RoundLifecycleTest {
   @Test
   void firstRound_opensAtTheSubmission_soUpdatesSentWhileTheJobStartedBelongToIt() {
     JobSpec spec = exactSpec("");
-    driver.lifecycle =
+    driver.start(
         new RoundLifecycle(
-            spec, NoiseSources.forSpec(spec), LedgerFloor.NONE, 3_000, new ShardPlan(1));
-    driver.lifecycle.start(store, 5_000, decided); // the job came up 2 s after it was submitted
+            spec, NoiseSources.forSpec(spec), LedgerFloor.NONE, 3_000, new ShardPlan(1)),
+        5_000); // the job came up 2 s after it was submitted
     assertThat(decided.announced).containsExactly("1 until " + (5_000 + TIMEOUT));
     read(update("early", 1, 0.1f, 0f, 0f), 3_500);
     read(update("before-submit", 1, 0.1f, 0f, 0f), 2_999);
