@@ -58,7 +58,8 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
     }
     Simulation.Result result = simulate(config, out, r -> RoundProgress.print(out, r));
     out.printf(
-        "final test accuracy %.4f, epsilon %s at delta %s, membership-inference AUC %.3f%s%n",
+        "final test accuracy %.4f, epsilon %s at delta %s, membership-inference AUC %.3f%s;"
+            + " updates sent %d, used %d%s%n",
         result.finalAccuracy(),
         Text.number(result.epsilon()),
         Text.number(config.delta()),
@@ -68,7 +69,12 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
             : ", adaptive C from "
                 + Text.number(config.clipNorm())
                 + " to "
-                + Text.number(result.finalClipNorm()));
+                + Text.number(result.finalClipNorm()),
+        result.updatesSent(),
+        result.updatesUsed(),
+        config.checkInSampling()
+            ? ", rejected for the participation schema " + result.participationRejects()
+            : "");
     out.flush();
     return 0;
   }
@@ -118,6 +124,9 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
         "epsilon", Output.number(result.epsilon()),
         "finalAccuracy", Output.number(result.finalAccuracy()),
         "testSize", result.testSize(),
-        "membershipAuc", Output.number(result.membershipAuc()));
+        "membershipAuc", Output.number(result.membershipAuc()),
+        "updatesSent", result.updatesSent(),
+        "updatesUsed", result.updatesUsed(),
+        "rejects", result.rejects());
   }
 }

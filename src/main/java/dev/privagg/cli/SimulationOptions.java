@@ -48,8 +48,29 @@ final class SimulationOptions {
               + " rate m/clients (server-poisson). client: each client draws its own participation"
               + " with rate m/clients, only sampled clients train and send, and the spec declares it"
               + " (declared-client-poisson, charged at that rate): rounds cost the cohort, not the"
-              + " population (default server).")
+              + " population. checkin: exactly m clients check in each round, drawn uniformly"
+              + " (seeded) from those --min-separation and --max-participations allow, as a fleet"
+              + " with device-side rate limits would; nothing secret, nothing amplified (sampling"
+              + " none, every round charged in full) (default server).")
   String sampling;
+
+  @Option(
+      names = "--min-separation",
+      paramLabel = "B",
+      description =
+          "With --sampling checkin (and evaluate --mechanisms): a client that contributed in round"
+              + " r checks in again no sooner than round r + B; 1 allows consecutive rounds. At"
+              + " most clients / cohort, so that every round finds m eligible clients (default 1).")
+  Integer minSeparation;
+
+  @Option(
+      names = "--max-participations",
+      paramLabel = "K",
+      description =
+          "With --sampling checkin (and evaluate --mechanisms): most rounds one client contributes"
+              + " to over the run; at least rounds x cohort / clients, with room (default"
+              + " --rounds).")
+  Integer maxParticipations;
 
   @Option(names = "--rounds", defaultValue = "25", description = "Rounds to train (default 25).")
   int rounds;
@@ -208,6 +229,29 @@ final class SimulationOptions {
    */
   SimulationConfig config(
       Flags flags, double noiseMultiplier, double targetEpsilon, Double defaultQuantile) {
+    if (!"checkin".equals(sampling) && schemaGiven(flags)) {
+      throw flags.fail(
+          (flags.given("--min-separation") ? "--min-separation" : "--max-participations")
+              + " is the participation schema of check-in clients: add --sampling checkin, or"
+              + " drop it");
+    }
+    return config(flags, noiseMultiplier, targetEpsilon, defaultQuantile, sampling);
+  }
+
+  /**
+   * The simulation of evaluate --mechanisms at {@code targetEpsilon}: clients check in under the
+   * schema (each mechanism then sets its own sampling), fixed C, the server optimizer of the flags.
+   */
+  SimulationConfig checkInConfig(Flags flags, double targetEpsilon) {
+    return config(flags, Double.NaN, targetEpsilon, null, "checkin");
+  }
+
+  private SimulationConfig config(
+      Flags flags,
+      double noiseMultiplier,
+      double targetEpsilon,
+      Double defaultQuantile,
+      String sampling) {
     flags.positive("--clip-norm", clipNorm);
     SimulationConfig.AdaptiveClipping adaptive = adaptiveClipping(flags, defaultQuantile);
     if (adaptive != null && localNoiseEpsilon != null) {
@@ -217,7 +261,55 @@ final class SimulationOptions {
     }
     ServerOptimizer.Kind kind = serverOptimizerKind(flags);
     ServerOptimizer optimizer = serverOptimizer(flags, kind, serverLr);
-    return config(noiseMultiplier, targetEpsilon, adaptive, optimizer);
+    if (minSeparation != null) {
+      flags.atLeastOne("--min-separation", minSeparation);
+    }
+    if (maxParticipations != null) {
+      flags.atLeastOne("--max-participations", maxParticipations);
+    }
+    SimulationConfig config = config(noiseMultiplier, targetEpsilon, adaptive, optimizer, sampling);
+    if (config.checkInSampling()) {
+      refuseShortSchedule(flags, config, 1);
+    }
+    return config;
+  }
+
+  /** Whether --min-separation or --max-participations was given. */
+  boolean schemaGiven(Flags flags) {
+    return flags.given("--min-separation") || flags.given("--max-participations");
+  }
+
+  /**
+   * Refuses a participation schema under which some round of seeds {@code checkIn.seed()} on would
+   * find fewer than --cohort eligible clients, naming the round and the fix.
+   */
+  static void refuseShortSchedule(Flags flags, SimulationConfig checkIn, int seeds) {
+    for (int s = 0; s < seeds; s++) {
+      SimulationConfig seeded = checkIn.toBuilder().seed(checkIn.seed() + s).build();
+      int shortRound = seeded.checkIns().schedule(checkIn.rounds()).firstShortRound();
+      if (shortRound > 0) {
+        long needed =
+            ((long) checkIn.rounds() * checkIn.expectedClients() + checkIn.clients() - 1)
+                / checkIn.clients();
+        throw flags.fail(
+            "--min-separation "
+                + checkIn.minSeparation()
+                + " and --max-participations "
+                + checkIn.maxParticipations()
+                + " leave fewer than --cohort "
+                + checkIn.expectedClients()
+                + " eligible clients in round "
+                + shortRound
+                + " (seed "
+                + seeded.seed()
+                + "): lower --min-separation (at most clients / cohort = "
+                + checkIn.clients() / checkIn.expectedClients()
+                + ", less leaves room) or raise --max-participations (at least rounds x cohort /"
+                + " clients = "
+                + needed
+                + ", more leaves room)");
+      }
+    }
   }
 
   /**
@@ -330,7 +422,8 @@ final class SimulationOptions {
       double noiseMultiplier,
       double targetEpsilon,
       SimulationConfig.AdaptiveClipping adaptive,
-      ServerOptimizer optimizer) {
+      ServerOptimizer optimizer,
+      String sampling) {
     TrainingOptions training =
         new TrainingOptions(
             localEpochs,
@@ -348,6 +441,8 @@ final class SimulationOptions {
         .clients(clients)
         .expectedClients(cohort)
         .sampling(sampling)
+        .minSeparation(minSeparation == null ? 1 : minSeparation)
+        .maxParticipations(maxParticipations == null ? 0 : maxParticipations)
         .rounds(rounds)
         .partition(partition)
         .alpha(alpha)

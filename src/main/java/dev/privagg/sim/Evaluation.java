@@ -28,7 +28,9 @@ public final class Evaluation {
   /**
    * One simulation's outcome; {@code testSize} examples measured its accuracy. {@code variant} is
    * "private" or "non-private" in a sweep, the variant's name in a comparison; {@code
-   * finalClipNorm} is the last round's C.
+   * finalClipNorm} is the last round's C. {@code updatesSent} counts what the clients sent, {@code
+   * updatesUsed} what the released rounds summed, {@code participationRejects} the updates the job
+   * turned away for breaking its participation schema.
    */
   public record Run(
       String variant,
@@ -41,7 +43,10 @@ public final class Evaluation {
       int testSize,
       long roundsSentAfterDeadline,
       double finalClipNorm,
-      double[] accuracyPerRound) {}
+      double[] accuracyPerRound,
+      long updatesSent,
+      long updatesUsed,
+      long participationRejects) {}
 
   /**
    * A setting's summary over seeds. The accuracy interval is a 95% Student-t interval over seeds
@@ -252,7 +257,7 @@ public final class Evaluation {
     return runs;
   }
 
-  private static Run run(String variant, SimulationConfig config, Simulation.Result result) {
+  static Run run(String variant, SimulationConfig config, Simulation.Result result) {
     return new Run(
         variant,
         config.expectedClients(),
@@ -264,7 +269,10 @@ public final class Evaluation {
         result.testSize(),
         result.roundsSentAfterDeadline(),
         result.finalClipNorm(),
-        result.accuracyPerRound());
+        result.accuracyPerRound(),
+        result.updatesSent(),
+        result.updatesUsed(),
+        result.participationRejects());
   }
 
   /** Groups runs by (variant, cohort, noise multiplier) and summarises each group. */

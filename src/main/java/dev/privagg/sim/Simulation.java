@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
@@ -46,6 +47,10 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * the cohort's training, not the population's.
  */
 public final class Simulation {
+  /** The reject reasons of an update that breaks the job's participation schema. */
+  public static final List<String> PARTICIPATION_REJECTS =
+      List.of("PARTICIPATION_LIMIT", "TOO_SOON");
+
   /** Checkpoints publish outputs; a short interval keeps rounds snappy in simulations. */
   static final long CHECKPOINT_INTERVAL_MILLIS = 300;
 
@@ -75,7 +80,21 @@ public final class Simulation {
       double finalAccuracy,
       int testSize,
       double epsilon,
-      double membershipAuc) {
+      double membershipAuc,
+      long updatesSent,
+      long updatesUsed,
+      Map<String, Long> rejects) {
+    /**
+     * Rejects for breaking the participation schema (PARTICIPATION_LIMIT, TOO_SOON): with check-in
+     * sampling the clients keep to it, so these should be 0.
+     */
+    public long participationRejects() {
+      return rejects.entrySet().stream()
+          .filter(e -> PARTICIPATION_REJECTS.contains(e.getKey()))
+          .mapToLong(Map.Entry::getValue)
+          .sum();
+    }
+
     /** Test accuracy after each round, in round order. */
     public double[] accuracyPerRound() {
       return rounds.stream().mapToDouble(RoundResult::accuracy).toArray();
@@ -132,6 +151,8 @@ public final class Simulation {
             ? NoiseSource.seeded(config.seed())
             : NoiseSource.secure();
     ClientSampling sampling = new ClientSampling(config.samplingRate(), config.seed());
+    CheckInSampling.Schedule checkIns =
+        config.checkInSampling() ? config.checkIns().schedule(config.rounds()) : null;
     Duration wait = Duration.ofMillis(config.roundTimeoutMillis() * 3 + 60_000);
     long start = System.currentTimeMillis();
     // Test accuracy is measured off the round's critical path, one model at a time, in order.
@@ -144,13 +165,14 @@ public final class Simulation {
             });
     List<Future<RoundResult>> pending = new ArrayList<>();
     GlobalModel last;
+    JobRecords.Tally tally;
     try (PrivaggClient client = new PrivaggClient(spec, kafka)) {
       last = client.awaitModel(0, wait);
       for (long r = 1; r <= config.rounds(); r++) {
         RoundAnnouncement round = client.awaitRound(r, wait);
         double[][] base = PrivaggClient.weights(client.awaitModel(round.getBaseModelRound(), wait));
         final long roundNo = r;
-        int[] cohort = participants(config, sampling, r);
+        int[] cohort = participants(config, sampling, checkIns, r);
         List<float[][]> updates =
             Arrays.stream(cohort)
                 .parallel()
@@ -208,6 +230,7 @@ public final class Simulation {
       for (Future<RoundResult> f : pending) {
         results.add(f.get());
       }
+      tally = JobRecords.read(kafka, spec);
     } finally {
       evaluator.shutdownNow();
       job.cancel().get();
@@ -225,18 +248,31 @@ public final class Simulation {
         Metrics.accuracy(model, finalWeights, data.test()),
         data.test().size(),
         last.getPrivacy().getEpsilon(),
-        auc);
+        auc,
+        results.stream().mapToLong(RoundResult::clientsSent).sum(),
+        tally.updatesUsed(),
+        tally.rejects());
   }
 
   /**
    * The clients that train and send in {@code round}: every client with server sampling (the job
-   * samples), only those whose own draw says so with client sampling.
+   * samples), only those whose own draw says so with client sampling, the round's check-ins with
+   * check-in sampling.
    */
-  static int[] participants(SimulationConfig config, ClientSampling sampling, long round) {
-    return config.clientSampling()
-        ? sampling.cohort(config.clients(), round)
-        : IntStream.range(0, config.clients()).toArray();
+  static int[] participants(
+      SimulationConfig config,
+      ClientSampling sampling,
+      CheckInSampling.Schedule checkIns,
+      long round) {
+    return switch (config.sampling()) {
+      case "client" -> sampling.cohort(config.clients(), round);
+      case "checkin" -> checkIns.cohort(round);
+      default -> IntStream.range(0, config.clients()).toArray();
+    };
   }
+
+  /** BLT buffers of the simulations' specs: three, as Dvijotham et al. 2024 find enough. */
+  static final int BLT_BUFFERS = 3;
 
   /** The job spec of a simulation: unique job id and topics, so runs never mix. */
   static String specYaml(SimulationConfig c, Model model) {
@@ -269,7 +305,8 @@ public final class Simulation {
       noise = "noiseMultiplier: " + c.noiseMultiplier() + "\n  budgetEpsilon: .inf";
     }
     String sampling;
-    if (c.expectedClients() == c.clients()) {
+    if (c.checkInSampling() || c.expectedClients() == c.clients()) {
+      // Check-ins are not secret and not random to an adversary: charged without amplification.
       sampling = "{mode: none}";
     } else if (c.clientSampling()) {
       // The job does not sample; the accountant charges at the declared m / clients. No early
@@ -293,6 +330,20 @@ public final class Simulation {
               + a.learningRate()
               + (Double.isNaN(a.countNoiseStd()) ? "" : ", countNoiseStd: " + a.countNoiseStd())
               + "}";
+    }
+    if (c.mechanism().equals("blt")) {
+      // One Gaussian mechanism over the planned rounds under the (b, k) participation schema.
+      noise +=
+          "\n  mechanism: blt\n  blt: {minSeparation: "
+              + c.minSeparation()
+              + ", maxParticipations: "
+              + c.maxParticipations()
+              + ", buffers: "
+              + BLT_BUFFERS
+              + "}";
+      if (!Double.isNaN(c.noiseMultiplier())) {
+        noise += "\n  plannedRounds: " + c.rounds();
+      }
     }
     String noiseSource =
         c.noiseSource().equals("seeded")

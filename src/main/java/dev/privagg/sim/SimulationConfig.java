@@ -9,9 +9,11 @@ import java.util.List;
  * One federated simulation: dataset and model, clients and their partition, rounds and the server's
  * privacy setting. {@code noiseMultiplier} NaN means: plan it from {@code targetEpsilon} over
  * {@code rounds}; a noise multiplier of 0 is the non-private baseline (infinite budget). See {@link
- * #SAMPLINGS} for {@code sampling}. With {@code adaptiveClipping} (null: C is fixed) {@code
- * clipNorm} is the initial C; {@code serverOptimizer} steps the noisy average (FedAvg, FedAvgM,
- * FedAdam, FedYogi).
+ * #SAMPLINGS} for {@code sampling}, {@link #MECHANISMS} for {@code mechanism}; {@code
+ * minSeparation} and {@code maxParticipations} are the participation schema (b, k) of check-in
+ * sampling and of BLT noise (1 and {@code rounds} when neither is used). With {@code
+ * adaptiveClipping} (null: C is fixed) {@code clipNorm} is the initial C; {@code serverOptimizer}
+ * steps the noisy average (FedAvg, FedAvgM, FedAdam, FedYogi).
  *
  * <p>Made by {@link #builder()} (or {@link #toBuilder()} for a copy that differs in some values),
  * whose {@link Builder#build()} checks every value. A record cannot hide its canonical constructor,
@@ -24,6 +26,9 @@ public record SimulationConfig(
     int clients,
     int expectedClients,
     String sampling,
+    int minSeparation,
+    int maxParticipations,
+    String mechanism,
     int rounds,
     String partition,
     double alpha,
@@ -57,9 +62,19 @@ public record SimulationConfig(
    * Who samples: {@code server} (every client trains and sends each round, the job keeps each
    * update with the sampling rate: server-poisson) or {@code client} (each client draws its own
    * participation with the sampling rate, only the sampled ones train and send; the spec declares
-   * it: declared-client-poisson).
+   * it: declared-client-poisson) or {@code checkin} (exactly the cohort checks in each round, drawn
+   * uniformly from the clients the (minSeparation, maxParticipations) schema allows, {@link
+   * CheckInSampling}; the job does not sample and nothing is amplified: sampling none).
    */
-  public static final List<String> SAMPLINGS = List.of("server", "client");
+  public static final List<String> SAMPLINGS = List.of("server", "client", "checkin");
+
+  /**
+   * The server's noise: {@code independent} (a fresh Gaussian each round, as the accountant charges
+   * it) or {@code blt} (BLT matrix-factorization DP-FTRL: noise correlated over the planned rounds,
+   * one Gaussian mechanism for the whole run under the participation schema; needs check-in
+   * sampling and seeded noise here).
+   */
+  public static final List<String> MECHANISMS = List.of("independent", "blt");
 
   /** The Poisson sampling rate: expected cohort / clients. */
   public double samplingRate() {
@@ -69,6 +84,20 @@ public record SimulationConfig(
   /** True when clients sample themselves (declared-client-poisson). */
   public boolean clientSampling() {
     return sampling.equals("client");
+  }
+
+  /** True when a fixed cohort checks in under the participation schema. */
+  public boolean checkInSampling() {
+    return sampling.equals("checkin");
+  }
+
+  /**
+   * Who checks in when, for {@code checkin} sampling: drawn from the seed (mixed, so that it does
+   * not repeat the data split's stream).
+   */
+  public CheckInSampling checkIns() {
+    return new CheckInSampling(
+        clients, expectedClients, minSeparation, maxParticipations, seed ^ 0x636865636B696EL);
   }
 
   /** The same simulation without privacy: noise 0, infinite budget, through the same pipeline. */
@@ -93,6 +122,9 @@ public record SimulationConfig(
         .clients(clients)
         .expectedClients(expectedClients)
         .sampling(sampling)
+        .minSeparation(minSeparation)
+        .maxParticipations(maxParticipations)
+        .mechanism(mechanism)
         .rounds(rounds)
         .partition(partition)
         .alpha(alpha)
@@ -116,6 +148,9 @@ public record SimulationConfig(
     private int clients;
     private int expectedClients;
     private String sampling;
+    private int minSeparation = 1;
+    private int maxParticipations;
+    private String mechanism = "independent";
     private int rounds;
     private String partition;
     private double alpha;
@@ -162,6 +197,24 @@ public record SimulationConfig(
     /** One of {@link #SAMPLINGS}. */
     public Builder sampling(String sampling) {
       this.sampling = sampling;
+      return this;
+    }
+
+    /** Rounds after a contribution before the client may contribute again (b; 1: any round). */
+    public Builder minSeparation(int minSeparation) {
+      this.minSeparation = minSeparation;
+      return this;
+    }
+
+    /** Most contributions of one client over the run (k); 0 (the default): {@code rounds}. */
+    public Builder maxParticipations(int maxParticipations) {
+      this.maxParticipations = maxParticipations;
+      return this;
+    }
+
+    /** One of {@link #MECHANISMS}; {@code independent} by default. */
+    public Builder mechanism(String mechanism) {
+      this.mechanism = mechanism;
       return this;
     }
 
@@ -255,6 +308,25 @@ public record SimulationConfig(
             "sampling must be one of " + SAMPLINGS + ", was '" + sampling + "'");
       }
       Checks.atLeastOne("rounds", rounds);
+      int k = maxParticipations == 0 ? rounds : maxParticipations;
+      Checks.atLeastOne("minSeparation", minSeparation);
+      Checks.atLeastOne("maxParticipations", k);
+      if (!MECHANISMS.contains(mechanism)) {
+        throw new IllegalArgumentException(
+            "mechanism must be one of " + MECHANISMS + ", was '" + mechanism + "'");
+      }
+      if (mechanism.equals("blt") && !sampling.equals("checkin")) {
+        throw new IllegalArgumentException(
+            "mechanism blt needs sampling checkin (the job refuses sampled rounds), was '"
+                + sampling
+                + "'");
+      }
+      if (mechanism.equals("blt") && !"seeded".equals(noiseSource)) {
+        throw new IllegalArgumentException(
+            "mechanism blt needs noiseSource seeded here (the job takes keyed or seeded), was '"
+                + noiseSource
+                + "'");
+      }
       if (!"iid".equals(partition) && !"dirichlet".equals(partition)) {
         throw new IllegalArgumentException(
             "partition must be iid or dirichlet, was '" + partition + "'");
@@ -280,6 +352,9 @@ public record SimulationConfig(
           clients,
           expectedClients,
           sampling,
+          minSeparation,
+          k,
+          mechanism,
           rounds,
           partition,
           alpha,

@@ -38,7 +38,10 @@ class EvaluationReportTest {
         359,
         0,
         1.0,
-        new double[] {accuracy / 2, accuracy});
+        new double[] {accuracy / 2, accuracy},
+        40,
+        40,
+        0);
   }
 
   private static List<Evaluation.Run> sweepRuns() {

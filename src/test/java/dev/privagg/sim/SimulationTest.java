@@ -69,19 +69,75 @@ class SimulationTest {
     SimulationConfig config = digits("client", 6000, 200, 1.0);
     ClientSampling sampling = new ClientSampling(config.samplingRate(), config.seed());
     for (long round = 1; round <= 3; round++) {
-      int[] participants = Simulation.participants(config, sampling, round);
+      int[] participants = Simulation.participants(config, sampling, null, round);
       assertThat(participants).isEqualTo(sampling.cohort(6000, round));
       assertThat(participants.length).isBetween(130, 270); // 200 +- 5 sd of Binomial(6000, 1/30)
     }
-    assertThat(Simulation.participants(config, sampling, 1))
-        .isNotEqualTo(Simulation.participants(config, sampling, 2));
+    assertThat(Simulation.participants(config, sampling, null, 1))
+        .isNotEqualTo(Simulation.participants(config, sampling, null, 2));
+  }
+
+  @Test
+  void checkInSampling_theScheduleTrains_andTheJobNeitherSamplesNorAmplifies() {
+    SimulationConfig config =
+        digits("checkin", 600, 20, 1.0).toBuilder()
+            .minSeparation(10)
+            .maxParticipations(2)
+            .rounds(20)
+            .build();
+    CheckInSampling.Schedule schedule = config.checkIns().schedule(20);
+    ClientSampling unused = new ClientSampling(config.samplingRate(), config.seed());
+    for (long round = 1; round <= 20; round++) {
+      assertThat(Simulation.participants(config, unused, schedule, round))
+          .isEqualTo(schedule.cohort(round))
+          .hasSize(20);
+    }
+    JobSpec spec = spec(config);
+    assertThat(spec.privacy().sampling().mode()).isEqualTo("none");
+    assertThat(spec.roundCharge().samplingRate()).isEqualTo(1.0);
+    assertThat(spec.rounds().expectedClients()).isEqualTo(20);
+  }
+
+  @Test
+  void bltMechanism_needsCheckInsAndSeededNoise() {
+    assertThatThrownBy(() -> digits("client", 600, 20, 1.0).toBuilder().mechanism("blt").build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("mechanism blt needs sampling checkin");
+    assertThatThrownBy(
+            () ->
+                digits("checkin", 600, 20, 1.0).toBuilder()
+                    .mechanism("blt")
+                    .noiseSource("secure")
+                    .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("mechanism blt needs noiseSource seeded");
+  }
+
+  @Test
+  void bltMechanism_writesTheSchemaAndPlannedRoundsIntoTheSpec() {
+    SimulationConfig config =
+        digits("checkin", 600, 20, 1.0).toBuilder()
+            .noiseMultiplier(Double.NaN)
+            .targetEpsilon(4.0)
+            .minSeparation(10)
+            .maxParticipations(2)
+            .mechanism("blt")
+            .build();
+    String yaml = Simulation.specYaml(config, Model.named("softmax", 64, 10, 0));
+    assertThat(yaml)
+        .contains("mechanism: blt")
+        .contains("blt: {minSeparation: 10, maxParticipations: 2, buffers: 3}")
+        .contains("plannedRounds: 5")
+        .contains("targetEpsilon: 4.0")
+        .contains("sampling: {mode: none}")
+        .contains("{source: seeded, seed: 3}");
   }
 
   @Test
   void serverSampling_everyClientTrains() {
     SimulationConfig config = digits("server", 100, 20, 1.0);
     ClientSampling sampling = new ClientSampling(config.samplingRate(), config.seed());
-    assertThat(Simulation.participants(config, sampling, 4)).hasSize(100).startsWith(0, 1, 2);
+    assertThat(Simulation.participants(config, sampling, null, 4)).hasSize(100).startsWith(0, 1, 2);
   }
 
   @Test
@@ -144,7 +200,7 @@ class SimulationTest {
   void unknownSampling_isRefused() {
     assertThatThrownBy(() -> digits("device", 100, 20, 1.0))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("sampling must be one of [server, client], was 'device'");
+        .hasMessage("sampling must be one of [server, client, checkin], was 'device'");
   }
 
   @Test
