@@ -27,7 +27,9 @@ import picocli.CommandLine.Spec;
       "Wilson interval on the test set.",
       "With --variants it compares fixed against adaptive clipping and server optimizers at",
       "one --target-epsilon instead (each variant's noise multiplier planned by its job spec)",
-      "and writes comparison.csv, comparison.json and comparison.png."
+      "and writes comparison.csv, comparison.json and comparison.png.",
+      "With --mechanisms it compares noise mechanisms at one --target-epsilon: BLT-correlated",
+      "noise and independent noise for check-in clients, and amplified DP-FedAvg."
     })
 final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
@@ -37,6 +39,8 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
   @Mixin EvaluateSweep sweep;
 
   @Mixin EvaluateComparison comparison;
+
+  @Mixin EvaluateMechanisms mechanisms;
 
   @Option(names = "--seeds", defaultValue = "3", description = "Seeds per setting (default 3).")
   int seeds;
@@ -69,6 +73,9 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     sweep.checkNumbers(flags);
     Shared shared =
         new Shared(flags, options, seeds, out, broker, spec.commandLine().getOut(), json.enabled);
+    if (mechanisms.requested()) {
+      return mechanisms.run(shared, comparison.targetEpsilon(flags));
+    }
     if (comparison.requested()) {
       return comparison.run(shared);
     }

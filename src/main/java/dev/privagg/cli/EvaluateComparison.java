@@ -37,9 +37,14 @@ final class EvaluateComparison {
   @Option(
       names = "--target-epsilon",
       description =
-          "With --variants: the epsilon every variant spends over --rounds; each variant's job"
-              + " spec plans its noise multiplier (default 4).")
+          "With --variants or --mechanisms: the epsilon every variant spends over --rounds; each"
+              + " variant's job spec plans its noise multiplier (default 4).")
   Double targetEpsilon;
+
+  /** The checked --target-epsilon, 4 when not given. */
+  double targetEpsilon(Flags flags) {
+    return flags.positive("--target-epsilon", targetEpsilon == null ? 4.0 : targetEpsilon);
+  }
 
   /** True when the command line asks for a comparison. */
   boolean requested() {
@@ -50,7 +55,7 @@ final class EvaluateComparison {
   void refuseTargetWithoutVariants(Flags flags) {
     if (targetEpsilon != null) {
       throw flags.fail(
-          "--target-epsilon sets the epsilon of a comparison: add --variants, or sweep noise"
+          "--target-epsilon sets the epsilon of a comparison: add --variants or --mechanisms, or sweep noise"
               + " multipliers with --noise-multipliers");
     }
   }
@@ -63,8 +68,7 @@ final class EvaluateComparison {
     Flags flags = shared.flags();
     refuseSweepFlags(flags);
     refuseServerFlagsOfOneOptimizer(flags);
-    double epsilon =
-        flags.positive("--target-epsilon", targetEpsilon == null ? 4.0 : targetEpsilon);
+    double epsilon = targetEpsilon(flags);
     SimulationConfig base =
         shared.options().config(flags, Double.NaN, epsilon, defaultAdaptiveQuantile());
     List<Evaluation.Variant> parsed = parseVariants(flags, base, shared.options());

@@ -90,6 +90,105 @@ public record EvaluationReport(
         Map.of("comparison.png", comparisonCharts(base, settings)));
   }
 
+  /**
+   * A comparison of noise mechanisms ({@link MechanismComparison}) on {@code base}: a row per
+   * mechanism, and one PNG of the final accuracies and the accuracy per round.
+   */
+  public static EvaluationReport mechanisms(
+      SimulationConfig base,
+      List<MechanismComparison.Row> rows,
+      List<Evaluation.Setting> settings,
+      List<Evaluation.Run> runs) {
+    List<String> header =
+        List.of(
+            "mechanism",
+            "sampling",
+            "noiseMultiplier",
+            "noiseStdPerRound",
+            "epsilon",
+            "jobEpsilon",
+            "seeds",
+            "accuracy",
+            "accuracyCi95Low",
+            "accuracyCi95High",
+            "accuracyInterval",
+            "updatesSent",
+            "updatesUsed",
+            "participationRejects");
+    List<List<Object>> cells = new ArrayList<>();
+    for (MechanismComparison.Row r : rows) {
+      cells.add(
+          List.of(
+              r.mechanism(),
+              r.sampling(),
+              r.noiseMultiplier(),
+              r.noiseStdPerRound(),
+              r.epsilon(),
+              r.jobEpsilon(),
+              r.seeds(),
+              r.accuracy(),
+              r.accuracyCi95Low(),
+              r.accuracyCi95High(),
+              r.accuracyInterval(),
+              r.updatesSent(),
+              r.updatesUsed(),
+              r.participationRejects()));
+    }
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("dataset", base.dataset());
+    json.put("model", base.model());
+    json.put("clients", base.clients());
+    json.put("expectedClients", base.expectedClients());
+    json.put("rounds", base.rounds());
+    json.put("minSeparation", base.minSeparation());
+    json.put("maxParticipations", base.maxParticipations());
+    json.put("targetEpsilon", base.targetEpsilon());
+    json.put("delta", base.delta());
+    json.put("accountant", MechanismComparison.ACCOUNTANT);
+    json.put("mechanisms", rows);
+    json.put("settings", settings);
+    json.put("runs", runs);
+    String title =
+        base.dataset()
+            + ", "
+            + base.model()
+            + ", "
+            + base.clients()
+            + " clients, m = "
+            + base.expectedClients()
+            + ", "
+            + base.rounds()
+            + " rounds, epsilon "
+            + NumberText.of(base.targetEpsilon());
+    List<Reports.Interval> finals =
+        rows.stream()
+            .map(
+                r ->
+                    new Reports.Interval(
+                        r.mechanism(), r.accuracy(), r.accuracyCi95Low(), r.accuracyCi95High()))
+            .toList();
+    List<Reports.Series> perRound = new ArrayList<>();
+    for (MechanismComparison.Row r : rows) {
+      Evaluation.Setting s =
+          settings.stream()
+              .filter(x -> x.variant().equals(r.mechanism()))
+              .findFirst()
+              .orElseThrow();
+      perRound.add(
+          perRound(r.mechanism() + " (z " + String.format("%.3f", r.noiseMultiplier()) + ")", s));
+    }
+    List<Chart<?, ?>> charts =
+        List.of(
+            Reports.intervalChart(
+                title + ": final test accuracy",
+                "test accuracy (95% CI, " + rows.get(0).accuracyInterval() + ")",
+                finals),
+            perRoundChart(
+                "test accuracy per round (mean over " + rows.get(0).seeds() + " seeds)", perRound));
+    return new EvaluationReport(
+        "mechanisms", header, cells, json, Map.of("mechanisms.png", charts));
+  }
+
   private static List<List<Object>> sweepRows(
       List<Evaluation.Setting> settings, CentralBaseline central) {
     List<List<Object>> rows = new ArrayList<>();

@@ -1,0 +1,201 @@
+package dev.privagg.sim;
+
+import dev.privagg.client.data.Datasets;
+import dev.privagg.client.train.Model;
+import dev.privagg.io.KafkaConnection;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.NoisePlanner;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Three ways to spend one (epsilon, delta) over the same rounds and cohort, through the real
+ * pipeline:
+ *
+ * <ul>
+ *   <li>{@code blt}: clients check in under the schema (b, k) and the job adds BLT-correlated noise
+ *       planned for the whole run (one Gaussian mechanism over the planned rounds);
+ *   <li>{@code independent-k}: the same check-ins, a fresh Gaussian each round, and nothing
+ *       amplified. Each client contributes at most k times, so the run is k compositions of the
+ *       Gaussian for any one client (add-remove adjacency: its updates enter at most k rounds, each
+ *       of sensitivity C). Its noise multiplier is the smallest z with epsilon(k x Gaussian(z)) <=
+ *       the target, planned here; the job, which knows nothing of the schema, charges every round
+ *       and reports far more, so its spec has an infinite budget and the report states both.
+ *   <li>{@code poisson}: DP-FedAvg with client-side Poisson sampling at q = m / clients
+ *       (declared-client-poisson), the target epsilon over the rounds with amplification by
+ *       sampling.
+ * </ul>
+ */
+public final class MechanismComparison {
+  public static final List<String> NAMES = List.of("blt", "independent-k", "poisson");
+
+  /** The accountant of every variant: the job spec's default, which the specs leave in place. */
+  public static final String ACCOUNTANT = "rdp";
+
+  private MechanismComparison() {}
+
+  /**
+   * One mechanism's simulation and its noise multiplier z (NaN until its spec planned it). {@code
+   * epsilonBound} is the epsilon claimed for it: the job's own figure for blt and poisson (NaN
+   * here: read from the run), the k-participation bound for independent-k.
+   */
+  public record Mechanism(
+      String name, SimulationConfig config, double noiseMultiplier, double epsilonBound) {
+    /**
+     * Per coordinate, the std of the fresh Gaussian a round draws for the average update: z C / m.
+     * For independent noise it is what a round adds; BLT mixes it with earlier rounds' draws.
+     */
+    public double noiseStdPerRound() {
+      return noiseMultiplier * config.clipNorm() / config.expectedClients();
+    }
+  }
+
+  /**
+   * The mechanism {@code name} on {@code base}, which gives the data, model, clients, cohort m,
+   * rounds, target epsilon, delta, participation schema (b, k) and training; {@code base}'s own
+   * sampling and mechanism are replaced.
+   */
+  public static Mechanism of(String name, SimulationConfig base) {
+    SimulationConfig.Builder b = base.toBuilder();
+    return switch (name) {
+      case "blt" ->
+          new Mechanism(
+              name, b.sampling("checkin").mechanism("blt").build(), Double.NaN, Double.NaN);
+      case "independent-k" -> {
+        Accountant accountant = Accountant.named(ACCOUNTANT);
+        int k = base.maxParticipations();
+        double z =
+            new NoisePlanner(accountant)
+                .plan(base.targetEpsilon(), base.delta(), k, 1.0)
+                .noiseMultiplier();
+        double bound =
+            accountant
+                .epsilon(PrivacyLedger.of(PrivacyEvent.gaussian(z, k)), base.delta())
+                .epsilon();
+        yield new Mechanism(
+            name,
+            b.sampling("checkin").mechanism("independent").noiseMultiplier(z).build(),
+            z,
+            bound);
+      }
+      case "poisson" ->
+          new Mechanism(
+              name,
+              b.sampling("client")
+                  .mechanism("independent")
+                  .minSeparation(1)
+                  .maxParticipations(0)
+                  .build(),
+              Double.NaN,
+              Double.NaN);
+      default ->
+          throw new IllegalArgumentException(
+              "mechanism must be one of " + String.join(", ", NAMES) + ", was '" + name + "'");
+    };
+  }
+
+  /**
+   * Each mechanism's job spec, in order, so that an unreachable target or a spec the job refuses
+   * fails before any run starts; each gets the noise multiplier its spec plans (independent-k's
+   * own, given in its spec).
+   */
+  public static List<Mechanism> plan(List<Mechanism> mechanisms, List<JobSpec> specsOut) {
+    SimulationConfig first = mechanisms.get(0).config();
+    Datasets.Split data = Datasets.load(first.dataset(), first.seed());
+    Model model =
+        Model.named(
+            first.model(), data.train().numFeatures(), data.train().numClasses(), first.hidden());
+    List<Mechanism> planned = new ArrayList<>();
+    for (Mechanism m : mechanisms) {
+      JobSpec spec;
+      try {
+        spec = JobSpecReader.parse(m.name(), Simulation.specYaml(m.config(), model));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(m.name() + ": " + e.getMessage(), e);
+      }
+      specsOut.add(spec);
+      planned.add(
+          new Mechanism(m.name(), m.config(), spec.privacy().noiseMultiplier(), m.epsilonBound()));
+    }
+    return planned;
+  }
+
+  /** Runs every mechanism for {@code seeds} seeds from each config's seed on. */
+  public static List<Evaluation.Run> run(
+      List<Mechanism> mechanisms,
+      int seeds,
+      KafkaConnection kafka,
+      Consumer<Simulation.RoundResult> roundProgress,
+      Consumer<Evaluation.Run> progress)
+      throws Exception {
+    List<Evaluation.Run> runs = new ArrayList<>();
+    for (Mechanism m : mechanisms) {
+      for (int s = 0; s < seeds; s++) {
+        SimulationConfig config = m.config().toBuilder().seed(m.config().seed() + s).build();
+        Evaluation.Run run =
+            Evaluation.run(m.name(), config, Simulation.run(config, kafka, roundProgress));
+        runs.add(run);
+        progress.accept(run);
+      }
+    }
+    return runs;
+  }
+
+  /**
+   * One mechanism's outcome over its seeds. {@code epsilon} is the epsilon claimed for it (the
+   * k-participation bound for independent-k, else the job's), {@code jobEpsilon} what the job
+   * reported after the last round; updates and rejects are means over seeds.
+   */
+  public record Row(
+      String mechanism,
+      String sampling,
+      double noiseMultiplier,
+      double noiseStdPerRound,
+      double epsilon,
+      double jobEpsilon,
+      int seeds,
+      double accuracy,
+      double accuracyCi95Low,
+      double accuracyCi95High,
+      String accuracyInterval,
+      double updatesSent,
+      double updatesUsed,
+      double participationRejects) {}
+
+  /** A row per mechanism, in the order of {@code mechanisms}. */
+  public static List<Row> rows(
+      List<Mechanism> mechanisms, List<Evaluation.Setting> settings, List<Evaluation.Run> runs) {
+    List<Row> rows = new ArrayList<>();
+    for (Mechanism m : mechanisms) {
+      Evaluation.Setting s =
+          settings.stream().filter(x -> x.variant().equals(m.name())).findFirst().orElseThrow();
+      List<Evaluation.Run> own = runs.stream().filter(r -> r.variant().equals(m.name())).toList();
+      double jobEpsilon = own.stream().mapToDouble(Evaluation.Run::epsilon).max().orElseThrow();
+      rows.add(
+          new Row(
+              m.name(),
+              m.config().sampling(),
+              m.noiseMultiplier(),
+              m.noiseStdPerRound(),
+              Double.isNaN(m.epsilonBound()) ? jobEpsilon : m.epsilonBound(),
+              jobEpsilon,
+              s.seeds(),
+              s.accuracy(),
+              s.accuracyLow(),
+              s.accuracyHigh(),
+              s.accuracyInterval(),
+              own.stream().mapToLong(Evaluation.Run::updatesSent).average().orElseThrow(),
+              own.stream().mapToLong(Evaluation.Run::updatesUsed).average().orElseThrow(),
+              own.stream()
+                  .mapToLong(Evaluation.Run::participationRejects)
+                  .average()
+                  .orElseThrow()));
+    }
+    return rows;
+  }
+}

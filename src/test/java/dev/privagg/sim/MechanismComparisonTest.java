@@ -1,0 +1,70 @@
+package dev.privagg.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.spec.JobSpec;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The mechanisms of one comparison, planned without a broker. */
+class MechanismComparisonTest {
+  private static final double DELTA = 1e-5;
+
+  private static SimulationConfig base() {
+    return SimulationTest.digits("checkin", 600, 20, 1.0).toBuilder()
+        .noiseMultiplier(Double.NaN)
+        .targetEpsilon(4.0)
+        .rounds(30)
+        .minSeparation(10)
+        .maxParticipations(3)
+        .build();
+  }
+
+  @Test
+  void independentK_isTheSmallestZWhoseKCompositionsSpendTheTarget() {
+    MechanismComparison.Mechanism m = MechanismComparison.of("independent-k", base());
+    Accountant rdp = Accountant.named("rdp");
+    double z = m.noiseMultiplier();
+    double at = rdp.epsilon(PrivacyLedger.of(PrivacyEvent.gaussian(z, 3)), DELTA).epsilon();
+    double below =
+        rdp.epsilon(PrivacyLedger.of(PrivacyEvent.gaussian(z * 0.999, 3)), DELTA).epsilon();
+    assertThat(at).isLessThanOrEqualTo(4.0).isEqualTo(m.epsilonBound());
+    assertThat(below).isGreaterThan(4.0);
+    assertThat(m.config().checkInSampling()).isTrue();
+    assertThat(m.config().noiseMultiplier()).isEqualTo(z);
+  }
+
+  @Test
+  void independentK_runsWithItsOwnZ_andAnInfiniteBudget_poissonPlansItsOwn() {
+    List<JobSpec> specs = new ArrayList<>();
+    List<MechanismComparison.Mechanism> planned =
+        MechanismComparison.plan(
+            List.of(
+                MechanismComparison.of("independent-k", base()),
+                MechanismComparison.of("poisson", base())),
+            specs);
+    JobSpec independent = specs.get(0);
+    assertThat(independent.privacy().noiseMultiplier()).isEqualTo(planned.get(0).noiseMultiplier());
+    assertThat(independent.privacy().budgetEpsilon()).isInfinite();
+    assertThat(independent.privacy().sampling().mode()).isEqualTo("none");
+    JobSpec poisson = specs.get(1);
+    assertThat(poisson.privacy().sampling().mode()).isEqualTo("declared-client-poisson");
+    assertThat(poisson.privacy().targetEpsilon()).isEqualTo(4.0);
+    assertThat(planned.get(1).noiseMultiplier()).isEqualTo(poisson.privacy().noiseMultiplier());
+    // z C / m: the fresh Gaussian on a round's average, per coordinate.
+    assertThat(planned.get(1).noiseStdPerRound())
+        .isEqualTo(poisson.privacy().noiseMultiplier() * 1.0 / 20);
+  }
+
+  @Test
+  void anUnknownMechanism_isRefusedWithTheKnownOnes() {
+    assertThatThrownBy(() -> MechanismComparison.of("dp-ftrl", base()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("mechanism must be one of blt, independent-k, poisson, was 'dp-ftrl'");
+  }
+}
