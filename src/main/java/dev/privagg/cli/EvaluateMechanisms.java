@@ -209,7 +209,7 @@ final class EvaluateMechanisms {
         "accuracy (95% CI)",
         "sent",
         "used",
-        "rejects");
+        "schema rejects");
     for (MechanismComparison.Row r : rows) {
       out.printf(
           "%-14s %-8s %-11s %-9s %-11s %.4f [%.4f, %.4f]     %-9.0f %-9.0f %-8.0f%n",

@@ -272,7 +272,25 @@ class CliTest {
         "evaluate --variants fixed-adam --server-lr 0.1 | --server-lr: with --variants each variant"
             + " names its optimizer and server learning rate, e.g. fixed-adam:0.03",
         "evaluate --variants fixed-sgd,adaptive-sgd --adaptive-clipping 0 | --adaptive-clipping"
-            + " must be in (0, 1)"
+            + " must be in (0, 1)",
+        "simulate --min-separation 5 | --min-separation is the participation schema of check-in"
+            + " clients: add --sampling checkin, or drop it",
+        "simulate --sampling checkin --clients 100 --cohort 20 --min-separation 6 | --min-separation"
+            + " 6 and --max-participations 25 leave fewer than --cohort 20 eligible clients in round"
+            + " 6 (seed 1): lower --min-separation (at most clients / cohort = 5",
+        "simulate --sampling checkin --max-participations 0 | --max-participations must be >= 1,"
+            + " was 0",
+        "evaluate --mechanisms blt,ftrl | --mechanisms must name some of blt, independent-k,"
+            + " poisson, had 'ftrl'",
+        "evaluate --mechanisms poisson,poisson | --mechanisms names poisson twice",
+        "evaluate --mechanisms blt --min-separation 2 | --mechanisms blt: the BLT job takes keyed"
+            + " or seeded noise, and a simulation seeded: add --noise-source seeded",
+        "evaluate --mechanisms poisson | --mechanisms compares under a participation schema: give"
+            + " --min-separation B and --max-participations K",
+        "evaluate --mechanisms poisson --sampling client | --sampling does not go with"
+            + " --mechanisms",
+        "evaluate --mechanisms poisson --variants fixed-sgd | --variants does not go with"
+            + " --mechanisms"
       })
   void simulationFlags_badCombination_failsBeforeWork_namingFlagAndFix(
       String args, String message) {
@@ -290,7 +308,10 @@ class CliTest {
         .contains("--variants=CLIPPING-OPTIMIZER[:SERVER_LR]")
         .contains("--target-epsilon")
         .contains("--adaptive-clipping=QUANTILE")
-        .contains("--server-optimizer");
+        .contains("--server-optimizer")
+        .contains("--mechanisms=MECHANISM")
+        .contains("--min-separation=B")
+        .contains("--max-participations=K");
   }
 
   @Test
