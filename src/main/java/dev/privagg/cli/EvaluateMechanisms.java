@@ -200,10 +200,11 @@ final class EvaluateMechanisms {
   private static void printTable(PrintWriter out, List<MechanismComparison.Row> rows) {
     out.println();
     out.printf(
-        "%-14s %-8s %-11s %-9s %-11s %-28s %-9s %-9s %-8s%n",
+        "%-14s %-8s %-11s %-11s %-9s %-11s %-28s %-9s %-9s %-8s%n",
         "mechanism",
         "z",
         "noise/round",
+        "model noise",
         "epsilon",
         "job epsilon",
         "accuracy (95% CI)",
@@ -212,10 +213,11 @@ final class EvaluateMechanisms {
         "schema rejects");
     for (MechanismComparison.Row r : rows) {
       out.printf(
-          "%-14s %-8s %-11s %-9s %-11s %.4f [%.4f, %.4f]     %-9.0f %-9.0f %-8.0f%n",
+          "%-14s %-8s %-11s %-11s %-9s %-11s %.4f [%.4f, %.4f]     %-9.0f %-9.0f %-8.0f%n",
           r.mechanism(),
           String.format("%.4f", r.noiseMultiplier()),
           String.format("%.3g", r.noiseStdPerRound()),
+          String.format("%.3g", r.modelNoiseStd()),
           String.format("%.3f", r.epsilon()),
           String.format("%.3f", r.jobEpsilon()),
           r.accuracy(),
@@ -227,6 +229,8 @@ final class EvaluateMechanisms {
     }
     out.println(
         "epsilon: the K-participation bound for independent-k, the job's own figure otherwise;"
+            + " noise/round and model noise: per-coordinate std of a round's fresh Gaussian on the"
+            + " average and of the noise on the model after the last round (FedAvg server);"
             + " sent, used and rejects: per run, mean over seeds (rejects: PARTICIPATION_LIMIT and"
             + " TOO_SOON)");
   }

@@ -3,6 +3,7 @@ package dev.privagg.sim;
 import dev.privagg.client.data.Datasets;
 import dev.privagg.client.train.Model;
 import dev.privagg.io.KafkaConnection;
+import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.NoisePlanner;
 import dev.privagg.privacy.PrivacyEvent;
@@ -42,17 +43,57 @@ public final class MechanismComparison {
   /**
    * One mechanism's simulation and its noise multiplier z (NaN until its spec planned it). {@code
    * epsilonBound} is the epsilon claimed for it: the job's own figure for blt and poisson (NaN
-   * here: read from the run), the k-participation bound for independent-k.
+   * here: read from the run), the k-participation bound for independent-k. {@code roundFactor} and
+   * {@code modelFactor} scale z C / m to the std of a round's fresh draw and of the noise on the
+   * model after the last round: 1 and sqrt(n) for independent noise (n fresh draws add up), the
+   * BLT's sensitivity and sensitivity x sqrt(max error) for BLT (Dvijotham et al. 2024; NaN when
+   * unknown).
    */
   public record Mechanism(
-      String name, SimulationConfig config, double noiseMultiplier, double epsilonBound) {
+      String name,
+      SimulationConfig config,
+      double noiseMultiplier,
+      double epsilonBound,
+      double roundFactor,
+      double modelFactor) {
     /**
-     * Per coordinate, the std of the fresh Gaussian a round draws for the average update: z C / m.
-     * For independent noise it is what a round adds; BLT mixes it with earlier rounds' draws.
+     * Per coordinate, the std of the fresh Gaussian a round draws for the average update: z
+     * roundFactor C / m. For independent noise it is what a round adds; BLT mixes it with earlier
+     * rounds' draws.
      */
     public double noiseStdPerRound() {
-      return noiseMultiplier * config.clipNorm() / config.expectedClients();
+      return noiseMultiplier * roundFactor * config.clipNorm() / config.expectedClients();
     }
+
+    /**
+     * Per coordinate, the std of the noise on the model after the last round: server learning rate
+     * x z modelFactor C / m, when the server steps by plain SGD on the noisy average (FedAvg); NaN
+     * with another server optimizer, whose steps are not linear in the noise.
+     */
+    public double modelNoiseStd() {
+      if (config.serverOptimizer().kind() != ServerOptimizer.Kind.SGD) {
+        return Double.NaN;
+      }
+      return config.serverOptimizer().learningRate()
+          * noiseMultiplier
+          * modelFactor
+          * config.clipNorm()
+          / config.expectedClients();
+    }
+
+    /** This mechanism with noise multiplier {@code z}. */
+    Mechanism withNoiseMultiplier(double z) {
+      return new Mechanism(name, config, z, epsilonBound, roundFactor, modelFactor);
+    }
+  }
+
+  /**
+   * The most rounds one client can contribute to: k, and no more than ceil(n / b), as any two of
+   * its rounds are at least b apart.
+   */
+  public static int effectiveMaxParticipations(SimulationConfig c) {
+    long byRounds = (c.rounds() + (long) c.minSeparation() - 1) / c.minSeparation();
+    return (int) Math.min(c.maxParticipations(), byRounds);
   }
 
   /**
@@ -62,13 +103,19 @@ public final class MechanismComparison {
    */
   public static Mechanism of(String name, SimulationConfig base) {
     SimulationConfig.Builder b = base.toBuilder();
+    double sqrtRounds = Math.sqrt(base.rounds());
     return switch (name) {
       case "blt" ->
           new Mechanism(
-              name, b.sampling("checkin").mechanism("blt").build(), Double.NaN, Double.NaN);
+              name,
+              b.sampling("checkin").mechanism("blt").build(),
+              Double.NaN,
+              Double.NaN,
+              Double.NaN,
+              Double.NaN);
       case "independent-k" -> {
         Accountant accountant = Accountant.named(ACCOUNTANT);
-        int k = base.maxParticipations();
+        int k = effectiveMaxParticipations(base);
         double z =
             new NoisePlanner(accountant)
                 .plan(base.targetEpsilon(), base.delta(), k, 1.0)
@@ -81,7 +128,9 @@ public final class MechanismComparison {
             name,
             b.sampling("checkin").mechanism("independent").noiseMultiplier(z).build(),
             z,
-            bound);
+            bound,
+            1,
+            sqrtRounds);
       }
       case "poisson" ->
           new Mechanism(
@@ -92,7 +141,9 @@ public final class MechanismComparison {
                   .maxParticipations(0)
                   .build(),
               Double.NaN,
-              Double.NaN);
+              Double.NaN,
+              1,
+              sqrtRounds);
       default ->
           throw new IllegalArgumentException(
               "mechanism must be one of " + String.join(", ", NAMES) + ", was '" + name + "'");
@@ -119,8 +170,7 @@ public final class MechanismComparison {
         throw new IllegalArgumentException(m.name() + ": " + e.getMessage(), e);
       }
       specsOut.add(spec);
-      planned.add(
-          new Mechanism(m.name(), m.config(), spec.privacy().noiseMultiplier(), m.epsilonBound()));
+      planned.add(m.withNoiseMultiplier(spec.privacy().noiseMultiplier()));
     }
     return planned;
   }
@@ -156,6 +206,7 @@ public final class MechanismComparison {
       String sampling,
       double noiseMultiplier,
       double noiseStdPerRound,
+      double modelNoiseStd,
       double epsilon,
       double jobEpsilon,
       int seeds,
@@ -182,6 +233,7 @@ public final class MechanismComparison {
               m.config().sampling(),
               m.noiseMultiplier(),
               m.noiseStdPerRound(),
+              m.modelNoiseStd(),
               Double.isNaN(m.epsilonBound()) ? jobEpsilon : m.epsilonBound(),
               jobEpsilon,
               s.seeds(),
