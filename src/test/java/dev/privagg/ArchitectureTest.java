@@ -20,11 +20,12 @@ class ArchitectureTest {
   private static final Path SOURCES = Path.of("src/main/java/dev/privagg");
 
   /**
-   * The math packages: privacy (mechanisms, accountants) and optimizer (server steps, which only
-   * post-process the private average) import no Flink, no Kafka and no other privagg package.
+   * The math packages: privacy (mechanisms, accountants), optimizer (server steps, which only
+   * post-process the private average) and correlated (BLT matrix factorization) import no Flink, no
+   * Kafka and no other privagg package.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"privacy", "optimizer"})
+  @ValueSource(strings = {"privacy", "optimizer", "correlated"})
   void mathPackage_importsNoFlinkKafkaOrOtherPrivaggPackage(String name) throws IOException {
     List<Path> sources = javaFiles(SOURCES.resolve(name));
     List<String> offending =

@@ -16,6 +16,7 @@ import picocli.CommandLine.Spec;
     subcommands = {
       EpsilonCommand.class,
       PlanCommand.class,
+      MechanismCommand.class,
       SigmaCommand.class,
       StatusCommand.class,
       RunCommand.class,

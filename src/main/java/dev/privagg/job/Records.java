@@ -1,5 +1,7 @@
 package dev.privagg.job;
 
+import dev.privagg.avro.CorrelatedNoiseCharge;
+import dev.privagg.avro.CorrelatedNoiseStatement;
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.LedgerOutcome;
@@ -9,8 +11,10 @@ import dev.privagg.avro.RejectReason;
 import dev.privagg.avro.RejectedUpdate;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.avro.Tensor;
+import dev.privagg.correlated.BltPlan;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.io.Tensors;
+import dev.privagg.privacy.CorrelatedNoiseAccounting;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
@@ -75,6 +79,7 @@ public final class Records {
             .setBudgetEpsilon(p.budgetEpsilon())
             .setChargedNoiseMultiplier(stated.noiseMultiplier())
             .setCharges(composed)
+            .setCorrelatedNoise(correlatedStatement(spec, round))
             .build();
     GlobalModel model = new GlobalModel(spec.jobId(), round, tensors, privacy);
     OutboundRecord record =
@@ -138,8 +143,79 @@ public final class Records {
             .setNextClipNorm(clipping == null ? null : clipping.nextClipNorm())
             .setTimestampMillis(nowMillis)
             .setDeployment(deployment)
+            .setCorrelatedNoise(charged == null ? null : correlatedCharge(spec, round))
             .build();
     return new OutboundRecord(spec.topics().ledger(), key(spec), AvroCodec.encode(entry));
+  }
+
+  /** A correlated spec's figures through {@code round}: what reproduces the stated epsilon. */
+  private record Correlated(
+      JobSpec.Correlated blt,
+      long rounds,
+      double z,
+      double sensitivity,
+      double prefixNoiseMultiplier) {
+    static Correlated of(JobSpec spec, long round) {
+      JobSpec.Correlated c = spec.privacy().correlated();
+      if (c == null) {
+        return null;
+      }
+      long n = spec.privacy().plannedRounds();
+      long through = Math.min(Math.max(round, 0), n);
+      double sensitivity =
+          through == 0
+              ? 0
+              : BltPlan.of(c.schema(n), c.strategy()).sensitivityOfFirstRounds(through);
+      double z = spec.privacy().noiseMultiplier();
+      double prefix =
+          through == 0
+              ? Double.POSITIVE_INFINITY
+              : CorrelatedNoiseAccounting.prefixNoiseMultiplier(
+                  z, c.plannedSensitivity(), sensitivity);
+      return new Correlated(c, n, z, sensitivity, prefix);
+    }
+
+    List<Double> theta() {
+      return java.util.Arrays.stream(blt.theta()).boxed().toList();
+    }
+
+    List<Double> omega() {
+      return java.util.Arrays.stream(blt.omega()).boxed().toList();
+    }
+  }
+
+  private static CorrelatedNoiseStatement correlatedStatement(JobSpec spec, long round) {
+    Correlated c = Correlated.of(spec, round);
+    return c == null
+        ? null
+        : new CorrelatedNoiseStatement(
+            "blt",
+            c.rounds(),
+            c.blt().minSeparation(),
+            c.blt().maxParticipations(),
+            c.theta(),
+            c.omega(),
+            c.z(),
+            c.blt().plannedSensitivity(),
+            c.sensitivity(),
+            c.prefixNoiseMultiplier());
+  }
+
+  private static CorrelatedNoiseCharge correlatedCharge(JobSpec spec, long round) {
+    Correlated c = Correlated.of(spec, round);
+    return c == null
+        ? null
+        : new CorrelatedNoiseCharge(
+            "blt",
+            c.rounds(),
+            c.blt().minSeparation(),
+            c.blt().maxParticipations(),
+            c.theta(),
+            c.omega(),
+            c.z(),
+            c.blt().plannedSensitivity(),
+            c.sensitivity(),
+            c.prefixNoiseMultiplier());
   }
 
   /** Longest reject detail kept: details quote client input, which must not grow the record. */

@@ -17,6 +17,14 @@ import java.util.Map;
  * on the sums of epsilon_i^2 and epsilon_i (e^epsilon_i - 1) and on the number of rounds, with
  * delta split evenly over the rounds (Dwork, Rothblum, Vadhan 2010, Thm. III.3). So a ledger's size
  * depends on how many distinct mechanisms were used, not on how many rounds ran.
+ *
+ * <p>Unsampled Gaussian events ({@link MechanismKind#GAUSSIAN}) are held as one event even when
+ * their noise multipliers differ: Gaussian mechanisms compose into exactly one Gaussian mechanism
+ * whose 1/z^2 is the sum of theirs (Dong, Roth, Su 2022, Cor. 3.3: z-noise is exactly 1/z-GDP), so
+ * counts c_i at z_i become one event of count sum c_i at z with sum c_i / z^2 = sum c_i / z_i^2.
+ * Correlated noise charges each round a different increment of one Gaussian mechanism (see {@code
+ * dev.privagg.privacy.CorrelatedNoiseAccounting}); this keeps its ledger one event long. A
+ * multiplier of 0 stays 0 (infinite epsilon).
  */
 public record PrivacyLedger(List<PrivacyEvent> events) {
   /** The ledger of a job that has released nothing. */
@@ -63,9 +71,25 @@ public record PrivacyLedger(List<PrivacyEvent> events) {
 
   private static List<PrivacyEvent> composeByCount(List<PrivacyEvent> events) {
     Map<Mechanism, Long> counts = new LinkedHashMap<>();
+    // The Gaussian events' merged (count, sum of count / z^2), under the first one's key.
+    Mechanism gaussianKey = null;
+    long gaussianCount = 0;
+    double gaussianPrecision = 0;
+    boolean gaussianSame = true;
     for (PrivacyEvent event : events) {
       if (event == null) {
         throw new IllegalArgumentException("events must not contain null");
+      }
+      if (event.kind() == MechanismKind.GAUSSIAN) {
+        if (gaussianKey == null) {
+          gaussianKey = new Mechanism(MechanismKind.GAUSSIAN, event.noiseMultiplier(), 1.0);
+          counts.put(gaussianKey, 0L);
+        }
+        gaussianSame &= event.noiseMultiplier() == gaussianKey.noiseMultiplier();
+        gaussianCount = Math.addExact(gaussianCount, event.count());
+        double z = event.noiseMultiplier();
+        gaussianPrecision += z == 0 ? Double.POSITIVE_INFINITY : event.count() / (z * z);
+        continue;
       }
       counts.merge(
           new Mechanism(event.kind(), event.noiseMultiplier(), event.samplingRate()),
@@ -76,9 +100,25 @@ public record PrivacyLedger(List<PrivacyEvent> events) {
       return List.copyOf(events); // nothing to merge: keep the given events as they are
     }
     List<PrivacyEvent> composed = new ArrayList<>(counts.size());
-    counts.forEach(
-        (m, count) ->
-            composed.add(new PrivacyEvent(m.kind(), m.noiseMultiplier(), m.samplingRate(), count)));
+    for (Map.Entry<Mechanism, Long> e : counts.entrySet()) {
+      Mechanism m = e.getKey();
+      if (m == gaussianKey) {
+        composed.add(
+            PrivacyEvent.gaussian(
+                gaussianSame
+                    ? m.noiseMultiplier()
+                    : mergedMultiplier(gaussianCount, gaussianPrecision),
+                gaussianCount));
+      } else {
+        composed.add(
+            new PrivacyEvent(m.kind(), m.noiseMultiplier(), m.samplingRate(), e.getValue()));
+      }
+    }
     return List.copyOf(composed);
+  }
+
+  /** z with count / z^2 = precision: 0 when some merged event had no noise. */
+  private static double mergedMultiplier(long count, double precision) {
+    return Double.isInfinite(precision) ? 0 : Math.sqrt(count / precision);
   }
 }

@@ -1,5 +1,7 @@
 package dev.privagg.spec;
 
+import dev.privagg.correlated.BufferedToeplitz;
+import dev.privagg.correlated.ParticipationSchema;
 import dev.privagg.io.FloatTensor;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.AdaptiveClipping;
@@ -181,7 +183,8 @@ public record JobSpec(
 
   /**
    * Privacy parameters; {@code noiseMultiplier} is resolved. With {@code adaptiveClipping} (null: C
-   * is fixed) {@code clipNorm} is the first round's C.
+   * is fixed) {@code clipNorm} is the first round's C. {@code correlated} is null for independent
+   * noise per round, else the BLT mechanism over {@code plannedRounds} rounds.
    */
   public record Privacy(
       double clipNorm,
@@ -195,8 +198,37 @@ public record JobSpec(
       String accountant,
       Sampling sampling,
       Noise noise,
-      AdaptiveClipping adaptiveClipping)
+      AdaptiveClipping adaptiveClipping,
+      Correlated correlated)
       implements Serializable {}
+
+  /**
+   * Correlated noise ({@code privacy.mechanism: blt}): the noise of round t is sigma (C^-1 Z)_t for
+   * the BLT strategy C(theta, omega) with Z i.i.d. standard normal, sigma = noiseMultiplier *
+   * clipNorm * plannedSensitivity. Every client contributes at most {@code maxParticipations}
+   * times, in rounds at least {@code minSeparation} apart (round numbers r' - r >= minSeparation; 1
+   * allows consecutive rounds), which the job enforces.
+   *
+   * @param plannedSensitivity the strategy's min-separation sensitivity over all planned rounds
+   */
+  public record Correlated(
+      int minSeparation,
+      int maxParticipations,
+      String error,
+      double[] theta,
+      double[] omega,
+      double plannedSensitivity)
+      implements Serializable {
+    /** The strategy matrix's BLT parameters. */
+    public BufferedToeplitz strategy() {
+      return BufferedToeplitz.of(theta, omega);
+    }
+
+    /** The participation schema over {@code rounds} rounds. */
+    public ParticipationSchema schema(long rounds) {
+      return new ParticipationSchema(rounds, minSeparation, maxParticipations);
+    }
+  }
 
   /**
    * Kafka topics; every job of one Flink job shares them. Public: models and rounds. The rest are
@@ -280,9 +312,20 @@ public record JobSpec(
     return (1 << 20) + model.maxEncodedTensorBytes();
   }
 
-  /** The Gaussian mechanism on the sum of updates clipped to {@code clipNorm} (a round's C). */
+  /**
+   * The Gaussian mechanism on the sum of updates clipped to {@code clipNorm} (a round's C). With
+   * correlated noise its noise is the fresh Z_t, sigma = z * C * plannedSensitivity, before the
+   * combiner correlates it.
+   */
   public GaussianMechanism mechanism(double clipNorm) {
-    return new GaussianMechanism(privacy.noiseMultiplier(), clipNorm);
+    double z = privacy.noiseMultiplier();
+    return new GaussianMechanism(
+        correlated() ? z * privacy.correlated().plannedSensitivity() : z, clipNorm);
+  }
+
+  /** Whether the noise is correlated across rounds (BLT). */
+  public boolean correlated() {
+    return privacy.correlated() != null;
   }
 
   /** Whether C moves from round to round (adaptive clipping). */

@@ -2,10 +2,15 @@ package dev.privagg.spec;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.privagg.correlated.BltPlan;
+import dev.privagg.correlated.BufferedToeplitz;
+import dev.privagg.correlated.ErrorKind;
+import dev.privagg.correlated.ParticipationSchema;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.ClippedSum;
+import dev.privagg.privacy.CorrelatedNoiseAccounting;
 import dev.privagg.privacy.NoisePlanner;
 import dev.privagg.privacy.RoundCharge;
 import java.io.IOException;
@@ -31,6 +36,9 @@ public final class JobSpecReader {
 
   /** Longest round timeout and start grace: deadlines stay far from overflowing epoch millis. */
   static final long MAX_TIMEOUT_MILLIS = 30L * 24 * 3_600_000;
+
+  /** Most rounds a BLT run is planned for: each round's sensitivity costs O(rounds) to find. */
+  static final long MAX_CORRELATED_ROUNDS = 1_000_000;
 
   private JobSpecReader() {}
 
@@ -325,6 +333,26 @@ public final class JobSpecReader {
         adaptiveClipping(s.optionalSection("adaptiveClipping"), clipNorm, clipping, rounds);
     JobSpec.Noise noise = noise(s.optionalSection("noise"));
 
+    String mechanism = s.choice("mechanism", "independent", List.of("independent", "blt"));
+    YamlSection bltSection = s.optionalSection("blt");
+    if (mechanism.equals("blt")) {
+      return correlatedPrivacy(
+          s,
+          bltSection,
+          rounds,
+          clipNorm,
+          clipping,
+          split,
+          delta,
+          budget,
+          accountant,
+          sampling,
+          adaptive,
+          noise);
+    }
+    if (bltSection != null) {
+      throw s.fail("blt", "is read only with privacy.mechanism: blt, was set with independent");
+    }
     boolean hasZ = s.has("noiseMultiplier");
     boolean hasTarget = s.has("targetEpsilon");
     double targetEpsilon = Double.NaN;
@@ -383,7 +411,152 @@ public final class JobSpecReader {
         accountant,
         sampling,
         noise,
-        adaptive);
+        adaptive,
+        null);
+  }
+
+  /**
+   * {@code privacy.mechanism: blt}: DP-FTRL with BLT correlated noise over plannedRounds rounds
+   * under an enforced participation schema (docs/privacy.md, "Correlated noise"). The whole run is
+   * one Gaussian mechanism, so z is planned for it at once; what the accounting assumes is refused
+   * here when the spec would break it.
+   */
+  private static JobSpec.Privacy correlatedPrivacy(
+      YamlSection s,
+      YamlSection b,
+      JobSpec.Rounds rounds,
+      double clipNorm,
+      String clipping,
+      String split,
+      double delta,
+      double budget,
+      String accountant,
+      JobSpec.Sampling sampling,
+      AdaptiveClipping adaptive,
+      JobSpec.Noise noise) {
+    if (b == null) {
+      throw s.fail(
+          "blt", "is needed with mechanism blt: minSeparation, maxParticipations (and buffers)");
+    }
+    if (adaptive != null) {
+      throw s.fail(
+          "adaptiveClipping",
+          "cannot be used with mechanism blt: the sensitivity of the whole run assumes one C;"
+              + " remove adaptiveClipping and set clipNorm");
+    }
+    if (!sampling.mode().equals("none")) {
+      throw s.fail(
+          "sampling.mode",
+          "must be none with mechanism blt (was "
+              + sampling.mode()
+              + "): blt claims no amplification by sampling, it bounds participation instead");
+    }
+    if (rounds.closeEarly() || rounds.minimumCohort() > 0) {
+      throw s.fail(
+          "mechanism",
+          "blt cannot be combined with rounds.closeEarly or rounds.minimumCohort: an early close"
+              + " lets one client displace another and a noisy count is a second mechanism per"
+              + " round, neither covered by the matrix mechanism's sensitivity; remove them");
+    }
+    if (!noise.source().equals("keyed") && !noise.source().equals("seeded")) {
+      throw s.fail(
+          "noise.source",
+          "must be keyed with mechanism blt (seeded for experiments), was "
+              + noise.source()
+              + ": the noise buffers are rebuilt from the noise of earlier rounds after a"
+              + " restore, which needs reproducible noise");
+    }
+    if (!accountant.equals("pld") && !accountant.equals("rdp")) {
+      throw s.fail(
+          "accountant",
+          "must be pld or rdp with mechanism blt (was "
+              + accountant
+              + "): the run is one Gaussian mechanism, which both account exactly");
+    }
+    long n =
+        s.integer("plannedRounds", "n, the rounds the BLT is built for; no round runs past it");
+    if (n < 1 || n > MAX_CORRELATED_ROUNDS) {
+      throw s.fail("plannedRounds", "must be in [1, " + MAX_CORRELATED_ROUNDS + "], was " + n);
+    }
+    int minSep =
+        (int)
+            b.integerIn(
+                "minSeparation",
+                1,
+                1,
+                n,
+                "rounds between a client's contributions: r' - r >= minSeparation");
+    int maxPart =
+        (int) b.integerIn("maxParticipations", 1, 1, n, "contributions per client in the run");
+    int buffers = (int) b.integerIn("buffers", 3, 1, 8, "BLT buffers, each one model in size");
+    String error = b.choice("error", "max", List.of("max", "mean"));
+    ParticipationSchema schema = new ParticipationSchema(n, minSep, maxPart);
+    BltPlan plan;
+    if (b.has("theta") || b.has("omega")) {
+      double[] theta = b.numberList("theta", "the BLT's buffer decays, each in (0, 1)");
+      double[] omega = b.numberList("omega", "the BLT's output scales, each > 0");
+      try {
+        plan = BltPlan.of(schema, BufferedToeplitz.of(theta, omega));
+      } catch (IllegalArgumentException e) {
+        throw b.fail("theta", "and omega do not give a usable BLT: " + e.getMessage());
+      }
+      if (plan.strategy().buffers() != buffers && b.has("buffers")) {
+        throw b.fail("buffers", "must match theta's length " + theta.length + ", was " + buffers);
+      }
+    } else {
+      plan =
+          BltPlan.optimized(schema, buffers, error.equals("max") ? ErrorKind.MAX : ErrorKind.MEAN);
+    }
+    b.finish();
+    double z;
+    double targetEpsilon = Double.NaN;
+    if (s.has("noiseMultiplier") == s.has("targetEpsilon")) {
+      throw s.fail(
+          "noiseMultiplier",
+          "or privacy.targetEpsilon: set exactly one of them (blt plans z for"
+              + " the whole run of plannedRounds)");
+    }
+    if (s.has("noiseMultiplier")) {
+      z = s.number("noiseMultiplier", "noise std / (clipNorm * sensitivity), e.g. 1.0");
+      if (!(z > 0 && Double.isFinite(z))) {
+        throw s.fail("noiseMultiplier", "must be > 0 and finite with mechanism blt, was " + z);
+      }
+    } else {
+      targetEpsilon = s.number("targetEpsilon", "epsilon the planned rounds may spend");
+      if (!(targetEpsilon > 0 && Double.isFinite(targetEpsilon))) {
+        throw s.fail("targetEpsilon", "must be > 0 and finite, was " + targetEpsilon);
+      }
+      try {
+        z =
+            CorrelatedNoiseAccounting.noiseMultiplierFor(
+                Accountant.named(accountant), targetEpsilon, delta);
+      } catch (IllegalArgumentException e) {
+        throw s.fail("targetEpsilon", "cannot be reached: " + e.getMessage());
+      }
+    }
+    s.finish();
+    JobSpec.Correlated correlated =
+        new JobSpec.Correlated(
+            minSep,
+            maxPart,
+            error,
+            plan.strategy().theta(),
+            plan.strategy().omega(),
+            plan.sensitivity());
+    return new JobSpec.Privacy(
+        clipNorm,
+        clipping,
+        split,
+        z,
+        targetEpsilon,
+        n,
+        delta,
+        budget,
+        accountant,
+        sampling,
+        noise,
+        null,
+        correlated);
   }
 
   /**

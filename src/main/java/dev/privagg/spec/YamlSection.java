@@ -197,6 +197,23 @@ final class YamlSection {
     return out;
   }
 
+  /** A non-empty list of finite numbers. */
+  double[] numberList(String name, String hint) {
+    JsonNode value = required(name, hint);
+    if (!value.isArray() || value.isEmpty()) {
+      throw fail(name, "must be a non-empty list of numbers; " + hint + ", was " + describe(value));
+    }
+    double[] out = new double[value.size()];
+    for (int i = 0; i < out.length; i++) {
+      JsonNode item = value.get(i);
+      if (!item.isNumber() || !Double.isFinite(item.asDouble())) {
+        throw fail(name, "entries must be finite numbers; " + hint + ", had " + describe(item));
+      }
+      out[i] = item.asDouble();
+    }
+    return out;
+  }
+
   /** Refuses keys that were never read: most often a typo. */
   void finish() {
     List<String> unknown = unreadKeys();

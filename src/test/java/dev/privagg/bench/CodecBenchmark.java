@@ -72,7 +72,8 @@ public class CodecBenchmark {
             "add-remove-one",
             8.0,
             1.0,
-            List.of(new PrivacyCharge("POISSON_SAMPLED_GAUSSIAN", 1.0, 0.2, 1L)));
+            List.of(new PrivacyCharge("POISSON_SAMPLED_GAUSSIAN", 1.0, 0.2, 1L)),
+            null);
     model = new GlobalModel("bench", 1L, List.of(tensor), privacy);
   }
 

@@ -2,6 +2,7 @@ package dev.privagg.job.combine;
 
 import dev.privagg.job.CombinedRound;
 import dev.privagg.job.ModelState;
+import dev.privagg.job.NoiseBuffers;
 import dev.privagg.job.OutboundRecord;
 import dev.privagg.job.Records;
 import dev.privagg.job.RoundPartial;
@@ -22,6 +23,7 @@ import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
 
@@ -33,6 +35,7 @@ public final class CombineFunction
     extends KeyedCoProcessFunction<String, RoundPartial, RoundSignal, OutboundRecord> {
   static final String ROUNDS_STATE = "combined-rounds";
   static final String MODEL_STATE = "released-model";
+  static final String NOISE_BUFFERS_STATE = "noise-buffers";
 
   private final Map<String, JobSpec> specs = new HashMap<>();
   private final Map<String, LedgerFloor> floors;
@@ -67,7 +70,11 @@ public final class CombineFunction
                             LongSerializer.INSTANCE,
                             StateSerializers.COMBINED_ROUND))),
             getRuntimeContext()
-                .getState(new ValueStateDescriptor<>(MODEL_STATE, StateSerializers.MODEL_STATE)));
+                .getState(new ValueStateDescriptor<>(MODEL_STATE, StateSerializers.MODEL_STATE)),
+            getRuntimeContext()
+                .getState(
+                    new ValueStateDescriptor<>(
+                        NOISE_BUFFERS_STATE, StateSerializers.NOISE_BUFFERS)));
     noiseTime = new StageTimer(getRuntimeContext().getMetricGroup(), "noise");
     encodeTime = new StageTimer(getRuntimeContext().getMetricGroup(), "encode");
     jobs = new HashMap<>();
@@ -99,7 +106,12 @@ public final class CombineFunction
       job.rounds().opened(signal.round, signal.clipNorm);
       noiseTime.stop(started);
     } else {
-      job.rounds().sealed(store, signal, output(job, out));
+      try {
+        job.rounds().sealed(store, signal, output(job, out));
+      } catch (CorrelatedNoise.MismatchException e) {
+        // A restart would meet the same state: fail the job with the reason instead.
+        throw new SuppressRestartsException(e);
+      }
     }
   }
 
@@ -141,8 +153,21 @@ public final class CombineFunction
   }
 
   /** The combiner's state in keyed state (the current key is the job id). */
-  private record Store(RoundTable<CombinedRound> rounds, ValueState<ModelState> released)
+  private record Store(
+      RoundTable<CombinedRound> rounds,
+      ValueState<ModelState> released,
+      ValueState<NoiseBuffers> buffers)
       implements CombinedRounds.Store {
+    @Override
+    public NoiseBuffers noiseBuffers() {
+      return KeyedState.call(buffers::value);
+    }
+
+    @Override
+    public void saveNoiseBuffers(NoiseBuffers state) {
+      KeyedState.run(() -> buffers.update(state));
+    }
+
     @Override
     public ModelState model() {
       return KeyedState.call(released::value);

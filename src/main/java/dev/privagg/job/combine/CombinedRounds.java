@@ -1,7 +1,9 @@
 package dev.privagg.job.combine;
 
+import dev.privagg.correlated.BufferedToeplitz;
 import dev.privagg.job.CombinedRound;
 import dev.privagg.job.ModelState;
+import dev.privagg.job.NoiseBuffers;
 import dev.privagg.job.RoundPartial;
 import dev.privagg.job.RoundSignal;
 import dev.privagg.job.ledger.LedgerFloor;
@@ -48,6 +50,11 @@ public final class CombinedRounds {
     ModelState model();
 
     void saveModel(ModelState model);
+
+    /** The correlated-noise generator, or null before the job's first correlated release. */
+    NoiseBuffers noiseBuffers();
+
+    void saveNoiseBuffers(NoiseBuffers buffers);
   }
 
   /** What a finished round turns into. */
@@ -203,6 +210,9 @@ public final class CombinedRounds {
     if (noise == null || noise.clipNorm() != clipNorm) {
       noise = new Drawn(clipNorm, draw(round, clipNorm));
     }
+    if (spec.correlated()) {
+      correlate(store, round, noise.noise(), spec.mechanism(clipNorm).sigma());
+    }
     ModelState base = baseModel(store, sealed);
     double[] average = NoisyAverage.average(sum, noise.noise(), spec.rounds().expectedClients());
     try {
@@ -220,9 +230,66 @@ public final class CombinedRounds {
     out.release(sealed, combined, base.model, System.nanoTime() - started);
   }
 
+  /**
+   * The sum's noise: N(0, sigma^2) per coordinate, or with correlated noise the fresh Z_t (unit
+   * variance), which {@link #correlate} turns into sigma (C^-1 Z)_t at the release.
+   */
   private double[] draw(long round, double clipNorm) {
     NoiseStream stream = noiseSource.forRound(NoiseStreams.sum(spec), round);
+    if (spec.correlated()) {
+      double[] fresh = new double[spec.model().dimension()];
+      stream.addGaussian(fresh, 1.0);
+      return fresh;
+    }
     return spec.mechanism(clipNorm).noise(spec.model().dimension(), stream);
+  }
+
+  /**
+   * Turns round {@code round}'s fresh Z_t into sigma (C^-1 Z)_t in place and moves the generator to
+   * {@code round}. Rounds between the buffers' round and this one (withheld, skipped, or taken over
+   * from an earlier run's topics) still pass their Z through the buffers, drawn again from the same
+   * reproducible stream: the buffers after round t depend on every Z up to t. Buffers ahead of this
+   * round (a savepoint older than them cannot be: the combiner's state holds both) or built for
+   * another mechanism are refused.
+   */
+  private void correlate(Store store, long round, double[] fresh, double sigma) {
+    BufferedToeplitz strategy = spec.privacy().correlated().strategy();
+    String mechanism = CorrelatedNoise.describe(spec, noiseSource);
+    NoiseBuffers state = store.noiseBuffers();
+    if (state == null) {
+      state =
+          new NoiseBuffers(0, mechanism, new double[strategy.buffers()][spec.model().dimension()]);
+    } else if (!mechanism.equals(state.mechanism)) {
+      throw new CorrelatedNoise.MismatchException(
+          "job "
+              + spec.jobId()
+              + ": the noise buffers in state were built for "
+              + state.mechanism
+              + ", but this spec asks for "
+              + mechanism
+              + "; a BLT run keeps its mechanism to the end: restore with the spec it started with");
+    } else if (state.round >= round) {
+      throw new CorrelatedNoise.MismatchException(
+          "job "
+              + spec.jobId()
+              + ": the noise buffers in state are at round "
+              + state.round
+              + ", at or past round "
+              + round
+              + " being released; restore the checkpoint or savepoint these rounds came from");
+    }
+    double[] passing = new double[fresh.length];
+    for (long r = state.round + 1; r < round; r++) {
+      java.util.Arrays.fill(passing, 0);
+      noiseSource.forRound(NoiseStreams.sum(spec), r).addGaussian(passing, 1.0);
+      BufferedToeplitz.correlate(strategy, state.buffers, passing);
+    }
+    BufferedToeplitz.correlate(strategy, state.buffers, fresh);
+    for (int i = 0; i < fresh.length; i++) {
+      fresh[i] *= sigma;
+    }
+    state.round = round;
+    store.saveNoiseBuffers(state);
   }
 
   /**

@@ -4,6 +4,7 @@ import dev.privagg.job.DecodedUpdate;
 import dev.privagg.job.JobProgress;
 import dev.privagg.job.OpenRound;
 import dev.privagg.job.OutboundRecord;
+import dev.privagg.job.Participation;
 import dev.privagg.job.RoundSignal;
 import dev.privagg.job.ShardCommand;
 import dev.privagg.job.combine.NoiseSources;
@@ -48,6 +49,7 @@ public final class DecideFunction
   static final String SEEN_CLIENTS_STATE = "seen-clients";
   static final String HELD_COUNTS_STATE = "held-counts";
   static final String HELD_UPDATES_STATE = "held-update-entries";
+  static final String PARTICIPATIONS_STATE = "participations";
   public static final OutputTag<ShardCommand> SHARD_COMMANDS = new OutputTag<>("shard-commands") {};
   public static final OutputTag<RoundSignal> ROUND_SIGNALS = new OutputTag<>("round-signals") {};
 
@@ -58,6 +60,7 @@ public final class DecideFunction
   private transient ValueState<OpenRound> openRoundState;
   // Keyed by a fixed-size digest of the client id, so a round's state does not grow with id length.
   private transient MapState<String, Boolean> seenClients;
+  private transient MapState<String, Participation> participations;
   // Updates by broker timestamp, until the watermark reaches it. Held by reference in heap state:
   // this input comes over a keyBy, deserialized into objects that nothing upstream touches again.
   // How many are held per millisecond, and each under "timestamp/index": appending costs O(1)
@@ -107,6 +110,13 @@ public final class DecideFunction
     seenClients =
         getRuntimeContext()
             .getMapState(new MapStateDescriptor<>(SEEN_CLIENTS_STATE, Types.STRING, Types.BOOLEAN));
+    participations =
+        getRuntimeContext()
+            .getMapState(
+                new MapStateDescriptor<>(
+                    PARTICIPATIONS_STATE,
+                    StringSerializer.INSTANCE,
+                    StateSerializers.PARTICIPATION));
     heldCounts =
         getRuntimeContext()
             .getMapState(new MapStateDescriptor<>(HELD_COUNTS_STATE, Types.LONG, Types.INT));
@@ -217,6 +227,21 @@ public final class DecideFunction
     @Override
     public SeenClients seenClients() {
       return this;
+    }
+
+    @Override
+    public Participations participations() {
+      return new Participations() {
+        @Override
+        public Participation get(String clientKey) {
+          return access(() -> participations.get(clientKey));
+        }
+
+        @Override
+        public void put(String clientKey, Participation participation) {
+          access(() -> participations.put(clientKey, participation));
+        }
+      };
     }
 
     @Override

@@ -1,10 +1,12 @@
 package dev.privagg.job.decide;
 
 import dev.privagg.avro.RejectReason;
+import dev.privagg.correlated.BltPlan;
 import dev.privagg.job.ClosedRound;
 import dev.privagg.job.DecodedUpdate;
 import dev.privagg.job.JobProgress;
 import dev.privagg.job.OpenRound;
+import dev.privagg.job.Participation;
 import dev.privagg.job.Pipeline;
 import dev.privagg.job.combine.CombinedRounds;
 import dev.privagg.job.combine.NoiseStreams;
@@ -16,6 +18,7 @@ import dev.privagg.job.shard.ShardSums;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.BudgetStatus;
+import dev.privagg.privacy.CorrelatedNoiseAccounting;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.NoiseStream;
 import dev.privagg.privacy.PrivacyEvent;
@@ -72,6 +75,7 @@ final class RoundLifecycle {
   private final JobSpec spec;
   private final NoiseSource noiseSource;
   private final LedgerFloor floor;
+  private BltPlan bltPlan;
   private final ShardPlan shards;
   private final ClientKeys clientKeys = new ClientKeys();
   // Whether the state was compared with the ledger topic's floor since this instance was made, that
@@ -287,6 +291,13 @@ final class RoundLifecycle {
           "client " + update.clientId + " already sent an update for round " + update.round);
       return;
     }
+    Participation participation = null;
+    if (spec.correlated()) {
+      participation = store.participations().get(clientKey);
+      if (!mayParticipate(participation, update, out)) {
+        return;
+      }
+    }
     if (round.seen >= spec.rounds().maxClients()) {
       if (!round.turnedAway) {
         round.turnedAway = true;
@@ -318,10 +329,56 @@ final class RoundLifecycle {
       round.unclipped++;
     }
     store.saveOpenRound(round);
+    if (spec.correlated()) {
+      store
+          .participations()
+          .put(
+              clientKey,
+              new Participation(participation == null ? 1 : participation.count + 1, update.round));
+    }
     out.admit(update, shard, clipNorm);
     if (spec.rounds().closeEarly() && round.contributions >= spec.rounds().expectedClients()) {
       closeEarly(store, progress, round, time, out);
     }
+  }
+
+  /**
+   * The participation schema of correlated noise (design.md invariant 11): a client contributes at
+   * most maxParticipations times, each round at least minSeparation after its previous one.
+   */
+  private boolean mayParticipate(
+      Participation participation, DecodedUpdate update, RoundDecisions out) {
+    if (participation == null) {
+      return true;
+    }
+    JobSpec.Correlated schema = spec.privacy().correlated();
+    if (participation.count >= schema.maxParticipations()) {
+      out.reject(
+          update,
+          RejectReason.PARTICIPATION_LIMIT,
+          "client "
+              + update.clientId
+              + " already contributed to "
+              + participation.count
+              + " rounds, the most this job's participation schema allows");
+      return false;
+    }
+    if (update.round - participation.lastRound < schema.minSeparation()) {
+      out.reject(
+          update,
+          RejectReason.TOO_SOON,
+          "client "
+              + update.clientId
+              + " contributed to round "
+              + participation.lastRound
+              + "; its next round may be "
+              + (participation.lastRound + schema.minSeparation())
+              + " or later (minimum separation "
+              + schema.minSeparation()
+              + ")");
+      return false;
+    }
+    return true;
   }
 
   /**
@@ -521,11 +578,14 @@ final class RoundLifecycle {
     // spec's first C) when that round clipped at a fixed C, never an older run's value.
     progress.clipNorm = floor.nextClipNorm();
     LedgerFloor.Announced open = floor.openAnnouncement();
-    PrivacyEvent ours = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
     // A round another run announced under other privacy parameters (a changed spec, or a second
-    // job) may be released at that run's cost: it is charged at that cost too.
+    // job) may be released at that run's cost: it is charged at that cost too. Correlated noise
+    // charges every round differently, and a run under other BLT parameters is refused at submit.
+    PrivacyEvent sameAsOurs = spec.correlated() ? null : chargeOf(floor.lastRound());
     PrivacyEvent theirs =
-        floor.lastCharge() != null && !floor.lastCharge().equals(ours) ? floor.lastCharge() : null;
+        sameAsOurs != null && floor.lastCharge() != null && !floor.lastCharge().equals(sameAsOurs)
+            ? floor.lastCharge()
+            : null;
     while (!progress.exhausted && progress.currentRound < lastAnnounced) {
       long round = progress.currentRound + 1;
       if (theirs != null) {
@@ -544,7 +604,7 @@ final class RoundLifecycle {
         return;
       }
       if (!progress.exhausted) {
-        chargeSkipped(store, progress, round, ours, nowMillis, out);
+        chargeSkipped(store, progress, round, chargeOf(round), nowMillis, out);
         progress.currentRound = round;
       }
     }
@@ -593,7 +653,7 @@ final class RoundLifecycle {
       long nowMillis,
       RoundDecisions out) {
     PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
-    if (!fits(ledger, charge)) {
+    if (charge == null || !fits(ledger, charge)) {
       progress.currentRound = round;
       exhaust(store, progress, ledger, nowMillis, out);
       return;
@@ -622,8 +682,8 @@ final class RoundLifecycle {
       RoundStore store, JobProgress progress, long opensAt, long deadline, RoundDecisions out) {
     progress.currentRound++;
     PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
-    PrivacyEvent next = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
-    if (!fits(ledger, next)) {
+    PrivacyEvent next = chargeOf(progress.currentRound);
+    if (next == null || !fits(ledger, next)) {
       exhaust(store, progress, ledger, opensAt, out);
       return;
     }
@@ -656,6 +716,34 @@ final class RoundLifecycle {
     return Math.min(adaptive.maxClipNorm(), Math.max(adaptive.minClipNorm(), progress.clipNorm));
   }
 
+  /**
+   * What round {@code round} costs: the same event every round with independent noise; with
+   * correlated noise the round's increment of the run's one Gaussian mechanism, or null (never
+   * runs) past the planned rounds, for which the sensitivity holds no bound.
+   */
+  private PrivacyEvent chargeOf(long round) {
+    if (!spec.correlated()) {
+      return spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
+    }
+    if (round < 1 || round > spec.privacy().plannedRounds()) {
+      return null;
+    }
+    return CorrelatedNoiseAccounting.roundCharge(
+        spec.privacy().noiseMultiplier(),
+        spec.privacy().correlated().plannedSensitivity(),
+        round == 1 ? 0 : bltPlan().sensitivityOfFirstRounds(round - 1),
+        bltPlan().sensitivityOfFirstRounds(round));
+  }
+
+  /** The BLT plan of a correlated spec, built on first use. */
+  private BltPlan bltPlan() {
+    if (bltPlan == null) {
+      JobSpec.Correlated c = spec.privacy().correlated();
+      bltPlan = BltPlan.of(c.schema(spec.privacy().plannedRounds()), c.strategy());
+    }
+    return bltPlan;
+  }
+
   private boolean fits(PrivacyLedger ledger, PrivacyEvent next) {
     return BudgetStatus.fits(
         accountant(), ledger, spec.privacy().budgetEpsilon(), spec.privacy().delta(), next);
@@ -670,9 +758,9 @@ final class RoundLifecycle {
       RoundStore store, JobProgress progress, OpenRound round, long closedAt, RoundDecisions out) {
     long r = progress.currentRound;
     PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
-    PrivacyEvent charge = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
+    PrivacyEvent charge = chargeOf(r);
     // Budget before release (invariant 4): checked again here, whatever was checked at opening.
-    if (!fits(ledger, charge)) {
+    if (charge == null || !fits(ledger, charge)) {
       exhaust(store, progress, ledger, closedAt, out);
       return;
     }

@@ -25,4 +25,7 @@ interface RoundStore {
   SeenClients seenClients();
 
   HeldUpdates held();
+
+  /** The participation schema's per-client counts (correlated noise only). */
+  Participations participations();
 }

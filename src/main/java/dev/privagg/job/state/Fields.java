@@ -134,6 +134,37 @@ final class Fields {
     return values;
   }
 
+  /** Doubles in chunks of bytes: a model-sized buffer is written at copy speed. */
+  static void writeDoubles(double[] values, DataOutputView out) throws IOException {
+    out.writeInt(values.length);
+    java.nio.ByteBuffer chunk = java.nio.ByteBuffer.allocate(CHUNK_DOUBLES * Double.BYTES);
+    for (int from = 0; from < values.length; from += CHUNK_DOUBLES) {
+      int count = Math.min(CHUNK_DOUBLES, values.length - from);
+      chunk.clear();
+      chunk.asDoubleBuffer().put(values, from, count);
+      out.write(chunk.array(), 0, count * Double.BYTES);
+    }
+  }
+
+  static double[] readDoubles(DataInputView in) throws IOException {
+    int n = length(in);
+    if (n == NULL) {
+      throw new IOException("corrupt state: a noise buffer without length");
+    }
+    double[] values = new double[n];
+    byte[] bytes = new byte[CHUNK_DOUBLES * Double.BYTES];
+    for (int from = 0; from < n; from += CHUNK_DOUBLES) {
+      int count = Math.min(CHUNK_DOUBLES, n - from);
+      in.readFully(bytes, 0, count * Double.BYTES);
+      java.nio.ByteBuffer.wrap(bytes, 0, count * Double.BYTES)
+          .asDoubleBuffer()
+          .get(values, from, count);
+    }
+    return values;
+  }
+
+  private static final int CHUNK_DOUBLES = 8192;
+
   static void writeNullableDouble(Double value, DataOutputView out) throws IOException {
     out.writeBoolean(value != null);
     if (value != null) {

@@ -4,7 +4,9 @@ import dev.privagg.job.CombinedRound;
 import dev.privagg.job.DecodedUpdate;
 import dev.privagg.job.JobProgress;
 import dev.privagg.job.ModelState;
+import dev.privagg.job.NoiseBuffers;
 import dev.privagg.job.OpenRound;
+import dev.privagg.job.Participation;
 import dev.privagg.job.PublicRounds;
 import dev.privagg.job.ShardCommand;
 import dev.privagg.job.ShardRound;
@@ -30,6 +32,10 @@ public final class StateSerializers {
   public static final StateSerializer<ModelState> MODEL_STATE = current(ModelStateLayout.INSTANCE);
   public static final StateSerializer<PublicRounds.Position> PUBLISHED_POSITION =
       current(PublishedPositionLayout.INSTANCE);
+  public static final StateSerializer<Participation> PARTICIPATION =
+      current(ParticipationLayout.INSTANCE);
+  public static final StateSerializer<NoiseBuffers> NOISE_BUFFERS =
+      current(NoiseBuffersLayout.INSTANCE);
 
   /** Every layout a savepoint may name, the nested round signal included. */
   static final List<StateLayout<?>> LAYOUTS =
@@ -42,7 +48,9 @@ public final class StateSerializers {
           CombinedRoundLayout.INSTANCE,
           RoundSignalLayout.INSTANCE,
           ModelStateLayout.INSTANCE,
-          PublishedPositionLayout.INSTANCE);
+          PublishedPositionLayout.INSTANCE,
+          ParticipationLayout.INSTANCE,
+          NoiseBuffersLayout.INSTANCE);
 
   private StateSerializers() {}
 

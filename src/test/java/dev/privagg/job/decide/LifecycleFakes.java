@@ -7,7 +7,9 @@ import dev.privagg.job.DecodedUpdate;
 import dev.privagg.job.JobFixtures;
 import dev.privagg.job.JobProgress;
 import dev.privagg.job.ModelState;
+import dev.privagg.job.NoiseBuffers;
 import dev.privagg.job.OpenRound;
+import dev.privagg.job.Participation;
 import dev.privagg.job.RoundPartial;
 import dev.privagg.job.RoundSignal;
 import dev.privagg.job.ShardCommand;
@@ -36,6 +38,7 @@ final class LifecycleFakes {
     OpenRound round;
     final Set<String> seen = new HashSet<>();
     final TreeMap<Long, List<DecodedUpdate>> held = new TreeMap<>();
+    final Map<String, Participation> participations = new HashMap<>();
 
     @Override
     public JobProgress progress() {
@@ -66,6 +69,21 @@ final class LifecycleFakes {
     @Override
     public SeenClients seenClients() {
       return this;
+    }
+
+    @Override
+    public Participations participations() {
+      return new Participations() {
+        @Override
+        public Participation get(String clientKey) {
+          return participations.get(clientKey);
+        }
+
+        @Override
+        public void put(String clientKey, Participation participation) {
+          participations.put(clientKey, participation);
+        }
+      };
     }
 
     @Override
@@ -197,6 +215,18 @@ final class LifecycleFakes {
     @Override
     public void saveModel(ModelState model) {
       this.model = model;
+    }
+
+    NoiseBuffers buffers;
+
+    @Override
+    public NoiseBuffers noiseBuffers() {
+      return buffers;
+    }
+
+    @Override
+    public void saveNoiseBuffers(NoiseBuffers buffers) {
+      this.buffers = buffers;
     }
   }
 
