@@ -2,6 +2,7 @@ package dev.privagg.sim;
 
 import dev.privagg.client.data.Datasets;
 import dev.privagg.client.train.Model;
+import dev.privagg.correlated.BltPlan;
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
@@ -170,7 +171,22 @@ public final class MechanismComparison {
         throw new IllegalArgumentException(m.name() + ": " + e.getMessage(), e);
       }
       specsOut.add(spec);
-      planned.add(m.withNoiseMultiplier(spec.privacy().noiseMultiplier()));
+      Mechanism withZ = m.withNoiseMultiplier(spec.privacy().noiseMultiplier());
+      JobSpec.Correlated blt = spec.privacy().correlated();
+      if (blt != null) {
+        // Round t's noise is z C sensitivity (C^-1 Z)_t: each draw has std z C sensitivity, and
+        // the model after round n carries the prefix sum's, z C sensitivity sqrt(max error).
+        BltPlan plan = BltPlan.of(blt.schema(spec.privacy().plannedRounds()), blt.strategy());
+        withZ =
+            new Mechanism(
+                withZ.name(),
+                withZ.config(),
+                withZ.noiseMultiplier(),
+                withZ.epsilonBound(),
+                blt.plannedSensitivity(),
+                blt.plannedSensitivity() * Math.sqrt(plan.maxError()));
+      }
+      planned.add(withZ);
     }
     return planned;
   }

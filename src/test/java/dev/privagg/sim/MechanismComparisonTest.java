@@ -62,6 +62,30 @@ class MechanismComparisonTest {
   }
 
   @Test
+  void blt_plansOneGaussianForTheRun_andStatesItsSensitivityAndModelNoise() {
+    SimulationConfig base = base();
+    List<JobSpec> specs = new ArrayList<>();
+    MechanismComparison.Mechanism blt =
+        MechanismComparison.plan(List.of(MechanismComparison.of("blt", base)), specs).get(0);
+    JobSpec.Privacy p = specs.get(0).privacy();
+    assertThat(p.correlated().minSeparation()).isEqualTo(10);
+    assertThat(p.correlated().maxParticipations()).isEqualTo(3);
+    assertThat(p.plannedRounds()).isEqualTo(30);
+    assertThat(p.sampling().mode()).isEqualTo("none");
+    assertThat(blt.noiseMultiplier()).isEqualTo(p.noiseMultiplier());
+    // One Gaussian of multiplier z spends the target: epsilon(1 x Gaussian(z)) <= 4.
+    assertThat(
+            Accountant.named("rdp")
+                .epsilon(PrivacyLedger.of(PrivacyEvent.gaussian(blt.noiseMultiplier(), 1)), DELTA)
+                .epsilon())
+        .isLessThanOrEqualTo(4.0);
+    assertThat(blt.roundFactor()).isEqualTo(p.correlated().plannedSensitivity());
+    // Correlation shrinks the model's noise below independent noise's sqrt(n) per draw.
+    assertThat(blt.modelFactor()).isLessThan(blt.roundFactor() * Math.sqrt(30));
+    assertThat(blt.modelNoiseStd()).isPositive().isFinite();
+  }
+
+  @Test
   void anUnknownMechanism_isRefusedWithTheKnownOnes() {
     assertThatThrownBy(() -> MechanismComparison.of("dp-ftrl", base()))
         .isInstanceOf(IllegalArgumentException.class)
