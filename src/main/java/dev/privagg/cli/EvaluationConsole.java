@@ -69,7 +69,10 @@ final class EvaluationConsole {
               "membershipAuc", Output.number(r.auc()),
               "testSize", r.testSize(),
               "roundsSentAfterDeadline", r.roundsSentAfterDeadline(),
-              "finalClipNorm", Output.number(r.finalClipNorm())));
+              "finalClipNorm", Output.number(r.finalClipNorm()),
+              "updatesSent", r.updatesSent(),
+              "updatesUsed", r.updatesUsed(),
+              "participationRejects", r.participationRejects()));
       return;
     }
     out.printf(
