@@ -456,7 +456,9 @@ public final class JobSpecReader {
               + sampling.mode()
               + "): blt claims no amplification by sampling, it bounds participation instead");
     }
-    if (rounds.closeEarly() || rounds.minimumCohort() > 0) {
+    // A non-private throughput run (rounds.nextRoundAtEarlyClose, budget .inf) may close early:
+    // every round is then charged as unbounded, as with independent noise.
+    if ((rounds.closeEarly() && !rounds.nextRoundAtEarlyClose()) || rounds.minimumCohort() > 0) {
       throw s.fail(
           "mechanism",
           "blt cannot be combined with rounds.closeEarly or rounds.minimumCohort: an early close"

@@ -763,6 +763,9 @@ final class RoundLifecycle {
     if (round < 1 || round > spec.privacy().plannedRounds()) {
       return null;
     }
+    if (spec.roundCharge().unbounded()) {
+      return spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1); // a throughput run
+    }
     return CorrelatedNoiseAccounting.roundCharge(
         spec.privacy().noiseMultiplier(),
         spec.privacy().correlated().plannedSensitivity(),
