@@ -121,7 +121,8 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
     key = STATE.resolve("noise.key");
     // As `openssl rand -hex 32 > noise.key` writes it: 64 hex digits and a newline.
     Files.writeString(key, "6661756c742d696e6a656374696f6e2d746573742d6e6f6973652d6b65792d31\n");
-    cluster = new LocalCluster(STATE);
+    // Ports of its own, so that it can run beside other cluster tests on one machine.
+    cluster = new LocalCluster(STATE, 19792, 18781, 16823);
     // The cluster's JVMs start while the references run on the MiniCluster.
     CompletableFuture<Void> started =
         CompletableFuture.runAsync(
@@ -383,7 +384,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
     final List<JobSpec> specs = new ArrayList<>();
     final List<Path> specFiles = new ArrayList<>();
     final long checkpointMillis;
-    final KafkaProducer<byte[], byte[]> producer = producer(LocalCluster.KAFKA);
+    final KafkaProducer<byte[], byte[]> producer = producer(cluster.kafka());
     final PublicTopicReader announcements;
     final PublicTopicReader committedModels;
     final PublicTopicReader uncommittedModels;
@@ -404,14 +405,13 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       JobSpec.Topics topics = specs.get(0).topics();
       flinkJob = cluster.submit(specFiles, checkpointMillis, null);
       // Subscribed once the job has created its topics (a reader must not create them).
-      announcements =
-          PublicTopicReader.rounds(LocalCluster.KAFKA, topics.rounds(), "read_committed");
+      announcements = PublicTopicReader.rounds(cluster.kafka(), topics.rounds(), "read_committed");
       committedModels =
-          PublicTopicReader.models(LocalCluster.KAFKA, topics.models(), "read_committed");
+          PublicTopicReader.models(cluster.kafka(), topics.models(), "read_committed");
       uncommittedModels =
-          PublicTopicReader.models(LocalCluster.KAFKA, topics.models(), "read_uncommitted");
+          PublicTopicReader.models(cluster.kafka(), topics.models(), "read_uncommitted");
       uncommittedRounds =
-          PublicTopicReader.rounds(LocalCluster.KAFKA, topics.rounds(), "read_uncommitted");
+          PublicTopicReader.rounds(cluster.kafka(), topics.rounds(), "read_uncommitted");
     }
 
     void resubmit(String savepoint) {
@@ -671,8 +671,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
     }
 
     private PublicTopicReader ledgerReader(String isolation) {
-      return PublicTopicReader.ledger(
-          LocalCluster.KAFKA, specs.get(0).topics().ledger(), isolation);
+      return PublicTopicReader.ledger(cluster.kafka(), specs.get(0).topics().ledger(), isolation);
     }
 
     @Override
