@@ -80,7 +80,7 @@ class CorrelatedNoiseIT extends KafkaFlinkTestBase {
               tensors:
                 - {name: w, shape: [%d]}
             rounds:
-              timeout: 4s
+              timeout: 5s
               expectedClients: %d
             privacy:
               clipNorm: 1.0
@@ -103,7 +103,7 @@ class CorrelatedNoiseIT extends KafkaFlinkTestBase {
               tensors:
                 - {name: w, shape: [%d]}
             rounds:
-              timeout: 4s
+              timeout: 5s
               expectedClients: %d
             privacy:
               clipNorm: 1.0
