@@ -615,7 +615,8 @@ final class RoundLifecycle {
     LedgerFloor.Announced open = floor.openAnnouncement();
     // A round another run announced under other privacy parameters (a changed spec, or a second
     // job) may be released at that run's cost: it is charged at that cost too. Correlated noise
-    // charges every round differently, and a run under other BLT parameters is refused at submit.
+    // charges every round differently; it never gets here over charged rounds (its participation
+    // counts would be lost, see refuseWithoutParticipations).
     PrivacyEvent sameAsOurs = spec.correlated() ? null : chargeOf(floor.lastRound());
     PrivacyEvent theirs =
         sameAsOurs != null && floor.lastCharge() != null && !floor.lastCharge().equals(sameAsOurs)

@@ -1,6 +1,7 @@
 package dev.privagg.job.decide;
 
 import dev.privagg.job.combine.CombinedRounds;
+import dev.privagg.job.combine.NoiseBlocks;
 import dev.privagg.job.combine.NoiseSources;
 import dev.privagg.job.combine.NoiseStreams;
 import dev.privagg.privacy.NoiseSource;
@@ -30,18 +31,26 @@ public final class DeploymentNoise {
   /**
    * Correlated noise (BLT): sigma (C^-1 Z)_t, where x = C^-1 Z solves the lower-triangular Toeplitz
    * system C x = Z by forward substitution, {@code x_t = Z_t - sum_(s < t) c_(t - s) x_s} with C's
-   * coefficients {@code c} ({@code c_0 = 1}), and Z_s the unit normals of round s's sum stream.
-   * Computed from the coefficients, not with the buffers' recursion the combiner runs, so the two
-   * check each other; every round from 1 counts, released or not, as the combiner's buffers pass
-   * every Z.
+   * coefficients {@code c} ({@code c_0 = 1}), and Z_s round s's unit normals: block by block, each
+   * block's coordinates from its own stream for (job, round, block) ({@link
+   * NoiseStreams#correlatedBlock}), the blocks cut as {@link NoiseBlocks} cuts them. Computed from
+   * the coefficients, not with the buffers' recursion the noise blocks run, so the two check each
+   * other; every round from 1 counts, released or not, as the blocks' buffers pass every Z.
    */
   private static double[] correlatedSumNoise(JobSpec spec, NoiseSource source, long round) {
     int d = spec.model().dimension();
     int t = Math.toIntExact(round);
     double[] c = spec.privacy().correlated().strategy().toeplitzCoefficients(t);
     double[][] x = new double[t][d];
+    int blocks = NoiseBlocks.blocks(spec);
     for (int r = 0; r < t; r++) {
-      source.forRound(NoiseStreams.sum(spec), r + 1).addGaussian(x[r], 1.0);
+      for (int b = 0; b < blocks; b++) {
+        int from = (int) ((long) b * d / blocks);
+        int to = (int) ((long) (b + 1) * d / blocks);
+        double[] z = new double[to - from];
+        source.forRound(NoiseStreams.correlatedBlock(spec, b, blocks), r + 1).addGaussian(z, 1.0);
+        System.arraycopy(z, 0, x[r], from, z.length);
+      }
       for (int s = 0; s < r; s++) {
         for (int i = 0; i < d; i++) {
           x[r][i] -= c[r - s] * x[s][i];
