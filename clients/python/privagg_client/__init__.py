@@ -44,13 +44,14 @@ from .model_files import (
     save_npz,
     save_safetensors,
 )
-from .records import GlobalModel, PrivacyStatement, RoundAnnouncement
+from .records import CorrelatedNoise, GlobalModel, PrivacyStatement, RoundAnnouncement
 from .torch_support import from_state_dict, state_dict_delta, to_state_dict
 from .updates import encode_update
 
 __version__ = "0.2.0"
 
 __all__ = [
+    "CorrelatedNoise",
     "PrivaggClient",
     "RunResult",
     "TrainFn",

@@ -50,7 +50,8 @@ class PrivacyStatement:
 
     ``epsilon`` is spent so far (``inf`` when the noise multiplier is 0); ``noise_multiplier`` is
     the noise std over ``clip_norm``; ``charged_noise_multiplier`` is what the accountant charges
-    per round (``None`` in models written before privagg stated it).
+    per round (``None`` in models written before privagg stated it). ``correlated_noise`` is set
+    for a job with correlated noise (``privacy.mechanism: blt``), else ``None``.
     """
 
     epsilon: float
@@ -64,6 +65,7 @@ class PrivacyStatement:
     adjacency: str
     budget_epsilon: float
     charged_noise_multiplier: float | None
+    correlated_noise: CorrelatedNoise | None = None
 
     @property
     def is_private(self) -> bool:
@@ -71,11 +73,38 @@ class PrivacyStatement:
         return math.isfinite(self.epsilon) and self.noise_source not in ("seeded", "zero")
 
     def __str__(self) -> str:
+        blt = f", {self.correlated_noise}" if self.correlated_noise is not None else ""
         return (
             f"epsilon {self.epsilon:.6g} at delta {self.delta:g} ({self.accountant}, "
             f"noise multiplier {self.noise_multiplier:g}, clipNorm {self.clip_norm:g}, "
             f"sampling {self.sampling_mode} at {self.sampling_rate:g}, {self.adjacency}, "
-            f"noise {self.noise_source}, budget {self.budget_epsilon:g})"
+            f"noise {self.noise_source}, budget {self.budget_epsilon:g}{blt})"
+        )
+
+
+@dataclass(frozen=True)
+class CorrelatedNoise:
+    """Correlated noise's figures in a model's privacy statement: the BLT (``theta``,
+    ``omega``) over ``planned_rounds`` rounds, each client at most ``max_participations`` times
+    with round numbers at least ``min_separation`` apart; every release so far together is one
+    Gaussian mechanism with noise multiplier ``prefix_noise_multiplier``."""
+
+    mechanism: str
+    planned_rounds: int
+    min_separation: int
+    max_participations: int
+    theta: tuple[float, ...]
+    omega: tuple[float, ...]
+    noise_multiplier: float
+    planned_sensitivity: float
+    sensitivity: float
+    prefix_noise_multiplier: float
+
+    def __str__(self) -> str:
+        return (
+            f"{self.mechanism} over {self.planned_rounds} rounds, at most "
+            f"{self.max_participations} per client {self.min_separation} apart, "
+            f"prefix noise multiplier {self.prefix_noise_multiplier:g}"
         )
 
 
@@ -120,6 +149,7 @@ class GlobalModel:
             adjacency=p["adjacency"],
             budget_epsilon=p["budgetEpsilon"],
             charged_noise_multiplier=p.get("chargedNoiseMultiplier"),
+            correlated_noise=_correlated(p.get("correlatedNoise")),
         )
         return cls(d["jobId"], d["round"], tensors, privacy)
 
@@ -144,3 +174,20 @@ class GlobalModel:
                 "delta": repr(self.privacy.delta),
             },
         )
+
+
+def _correlated(c: dict[str, Any] | None) -> CorrelatedNoise | None:
+    if c is None:
+        return None
+    return CorrelatedNoise(
+        mechanism=c["mechanism"],
+        planned_rounds=c["plannedRounds"],
+        min_separation=c["minSeparation"],
+        max_participations=c["maxParticipations"],
+        theta=tuple(c["theta"]),
+        omega=tuple(c["omega"]),
+        noise_multiplier=c["noiseMultiplier"],
+        planned_sensitivity=c["plannedSensitivity"],
+        sensitivity=c["sensitivity"],
+        prefix_noise_multiplier=c["prefixNoiseMultiplier"],
+    )

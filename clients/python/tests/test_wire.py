@@ -18,7 +18,7 @@ from privagg_client import wire
 # written little-endian), for the schemas in schemas/ and schemas/history.
 JAVA_FINGERPRINTS = {
     "ClientUpdate": "4be2da7b5b68adc2",
-    "GlobalModel": "a8d947f77d669670",
+    "GlobalModel": "ac428c1b73c11f2b",
     "RoundAnnouncement": "1814e9d431b7362a",
 }
 GLOBAL_MODEL_1 = "9e1a429d700f68a4"
@@ -143,6 +143,28 @@ def test_global_model_decodes_tensors_and_privacy_statement() -> None:
     assert m.privacy.charged_noise_multiplier == 1.1
     assert m.privacy.is_private
     assert "epsilon 1.5 at delta 1e-05" in str(m.privacy)
+
+
+def test_global_model_with_correlated_noise_states_its_blt_and_prefix_multiplier() -> None:
+    blt = {
+        "mechanism": "blt",
+        "plannedRounds": 1000,
+        "minSeparation": 5,
+        "maxParticipations": 2,
+        "theta": [0.99, 0.8],
+        "omega": [0.06, 0.35],
+        "noiseMultiplier": 1.08,
+        "plannedSensitivity": 2.9,
+        "sensitivity": 1.45,
+        "prefixNoiseMultiplier": 2.16,
+    }
+    m = GlobalModel.decode(wire.encode("GlobalModel", _model(_privacy(correlatedNoise=blt))))
+    c = m.privacy.correlated_noise
+    assert c is not None and c.theta == (0.99, 0.8) and c.max_participations == 2
+    assert c.prefix_noise_multiplier == 2.16
+    assert "blt over 1000 rounds, at most 2 per client 5 apart" in str(m.privacy)
+    plain = GlobalModel.decode(wire.encode("GlobalModel", _model(_privacy())))
+    assert plain.privacy.correlated_noise is None
 
 
 def test_global_model_written_with_the_earlier_schema_decodes_without_charged_noise_multiplier(

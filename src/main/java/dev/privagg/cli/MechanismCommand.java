@@ -5,8 +5,7 @@ import dev.privagg.correlated.BufferedToeplitz;
 import dev.privagg.correlated.ErrorKind;
 import dev.privagg.correlated.ParticipationSchema;
 import dev.privagg.privacy.Accountant;
-import dev.privagg.privacy.PrivacyEvent;
-import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.privacy.CorrelatedNoiseAccounting;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -138,8 +137,9 @@ final class MechanismCommand implements Runnable {
       StringBuilder text = new StringBuilder(text(plan, kind));
       if (acc != null) {
         int k = schema.effectiveMaxParticipations();
-        double z = noiseMultiplier(acc, targetEpsilon, delta, 1);
-        double zIndependent = noiseMultiplier(acc, targetEpsilon, delta, k);
+        double z = CorrelatedNoiseAccounting.noiseMultiplierFor(acc, targetEpsilon, delta);
+        // k unsampled Gaussians at z' compose to one at z' / sqrt(k) (Dong, Roth, Su 2022).
+        double zIndependent = z * Math.sqrt(k);
         double bltStd = z * plan.sensitivity() * Math.sqrt(plan.maxError());
         double independentStd = zIndependent * Math.sqrt((double) rounds);
         fields.putAll(
@@ -222,39 +222,6 @@ final class MechanismCommand implements Runnable {
         }
       }
       return out;
-    }
-
-    /**
-     * The smallest z with epsilon(count Gaussians of multiplier z, delta) <= target, by bisection
-     * (epsilon decreases in z); always the side that meets the target.
-     */
-    static double noiseMultiplier(Accountant acc, double target, double delta, long count) {
-      double lo = 1;
-      double hi = 1;
-      if (epsilon(acc, hi, delta, count) > target) {
-        while (epsilon(acc, hi, delta, count) > target) {
-          lo = hi;
-          hi *= 2;
-        }
-      } else {
-        while (lo > 1e-6 && epsilon(acc, lo, delta, count) <= target) {
-          hi = lo;
-          lo /= 2;
-        }
-      }
-      for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; i++) {
-        double mid = 0.5 * (lo + hi);
-        if (epsilon(acc, mid, delta, count) > target) {
-          lo = mid;
-        } else {
-          hi = mid;
-        }
-      }
-      return hi;
-    }
-
-    private static double epsilon(Accountant acc, double z, double delta, long count) {
-      return acc.epsilon(PrivacyLedger.of(PrivacyEvent.gaussian(z, count)), delta).epsilon();
     }
 
     private static Map<String, Object> fields(BltPlan plan, ErrorKind kind) {

@@ -1,6 +1,12 @@
 package dev.privagg.cli;
 
+import dev.privagg.correlated.BltPlan;
+import dev.privagg.correlated.BufferedToeplitz;
+import dev.privagg.correlated.ErrorKind;
+import dev.privagg.correlated.ParticipationSchema;
+import dev.privagg.privacy.CorrelatedNoiseAccounting;
 import dev.privagg.privacy.NoisePlanner;
+import java.util.Arrays;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -14,7 +20,10 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = {
       "Smallest noise multiplier that keeps T rounds within a target epsilon.",
-      "Rounds are Poisson-sampled at rate q; the result's epsilon is always <= the target."
+      "Rounds are Poisson-sampled at rate q; the result's epsilon is always <= the target.",
+      "With --mechanism blt: correlated noise over T rounds where a client contributes at most K"
+          + " times, in rounds at least B apart; the run is one Gaussian mechanism, so z is"
+          + " planned for it at once (no sampling; details: privagg mechanism blt)."
     })
 final class PlanCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
@@ -30,9 +39,25 @@ final class PlanCommand implements Callable<Integer> {
 
   @Option(
       names = "--sampling-rate",
-      required = true,
-      description = "Poisson sampling rate q in (0, 1].")
-  double samplingRate;
+      description = "Poisson sampling rate q in (0, 1] (independent noise only).")
+  Double samplingRate;
+
+  @Option(
+      names = "--mechanism",
+      defaultValue = "independent",
+      description = "independent (default: noise drawn afresh each round) or blt.")
+  String mechanism;
+
+  @Option(
+      names = "--min-sep",
+      description = "blt: rounds between a client's contributions, r' - r >= B (default 1).")
+  Integer minSep;
+
+  @Option(names = "--max-participations", description = "blt: contributions per client K.")
+  Integer maxParticipations;
+
+  @Option(names = "--buffers", description = "blt: BLT buffers, 1 to 8 (default 3).")
+  Integer buffers;
 
   @Mixin AccountantOption accountant;
 
@@ -44,6 +69,19 @@ final class PlanCommand implements Callable<Integer> {
     flags.positive("--target-epsilon", targetEpsilon);
     flags.delta("--delta", delta);
     flags.atLeastOne("--rounds", rounds);
+    if (mechanism.equals("blt")) {
+      return planBlt(flags);
+    }
+    if (!mechanism.equals("independent")) {
+      throw flags.fail("--mechanism must be independent or blt, was '" + mechanism + "'");
+    }
+    if (minSep != null || maxParticipations != null || buffers != null) {
+      throw flags.fail(
+          "--min-sep, --max-participations and --buffers are blt's: add --mechanism blt");
+    }
+    if (samplingRate == null) {
+      throw flags.fail("--sampling-rate is required with independent noise (1 for none)");
+    }
     flags.samplingRate("--sampling-rate", samplingRate);
     NoisePlanner.Plan plan =
         new NoisePlanner(accountant.build(flags)).plan(targetEpsilon, delta, rounds, samplingRate);
@@ -61,6 +99,63 @@ final class PlanCommand implements Callable<Integer> {
         spec.commandLine().getOut(),
         json.enabled,
         Output.fields("noiseMultiplier", plan.noiseMultiplier()),
+        text);
+    return 0;
+  }
+
+  /** z for a BLT over (T, B, K): the whole run is one Gaussian with the BLT's sensitivity. */
+  private int planBlt(Flags flags) {
+    if (samplingRate != null) {
+      throw flags.fail(
+          "--sampling-rate does not apply to blt, which claims no amplification: drop it");
+    }
+    if (maxParticipations == null) {
+      throw flags.fail("--max-participations is required with --mechanism blt");
+    }
+    int b = minSep == null ? 1 : minSep;
+    int m = buffers == null ? 3 : buffers;
+    flags.atLeastOne("--min-sep", b);
+    flags.atLeastOne("--max-participations", maxParticipations);
+    if (m < 1 || m > BufferedToeplitz.MAX_BUFFERS) {
+      throw flags.fail("--buffers must be in [1, " + BufferedToeplitz.MAX_BUFFERS + "], was " + m);
+    }
+    String name = accountant.name;
+    if (!name.equals("pld") && !name.equals("rdp")) {
+      throw flags.fail("--accountant must be pld or rdp with blt, was '" + name + "'");
+    }
+    BltPlan plan =
+        BltPlan.optimized(new ParticipationSchema(rounds, b, maxParticipations), m, ErrorKind.MAX);
+    double z =
+        CorrelatedNoiseAccounting.noiseMultiplierFor(accountant.build(flags), targetEpsilon, delta);
+    String text =
+        String.format(
+            "noise multiplier %s (epsilon %s at delta %s for the whole run of %d rounds, one"
+                + " Gaussian mechanism; BLT theta %s omega %s, sensitivity %s with at most %d"
+                + " contributions %d rounds apart; noise std per unit of clip norm %s;"
+                + " accountant %s)",
+            Text.number(z),
+            Text.number(targetEpsilon),
+            Text.number(delta),
+            rounds,
+            Arrays.toString(plan.strategy().theta()),
+            Arrays.toString(plan.strategy().omega()),
+            Text.number(plan.sensitivity()),
+            maxParticipations,
+            b,
+            Text.number(z * plan.sensitivity()),
+            name);
+    Output.print(
+        spec.commandLine().getOut(),
+        json.enabled,
+        Output.fields(
+            "noiseMultiplier",
+            z,
+            "sensitivity",
+            plan.sensitivity(),
+            "theta",
+            plan.strategy().theta(),
+            "omega",
+            plan.strategy().omega()),
         text);
     return 0;
   }

@@ -182,9 +182,9 @@ public final class BltOptimizer {
             * (error == ErrorKind.MAX ? errors[0] : errors[1]);
       }
       int rounds = (int) n;
-      double[] c = coefficients(theta, omega, rounds);
+      double[] c = BufferedToeplitz.coefficients(theta, omega, rounds);
       double sens = Toeplitz.minSepSensitivitySquared(c, rounds, minSep, k);
-      double[] noising = coefficients(thetaHat, omegaHat, rounds);
+      double[] noising = BufferedToeplitz.coefficients(thetaHat, omegaHat, rounds);
       double err =
           error == ErrorKind.MAX
               ? Toeplitz.maxError(noising, rounds)
@@ -201,22 +201,5 @@ public final class BltOptimizer {
       }
     }
     return gap;
-  }
-
-  /** Dvijotham et al. 2024, Def. 3.1: c_0 = 1, c_i = sum_j omega_j theta_j^(i-1). */
-  static double[] coefficients(double[] theta, double[] omega, int n) {
-    double[] c = new double[n];
-    c[0] = 1;
-    double[] power = new double[theta.length];
-    java.util.Arrays.fill(power, 1.0);
-    for (int i = 1; i < n; i++) {
-      double sum = 0;
-      for (int j = 0; j < theta.length; j++) {
-        sum += omega[j] * power[j];
-        power[j] *= theta[j];
-      }
-      c[i] = sum;
-    }
-    return c;
   }
 }

@@ -126,6 +126,11 @@ public final class BufferedToeplitz {
     if (n < 0) {
       throw new IllegalArgumentException("n must be >= 0, was " + n);
     }
+    return coefficients(theta, omega, n);
+  }
+
+  /** The coefficients of any (theta, omega), valid or not: the optimizer's candidates too. */
+  static double[] coefficients(double[] theta, double[] omega, int n) {
     double[] c = new double[n];
     if (n == 0) {
       return c;

@@ -2,6 +2,8 @@ package dev.privagg.job;
 
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.job.combine.CombineFunction;
+import dev.privagg.job.combine.NoiseBlockFunction;
+import dev.privagg.job.combine.NoiseRequestsFunction;
 import dev.privagg.job.decide.DecideFunction;
 import dev.privagg.job.decode.DecodeFunction;
 import dev.privagg.job.ledger.LedgerFloor;
@@ -98,8 +100,24 @@ public final class Pipeline {
             .setParallelism(shards.shards())
             .setMaxParallelism(ShardPlan.MAX_PARALLELISM);
 
+    // Correlated noise (privacy.mechanism: blt): each sealed round asks every noise block of its
+    // job for its coordinates' share, generated from the block's own buffers in parallel.
+    DataStream<RoundPartial> noiseBlocks =
+        rounds
+            .getSideOutput(DecideFunction.ROUND_SIGNALS)
+            .flatMap(new NoiseRequestsFunction(specs))
+            .name("noise-requests")
+            .uid("noise-requests")
+            .keyBy(r -> r.blockKey, Types.STRING)
+            .process(new NoiseBlockFunction(specs, floors))
+            .name("noise-blocks")
+            .uid("noise-blocks")
+            .setParallelism(shards.shards())
+            .setMaxParallelism(ShardPlan.MAX_PARALLELISM);
+
     SingleOutputStreamOperator<OutboundRecord> releases =
         partials
+            .union(noiseBlocks)
             .keyBy(p -> p.jobId, Types.STRING)
             .connect(
                 rounds

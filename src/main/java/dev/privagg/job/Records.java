@@ -157,21 +157,15 @@ public final class Records {
       double prefixNoiseMultiplier) {
     static Correlated of(JobSpec spec, long round) {
       JobSpec.Correlated c = spec.privacy().correlated();
-      if (c == null) {
-        return null;
+      if (c == null || round < 1) {
+        return null; // round 0 (the initial model) released nothing
       }
       long n = spec.privacy().plannedRounds();
-      long through = Math.min(Math.max(round, 0), n);
-      double sensitivity =
-          through == 0
-              ? 0
-              : BltPlan.of(c.schema(n), c.strategy()).sensitivityOfFirstRounds(through);
+      long through = Math.min(round, n);
+      double sensitivity = BltPlan.of(c.schema(n), c.strategy()).sensitivityOfFirstRounds(through);
       double z = spec.privacy().noiseMultiplier();
       double prefix =
-          through == 0
-              ? Double.POSITIVE_INFINITY
-              : CorrelatedNoiseAccounting.prefixNoiseMultiplier(
-                  z, c.plannedSensitivity(), sensitivity);
+          CorrelatedNoiseAccounting.prefixNoiseMultiplier(z, c.plannedSensitivity(), sensitivity);
       return new Correlated(c, n, z, sensitivity, prefix);
     }
 

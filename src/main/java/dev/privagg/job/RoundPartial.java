@@ -1,6 +1,10 @@
 package dev.privagg.job;
 
-/** One shard's share of a sealed round: its fixed-point clipped sum and counts. */
+/**
+ * One shard's share of a sealed round: its fixed-point clipped sum and counts; or, from a noise
+ * block of a correlated-noise job, that block's noise ({@code noise} set, from {@code
+ * noiseOffset}).
+ */
 public class RoundPartial {
   public String jobId;
   public String shardKey;
@@ -9,7 +13,25 @@ public class RoundPartial {
   public long contributions;
   public long clipped;
 
+  /** A noise block's values (sigma (C^-1 Z)_t on its coordinates); null from a shard. */
+  public double[] noise;
+
+  /** The first model coordinate {@code noise} covers. */
+  public int noiseOffset;
+
   public RoundPartial() {}
+
+  /** A noise block's share of round {@code round}. */
+  public static RoundPartial noiseBlock(
+      String jobId, String blockKey, long round, int offset, double[] noise) {
+    RoundPartial p = new RoundPartial();
+    p.jobId = jobId;
+    p.shardKey = blockKey;
+    p.round = round;
+    p.noiseOffset = offset;
+    p.noise = noise;
+    return p;
+  }
 
   public RoundPartial(String jobId, String shardKey, long round, ShardRound sums) {
     this.jobId = jobId;

@@ -5,9 +5,9 @@ package dev.privagg.privacy;
  * the released prefix of t rounds is a post-processing of the first t rows of C x + sigma Z: one
  * Gaussian mechanism whose L2 sensitivity, under the participation schema, is s_t times the clip
  * norm (the min-separation sensitivity of C's leading t x t block). With sigma = z * clipNorm * s_n
- * planned for all n rounds, the prefix is a Gaussian with noise multiplier z * s_n / s_t
- * (Choquette-Choo et al. 2023, Thm. 2.1 for multi-participation matrix mechanisms; Denisov et al.
- * 2022, Thm. 2.1), so epsilon grows with t and reaches the planned epsilon at t = n.
+ * planned for all n rounds, the prefix is a Gaussian with noise multiplier z * s_n / s_t (the
+ * matrix mechanism's privacy: Denisov et al. 2022; Choquette-Choo et al. 2023 for several
+ * participations), so epsilon grows with t and reaches the planned epsilon at t = n.
  *
  * <p>The ledger charges round t the increment of that Gaussian: multiplier z * s_n / sqrt(s_t^2 -
  * s_(t-1)^2). Gaussian mechanisms compose exactly into one with the sum of their 1/z^2 (Dong, Roth,

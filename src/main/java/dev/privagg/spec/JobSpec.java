@@ -210,6 +210,8 @@ public record JobSpec(
    * allows consecutive rounds), which the job enforces.
    *
    * @param plannedSensitivity the strategy's min-separation sensitivity over all planned rounds
+   * @param noiseBlocks how many coordinate blocks generate the noise in parallel, each with its own
+   *     buffers and stream; fixed for the run, since a block's stream is named by it
    */
   public record Correlated(
       int minSeparation,
@@ -217,7 +219,8 @@ public record JobSpec(
       String error,
       double[] theta,
       double[] omega,
-      double plannedSensitivity)
+      double plannedSensitivity,
+      int noiseBlocks)
       implements Serializable {
     /** The strategy matrix's BLT parameters. */
     public BufferedToeplitz strategy() {

@@ -40,6 +40,11 @@ public final class JobSpecReader {
   /** Most rounds a BLT run is planned for: each round's sensitivity costs O(rounds) to find. */
   static final long MAX_CORRELATED_ROUNDS = 1_000_000;
 
+  /** Noise blocks of a BLT job unless the spec says: enough to spread over a small cluster. */
+  static final int DEFAULT_NOISE_BLOCKS = 16;
+
+  static final int MAX_NOISE_BLOCKS = 1024;
+
   private JobSpecReader() {}
 
   /** Reads the spec at {@code file}. */
@@ -451,7 +456,9 @@ public final class JobSpecReader {
               + sampling.mode()
               + "): blt claims no amplification by sampling, it bounds participation instead");
     }
-    if (rounds.closeEarly() || rounds.minimumCohort() > 0) {
+    // A non-private throughput run (rounds.nextRoundAtEarlyClose, budget .inf) may close early:
+    // every round is then charged as unbounded, as with independent noise.
+    if ((rounds.closeEarly() && !rounds.nextRoundAtEarlyClose()) || rounds.minimumCohort() > 0) {
       throw s.fail(
           "mechanism",
           "blt cannot be combined with rounds.closeEarly or rounds.minimumCohort: an early close"
@@ -490,6 +497,14 @@ public final class JobSpecReader {
         (int) b.integerIn("maxParticipations", 1, 1, n, "contributions per client in the run");
     int buffers = (int) b.integerIn("buffers", 3, 1, 8, "BLT buffers, each one model in size");
     String error = b.choice("error", "max", List.of("max", "mean"));
+    int noiseBlocks =
+        (int)
+            b.integerIn(
+                "noiseBlocks",
+                DEFAULT_NOISE_BLOCKS,
+                1,
+                MAX_NOISE_BLOCKS,
+                "coordinate blocks that generate the noise in parallel; fixed for the run");
     ParticipationSchema schema = new ParticipationSchema(n, minSep, maxPart);
     BltPlan plan;
     if (b.has("theta") || b.has("omega")) {
@@ -542,7 +557,8 @@ public final class JobSpecReader {
             error,
             plan.strategy().theta(),
             plan.strategy().omega(),
-            plan.sensitivity());
+            plan.sensitivity(),
+            noiseBlocks);
     return new JobSpec.Privacy(
         clipNorm,
         clipping,

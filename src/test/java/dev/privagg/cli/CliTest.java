@@ -315,6 +315,96 @@ class CliTest {
   }
 
   @Test
+  void planBlt_isTheWholeRunsGaussian_whichEpsilonReproducesAtTheTarget() throws Exception {
+    Run run =
+        run(
+            "plan",
+            "--mechanism",
+            "blt",
+            "--rounds",
+            "1000",
+            "--min-sep",
+            "5",
+            "--max-participations",
+            "2",
+            "--buffers",
+            "2",
+            "--target-epsilon",
+            "4",
+            "--delta",
+            "1e-5",
+            "--accountant",
+            "pld",
+            "--json");
+    var node = json.readTree(run.out());
+    double z = node.get("noiseMultiplier").asDouble();
+    assertThat(node.get("sensitivity").asDouble()).isGreaterThan(1).isLessThan(Math.sqrt(2) * 3);
+    // One Gaussian mechanism with multiplier z: epsilon with one round and no sampling.
+    Run check =
+        run(
+            "epsilon",
+            "--noise-multiplier",
+            Double.toString(z),
+            "--sampling-rate",
+            "1",
+            "--rounds",
+            "1",
+            "--delta",
+            "1e-5",
+            "--accountant",
+            "pld",
+            "--json");
+    assertThat(json.readTree(check.out()).get("epsilon").asDouble()).isBetween(3.999, 4.0);
+  }
+
+  @Test
+  void planBlt_refusesSamplingAndNeedsItsSchema() {
+    Run sampled =
+        run(
+            "plan",
+            "--mechanism",
+            "blt",
+            "--rounds",
+            "100",
+            "--max-participations",
+            "2",
+            "--target-epsilon",
+            "4",
+            "--delta",
+            "1e-5",
+            "--sampling-rate",
+            "0.1");
+    assertThat(sampled.exitCode()).isEqualTo(2);
+    assertThat(sampled.err()).startsWith("--sampling-rate does not apply to blt");
+    Run schemaless =
+        run(
+            "plan",
+            "--mechanism",
+            "blt",
+            "--rounds",
+            "100",
+            "--target-epsilon",
+            "4",
+            "--delta",
+            "1e-5");
+    assertThat(schemaless.err()).startsWith("--max-participations is required");
+    Run independent =
+        run(
+            "plan",
+            "--rounds",
+            "100",
+            "--target-epsilon",
+            "4",
+            "--delta",
+            "1e-5",
+            "--min-sep",
+            "3",
+            "--sampling-rate",
+            "0.1");
+    assertThat(independent.err()).startsWith("--min-sep, --max-participations and --buffers");
+  }
+
+  @Test
   void plan_zeroTarget_exitsNonZero() {
     Run run =
         run(

@@ -3,10 +3,12 @@ package dev.privagg.job;
 import static dev.privagg.job.FaultScenarios.producer;
 import static dev.privagg.job.FaultScenarios.send;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.withinPercentage;
 
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.LedgerOutcome;
+import dev.privagg.correlated.BltPlan;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.job.FaultScenarios.Placement;
 import dev.privagg.job.FaultScenarios.TrainingJob;
@@ -15,7 +17,7 @@ import dev.privagg.job.ledger.Deployment;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.ClippedSum;
-import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.CorrelatedNoiseAccounting;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
@@ -72,6 +74,13 @@ import org.junit.jupiter.api.TestInstance;
  * take (the reference's checked the same way), and every ledger entry of a keyed job, committed or
  * aborted, carries one deployment nonce across all the failures and restarts of its scenario: the
  * nonce is read back at every start.
+ *
+ * <p>A keyed BLT job (correlated noise, privacy.mechanism: blt) rides along in the TaskManager,
+ * JobManager and stop-with-savepoint scenarios, checked the same way: its noise sigma (C^-1 Z)_t is
+ * recomputed for both deployments ({@link DeploymentNoise}), its epsilon is one Gaussian's of the
+ * prefix's noise multiplier. Cancel and a fresh submit, and the restore of an older savepoint,
+ * would forget who contributed to the rounds charged since: a BLT job there, a Flink job of its
+ * own, fails for good with the participation refusal, releases nothing more and charges nothing.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FaultInjectionIT extends KafkaFlinkTestBase {
@@ -97,6 +106,14 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   private final TrainingJob cancelKeyed = job("cancel-keyed", "keyed", 20);
   private final TrainingJob restoreKeyed = job("restore-keyed", "keyed", 20);
   private final TrainingJob stopKeyed = job("stop-keyed", "keyed", 12);
+  // Correlated noise rides along where a restart keeps its state; where a start would lose it
+  // (cancel and fresh submit, an older savepoint) it is refused, so it runs as a Flink job of its
+  // own there, the refusal failing no other training job.
+  private final TrainingJob tmBlt = bltJob("tm-blt", 30);
+  private final TrainingJob jmBlt = bltJob("jm-blt", 20);
+  private final TrainingJob stopBlt = bltJob("stop-blt", 12);
+  private final TrainingJob cancelBlt = bltJob("cancel-blt", 20);
+  private final TrainingJob restoreBlt = bltJob("restore-blt", 20);
 
   private Path key;
   private LocalCluster cluster;
@@ -115,13 +132,18 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
     return new TrainingJob(name + "-" + run, noise, false, Placement.ANY, timeoutSeconds);
   }
 
+  private TrainingJob bltJob(String name, int timeoutSeconds) {
+    return new TrainingJob(name + "-" + run, "keyed", false, Placement.ANY, timeoutSeconds, true);
+  }
+
   @BeforeAll
   void startClusterAndRunReferences() throws Exception {
     Files.createDirectories(STATE);
     key = STATE.resolve("noise.key");
     // As `openssl rand -hex 32 > noise.key` writes it: 64 hex digits and a newline.
     Files.writeString(key, "6661756c742d696e6a656374696f6e2d746573742d6e6f6973652d6b65792d31\n");
-    cluster = new LocalCluster(STATE);
+    // Ports of its own, so that it can run beside other cluster tests on one machine.
+    cluster = new LocalCluster(STATE, 19792, 18781, 16823);
     // The cluster's JVMs start while the references run on the MiniCluster.
     CompletableFuture<Void> started =
         CompletableFuture.runAsync(
@@ -139,6 +161,9 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
     rounds.put(cancelKeyed, 3L);
     rounds.put(restoreKeyed, 4L);
     rounds.put(stopKeyed, 3L);
+    rounds.put(tmBlt, 3L);
+    rounds.put(jmBlt, 3L);
+    rounds.put(stopBlt, 3L);
     // Keyed noise derives from the key, the deployment nonce, the models topic, the job and the
     // round: each reference uses its cluster run's topic names (on the in-process broker), so only
     // the nonce differs.
@@ -155,6 +180,12 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
             restoreKeyed,
             "restore",
             stopKeyed,
+            "stop",
+            tmBlt,
+            "tm",
+            jmBlt,
+            "jm",
+            stopBlt,
             "stop");
     runReferences(rounds, runs);
     started.join();
@@ -269,10 +300,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       for (long r = 1; r <= specs.get(spec); r++) {
         assertThat(referenceContributions.get(spec.jobId()).get(r))
             .as("reference %s round %d: contributions vs its sampling draws", spec.jobId(), r)
-            .isEqualTo(
-                samples(spec)
-                    ? sampledClients(spec, nonce, r).size()
-                    : spec.rounds().expectedClients());
+            .isEqualTo(expectedContributions(spec, nonce, r));
       }
     }
     stopJobs();
@@ -284,7 +312,19 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
 
   private TrainingJob jobOf(JobSpec spec) {
     return List.of(
-            tmKeyed, tmSecure, tmEarly, jmKeyed, jmSecure, cancelKeyed, restoreKeyed, stopKeyed)
+            tmKeyed,
+            tmSecure,
+            tmEarly,
+            jmKeyed,
+            jmSecure,
+            cancelKeyed,
+            restoreKeyed,
+            stopKeyed,
+            tmBlt,
+            jmBlt,
+            stopBlt,
+            cancelBlt,
+            restoreBlt)
         .stream()
         .filter(j -> j.jobId().equals(spec.jobId()))
         .findFirst()
@@ -294,7 +334,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   @Test
   void killedTaskManagers_leaveOnePublicPayloadPerRound_andKeyedReleasesEqualTheReference()
       throws Exception {
-    try (ClusterRun c = new ClusterRun("tm", 8000, tmKeyed, tmSecure, tmEarly)) {
+    try (ClusterRun c = new ClusterRun("tm", 8000, tmKeyed, tmSecure, tmEarly, tmBlt)) {
       c.sendRound(1);
       c.sendRound(2);
       // Mid-round for the deadline jobs; for the early-close job right after its round 2 was
@@ -305,6 +345,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       // Right after round 3 is written, before the checkpoint that commits it.
       c.awaitUncommittedModel(tmKeyed, 3);
       c.awaitUncommittedModel(tmSecure, 3);
+      c.awaitUncommittedModel(tmBlt, 3);
       cluster.killTaskManager();
       c.awaitCommittedModels(3);
       c.check(3);
@@ -314,7 +355,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   @Test
   void killedJobManager_resubmittedFromItsLastCheckpoint_continuesWithoutRepeatingARound()
       throws Exception {
-    try (ClusterRun c = new ClusterRun("jm", 3000, jmKeyed, jmSecure)) {
+    try (ClusterRun c = new ClusterRun("jm", 3000, jmKeyed, jmSecure, jmBlt)) {
       c.sendRound(1);
       c.sendRound(2);
       cluster.killJobManager(); // mid-round: round 2's updates are in Kafka, the round is open
@@ -330,39 +371,62 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
 
   @Test
   void cancelAndFreshSubmit_midRound_adoptsTheLedgerAndRepeatsNoRound() throws Exception {
-    try (ClusterRun c = new ClusterRun("cancel", 2000, cancelKeyed)) {
+    try (ClusterRun c = new ClusterRun("cancel", 2000, cancelKeyed);
+        ClusterRun blt = new ClusterRun("cancel-blt", 2000, cancelBlt)) {
       c.sendRound(1);
+      blt.sendRound(1);
       c.sendRound(2);
+      blt.sendRound(2);
+      blt.awaitCommittedModels(1);
       cluster.cancel(c.flinkJob);
+      cluster.cancel(blt.flinkJob);
+      List<LedgerEntry> charged = blt.committedLedger();
       // No savepoint: the new job knows only the topics. It takes round 2 over with its announced
       // window and reads that window's updates again: clients need not send them twice.
       c.resubmit(null);
+      // A BLT job would forget who contributed to round 1: refused.
+      blt.resubmit(null);
+      blt.awaitRefusal(charged.size() + " charged rounds but the state is empty (a fresh submit)");
       c.sendRound(3);
       c.awaitCommittedModels(3);
       c.check(3);
+      blt.checkNothingMoreReleased(charged);
     }
   }
 
   @Test
   void restoreFromAnOlderSavepoint_neitherRollsBackTheBudgetNorRepeatsARound() throws Exception {
-    try (ClusterRun c = new ClusterRun("restore", 2000, restoreKeyed)) {
+    try (ClusterRun c = new ClusterRun("restore", 2000, restoreKeyed);
+        ClusterRun blt = new ClusterRun("restore-blt", 2000, restoreBlt)) {
       c.sendRound(1);
+      blt.sendRound(1);
       c.sendRound(2);
+      blt.sendRound(2);
       String older = cluster.savepoint(c.flinkJob, false); // round 2 open
+      String olderBlt = cluster.savepoint(blt.flinkJob, false);
       c.sendRound(3);
+      blt.sendRound(3);
       c.sendRound(4);
+      blt.sendRound(4);
+      blt.awaitCommittedModels(3);
       cluster.cancel(c.flinkJob); // round 4 open, rounds 2 and 3 released since the savepoint
+      cluster.cancel(blt.flinkJob);
+      List<LedgerEntry> charged = blt.committedLedger();
       // The restored job takes round 4 over with its announced window (the updates it read
       // again from the savepoint's offsets are its members).
       c.resubmit(older);
+      // A BLT job's savepoint knows round 1's contributors only, not those of rounds 2 and 3.
+      blt.resubmit(olderBlt);
+      blt.awaitRefusal(charged.size() + " charged rounds but the state holds 1");
       c.awaitCommittedModels(4);
       c.check(4);
+      blt.checkNothingMoreReleased(charged);
     }
   }
 
   @Test
   void stopWithSavepointThenResume_closesTheOpenRoundOnce() throws Exception {
-    try (ClusterRun c = new ClusterRun("stop", 2000, stopKeyed)) {
+    try (ClusterRun c = new ClusterRun("stop", 2000, stopKeyed, stopBlt)) {
       c.sendRound(1);
       c.sendRound(2);
       String savepoint = cluster.savepoint(c.flinkJob, true); // round 2 open, not drained
@@ -383,7 +447,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
     final List<JobSpec> specs = new ArrayList<>();
     final List<Path> specFiles = new ArrayList<>();
     final long checkpointMillis;
-    final KafkaProducer<byte[], byte[]> producer = producer(LocalCluster.KAFKA);
+    final KafkaProducer<byte[], byte[]> producer = producer(cluster.kafka());
     final PublicTopicReader announcements;
     final PublicTopicReader committedModels;
     final PublicTopicReader uncommittedModels;
@@ -404,14 +468,13 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       JobSpec.Topics topics = specs.get(0).topics();
       flinkJob = cluster.submit(specFiles, checkpointMillis, null);
       // Subscribed once the job has created its topics (a reader must not create them).
-      announcements =
-          PublicTopicReader.rounds(LocalCluster.KAFKA, topics.rounds(), "read_committed");
+      announcements = PublicTopicReader.rounds(cluster.kafka(), topics.rounds(), "read_committed");
       committedModels =
-          PublicTopicReader.models(LocalCluster.KAFKA, topics.models(), "read_committed");
+          PublicTopicReader.models(cluster.kafka(), topics.models(), "read_committed");
       uncommittedModels =
-          PublicTopicReader.models(LocalCluster.KAFKA, topics.models(), "read_uncommitted");
+          PublicTopicReader.models(cluster.kafka(), topics.models(), "read_uncommitted");
       uncommittedRounds =
-          PublicTopicReader.rounds(LocalCluster.KAFKA, topics.rounds(), "read_uncommitted");
+          PublicTopicReader.rounds(cluster.kafka(), topics.rounds(), "read_uncommitted");
     }
 
     void resubmit(String savepoint) {
@@ -534,14 +597,26 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
           .as("%s: released rounds in the committed ledger", id)
           .startsWith(rangeFrom(1, rounds))
           .doesNotHaveDuplicates();
-      PrivacyEvent charge = spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
       for (LedgerEntry e : released) {
-        soft.assertThat(e.getEpsilonSpent())
-            .as("%s round %d: epsilon spent vs the accountant", id, e.getRound())
-            .isEqualTo(
-                Accountant.named(spec.privacy().accountant())
-                    .epsilon(PrivacyLedger.of(charge.times(e.getRound())), spec.privacy().delta())
-                    .epsilon());
+        if (spec.correlated()) {
+          // The ledger sums the rounds' 1/z^2 increments: equal to the prefix's Gaussian up to
+          // that sum's rounding.
+          soft.assertThat(e.getEpsilonSpent())
+              .as("%s round %d: epsilon spent vs one Gaussian of the prefix", id, e.getRound())
+              .isCloseTo(correlatedEpsilon(spec, e.getRound()), withinPercentage(1e-10));
+        } else {
+          soft.assertThat(e.getEpsilonSpent())
+              .as("%s round %d: epsilon spent vs the accountant", id, e.getRound())
+              .isEqualTo(
+                  Accountant.named(spec.privacy().accountant())
+                      .epsilon(
+                          PrivacyLedger.of(
+                              spec.roundCharge()
+                                  .event(spec.privacy().noiseMultiplier(), 1)
+                                  .times(e.getRound())),
+                          spec.privacy().delta())
+                      .epsilon());
+        }
         if (deployment != null && e.getRound() <= rounds) {
           soft.assertThat(e.getContributions())
               .as("%s round %d: contributions vs its sampling draws", id, e.getRound())
@@ -670,9 +745,75 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
           id, worst, worstTolerance, cohorts.isEmpty() ? "(no sampling)" : cohorts);
     }
 
+    /** This run's committed ledger entries, as the topic holds them now. */
+    List<LedgerEntry> committedLedger() {
+      try (PublicTopicReader ledgerTopic = ledgerReader("read_committed")) {
+        return ledgerTopic.toEnd(Duration.ofSeconds(30)).stream()
+            .map(copy -> AvroCodec.decodeLedgerEntry(copy.value()))
+            .toList();
+      }
+    }
+
+    /**
+     * The last submission fails for good (no restart) with the participation refusal, whose message
+     * names the state and topics it saw: {@code saw}.
+     */
+    void awaitRefusal(String saw) throws Exception {
+      cluster.awaitState(flinkJob, "FAILED", Duration.ofSeconds(90));
+      String exceptions = cluster.exceptions(flinkJob);
+      System.out.printf(
+          "fault injection %s: refused as expected (%s)%n",
+          jobs.stream().map(TrainingJob::jobId).toList(), saw);
+      assertThat(exceptions)
+          .as("the failure of Flink job %s", flinkJob)
+          .contains("ParticipationsLostException")
+          .contains("uses correlated noise (privacy.mechanism: blt)")
+          .contains("the ledger topic shows " + saw);
+      flinkJob = null; // failed: nothing to cancel
+    }
+
+    /**
+     * After a refused start: no public copy of a round after the ones {@code charged} released
+     * (read_uncommitted, aborted copies included), one payload per round, and a ledger, committed
+     * or not, that holds no entry beyond {@code charged}: the budget is untouched.
+     */
+    void checkNothingMoreReleased(List<LedgerEntry> charged) throws Exception {
+      uncommittedModels.toEnd(Duration.ofSeconds(30));
+      uncommittedRounds.toEnd(Duration.ofSeconds(30));
+      long lastCharged = charged.stream().mapToLong(LedgerEntry::getRound).max().orElse(0);
+      SoftAssertions soft = new SoftAssertions();
+      try (PublicTopicReader everyLedgerCopy = ledgerReader("read_uncommitted")) {
+        List<LedgerEntry> everyEntry =
+            everyLedgerCopy.toEnd(Duration.ofSeconds(30)).stream()
+                .map(copy -> AvroCodec.decodeLedgerEntry(copy.value()))
+                .toList();
+        for (TrainingJob job : jobs) {
+          String id = job.jobId();
+          soft.assertThat(
+                  uncommittedModels.roundsWithTwoPayloads(id, FaultScenarios::describeModel))
+              .as("%s: rounds with two different payloads on the public models topic", id)
+              .isEmpty();
+          soft.assertThat(uncommittedModels.copiesByRound(id).keySet())
+              .as("%s: rounds on the public models topic (read_uncommitted)", id)
+              .containsExactly(rangeFrom(0, lastCharged));
+          soft.assertThat(
+                  everyEntry.stream()
+                      .filter(e -> e.getJobId().equals(id))
+                      .map(LedgerEntry::getRound)
+                      .distinct()
+                      .toList())
+              .as("%s: rounds in every ledger copy after the refusal", id)
+              .containsExactly(rangeFrom(1, lastCharged));
+        }
+        soft.assertThat(committedLedger())
+            .as("the committed ledger after the refusal")
+            .isEqualTo(charged);
+      }
+      soft.assertAll();
+    }
+
     private PublicTopicReader ledgerReader(String isolation) {
-      return PublicTopicReader.ledger(
-          LocalCluster.KAFKA, specs.get(0).topics().ledger(), isolation);
+      return PublicTopicReader.ledger(cluster.kafka(), specs.get(0).topics().ledger(), isolation);
     }
 
     @Override
@@ -720,11 +861,15 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
     return spec.privacy().sampling().mode().equals("server-poisson");
   }
 
-  /** A round's contributions in a deployment: its sampled clients, or m for the early-close job. */
+  /**
+   * A round's contributions in a deployment: its sampled clients, m for the early-close job, and
+   * every client for a BLT job (no sampling, no early close, each client within its schema).
+   */
   private static long expectedContributions(JobSpec spec, String deployment, long round) {
-    return samples(spec)
-        ? sampledClients(spec, deployment, round).size()
-        : spec.rounds().expectedClients();
+    if (samples(spec)) {
+      return sampledClients(spec, deployment, round).size();
+    }
+    return spec.correlated() ? FaultScenarios.CLIENTS : spec.rounds().expectedClients();
   }
 
   /**
@@ -755,6 +900,22 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       sum.add(new float[][] {FaultScenarios.values(round, c)});
     }
     return sum.toDoubles();
+  }
+
+  /**
+   * Epsilon after round {@code round} of a BLT job: one Gaussian with the prefix's noise multiplier
+   * z s_n / s_t (CorrelatedNoiseAccounting).
+   */
+  private static double correlatedEpsilon(JobSpec spec, long round) {
+    JobSpec.Correlated c = spec.privacy().correlated();
+    BltPlan plan = BltPlan.of(c.schema(spec.privacy().plannedRounds()), c.strategy());
+    double prefix =
+        CorrelatedNoiseAccounting.prefixNoiseMultiplier(
+            spec.privacy().noiseMultiplier(),
+            c.plannedSensitivity(),
+            plan.sensitivityOfFirstRounds(round));
+    return CorrelatedNoiseAccounting.epsilon(
+        Accountant.named(spec.privacy().accountant()), prefix, spec.privacy().delta());
   }
 
   private static Long[] rangeFrom(long first, long last) {

@@ -18,6 +18,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 final class FaultScenarios {
   static final int CLIENTS = 6;
 
+  /** A BLT job's planned rounds: more than any scenario runs. */
+  static final int BLT_ROUNDS = 6;
+
   private FaultScenarios() {}
 
   /** Where a round's updates go on the two-partition updates topic. */
@@ -32,9 +35,22 @@ final class FaultScenarios {
     SKEWED
   }
 
-  /** A training job in a scenario: its noise, round policy and timing on the cluster. */
+  /**
+   * A training job in a scenario: its noise, round policy and timing on the cluster; {@code blt}:
+   * correlated noise ({@link #BLT_ROUNDS} planned rounds, every client may send in each of them).
+   */
   record TrainingJob(
-      String jobId, String noise, boolean closeEarly, Placement placement, int timeoutSeconds) {
+      String jobId,
+      String noise,
+      boolean closeEarly,
+      Placement placement,
+      int timeoutSeconds,
+      boolean blt) {
+    TrainingJob(
+        String jobId, String noise, boolean closeEarly, Placement placement, int timeoutSeconds) {
+      this(jobId, noise, closeEarly, placement, timeoutSeconds, false);
+    }
+
     boolean keyed() {
       return noise.equals("keyed");
     }
@@ -48,8 +64,15 @@ final class FaultScenarios {
     String yaml(String topicPrefix, int roundSeconds, int graceSeconds, Path key) {
       String source =
           keyed() ? "{source: keyed, keyFile: %s}".formatted(key) : "{source: " + noise + "}";
-      // Early close is charged as replace-one without amplification, so it samples nothing.
-      String sampling = closeEarly ? "" : "  sampling: {mode: server-poisson, rate: 0.5}\n";
+      // Early close is charged as replace-one without amplification, so it samples nothing; BLT
+      // bounds participation instead of sampling: minimum separation 1 and as many contributions
+      // as planned rounds let the fixed clients send in every round.
+      String privacy =
+          blt
+              ? ("  accountant: rdp\n  mechanism: blt\n  blt: {minSeparation: 1, maxParticipations:"
+                      + " %d, theta: [0.9, 0.4], omega: [0.2, 0.15]}\n  plannedRounds: %d\n")
+                  .formatted(BLT_ROUNDS, BLT_ROUNDS)
+              : closeEarly ? "" : "  sampling: {mode: server-poisson, rate: 0.5}\n";
       return """
           jobId: %s
           model:
@@ -73,7 +96,7 @@ final class FaultScenarios {
               roundSeconds,
               graceSeconds,
               closeEarly,
-              sampling,
+              privacy,
               source,
               topicPrefix,
               topicPrefix,

@@ -166,6 +166,17 @@ final class LocalCluster implements AutoCloseable {
         "Flink job " + flinkJob + " not " + wanted + " within " + timeout + ": " + last);
   }
 
+  /** A job's exception history as the Flink REST API gives it (JSON text). */
+  String exceptions(String flinkJob) throws Exception {
+    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+    return http.send(
+            java.net.http.HttpRequest.newBuilder(
+                    java.net.URI.create(rest() + "/jobs/" + flinkJob + "/exceptions"))
+                .build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString())
+        .body();
+  }
+
   /**
    * The newest completed checkpoint a job left behind (a directory chk-N holding _metadata; a
    * checkpoint still being written has none). privagg has no command for this yet: an operator

@@ -76,6 +76,10 @@ class CorrelatedSpecTest {
         "rounds.closeEarly");
     assertRefused(
         BLT.replace(
+            "expectedClients: 4", "expectedClients: 4\n  minimumCohort: {count: 2, noiseStd: 1}"),
+        "rounds.minimumCohort");
+    assertRefused(
+        BLT.replace(
             "plannedRounds: 100",
             "plannedRounds: 100\n  adaptiveClipping: {targetQuantile: 0.5, countNoiseStd: 1}"),
         "adaptiveClipping");

@@ -2,9 +2,9 @@ package dev.privagg.job.combine;
 
 import dev.privagg.job.CombinedRound;
 import dev.privagg.job.ModelState;
-import dev.privagg.job.NoiseBuffers;
 import dev.privagg.job.OutboundRecord;
 import dev.privagg.job.Records;
+import dev.privagg.job.RoundNoise;
 import dev.privagg.job.RoundPartial;
 import dev.privagg.job.RoundSignal;
 import dev.privagg.job.ledger.LedgerCodec;
@@ -23,7 +23,6 @@ import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
-import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
 
@@ -35,7 +34,7 @@ public final class CombineFunction
     extends KeyedCoProcessFunction<String, RoundPartial, RoundSignal, OutboundRecord> {
   static final String ROUNDS_STATE = "combined-rounds";
   static final String MODEL_STATE = "released-model";
-  static final String NOISE_BUFFERS_STATE = "noise-buffers";
+  static final String ROUND_NOISE_STATE = "round-noise";
 
   private final Map<String, JobSpec> specs = new HashMap<>();
   private final Map<String, LedgerFloor> floors;
@@ -71,10 +70,13 @@ public final class CombineFunction
                             StateSerializers.COMBINED_ROUND))),
             getRuntimeContext()
                 .getState(new ValueStateDescriptor<>(MODEL_STATE, StateSerializers.MODEL_STATE)),
-            getRuntimeContext()
-                .getState(
-                    new ValueStateDescriptor<>(
-                        NOISE_BUFFERS_STATE, StateSerializers.NOISE_BUFFERS)));
+            KeyedState.rounds(
+                getRuntimeContext()
+                    .getMapState(
+                        new MapStateDescriptor<>(
+                            ROUND_NOISE_STATE,
+                            LongSerializer.INSTANCE,
+                            StateSerializers.ROUND_NOISE))));
     noiseTime = new StageTimer(getRuntimeContext().getMetricGroup(), "noise");
     encodeTime = new StageTimer(getRuntimeContext().getMetricGroup(), "encode");
     jobs = new HashMap<>();
@@ -106,12 +108,7 @@ public final class CombineFunction
       job.rounds().opened(signal.round, signal.clipNorm);
       noiseTime.stop(started);
     } else {
-      try {
-        job.rounds().sealed(store, signal, output(job, out));
-      } catch (CorrelatedNoise.MismatchException e) {
-        // A restart would meet the same state: fail the job with the reason instead.
-        throw new SuppressRestartsException(e);
-      }
+      job.rounds().sealed(store, signal, output(job, out));
     }
   }
 
@@ -156,17 +153,8 @@ public final class CombineFunction
   private record Store(
       RoundTable<CombinedRound> rounds,
       ValueState<ModelState> released,
-      ValueState<NoiseBuffers> buffers)
+      RoundTable<RoundNoise> noise)
       implements CombinedRounds.Store {
-    @Override
-    public NoiseBuffers noiseBuffers() {
-      return KeyedState.call(buffers::value);
-    }
-
-    @Override
-    public void saveNoiseBuffers(NoiseBuffers state) {
-      KeyedState.run(() -> buffers.update(state));
-    }
 
     @Override
     public ModelState model() {

@@ -1,9 +1,8 @@
 package dev.privagg.job.combine;
 
-import dev.privagg.correlated.BufferedToeplitz;
 import dev.privagg.job.CombinedRound;
 import dev.privagg.job.ModelState;
-import dev.privagg.job.NoiseBuffers;
+import dev.privagg.job.RoundNoise;
 import dev.privagg.job.RoundPartial;
 import dev.privagg.job.RoundSignal;
 import dev.privagg.job.ledger.LedgerFloor;
@@ -51,10 +50,8 @@ public final class CombinedRounds {
 
     void saveModel(ModelState model);
 
-    /** The correlated-noise generator, or null before the job's first correlated release. */
-    NoiseBuffers noiseBuffers();
-
-    void saveNoiseBuffers(NoiseBuffers buffers);
+    /** Correlated noise: each round's noise as its blocks come in. */
+    RoundTable<RoundNoise> noise();
   }
 
   /** What a finished round turns into. */
@@ -83,6 +80,9 @@ public final class CombinedRounds {
    * Round {@code round} opened with C {@code clipNorm}: draw its noise now, off the close's path.
    */
   public void opened(long round, double clipNorm) {
+    if (spec.correlated()) {
+      return; // its noise comes from the noise blocks
+    }
     drawn.keySet().removeIf(r -> r < round - 1);
     double c = clipNormOf(clipNorm);
     drawn.computeIfAbsent(round, r -> new Drawn(c, draw(r, c)));
@@ -94,6 +94,14 @@ public final class CombinedRounds {
   }
 
   public void partial(Store store, RoundPartial partial, Output out) {
+    if (partial.noise != null) {
+      noiseBlock(store, partial);
+      CombinedRound combined = store.rounds().get(partial.round);
+      if (combined != null) {
+        finishOrSave(store, partial.round, combined, out);
+      }
+      return;
+    }
     CombinedRound combined = roundOf(store, partial.round);
     if (partial.units != null) {
       if (combined.units == null) {
@@ -118,18 +126,47 @@ public final class CombinedRounds {
     finishOrSave(store, sealed.round, combined, out);
   }
 
+  /** A noise block's share of a round: kept until the round is released. */
+  private void noiseBlock(Store store, RoundPartial block) {
+    RoundNoise noise = store.noise().get(block.round);
+    if (noise == null) {
+      noise = new RoundNoise(new double[spec.model().dimension()]);
+    }
+    if (Arrays.asList(noise.received).contains(block.shardKey)) {
+      return; // the same block again (a replayed record): the same values
+    }
+    System.arraycopy(block.noise, 0, noise.values, block.noiseOffset, block.noise.length);
+    noise.received = Arrays.copyOf(noise.received, noise.received.length + 1);
+    noise.received[noise.received.length - 1] = block.shardKey;
+    store.noise().put(block.round, noise);
+  }
+
+  /** A round is complete with its seal, its shards' partials and, if correlated, every block. */
+  private boolean complete(Store store, long round, CombinedRound combined) {
+    if (!combined.complete()) {
+      return false;
+    }
+    if (!spec.correlated()) {
+      return true;
+    }
+    RoundNoise noise = store.noise().get(round);
+    return noise != null && noise.received.length == NoiseBlocks.blocks(spec);
+  }
+
   private static CombinedRound roundOf(Store store, long round) {
     CombinedRound combined = store.rounds().get(round);
     return combined != null ? combined : new CombinedRound();
   }
 
   private void finishOrSave(Store store, long round, CombinedRound combined, Output out) {
-    if (combined.complete() && superseded(store, combined.sealed)) {
+    if (complete(store, round, combined) && superseded(store, combined.sealed)) {
       store.rounds().remove(round);
+      store.noise().remove(round);
       drawn.remove(round);
       return;
     }
-    if (!combined.complete() || (combined.sealed.release && !hasBase(store, combined.sealed))) {
+    if (!complete(store, round, combined)
+        || (combined.sealed.release && !hasBase(store, combined.sealed))) {
       store.rounds().put(round, combined);
       return;
     }
@@ -142,13 +179,15 @@ public final class CombinedRounds {
       java.util.Collections.sort(pending);
       for (long r : pending) {
         CombinedRound waiting = store.rounds().get(r);
-        if (waiting.complete() && superseded(store, waiting.sealed)) {
+        boolean complete = complete(store, r, waiting);
+        if (complete && superseded(store, waiting.sealed)) {
           store.rounds().remove(r);
+          store.noise().remove(r);
           drawn.remove(r);
           finishedOne = true;
           break;
         }
-        if (waiting.complete() && (!waiting.sealed.release || hasBase(store, waiting.sealed))) {
+        if (complete && (!waiting.sealed.release || hasBase(store, waiting.sealed))) {
           finish(store, r, waiting, out);
           finishedOne = true;
           break;
@@ -185,6 +224,8 @@ public final class CombinedRounds {
   private void finish(Store store, long round, CombinedRound combined, Output out) {
     store.rounds().remove(round);
     RoundSignal sealed = combined.sealed;
+    RoundNoise correlated = spec.correlated() ? store.noise().get(round) : null;
+    store.noise().remove(round);
     if (!sealed.release) {
       drawn.remove(round);
       out.withhold(sealed, combined);
@@ -207,11 +248,10 @@ public final class CombinedRounds {
                 combined.contributions)
             .toDoubles();
     Drawn noise = drawn.remove(round);
-    if (noise == null || noise.clipNorm() != clipNorm) {
+    if (correlated != null) {
+      noise = new Drawn(clipNorm, correlated.values);
+    } else if (noise == null || noise.clipNorm() != clipNorm) {
       noise = new Drawn(clipNorm, draw(round, clipNorm));
-    }
-    if (spec.correlated()) {
-      correlate(store, round, noise.noise(), spec.mechanism(clipNorm).sigma());
     }
     ModelState base = baseModel(store, sealed);
     double[] average = NoisyAverage.average(sum, noise.noise(), spec.rounds().expectedClients());
@@ -230,66 +270,9 @@ public final class CombinedRounds {
     out.release(sealed, combined, base.model, System.nanoTime() - started);
   }
 
-  /**
-   * The sum's noise: N(0, sigma^2) per coordinate, or with correlated noise the fresh Z_t (unit
-   * variance), which {@link #correlate} turns into sigma (C^-1 Z)_t at the release.
-   */
   private double[] draw(long round, double clipNorm) {
     NoiseStream stream = noiseSource.forRound(NoiseStreams.sum(spec), round);
-    if (spec.correlated()) {
-      double[] fresh = new double[spec.model().dimension()];
-      stream.addGaussian(fresh, 1.0);
-      return fresh;
-    }
     return spec.mechanism(clipNorm).noise(spec.model().dimension(), stream);
-  }
-
-  /**
-   * Turns round {@code round}'s fresh Z_t into sigma (C^-1 Z)_t in place and moves the generator to
-   * {@code round}. Rounds between the buffers' round and this one (withheld, skipped, or taken over
-   * from an earlier run's topics) still pass their Z through the buffers, drawn again from the same
-   * reproducible stream: the buffers after round t depend on every Z up to t. Buffers ahead of this
-   * round (a savepoint older than them cannot be: the combiner's state holds both) or built for
-   * another mechanism are refused.
-   */
-  private void correlate(Store store, long round, double[] fresh, double sigma) {
-    BufferedToeplitz strategy = spec.privacy().correlated().strategy();
-    String mechanism = CorrelatedNoise.describe(spec, noiseSource);
-    NoiseBuffers state = store.noiseBuffers();
-    if (state == null) {
-      state =
-          new NoiseBuffers(0, mechanism, new double[strategy.buffers()][spec.model().dimension()]);
-    } else if (!mechanism.equals(state.mechanism)) {
-      throw new CorrelatedNoise.MismatchException(
-          "job "
-              + spec.jobId()
-              + ": the noise buffers in state were built for "
-              + state.mechanism
-              + ", but this spec asks for "
-              + mechanism
-              + "; a BLT run keeps its mechanism to the end: restore with the spec it started with");
-    } else if (state.round >= round) {
-      throw new CorrelatedNoise.MismatchException(
-          "job "
-              + spec.jobId()
-              + ": the noise buffers in state are at round "
-              + state.round
-              + ", at or past round "
-              + round
-              + " being released; restore the checkpoint or savepoint these rounds came from");
-    }
-    double[] passing = new double[fresh.length];
-    for (long r = state.round + 1; r < round; r++) {
-      java.util.Arrays.fill(passing, 0);
-      noiseSource.forRound(NoiseStreams.sum(spec), r).addGaussian(passing, 1.0);
-      BufferedToeplitz.correlate(strategy, state.buffers, passing);
-    }
-    BufferedToeplitz.correlate(strategy, state.buffers, fresh);
-    for (int i = 0; i < fresh.length; i++) {
-      fresh[i] *= sigma;
-    }
-    state.round = round;
-    store.saveNoiseBuffers(state);
   }
 
   /**

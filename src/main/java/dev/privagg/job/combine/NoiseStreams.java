@@ -21,6 +21,14 @@ public final class NoiseStreams {
     return named("sum", spec);
   }
 
+  /**
+   * Correlated noise's fresh Z of one coordinate block, drawn by that block: its own stream per
+   * (job, round, block), so blocks draw in parallel and a replayed round draws the same values.
+   */
+  public static String correlatedBlock(JobSpec spec, int block, int blocks) {
+    return named("correlated-block", spec) + "/" + block + "-of-" + blocks;
+  }
+
   /** The minimum-cohort rule's noisy count, drawn by the decider. */
   public static String minimumCohort(JobSpec spec) {
     return named("minimum-cohort", spec);

@@ -24,6 +24,7 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
+import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
@@ -147,7 +148,12 @@ public final class DecideFunction
   @Override
   public void processElement2(String jobId, Context ctx, Collector<OutboundRecord> out) {
     Job job = jobs.get(jobId);
-    job.lifecycle().start(job.store(), openingTime(ctx), emitter(job, ctx, out));
+    try {
+      job.lifecycle().start(job.store(), openingTime(ctx), emitter(job, ctx, out));
+    } catch (RoundLifecycle.ParticipationsLostException e) {
+      // Every restart would meet the same state and topics: fail the job with the reason.
+      throw new SuppressRestartsException(e);
+    }
   }
 
   @Override
@@ -162,7 +168,11 @@ public final class DecideFunction
     // The source stamps every record with the broker's LogAppendTime; one without a time could not
     // wait for its turn and is decided at once.
     long appended = ctx.timestamp() != null ? ctx.timestamp() : eventTime;
-    job.lifecycle().arrive(job.store(), update, appended, eventTime, openingTime(ctx), emitter);
+    try {
+      job.lifecycle().arrive(job.store(), update, appended, eventTime, openingTime(ctx), emitter);
+    } catch (RoundLifecycle.ParticipationsLostException e) {
+      throw new SuppressRestartsException(e);
+    }
   }
 
   @Override

@@ -126,6 +126,7 @@ final class RoundLifecycle {
     progress.fixedSchedule = true;
     progress.ledger = LedgerCodec.write(PrivacyLedger.EMPTY);
     if (floor.hasHistory()) {
+      refuseWithoutParticipations(floor.rounds(), 0);
       // An earlier run of the job id, whose state is gone, spent budget or announced rounds:
       // continue from the ledger topic's spending, after its last announced round, from the
       // latest released model, instead of starting over.
@@ -509,12 +510,46 @@ final class RoundLifecycle {
     // A later round number is public (a fresh start after this state was saved announced it):
     // going on from the state would announce that number again with another deadline.
     boolean floorIsLater = floor.lastRound() > progress.currentRound;
+    if (floorIsAhead) {
+      refuseWithoutParticipations(floor.rounds(), LedgerCodec.read(progress.ledger).totalCount());
+    }
     if (floorIsAhead || floorIsExhausted || floorIsLater) {
       deleteCloseTimer(store, progress, out);
       adopt(store, progress, nowMillis, out);
     }
     reanchor(store, progress, nowMillis, out);
     store.saveProgress(progress);
+  }
+
+  /**
+   * Correlated noise's participation schema lives in this operator's state only: a start that would
+   * take over rounds charged after that state (a fresh submit over an earlier run's ledger, or an
+   * older savepoint) would forget who contributed to them and let those clients in again past their
+   * limits. Such a start is refused; the job continues from its latest checkpoint or savepoint.
+   */
+  private void refuseWithoutParticipations(long chargedOnTopics, long chargedInState) {
+    if (spec.correlated() && chargedOnTopics > chargedInState) {
+      throw new ParticipationsLostException(
+          "job "
+              + spec.jobId()
+              + " uses correlated noise (privacy.mechanism: blt), whose participation limits are"
+              + " kept in the job's state: the ledger topic shows "
+              + chargedOnTopics
+              + " charged rounds but the state "
+              + (chargedInState == 0 ? "is empty (a fresh submit)" : "holds " + chargedInState)
+              + ", so the clients of the rounds in between could contribute again past their"
+              + " limits. Restore the job from its latest checkpoint or savepoint"
+              + " (--from-savepoint), or give a new training job another jobId");
+    }
+  }
+
+  /** A start that would lose the participation schema's counts: the job must not run. */
+  static final class ParticipationsLostException extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    ParticipationsLostException(String message) {
+      super(message);
+    }
   }
 
   /**
@@ -580,7 +615,8 @@ final class RoundLifecycle {
     LedgerFloor.Announced open = floor.openAnnouncement();
     // A round another run announced under other privacy parameters (a changed spec, or a second
     // job) may be released at that run's cost: it is charged at that cost too. Correlated noise
-    // charges every round differently, and a run under other BLT parameters is refused at submit.
+    // charges every round differently; it never gets here over charged rounds (its participation
+    // counts would be lost, see refuseWithoutParticipations).
     PrivacyEvent sameAsOurs = spec.correlated() ? null : chargeOf(floor.lastRound());
     PrivacyEvent theirs =
         sameAsOurs != null && floor.lastCharge() != null && !floor.lastCharge().equals(sameAsOurs)
@@ -727,6 +763,9 @@ final class RoundLifecycle {
     }
     if (round < 1 || round > spec.privacy().plannedRounds()) {
       return null;
+    }
+    if (spec.roundCharge().unbounded()) {
+      return spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1); // a throughput run
     }
     return CorrelatedNoiseAccounting.roundCharge(
         spec.privacy().noiseMultiplier(),

@@ -8,6 +8,7 @@ import dev.privagg.job.NoiseBuffers;
 import dev.privagg.job.OpenRound;
 import dev.privagg.job.Participation;
 import dev.privagg.job.PublicRounds;
+import dev.privagg.job.RoundNoise;
 import dev.privagg.job.ShardCommand;
 import dev.privagg.job.ShardRound;
 import java.io.IOException;
@@ -36,6 +37,7 @@ public final class StateSerializers {
       current(ParticipationLayout.INSTANCE);
   public static final StateSerializer<NoiseBuffers> NOISE_BUFFERS =
       current(NoiseBuffersLayout.INSTANCE);
+  public static final StateSerializer<RoundNoise> ROUND_NOISE = current(RoundNoiseLayout.INSTANCE);
 
   /** Every layout a savepoint may name, the nested round signal included. */
   static final List<StateLayout<?>> LAYOUTS =
@@ -50,7 +52,8 @@ public final class StateSerializers {
           ModelStateLayout.INSTANCE,
           PublishedPositionLayout.INSTANCE,
           ParticipationLayout.INSTANCE,
-          NoiseBuffersLayout.INSTANCE);
+          NoiseBuffersLayout.INSTANCE,
+          RoundNoiseLayout.INSTANCE);
 
   private StateSerializers() {}
 

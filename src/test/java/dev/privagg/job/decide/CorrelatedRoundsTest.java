@@ -4,13 +4,17 @@ import static dev.privagg.job.JobFixtures.TIMEOUT;
 import static dev.privagg.job.JobFixtures.spec;
 import static dev.privagg.job.JobFixtures.update;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.privagg.job.ClosedRound;
 import dev.privagg.job.combine.NoiseSources;
+import dev.privagg.job.ledger.LedgerCodec;
 import dev.privagg.job.ledger.LedgerFloor;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.CorrelatedNoiseAccounting;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import org.junit.jupiter.api.Test;
@@ -70,6 +74,40 @@ class CorrelatedRoundsTest {
     }
     double planned = CorrelatedNoiseAccounting.epsilon(Accountant.named("rdp"), 1.0, 1e-5);
     assertThat(epsilons[3]).isCloseTo(planned, within(1e-9));
+  }
+
+  @Test
+  void aStartThatWouldForgetWhoContributed_isRefused_freshOrFromAnOlderState() {
+    JobSpec spec = spec(BLT.formatted(10), "");
+    LedgerFloor twoRounds =
+        new LedgerFloor(
+            LedgerCodec.write(PrivacyLedger.of(PrivacyEvent.gaussian(5.0, 2))),
+            2,
+            false,
+            2,
+            spec.initialWeights(),
+            2,
+            null,
+            PrivacyEvent.gaussian(5.0, 1),
+            0,
+            null);
+    assertThatThrownBy(
+            () ->
+                driver.start(
+                    new RoundLifecycle(spec, NoiseSources.forSpec(spec), twoRounds), 5_000))
+        .isInstanceOf(RoundLifecycle.ParticipationsLostException.class)
+        .hasMessageContaining("the ledger topic shows 2 charged rounds but the state is empty")
+        .hasMessageContaining("--from-savepoint");
+
+    // State saved after round 1, restored while the topics show round 2 charged.
+    LifecycleDriver older = LifecycleDriver.recording();
+    older.start(new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE), 0);
+    older.advanceTo(TIMEOUT);
+    assertThatThrownBy(
+            () ->
+                older.start(new RoundLifecycle(spec, NoiseSources.forSpec(spec), twoRounds), 5_000))
+        .isInstanceOf(RoundLifecycle.ParticipationsLostException.class)
+        .hasMessageContaining("but the state holds 1");
   }
 
   /**

@@ -10,11 +10,13 @@ import dev.privagg.job.ModelState;
 import dev.privagg.job.NoiseBuffers;
 import dev.privagg.job.OpenRound;
 import dev.privagg.job.Participation;
+import dev.privagg.job.RoundNoise;
 import dev.privagg.job.RoundPartial;
 import dev.privagg.job.RoundSignal;
 import dev.privagg.job.ShardCommand;
 import dev.privagg.job.ShardRound;
 import dev.privagg.job.combine.CombinedRounds;
+import dev.privagg.job.combine.NoiseBlocks;
 import dev.privagg.job.ledger.LedgerFloor;
 import dev.privagg.job.shard.ShardSums;
 import dev.privagg.job.state.RoundTable;
@@ -217,16 +219,11 @@ final class LifecycleFakes {
       this.model = model;
     }
 
-    NoiseBuffers buffers;
+    final MemoryRounds<RoundNoise> noise = new MemoryRounds<>();
 
     @Override
-    public NoiseBuffers noiseBuffers() {
-      return buffers;
-    }
-
-    @Override
-    public void saveNoiseBuffers(NoiseBuffers buffers) {
-      this.buffers = buffers;
+    public RoundTable<RoundNoise> noise() {
+      return noise;
     }
   }
 
@@ -255,6 +252,7 @@ final class LifecycleFakes {
       Recorder r = new Recorder();
       r.shard = new ShardSums(spec);
       r.combiner = new CombinedRounds(spec, noise, floor);
+      r.noiseBlocks = spec.correlated() ? new NoiseBlocks(spec, noise) : null;
       return r;
     }
 
@@ -357,7 +355,18 @@ final class LifecycleFakes {
       RoundSignal sealed = RoundSignal.sealed(round, release, base, members, JobFixtures.JOB);
       sealed.carriedModel = carriedBase;
       combiner.sealed(combinerStore, sealed, released());
+      if (noiseBlocks != null) {
+        // As the noise blocks answer the seal: each from its own buffers.
+        for (int b = 0; b < noiseBlocks.blocks(); b++) {
+          NoiseBlocks.Generated g = noiseBlocks.generate(blockBuffers.get(b), b, round.round());
+          blockBuffers.put(b, g.buffers());
+          combiner.partial(combinerStore, g.partial(), released());
+        }
+      }
     }
+
+    private NoiseBlocks noiseBlocks;
+    final Map<Integer, NoiseBuffers> blockBuffers = new HashMap<>();
 
     @Override
     public void withhold(ClosedRound round, OpenRound members) {

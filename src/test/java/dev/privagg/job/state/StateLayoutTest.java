@@ -168,6 +168,8 @@ class StateLayoutTest {
       return new long[] {i, -i, Long.MAX_VALUE};
     } else if (t == float[].class) {
       return new float[] {i, -1.5f, Float.MIN_VALUE};
+    } else if (t == double[].class) {
+      return new double[] {i, -0.5, Double.MIN_VALUE};
     } else if (t == double[][].class) {
       return new double[][] {{i, -0.5, Double.MIN_VALUE}, {}, {Math.PI}};
     } else if (t == String[].class) {
