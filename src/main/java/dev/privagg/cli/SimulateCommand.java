@@ -38,6 +38,16 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
           "Plan z for this epsilon over --rounds when --noise-multiplier is not given (default 4).")
   double targetEpsilon;
 
+  @Option(
+      names = "--mechanism",
+      defaultValue = "independent",
+      description =
+          "independent: a fresh Gaussian each round. blt: BLT-correlated noise planned for --rounds"
+              + " (DP-FTRL, the whole run one Gaussian mechanism); needs --sampling checkin with"
+              + " --min-separation and --max-participations, and --noise-source seeded (default"
+              + " independent).")
+  String mechanism;
+
   @Mixin SimulationBrokerOptions broker;
 
   @Mixin JsonOption json;
@@ -47,6 +57,26 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
     SimulationConfig config =
         options.config(
             new Flags(spec), noiseMultiplier == null ? Double.NaN : noiseMultiplier, targetEpsilon);
+    if (!SimulationConfig.MECHANISMS.contains(mechanism)) {
+      throw new Flags(spec).fail("--mechanism must be independent or blt, was '" + mechanism + "'");
+    }
+    if (mechanism.equals("blt")) {
+      if (!config.checkInSampling()) {
+        throw new Flags(spec)
+            .fail(
+                "--mechanism blt: the job takes no sampled rounds; add --sampling checkin with"
+                    + " --min-separation and --max-participations");
+      }
+      if (!config.noiseSource().equals("seeded")) {
+        throw new Flags(spec)
+            .fail(
+                "--mechanism blt: the BLT job takes keyed or seeded noise, and a simulation seeded:"
+                    + " add --noise-source seeded");
+      }
+      config = config.toBuilder().mechanism("blt").build();
+    }
+    // The spec is read as the job will read it before any broker starts: a refusal comes now.
+    Simulation.plannedSpec(config);
     PrintWriter out = spec.commandLine().getOut();
     if (json.enabled) {
       // stdout carries only JSON lines: one per round, then the summary.

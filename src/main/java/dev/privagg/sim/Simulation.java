@@ -271,6 +271,18 @@ public final class Simulation {
     };
   }
 
+  /**
+   * The job spec {@code config} would run with, read as the job reads it: a spec the job refuses
+   * fails here with an {@link IllegalArgumentException}, before any broker or client starts.
+   */
+  public static JobSpec plannedSpec(SimulationConfig config) {
+    Datasets.Split data = Datasets.load(config.dataset(), config.seed());
+    Model model =
+        Model.named(
+            config.model(), data.train().numFeatures(), data.train().numClasses(), config.hidden());
+    return JobSpecReader.parse("simulation", specYaml(config, model));
+  }
+
   /** BLT buffers of the simulations' specs: three, as Dvijotham et al. 2024 find enough. */
   static final int BLT_BUFFERS = 3;
 

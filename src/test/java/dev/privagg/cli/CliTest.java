@@ -290,7 +290,12 @@ class CliTest {
         "evaluate --mechanisms poisson --sampling client | --sampling does not go with"
             + " --mechanisms",
         "evaluate --mechanisms poisson --variants fixed-sgd | --variants does not go with"
-            + " --mechanisms"
+            + " --mechanisms",
+        "simulate --mechanism blt | --mechanism blt: the job takes no sampled rounds; add"
+            + " --sampling checkin",
+        "simulate --mechanism blt --sampling checkin --min-separation 5 | --mechanism blt: the"
+            + " BLT job takes keyed or seeded noise",
+        "simulate --mechanism ftrl | --mechanism must be independent or blt, was 'ftrl'"
       })
   void simulationFlags_badCombination_failsBeforeWork_namingFlagAndFix(
       String args, String message) {
