@@ -273,7 +273,11 @@ final class BenchRunner {
   private KafkaProducer<byte[], byte[]> producer(JobSpec spec) {
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, options.bootstrapServers());
-    p.put(ProducerConfig.ACKS_CONFIG, "1");
+    // Idempotent (so acks=all; one broker here, so no slower than acks=1): a send retried after a
+    // slow ack of a record of tens of MB would otherwise land twice, and the job rejects the copy
+    // as DUPLICATE_CLIENT, failing the setting (seen at d = 16M).
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
     p.put(ProducerConfig.BATCH_SIZE_CONFIG, 1 << 20);
     p.putAll(ProducerSizing.forRecordsUpTo(spec.maxRecordBytes()));
