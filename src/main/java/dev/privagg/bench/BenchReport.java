@@ -31,6 +31,7 @@ public final class BenchReport {
           "parallelism",
           "checkpoint_interval_ms",
           "state_backend",
+          "mechanism",
           "record_bytes",
           "measured_rounds",
           "updates_per_s",
@@ -51,7 +52,12 @@ public final class BenchReport {
           "decode_share",
           "clip_share",
           "noise_share",
+          "correlated_noise_share",
           "encode_share",
+          "latency_p50_vs_independent",
+          "latency_p99_vs_independent",
+          "checkpoint_mb_per_round_vs_independent",
+          "updates_per_s_vs_independent",
           "skipped");
 
   /** Line colours; a pipeline line and its ceiling share one. */
@@ -88,6 +94,7 @@ public final class BenchReport {
       row.add(s.parallelism());
       row.add(s.checkpointMillis());
       row.add(s.stateBackend().configName());
+      row.add(s.mechanism().configName());
       row.add(r.recordBytes());
       row.add(r.measuredRounds());
       row.add(fixed(r.updatesPerSecond(), 1));
@@ -107,6 +114,9 @@ public final class BenchReport {
       row.add(r.rssPeakMb());
       for (String stage : BenchResult.STAGES) {
         row.add(fixed(r.stageShares().getOrDefault(stage, Double.NaN), 3));
+      }
+      for (ToDoubleFunction<BenchResult> figure : AGAINST_INDEPENDENT) {
+        row.add(fixed(againstIndependent(r, results, figure), 3));
       }
       row.add(r.skipped() ? '"' + r.skipReason().replace("\"", "'") + '"' : "");
       rows.add(row);
@@ -133,14 +143,44 @@ public final class BenchReport {
         .orElse(Double.NaN);
   }
 
-  /** The results as a Markdown table, skipped settings listed below it with their reason. */
+  /** The figures a correlated-noise setting is given over its independent-noise twin. */
+  private static final List<ToDoubleFunction<BenchResult>> AGAINST_INDEPENDENT =
+      List.of(
+          BenchResult::latencyP50Millis,
+          BenchResult::latencyP99Millis,
+          r -> r.checkpoints().megabytesPerRound(),
+          BenchResult::updatesPerSecond);
+
+  /**
+   * {@code figure} of {@code result} over the same figure of the same setting with independent
+   * noise in {@code results} (same d, m, p, checkpoint interval and state backend); NaN when that
+   * setting was not run, or {@code result} has independent noise itself.
+   */
+  static double againstIndependent(
+      BenchResult result, List<BenchResult> results, ToDoubleFunction<BenchResult> figure) {
+    if (result.skipped() || result.setting().mechanism() == NoiseMechanismKind.INDEPENDENT) {
+      return Double.NaN;
+    }
+    BenchSetting base = result.setting().withIndependentNoise();
+    return results.stream()
+        .filter(r -> !r.skipped() && r.setting().equals(base))
+        .findFirst()
+        .map(r -> figure.applyAsDouble(result) / figure.applyAsDouble(r))
+        .orElse(Double.NaN);
+  }
+
+  /**
+   * The results as a Markdown table, then each correlated-noise setting next to its
+   * independent-noise twin, then the skipped settings with their reason.
+   */
   public static String markdown(List<BenchResult> results) {
     StringBuilder md = new StringBuilder();
     md.append(
-        "| d | m | p | checkpoint ms | state | pipeline updates/s | pipeline MB/s | ceiling MB/s"
-            + " | ratio | scaling | round close p50 / p99 (rounds) | checkpoint MB/s | checkpoint MB"
-            + " / round | heap peak / live MB | RSS MB | decode | clip | noise | encode |\n");
-    md.append("|" + " --- |".repeat(19) + "\n");
+        "| d | m | p | checkpoint ms | state | mechanism | pipeline updates/s | pipeline MB/s |"
+            + " ceiling MB/s | ratio | scaling | round close p50 / p99 (rounds) | checkpoint MB/s |"
+            + " checkpoint MB / round | heap peak / live MB | RSS MB | decode | clip | noise |"
+            + " blt noise | encode |\n");
+    md.append("|" + " --- |".repeat(21) + "\n");
     List<String> skipped = new ArrayList<>();
     for (BenchResult r : results) {
       BenchSetting s = r.setting();
@@ -148,12 +188,13 @@ public final class BenchReport {
         skipped.add(
             String.format(
                 Locale.ROOT,
-                "- d = %s, m = %d, p = %d, checkpoints every %d ms, %s: %s",
+                "- d = %s, m = %d, p = %d, checkpoints every %d ms, %s, %s noise: %s",
                 s.dimensionLabel(),
                 s.clients(),
                 s.parallelism(),
                 s.checkpointMillis(),
                 s.stateBackend().configName(),
+                s.mechanism().configName(),
                 r.skipReason()));
         continue;
       }
@@ -161,13 +202,14 @@ public final class BenchReport {
       md.append(
           String.format(
               Locale.ROOT,
-              "| %s | %d | %d | %d | %s | %.0f | %.0f | %.0f | %.2f | %s | %.0f / %.0f ms (%d) |"
-                  + " %.1f | %.1f | %d / %d | %d |",
+              "| %s | %d | %d | %d | %s | %s | %.0f | %.0f | %.0f | %.2f | %s | %.0f / %.0f ms"
+                  + " (%d) | %.1f | %.1f | %d / %d | %d |",
               s.dimensionLabel(),
               s.clients(),
               s.parallelism(),
               s.checkpointMillis(),
               s.stateBackend().configName(),
+              s.mechanism().configName(),
               r.updatesPerSecond(),
               r.megabytesPerSecond(),
               r.ceilingMegabytesPerSecond(),
@@ -186,8 +228,63 @@ public final class BenchReport {
       }
       md.append('\n');
     }
+    md.append(againstIndependentMarkdown(results));
     if (!skipped.isEmpty()) {
       md.append("\nNot run:\n").append(String.join("\n", skipped)).append('\n');
+    }
+    return md.toString();
+  }
+
+  /**
+   * Each correlated-noise setting beside its independent-noise twin, as blt / independent; empty
+   * when no pair was run.
+   */
+  static String againstIndependentMarkdown(List<BenchResult> results) {
+    StringBuilder md = new StringBuilder();
+    for (BenchResult r : results) {
+      if (Double.isNaN(againstIndependent(r, results, BenchResult::updatesPerSecond))) {
+        continue;
+      }
+      BenchSetting s = r.setting();
+      BenchSetting base = s.withIndependentNoise();
+      BenchResult twin =
+          results.stream()
+              .filter(o -> !o.skipped() && o.setting().equals(base))
+              .findFirst()
+              .orElseThrow();
+      if (md.isEmpty()) {
+        md.append(
+            "\nCorrelated noise against independent noise (same d, m, p, checkpoint interval and"
+                + " state backend; ratio = blt / independent):\n\n"
+                + "| d | m | p | checkpoint ms | state | round close p50 blt / independent |"
+                + " ratio | round close p99 blt / independent | ratio | checkpoint MB / round blt"
+                + " / independent | ratio | updates/s blt / independent | ratio |\n"
+                + "|"
+                + " --- |".repeat(13)
+                + "\n");
+      }
+      md.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %d | %d | %d | %s | %.0f / %.0f ms | %.2f | %.0f / %.0f ms | %.2f |"
+                  + " %.1f / %.1f | %.2f | %.1f / %.1f | %.2f |\n",
+              s.dimensionLabel(),
+              s.clients(),
+              s.parallelism(),
+              s.checkpointMillis(),
+              s.stateBackend().configName(),
+              r.latencyP50Millis(),
+              twin.latencyP50Millis(),
+              r.latencyP50Millis() / twin.latencyP50Millis(),
+              r.latencyP99Millis(),
+              twin.latencyP99Millis(),
+              r.latencyP99Millis() / twin.latencyP99Millis(),
+              r.checkpoints().megabytesPerRound(),
+              twin.checkpoints().megabytesPerRound(),
+              r.checkpoints().megabytesPerRound() / twin.checkpoints().megabytesPerRound(),
+              r.updatesPerSecond(),
+              twin.updatesPerSecond(),
+              r.updatesPerSecond() / twin.updatesPerSecond()));
     }
     return md.toString();
   }
@@ -206,6 +303,7 @@ public final class BenchReport {
     boolean manyIntervals = distinct(run, r -> r.setting().checkpointMillis()) > 1;
     boolean manyBackends = distinct(run, r -> r.setting().stateBackend()) > 1;
     boolean manyDimensions = distinct(run, r -> r.setting().dimension()) > 1;
+    boolean manyMechanisms = distinct(run, r -> r.setting().mechanism()) > 1;
     Function<BenchSetting, String> label =
         s -> {
           List<String> parts = new ArrayList<>();
@@ -224,6 +322,9 @@ public final class BenchReport {
           if (manyBackends) {
             parts.add(s.stateBackend().configName());
           }
+          if (manyMechanisms) {
+            parts.add(s.mechanism().configName());
+          }
           return String.join(" ", parts);
         };
     Function<BenchSetting, String> labelButD =
@@ -239,7 +340,12 @@ public final class BenchReport {
             run,
             s ->
                 new BenchSetting(
-                    1, s.clients(), s.parallelism(), s.checkpointMillis(), s.stateBackend()));
+                    1,
+                    s.clients(),
+                    s.parallelism(),
+                    s.checkpointMillis(),
+                    s.stateBackend(),
+                    s.mechanism()));
     List<Line> throughput = new ArrayList<>();
     List<Line> latency = new ArrayList<>();
     int colour = 0;
@@ -281,7 +387,12 @@ public final class BenchReport {
                   run,
                   s ->
                       new BenchSetting(
-                          s.dimension(), s.clients(), 1, s.checkpointMillis(), s.stateBackend()))
+                          s.dimension(),
+                          s.clients(),
+                          1,
+                          s.checkpointMillis(),
+                          s.stateBackend(),
+                          s.mechanism()))
               .entrySet()) {
         List<BenchResult> line =
             sorted(entry.getValue(), r -> r.setting().parallelism()).stream()
@@ -331,7 +442,8 @@ public final class BenchReport {
                           s.clients(),
                           s.parallelism(),
                           BenchSetting.DEFAULT_CHECKPOINT_MILLIS,
-                          s.stateBackend()))
+                          s.stateBackend(),
+                          s.mechanism()))
               .entrySet()) {
         List<BenchResult> line =
             sorted(entry.getValue(), r -> r.checkpoints().megabytesPerSecond());

@@ -36,9 +36,12 @@ public record BenchResult(
     static final Checkpoints NONE = new Checkpoints(0, Double.NaN, Double.NaN, Double.NaN);
   }
 
-  /** The stages the job times, in pipeline order. */
+  /**
+   * The stages the job times, in pipeline order; {@code correlatedNoise} is the noise blocks'
+   * generation of BLT noise (zero with independent noise, whose draws are under {@code noise}).
+   */
   public static final java.util.List<String> STAGES =
-      java.util.List.of("decode", "clip", "noise", "encode");
+      java.util.List.of("decode", "clip", "noise", "correlatedNoise", "encode");
 
   /** A setting that was not run, and why. */
   public static BenchResult skipped(BenchPlan plan) {

@@ -11,14 +11,19 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -268,7 +273,11 @@ final class BenchRunner {
   private KafkaProducer<byte[], byte[]> producer(JobSpec spec) {
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, options.bootstrapServers());
-    p.put(ProducerConfig.ACKS_CONFIG, "1");
+    // Idempotent (so acks=all; one broker here, so no slower than acks=1): a send retried after a
+    // slow ack of a record of tens of MB would otherwise land twice, and the job rejects the copy
+    // as DUPLICATE_CLIENT, failing the setting (seen at d = 16M).
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
     p.put(ProducerConfig.BATCH_SIZE_CONFIG, 1 << 20);
     p.putAll(ProducerSizing.forRecordsUpTo(spec.maxRecordBytes()));
@@ -278,14 +287,15 @@ final class BenchRunner {
   /**
    * The setting's job: one tensor of d parameters, rounds that close at m updates and open the next
    * at once (long timeout, so only the count moves them: a throughput run, not a private one, so
-   * its rounds state epsilon Infinity), secure noise, an infinite budget so every round is
-   * released.
+   * its rounds state epsilon Infinity), an infinite budget so every round is released, and the
+   * setting's noise: independent from the secure source, or BLT correlated noise from a keyed
+   * source whose key is written next to the spec.
    */
-  private static JobSpec writeSpec(BenchSetting setting, Path file) throws IOException {
+  static JobSpec writeSpec(BenchSetting setting, Path file) throws IOException {
     String id = "bench-" + setting.name();
-    String yaml =
-        String.join(
-            "\n",
+    List<String> lines = new ArrayList<>();
+    lines.addAll(
+        List.of(
             "jobId: " + id,
             "model:",
             "  tensors:",
@@ -300,18 +310,72 @@ final class BenchRunner {
             "  clipNorm: 1.0",
             "  noiseMultiplier: 1.0",
             "  delta: 1.0e-5",
-            "  budgetEpsilon: .inf",
-            "  noise:",
-            "    source: secure",
+            "  budgetEpsilon: .inf"));
+    if (setting.mechanism() == NoiseMechanismKind.BLT) {
+      Path key = file.resolveSibling(NOISE_KEY_FILE);
+      writeNoiseKey(key);
+      lines.addAll(
+          List.of(
+              "  accountant: rdp",
+              "  mechanism: blt",
+              // k as large as n: the bench's clients send every round. Explicit theta and omega:
+              // optimizing a BLT for n = 1e6 takes about 25 s at every spec read, and the cost of
+              // the noise depends only on the buffer count.
+              "  blt:",
+              "    minSeparation: 1",
+              "    maxParticipations: " + BLT_PLANNED_ROUNDS,
+              "    buffers: " + BLT_THETA.length,
+              "    theta: " + yamlList(BLT_THETA),
+              "    omega: " + yamlList(BLT_OMEGA),
+              "    noiseBlocks: " + BLT_NOISE_BLOCKS,
+              "  plannedRounds: " + BLT_PLANNED_ROUNDS,
+              "  noise:",
+              "    source: keyed",
+              "    keyFile: " + key.toAbsolutePath()));
+    } else {
+      lines.addAll(List.of("  noise:", "    source: secure"));
+    }
+    lines.addAll(
+        List.of(
             "topics:",
             "  updates: " + id + ".updates",
             "  models: " + id + ".models",
             "  rounds: " + id + ".rounds",
             "  ledger: " + id + ".ledger",
             "  rejects: " + id + ".rejects",
-            "");
-    Files.writeString(file, yaml);
+            ""));
+    Files.writeString(file, String.join("\n", lines));
     return JobSpecReader.read(file);
+  }
+
+  /** The keyed noise source's secret of a BLT setting, beside its spec. */
+  static final String NOISE_KEY_FILE = "noise.key";
+
+  /** Rounds the BLT is planned for, and each client's participations: more than a bench runs. */
+  static final long BLT_PLANNED_ROUNDS = 1_000_000;
+
+  /** A usable two-buffer BLT; any theta and omega of this length cost the same per round. */
+  static final double[] BLT_THETA = {0.99, 0.6};
+
+  static final double[] BLT_OMEGA = {0.05, 0.3};
+
+  /** The job's default block count. */
+  static final int BLT_NOISE_BLOCKS = 16;
+
+  /** 32 random bytes as hex, readable by the owner only; a throughput run's key is never reused. */
+  private static void writeNoiseKey(Path key) throws IOException {
+    byte[] bytes = new byte[32];
+    new SecureRandom().nextBytes(bytes);
+    Files.deleteIfExists(key);
+    Files.createFile(
+        key, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    Files.writeString(key, HexFormat.of().formatHex(bytes) + "\n");
+  }
+
+  private static String yamlList(double[] values) {
+    return Arrays.stream(values)
+        .mapToObj(Double::toString)
+        .collect(Collectors.joining(", ", "[", "]"));
   }
 
   private void deleteTopics(JobSpec spec) {

@@ -3,6 +3,7 @@ package dev.privagg.cli;
 import dev.privagg.bench.Bench;
 import dev.privagg.bench.BenchPlan;
 import dev.privagg.bench.BenchSetting;
+import dev.privagg.bench.NoiseMechanismKind;
 import dev.privagg.bench.StateBackendKind;
 import dev.privagg.sim.EmbeddedKafka;
 import java.nio.file.Path;
@@ -20,12 +21,14 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = {
       "Benchmark the real pipeline: throughput against the Kafka ceiling, latency, memory.",
-      "For each d x m x state backend x checkpoint interval x parallelism p: synthetic clients",
-      "preload rounds of d float32 parameters into a real broker (p partitions, keyed by client);",
-      "p plain consumers read them (the ceiling); the job, in its own JVM on a Flink MiniCluster",
-      "at parallelism p, aggregates them (throughput, CPU share per stage); then live rounds time",
-      "the last update acked -> model visible, and the checkpoints' bytes meanwhile.",
-      "Writes bench.md, bench.csv and bench.png."
+      "For each d x m x state backend x checkpoint interval x parallelism p x noise",
+      "mechanism: synthetic clients preload rounds of d float32 parameters into a real",
+      "broker (p partitions, keyed by client); p plain consumers read them (the ceiling);",
+      "the job, in its own JVM on a Flink MiniCluster at parallelism p, aggregates them",
+      "(throughput, CPU share per stage); then live rounds time the last update acked ->",
+      "model visible, and the checkpoints' bytes meanwhile.",
+      "Writes bench.md, bench.csv and bench.png; bench.md gives each blt setting over the",
+      "same setting with independent noise when both ran."
     })
 final class BenchCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
@@ -118,6 +121,18 @@ final class BenchCommand implements Callable<Integer> {
   List<String> stateBackends;
 
   @Option(
+      names = "--mechanisms",
+      split = ",",
+      defaultValue = "independent",
+      paramLabel = "independent|blt",
+      description =
+          "The job's noise mechanisms: independent (the combiner draws fresh noise per round) or"
+              + " blt (correlated noise from the noise blocks' checkpointed buffers: 2 buffers, 16"
+              + " blocks, a keyed source); a comma-separated list runs each (default"
+              + " independent).")
+  List<String> mechanisms;
+
+  @Option(
       names = "--job-jvm-opts",
       paramLabel = "OPTS",
       description =
@@ -144,16 +159,29 @@ final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    List<BenchSetting> settings = settings();
+    BenchPlan.Limits limits = limits();
+    return execute(settings, limits);
+  }
+
+  /**
+   * The grid the flags ask for, in run order: the mechanisms of one setting run back to back, so
+   * their ratios compare runs under the same load of the machine.
+   */
+  List<BenchSetting> settings() {
     Flags flags = new Flags(spec);
     dimensions.forEach(d -> flags.atLeastOne("--dimensions", d));
     clients.forEach(m -> flags.atLeastOne("--clients", m));
-    flags.positive("--warmup-gb", warmupGb);
-    flags.positive("--throughput-gb", throughputGb);
-    flags.positive("--latency-gb", latencyGb);
-    flags.positive("--max-setting-gb", maxSettingGb);
-    flags.atLeastOne("--max-measured-rounds", maxMeasuredRounds);
     parallelisms.forEach(p -> flags.atLeastOne("--parallelism", p));
     checkpointIntervals.forEach(c -> flags.atLeastOne("--checkpoint-intervals", c));
+    List<NoiseMechanismKind> kinds = new ArrayList<>();
+    for (String name : mechanisms) {
+      try {
+        kinds.add(NoiseMechanismKind.of(name));
+      } catch (IllegalArgumentException e) {
+        throw flags.fail("--mechanisms must be independent or blt, was '" + name + "'");
+      }
+    }
     List<StateBackendKind> backends = new ArrayList<>();
     for (String name : stateBackends) {
       try {
@@ -165,32 +193,47 @@ final class BenchCommand implements Callable<Integer> {
     if (!jobHeap.matches("[0-9]+[kKmMgG]?")) {
       throw flags.fail("--job-heap must look like 4g or 3072m, was '" + jobHeap + "'");
     }
-    String[] range = latencyRounds.split("\\.\\.");
-    if (range.length != 2 || !range[0].matches("[0-9]+") || !range[1].matches("[0-9]+")) {
-      throw flags.fail(
-          "--latency-rounds must be MIN..MAX, e.g. 3..20, was '" + latencyRounds + "'");
-    }
-    BenchPlan.Limits limits =
-        new BenchPlan.Limits(
-            (long) (warmupGb * 1e9),
-            (long) (throughputGb * 1e9),
-            (long) (latencyGb * 1e9),
-            (long) (maxSettingGb * 1e9),
-            maxMeasuredRounds,
-            (int) flags.atLeastOne("--latency-rounds", Integer.parseInt(range[0])),
-            Integer.parseInt(range[1]));
     List<BenchSetting> settings = new ArrayList<>();
     for (int d : dimensions) {
       for (int m : clients) {
         for (StateBackendKind backend : backends) {
           for (long interval : checkpointIntervals) {
             for (int p : parallelisms) {
-              settings.add(new BenchSetting(d, m, p, interval, backend));
+              for (NoiseMechanismKind kind : kinds) {
+                settings.add(new BenchSetting(d, m, p, interval, backend, kind));
+              }
             }
           }
         }
       }
     }
+    return settings;
+  }
+
+  /** The volumes and round bounds the flags ask for. */
+  BenchPlan.Limits limits() {
+    Flags flags = new Flags(spec);
+    flags.positive("--warmup-gb", warmupGb);
+    flags.positive("--throughput-gb", throughputGb);
+    flags.positive("--latency-gb", latencyGb);
+    flags.positive("--max-setting-gb", maxSettingGb);
+    flags.atLeastOne("--max-measured-rounds", maxMeasuredRounds);
+    String[] range = latencyRounds.split("\\.\\.");
+    if (range.length != 2 || !range[0].matches("[0-9]+") || !range[1].matches("[0-9]+")) {
+      throw flags.fail(
+          "--latency-rounds must be MIN..MAX, e.g. 3..20, was '" + latencyRounds + "'");
+    }
+    return new BenchPlan.Limits(
+        (long) (warmupGb * 1e9),
+        (long) (throughputGb * 1e9),
+        (long) (latencyGb * 1e9),
+        (long) (maxSettingGb * 1e9),
+        maxMeasuredRounds,
+        (int) flags.atLeastOne("--latency-rounds", Integer.parseInt(range[0])),
+        Integer.parseInt(range[1]));
+  }
+
+  private Integer execute(List<BenchSetting> settings, BenchPlan.Limits limits) throws Exception {
     var console = spec.commandLine().getOut();
     if (bootstrapServers != null) {
       Bench.run(settings, limits, bootstrapServers, out, jobHeap, jvmOptions(), profile, console);

@@ -30,7 +30,9 @@ class BenchIT {
               List.of(
                   new BenchSetting(1000, 5, 1, 500, StateBackendKind.HASHMAP),
                   new BenchSetting(1000, 5, 2, 500, StateBackendKind.HASHMAP),
-                  new BenchSetting(1000, 1000)),
+                  new BenchSetting(1000, 1000),
+                  new BenchSetting(
+                      1000, 5, 1, 500, StateBackendKind.HASHMAP, NoiseMechanismKind.BLT)),
               limits,
               kafka.bootstrapServers(),
               out,
@@ -39,7 +41,7 @@ class BenchIT {
               false,
               new PrintWriter(log, true));
     }
-    assertThat(results).hasSize(3);
+    assertThat(results).hasSize(4);
     BenchResult run = results.get(0);
     assertThat(run.skipped()).as(log.toString()).isFalse();
     assertThat(run.measuredRounds()).isBetween(10, 20);
@@ -76,14 +78,28 @@ class BenchIT {
             parallel.updatesPerSecond() / run.updatesPerSecond(),
             org.assertj.core.data.Percentage.withPercentage(0.01));
 
+    // Correlated noise: the noise blocks generate it, and it is set beside the same setting with
+    // independent noise.
+    BenchResult blt = results.get(3);
+    assertThat(blt.skipped()).as(log.toString()).isFalse();
+    assertThat(blt.stageShares().get("correlatedNoise")).isPositive();
+    assertThat(run.stageShares().get("correlatedNoise")).isZero();
+    assertThat(BenchReport.againstIndependent(blt, results, BenchResult::updatesPerSecond))
+        .isCloseTo(
+            blt.updatesPerSecond() / run.updatesPerSecond(),
+            org.assertj.core.data.Percentage.withPercentage(0.01));
+
     assertThat(results.get(2).skipped()).isTrue();
     assertThat(results.get(2).skipReason()).contains("--max-setting-gb");
 
     assertThat(Files.readString(out.resolve("bench.md")))
         .contains("| 1k | 5 | 1 | 500 | hashmap |")
         .contains("| 1k | 5 | 2 | 500 | hashmap |")
-        .contains("d = 1k, m = 1000, p = 1, checkpoints every 1000 ms, hashmap:");
-    assertThat(Files.readAllLines(out.resolve("bench.csv"))).hasSize(4);
+        .contains("| 1k | 5 | 1 | 500 | hashmap | blt |")
+        .contains("Correlated noise against independent noise")
+        .contains(
+            "d = 1k, m = 1000, p = 1, checkpoints every 1000 ms, hashmap, independent noise:");
+    assertThat(Files.readAllLines(out.resolve("bench.csv"))).hasSize(5);
     assertThat(Files.size(out.resolve("bench.png"))).isPositive();
   }
 }
