@@ -1,0 +1,98 @@
+package dev.privagg.job.combine;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.privagg.job.NoiseRequest;
+import dev.privagg.job.RoundPartial;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.junit.jupiter.api.Test;
+
+/** Review: what a restore under a changed spec does to the noise blocks. */
+class NoiseBlocksReviewTest {
+  private static JobSpec spec(int noiseBlocks, String theta) {
+    return JobSpecReader.parse(
+        "t",
+        """
+        jobId: j
+        model:
+          tensors: [{name: w, shape: [10]}]
+        rounds: {timeout: 1s, expectedClients: 2}
+        privacy:
+          clipNorm: 1.0
+          delta: 1.0e-5
+          budgetEpsilon: .inf
+          accountant: rdp
+          mechanism: blt
+          blt: {minSeparation: 1, maxParticipations: 5, theta: [%s, 0.4], omega: [0.2, 0.15], noiseBlocks: %d}
+          plannedRounds: 20
+          noiseMultiplier: 1.0
+          noise: {source: seeded, seed: 3}
+        """
+            .formatted(theta, noiseBlocks));
+  }
+
+  private static KeyedOneInputStreamOperatorTestHarness<String, NoiseRequest, RoundPartial> harness(
+      JobSpec spec, OperatorSubtaskState restore) throws Exception {
+    var h =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            new KeyedProcessOperator<>(new NoiseBlockFunction(List.of(spec), Map.of())),
+            r -> r.blockKey,
+            Types.STRING);
+    if (restore != null) {
+      h.initializeState(restore);
+    }
+    h.open();
+    return h;
+  }
+
+  private static OperatorSubtaskState twoRounds(JobSpec spec) throws Exception {
+    try (var h = harness(spec, null)) {
+      for (long r = 1; r <= 2; r++) {
+        for (int b = 0; b < NoiseBlocks.blocks(spec); b++) {
+          h.processElement(new NoiseRequest("j", r, b, NoiseBlocks.key(spec, b)), 0);
+        }
+      }
+      return h.snapshot(1, 1);
+    }
+  }
+
+  /**
+   * Rounds 1-2 released with 3 blocks; restored with noiseBlocks: 2 (docs/operations.md: "must not
+   * change between restores"). The new block keys have no buffers, so round 3's noise is rebuilt
+   * from other streams (named "-of-2"): not the (C^-1 Z)_3 of the Z that rounds 1-2 released, and
+   * the ledger's increment s_3^2 - s_2^2 no longer covers it. Nothing refuses it.
+   */
+  @Test
+  void aRestoreWithOtherNoiseBlocks_isRefused() throws Exception {
+    OperatorSubtaskState state = twoRounds(spec(3, "0.9"));
+    JobSpec changed = spec(2, "0.9");
+    try (var h = harness(changed, state)) {
+      assertThatThrownBy(
+              () -> h.processElement(new NoiseRequest("j", 3, 0, NoiseBlocks.key(changed, 0)), 0))
+          .as("round 3 generated from buffers that never saw rounds 1-2's Z")
+          .isNotNull();
+    }
+  }
+
+  /**
+   * The same with a changed BLT too: docs/operations.md says a changed BLT "is refused when a block
+   * next runs", but with the block count changed the refusal never runs (no buffers to compare).
+   */
+  @Test
+  void aRestoreWithAnotherBlt_isRefused_evenWhenTheBlockCountChangedToo() throws Exception {
+    OperatorSubtaskState state = twoRounds(spec(3, "0.9"));
+    JobSpec changed = spec(2, "0.8");
+    try (var h = harness(changed, state)) {
+      assertThatThrownBy(
+              () -> h.processElement(new NoiseRequest("j", 3, 0, NoiseBlocks.key(changed, 0)), 0))
+          .hasMessageContaining("restore with the spec it started with");
+    }
+  }
+}
