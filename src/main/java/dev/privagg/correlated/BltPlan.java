@@ -97,7 +97,9 @@ public record BltPlan(
   private static double minSepSensitivity(BufferedToeplitz c, long n, int b, int k) {
     if (ParticipationSchema.effectiveMaxParticipations(n, b, k) == 1) {
       // Single participation: the first column is the longest (Dvijotham et al. 2024, Lemma 5.3).
-      return Math.sqrt(BltLoss.sensitivitySquared(c, n));
+      // Summed term by term where the coefficients fit, so s_t never falls as t grows (the closed
+      // form can, by a rounding step, once c_t^2 no longer registers).
+      return Math.sqrt(firstColumnSquaredNorm(c, n));
     }
     if (n > MAX_MATERIALIZED_ROUNDS) {
       throw new IllegalArgumentException(
@@ -109,5 +111,23 @@ public record BltPlan(
     int rounds = (int) n;
     return Math.sqrt(
         Toeplitz.minSepSensitivitySquared(c.toeplitzCoefficients(rounds), rounds, b, k));
+  }
+
+  /** sum_(i < n) c_i^2, streamed in O(n m) time and O(m) memory, in index order. */
+  private static double firstColumnSquaredNorm(BufferedToeplitz c, long n) {
+    double[] theta = c.theta();
+    double[] omega = c.omega();
+    double[] power = new double[theta.length];
+    java.util.Arrays.fill(power, 1.0);
+    double sum = 1; // c_0 = 1
+    for (long i = 1; i < n; i++) {
+      double ci = 0;
+      for (int j = 0; j < theta.length; j++) {
+        ci += omega[j] * power[j];
+        power[j] *= theta[j];
+      }
+      sum += ci * ci;
+    }
+    return sum;
   }
 }

@@ -43,24 +43,31 @@ public final class CorrelatedNoiseAccounting {
       double sensitivityThroughRound) {
     requirePositive("plannedSensitivity", plannedSensitivity);
     requirePositive("sensitivityThroughRound", sensitivityThroughRound);
-    if (!(sensitivityBefore >= 0 && sensitivityThroughRound >= sensitivityBefore)) {
+    // The closed form of s_t can come out one rounding step below s_(t-1) once c_t^2 no longer
+    // registers: that is no growth, charged at the least increment below.
+    if (!(sensitivityBefore >= 0
+        && sensitivityThroughRound >= sensitivityBefore * (1 - ROUNDING_TOLERANCE))) {
       throw new IllegalArgumentException(
           "the sensitivity of the first t rounds cannot shrink with t, was "
               + sensitivityBefore
               + " then "
               + sensitivityThroughRound);
     }
+    double squaredIncrement =
+        (sensitivityThroughRound - sensitivityBefore)
+            * (sensitivityThroughRound + sensitivityBefore);
     double increment =
         Math.max(
-            Math.sqrt(
-                (sensitivityThroughRound - sensitivityBefore)
-                    * (sensitivityThroughRound + sensitivityBefore)),
+            Math.sqrt(Math.max(squaredIncrement, 0)),
             MIN_RELATIVE_INCREMENT * sensitivityThroughRound);
     return PrivacyEvent.gaussian(noiseMultiplier * plannedSensitivity / increment, 1);
   }
 
   /** The least sensitivity increment a round is charged, relative to s_t. */
   static final double MIN_RELATIVE_INCREMENT = 1e-12;
+
+  /** How far below s_(t-1) a computed s_t may fall by rounding alone. */
+  static final double ROUNDING_TOLERANCE = 1e-12;
 
   /** Epsilon at delta of one Gaussian mechanism with this noise multiplier. */
   public static double epsilon(Accountant accountant, double noiseMultiplier, double delta) {

@@ -233,7 +233,8 @@ class DecideFunctionTest {
     assertThat(rejects(out)).isEmpty();
     assertThat(ledger(out)).extracting(e -> e.getContributions()).containsExactly(1L, 1L);
     assertThat(weights(models(out).get(1))[0]).isCloseTo(0.3f, within(1e-6f));
-    assertThat(harness.numKeyedStateEntries()).as("nothing held any more").isEqualTo(2);
+    // The job's progress, its mechanism and its open round: nothing held any more.
+    assertThat(harness.numKeyedStateEntries()).as("nothing held any more").isEqualTo(3);
   }
 
   @Test
@@ -374,8 +375,9 @@ class DecideFunctionTest {
             });
     assertThat(announcements(out)).hasSize((int) fit);
     assertThat(harness.numEventTimeTimers()).isZero();
-    // Only the job progress (ledger, model) remains: round accumulator and seen clients are gone.
-    assertThat(harness.numKeyedStateEntries()).isEqualTo(1);
+    // Only the job progress (ledger, model) and its mechanism remain: round accumulator and seen
+    // clients are gone.
+    assertThat(harness.numKeyedStateEntries()).isEqualTo(2);
     harness.processElement1(update("c1", fit + 1, 0f, 0f, 0f), fit * TIMEOUT + 1);
     advanceTo(fit * TIMEOUT + 1);
     assertThat(rejects(drain()))

@@ -5,15 +5,17 @@ import dev.privagg.spec.JobSpec;
 import java.util.Arrays;
 
 /** What a job's correlated-noise buffers were built for, and the refusal when that changes. */
-final class CorrelatedNoise {
+public final class CorrelatedNoise {
   private CorrelatedNoise() {}
 
   /**
-   * The mechanism a spec's buffers follow: the BLT, the noise std per unit of C^-1 Z and the noise
-   * source. Any change mid-run would make the released noise something other than sigma C^-1 Z,
-   * which the accounting does not cover.
+   * Everything a correlated run's released noise and charges depend on: the BLT, the schema, n, z,
+   * C, the block count and the noise source. Any change mid-run would make the released noise
+   * something other than sigma C^-1 Z of one Z, or the charges other than its increments, which the
+   * accounting does not cover; the decider and the noise blocks both compare it with what their
+   * state was built under.
    */
-  static String describe(JobSpec spec, NoiseSource noise) {
+  public static String describe(JobSpec spec, NoiseSource noise) {
     JobSpec.Correlated c = spec.privacy().correlated();
     return "blt(theta="
         + Arrays.toString(c.theta())
@@ -21,8 +23,16 @@ final class CorrelatedNoise {
         + Arrays.toString(c.omega())
         + ", rounds="
         + spec.privacy().plannedRounds()
-        + ", sigma="
-        + spec.mechanism(spec.privacy().clipNorm()).sigma()
+        + ", minSeparation="
+        + c.minSeparation()
+        + ", maxParticipations="
+        + c.maxParticipations()
+        + ", noiseMultiplier="
+        + spec.privacy().noiseMultiplier()
+        + ", clipNorm="
+        + spec.privacy().clipNorm()
+        + ", noiseBlocks="
+        + NoiseBlocks.blocks(spec)
         + ", noise="
         + noise.kind()
         + ")";

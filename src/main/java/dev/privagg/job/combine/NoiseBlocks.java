@@ -64,6 +64,22 @@ public final class NoiseBlocks {
    */
   public Generated generate(NoiseBuffers state, int block, long round) {
     int size = offset(block + 1) - offset(block);
+    if (state == null && round > 1) {
+      // Every round seals in turn and asks every block, so a block without buffers past round 1
+      // belongs to another block count, or lost its state: its rebuilt noise would not be the one
+      // the released rounds' Z call for.
+      throw new CorrelatedNoise.MismatchException(
+          "job "
+              + spec.jobId()
+              + ": noise block "
+              + block
+              + " of "
+              + blocks
+              + " has no buffers for round "
+              + round
+              + ": privacy.blt.noiseBlocks or the state changed since round 1; restore with the"
+              + " spec it started with");
+    }
     if (state == null) {
       state = new NoiseBuffers(0, mechanism, new double[strategy.buffers()][size]);
     } else if (!mechanism.equals(state.mechanism)) {

@@ -51,6 +51,7 @@ public final class DecideFunction
   static final String HELD_COUNTS_STATE = "held-counts";
   static final String HELD_UPDATES_STATE = "held-update-entries";
   static final String PARTICIPATIONS_STATE = "participations";
+  static final String MECHANISM_STATE = "mechanism";
   public static final OutputTag<ShardCommand> SHARD_COMMANDS = new OutputTag<>("shard-commands") {};
   public static final OutputTag<RoundSignal> ROUND_SIGNALS = new OutputTag<>("round-signals") {};
 
@@ -62,6 +63,7 @@ public final class DecideFunction
   // Keyed by a fixed-size digest of the client id, so a round's state does not grow with id length.
   private transient MapState<String, Boolean> seenClients;
   private transient MapState<String, Participation> participations;
+  private transient ValueState<String> mechanismState;
   // Updates by broker timestamp, until the watermark reaches it. Held by reference in heap state:
   // this input comes over a keyBy, deserialized into objects that nothing upstream touches again.
   // How many are held per millisecond, and each under "timestamp/index": appending costs O(1)
@@ -111,6 +113,9 @@ public final class DecideFunction
     seenClients =
         getRuntimeContext()
             .getMapState(new MapStateDescriptor<>(SEEN_CLIENTS_STATE, Types.STRING, Types.BOOLEAN));
+    mechanismState =
+        getRuntimeContext()
+            .getState(new ValueStateDescriptor<>(MECHANISM_STATE, StringSerializer.INSTANCE));
     participations =
         getRuntimeContext()
             .getMapState(
@@ -150,7 +155,8 @@ public final class DecideFunction
     Job job = jobs.get(jobId);
     try {
       job.lifecycle().start(job.store(), openingTime(ctx), emitter(job, ctx, out));
-    } catch (RoundLifecycle.ParticipationsLostException e) {
+    } catch (RoundLifecycle.ParticipationsLostException
+        | RoundLifecycle.MechanismChangedException e) {
       // Every restart would meet the same state and topics: fail the job with the reason.
       throw new SuppressRestartsException(e);
     }
@@ -170,7 +176,8 @@ public final class DecideFunction
     long appended = ctx.timestamp() != null ? ctx.timestamp() : eventTime;
     try {
       job.lifecycle().arrive(job.store(), update, appended, eventTime, openingTime(ctx), emitter);
-    } catch (RoundLifecycle.ParticipationsLostException e) {
+    } catch (RoundLifecycle.ParticipationsLostException
+        | RoundLifecycle.MechanismChangedException e) {
       throw new SuppressRestartsException(e);
     }
   }
@@ -237,6 +244,16 @@ public final class DecideFunction
     @Override
     public SeenClients seenClients() {
       return this;
+    }
+
+    @Override
+    public String mechanism() {
+      return access(() -> mechanismState.value());
+    }
+
+    @Override
+    public void saveMechanism(String mechanism) {
+      access(() -> mechanismState.update(mechanism));
     }
 
     @Override

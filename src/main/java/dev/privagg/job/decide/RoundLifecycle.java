@@ -9,6 +9,7 @@ import dev.privagg.job.OpenRound;
 import dev.privagg.job.Participation;
 import dev.privagg.job.Pipeline;
 import dev.privagg.job.combine.CombinedRounds;
+import dev.privagg.job.combine.CorrelatedNoise;
 import dev.privagg.job.combine.NoiseStreams;
 import dev.privagg.job.decode.ClientKeys;
 import dev.privagg.job.ledger.LedgerCodec;
@@ -122,6 +123,7 @@ final class RoundLifecycle {
       return; // already running (e.g. the start event replayed after a restore)
     }
     reconciled = true;
+    store.saveMechanism(mechanism());
     progress = new JobProgress();
     progress.fixedSchedule = true;
     progress.ledger = LedgerCodec.write(PrivacyLedger.EMPTY);
@@ -505,6 +507,7 @@ final class RoundLifecycle {
       return;
     }
     reconciled = true;
+    requireSameMechanism(store, progress);
     boolean floorIsAhead = floor.rounds() > LedgerCodec.read(progress.ledger).totalCount();
     boolean floorIsExhausted = floor.exhausted() && !progress.exhausted;
     // A later round number is public (a fresh start after this state was saved announced it):
@@ -540,6 +543,53 @@ final class RoundLifecycle {
               + ", so the clients of the rounds in between could contribute again past their"
               + " limits. Restore the job from its latest checkpoint or savepoint"
               + " (--from-savepoint), or give a new training job another jobId");
+    }
+  }
+
+  /** What a job with independent noise records as its mechanism. */
+  static final String INDEPENDENT = "independent";
+
+  /** This spec's mechanism, as the state records it. */
+  private String mechanism() {
+    return spec.correlated() ? CorrelatedNoise.describe(spec, noiseSource) : INDEPENDENT;
+  }
+
+  /**
+   * A restore may not switch a training job to, from or between correlated-noise mechanisms: its
+   * ledger holds increments of one BLT's Gaussian, and its noise blocks' buffers one BLT's Z; under
+   * another mechanism (another BLT, z, C, schema, block count or noise source; or independent
+   * rounds before) the noise released next would not be what the charges cover. State from before
+   * the mechanism was kept counts as independent once it charged a round.
+   */
+  private void requireSameMechanism(RoundStore store, JobProgress progress) {
+    String ours = mechanism();
+    String stored = store.mechanism();
+    if (stored == null && LedgerCodec.read(progress.ledger).totalCount() > 0) {
+      stored = INDEPENDENT;
+    }
+    if (stored != null
+        && !stored.equals(ours)
+        && (spec.correlated() || !stored.equals(INDEPENDENT))) {
+      throw new MechanismChangedException(
+          "job "
+              + spec.jobId()
+              + ": its rounds were charged under "
+              + stored
+              + ", but this spec asks for "
+              + ours
+              + "; a training job cannot switch to, from or between correlated-noise mechanisms"
+              + " mid-run (the next release's noise would not be what the ledger charges):"
+              + " restore with the spec it started with, or give a new training job another jobId");
+    }
+    store.saveMechanism(ours);
+  }
+
+  /** A restore under another correlated-noise mechanism: the job must not run. */
+  static final class MechanismChangedException extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    MechanismChangedException(String message) {
+      super(message);
     }
   }
 

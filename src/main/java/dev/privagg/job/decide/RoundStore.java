@@ -28,4 +28,12 @@ interface RoundStore {
 
   /** The participation schema's per-client counts (correlated noise only). */
   Participations participations();
+
+  /**
+   * What the job's rounds were charged under ({@link RoundLifecycle#INDEPENDENT} or correlated
+   * noise's description), or null in state from before it was kept.
+   */
+  String mechanism();
+
+  void saveMechanism(String mechanism);
 }

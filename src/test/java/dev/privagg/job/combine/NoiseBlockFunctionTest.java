@@ -89,7 +89,7 @@ class NoiseBlockFunctionTest {
   }
 
   @Test
-  void aBlockThatMissedRounds_catchesUpToTheSameNoise() {
+  void aBlockThatMissedRounds_catchesUpToTheSameNoise_butOneWithoutBuffersIsRefused() {
     JobSpec spec = spec("3");
     NoiseBlocks blocks = new NoiseBlocks(spec, NoiseSources.forSpec(spec));
     NoiseBuffers state = null;
@@ -99,8 +99,12 @@ class NoiseBlockFunctionTest {
       state = g.buffers();
       stepByStep = g.partial();
     }
-    RoundPartial jumped = blocks.generate(null, 1, 5).partial();
+    NoiseBuffers afterRound1 = blocks.generate(null, 1, 1).buffers();
+    RoundPartial jumped = blocks.generate(afterRound1, 1, 5).partial();
     assertThat(jumped.noise).isEqualTo(stepByStep.noise);
+    assertThatThrownBy(() -> blocks.generate(null, 1, 5))
+        .isInstanceOf(CorrelatedNoise.MismatchException.class)
+        .hasMessageContaining("noise block 1 of 3 has no buffers for round 5");
   }
 
   @Test

@@ -73,6 +73,18 @@ final class LifecycleFakes {
       return this;
     }
 
+    String mechanism;
+
+    @Override
+    public String mechanism() {
+      return mechanism;
+    }
+
+    @Override
+    public void saveMechanism(String mechanism) {
+      this.mechanism = mechanism;
+    }
+
     @Override
     public Participations participations() {
       return new Participations() {

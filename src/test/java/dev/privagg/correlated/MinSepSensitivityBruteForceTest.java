@@ -8,8 +8,8 @@ import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** Review: the min-separation sensitivity and the streaming noise against brute force. */
-class ReviewBruteForceTest {
+/** The min-separation sensitivity and the streaming noise against brute force. */
+class MinSepSensitivityBruteForceTest {
   private static List<BufferedToeplitz> blts() {
     List<BufferedToeplitz> out = new ArrayList<>();
     out.add(BufferedToeplitz.of(new double[] {0.9, 0.4}, new double[] {0.2, 0.15}));
