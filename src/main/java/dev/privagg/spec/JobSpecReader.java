@@ -470,8 +470,8 @@ public final class JobSpecReader {
           "noise.source",
           "must be keyed with mechanism blt (seeded for experiments), was "
               + noise.source()
-              + ": the noise buffers are rebuilt from the noise of earlier rounds after a"
-              + " restore, which needs reproducible noise");
+              + ": a round replayed after a failure must draw the same noise into the BLT's"
+              + " buffers, which needs reproducible noise");
     }
     if (!accountant.equals("pld") && !accountant.equals("rdp")) {
       throw s.fail(
