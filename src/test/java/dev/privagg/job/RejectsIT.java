@@ -94,9 +94,15 @@ class RejectsIT extends KafkaFlinkTestBase {
         "c2",
         ClientUpdates.encode(a, 1, "c2", new float[][] {{0f, 0f, 3f}})); // clipped to 1
 
-    // ROUND_FULL is covered by DecideFunctionTest, CLIENT_TIMESTAMP by ProducerTimestampIT.
+    // ROUND_FULL is covered by DecideFunctionTest, CLIENT_TIMESTAMP by ProducerTimestampIT, and
+    // correlated noise's PARTICIPATION_LIMIT and TOO_SOON by CorrelatedNoiseIT.
     EnumSet<RejectReason> expected =
-        EnumSet.complementOf(EnumSet.of(RejectReason.ROUND_FULL, RejectReason.CLIENT_TIMESTAMP));
+        EnumSet.complementOf(
+            EnumSet.of(
+                RejectReason.ROUND_FULL,
+                RejectReason.CLIENT_TIMESTAMP,
+                RejectReason.PARTICIPATION_LIMIT,
+                RejectReason.TOO_SOON));
     List<RejectedUpdate> rejects =
         rejectsUntil(
             a,
