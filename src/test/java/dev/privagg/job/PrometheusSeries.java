@@ -61,7 +61,7 @@ public final class PrometheusSeries {
     new RejectMetrics(PrivaggMetrics.trainingJob(operator, spec.jobId()));
     new RejectMetrics(PrivaggMetrics.noTrainingJob(operator));
     PrivaggMetrics.heartbeatFailures(operator);
-    for (String stage : new String[] {"decode", "clip", "noise", "encode"}) {
+    for (String stage : new String[] {"decode", "clip", "noise", "encode", "correlatedNoise"}) {
       new StageTimer(operator, stage);
     }
     new JobMetrics(operator, spec);
