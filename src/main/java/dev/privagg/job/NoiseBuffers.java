@@ -1,9 +1,9 @@
 package dev.privagg.job;
 
 /**
- * The combiner's correlated-noise generator for one job (operator-internal: never published): the
- * BLT's m buffers of model size and the last round whose noise passed through them. Checkpointed
- * with the model it produced, so a restored round regenerates the same noise.
+ * One noise block's correlated-noise generator (operator-internal: never published): the BLT's m
+ * buffers over the block's coordinates and the last round whose noise passed through them.
+ * Checkpointed with the round it produced, so a restored round regenerates the same noise.
  */
 public class NoiseBuffers {
   /** The last round the buffers hold (0: none yet). */
@@ -15,7 +15,7 @@ public class NoiseBuffers {
    */
   public String mechanism;
 
-  /** m buffers of the model's dimension. */
+  /** m buffers of the block's size. */
   public double[][] buffers;
 
   public NoiseBuffers() {}
