@@ -22,6 +22,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** Builds the encoded output records of a job; keys are the job id, so a job keeps its order. */
 public final class Records {
@@ -148,6 +149,15 @@ public final class Records {
     return new OutboundRecord(spec.topics().ledger(), key(spec), AvroCodec.encode(entry));
   }
 
+  /** Each correlated spec's plan, built once: every model and ledger entry states from it. */
+  private static final Map<JobSpec.Correlated, BltPlan> PLANS =
+      java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
+  private static BltPlan planOf(JobSpec.Correlated c, long rounds) {
+    BltPlan plan = PLANS.computeIfAbsent(c, k -> BltPlan.of(k.schema(rounds), k.strategy()));
+    return plan.schema().rounds() == rounds ? plan : BltPlan.of(c.schema(rounds), c.strategy());
+  }
+
   /** A correlated spec's figures through {@code round}: what reproduces the stated epsilon. */
   private record Correlated(
       JobSpec.Correlated blt,
@@ -162,7 +172,7 @@ public final class Records {
       }
       long n = spec.privacy().plannedRounds();
       long through = Math.min(round, n);
-      double sensitivity = BltPlan.of(c.schema(n), c.strategy()).sensitivityOfFirstRounds(through);
+      double sensitivity = planOf(c, n).sensitivityOfFirstRounds(through);
       double z = spec.privacy().noiseMultiplier();
       double prefix =
           CorrelatedNoiseAccounting.prefixNoiseMultiplier(z, c.plannedSensitivity(), sensitivity);
@@ -195,21 +205,17 @@ public final class Records {
             c.prefixNoiseMultiplier());
   }
 
+  /** The ledger entry's copy of the model's statement: the same fields, one record per schema. */
   private static CorrelatedNoiseCharge correlatedCharge(JobSpec spec, long round) {
-    Correlated c = Correlated.of(spec, round);
-    return c == null
-        ? null
-        : new CorrelatedNoiseCharge(
-            "blt",
-            c.rounds(),
-            c.blt().minSeparation(),
-            c.blt().maxParticipations(),
-            c.theta(),
-            c.omega(),
-            c.z(),
-            c.blt().plannedSensitivity(),
-            c.sensitivity(),
-            c.prefixNoiseMultiplier());
+    CorrelatedNoiseStatement statement = correlatedStatement(spec, round);
+    if (statement == null) {
+      return null;
+    }
+    CorrelatedNoiseCharge charge = new CorrelatedNoiseCharge();
+    for (int i = 0; i < statement.getSchema().getFields().size(); i++) {
+      charge.put(i, statement.get(i));
+    }
+    return charge;
   }
 
   /** Longest reject detail kept: details quote client input, which must not grow the record. */

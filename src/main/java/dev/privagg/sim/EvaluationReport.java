@@ -150,18 +150,7 @@ public record EvaluationReport(
     json.put("mechanisms", rows);
     json.put("settings", settings);
     json.put("runs", runs);
-    String title =
-        base.dataset()
-            + ", "
-            + base.model()
-            + ", "
-            + base.clients()
-            + " clients, m = "
-            + base.expectedClients()
-            + ", "
-            + base.rounds()
-            + " rounds, epsilon "
-            + NumberText.of(base.targetEpsilon());
+    String title = comparisonTitle(base);
     List<Reports.Interval> finals =
         rows.stream()
             .map(
@@ -304,21 +293,25 @@ public record EvaluationReport(
     return json;
   }
 
+  /** The charts' title of a comparison at one target epsilon. */
+  private static String comparisonTitle(SimulationConfig base) {
+    return base.dataset()
+        + ", "
+        + base.model()
+        + ", "
+        + base.clients()
+        + " clients, m = "
+        + base.expectedClients()
+        + ", "
+        + base.rounds()
+        + " rounds, epsilon "
+        + NumberText.of(base.targetEpsilon());
+  }
+
   /** Each variant's final accuracy with its interval, and its accuracy per round. */
   private static List<Chart<?, ?>> comparisonCharts(
       SimulationConfig base, List<Evaluation.Setting> settings) {
-    String title =
-        base.dataset()
-            + ", "
-            + base.model()
-            + ", "
-            + base.clients()
-            + " clients, m = "
-            + base.expectedClients()
-            + ", "
-            + base.rounds()
-            + " rounds, epsilon "
-            + NumberText.of(base.targetEpsilon());
+    String title = comparisonTitle(base);
     List<Reports.Interval> finalAccuracies =
         settings.stream()
             .map(
