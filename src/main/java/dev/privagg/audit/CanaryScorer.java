@@ -1,0 +1,168 @@
+package dev.privagg.audit;
+
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * The canaries' scores over a job's released models, read one model at a time in round order so a
+ * long run never holds more than two models (Andrew et al., ICLR 2024, Sec. 3 and 5).
+ *
+ * <p>Each round's model delta Delta_t = x_t - x_{t-1} is the (noisy) step the server took; a
+ * canary's cosine with it is its score for the round (0 for a zero delta, as the reference's
+ * divide_no_nan). Three statistics per canary:
+ *
+ * <ul>
+ *   <li>{@link Statistic#MAX}: the maximum over rounds, the paper's statistic when all iterates are
+ *       released;
+ *   <li>{@link Statistic#SUM}: the sum over rounds, which adds up a canary that takes part in many
+ *       rounds as the composition of its Gaussian releases does;
+ *   <li>{@link Statistic#FINAL}: the cosine with x_T - x_0, the paper's final-model statistic,
+ *       whose null is known in closed form (a uniform direction's cosine with any fixed vector).
+ * </ul>
+ */
+public final class CanaryScorer {
+  /** How a canary's per-round cosines become one score. */
+  public enum Statistic {
+    MAX,
+    SUM,
+    FINAL;
+
+    /** The statistic named {@code name} ("max", "sum", "final"; case ignored). */
+    public static Statistic parse(String name) {
+      for (Statistic s : values()) {
+        if (s.name().equalsIgnoreCase(name)) {
+          return s;
+        }
+      }
+      throw new IllegalArgumentException("statistic must be one of max, sum, final, was " + name);
+    }
+
+    /** The lower-case name used on the command line and in reports. */
+    public String label() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  /** One statistic's scores: inserted canaries (seen) and unseen ones (the null). */
+  public record Scores(Statistic statistic, double[] inserted, double[] unseen) {}
+
+  private final float[][] directions;
+  private final int dims;
+  private final double[] max;
+  private final double[] sum;
+  private double[] initial;
+  private double[] previous;
+  private long previousRound = -1;
+  private int deltas;
+
+  /** Scores {@code canaries} (inserted and unseen) on models of {@code dims} parameters. */
+  public CanaryScorer(CanarySet canaries, int dims) {
+    int n = 2 * canaries.count();
+    if ((long) n * dims > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(
+          n + " canaries of " + dims + " parameters exceed what one process scores; use fewer");
+    }
+    this.dims = dims;
+    this.directions = new float[n][];
+    for (int j = 0; j < n; j++) {
+      double[] u = canaries.direction(j, dims);
+      directions[j] = new float[dims];
+      for (int i = 0; i < dims; i++) {
+        directions[j][i] = (float) u[i];
+      }
+    }
+    this.max = new double[n];
+    this.sum = new double[n];
+    Arrays.fill(max, Double.NEGATIVE_INFINITY);
+  }
+
+  /**
+   * Takes the model released in {@code round}, the first one the base (usually round 0); rounds
+   * must increase, and a skipped round makes one delta span both.
+   */
+  public void accept(long round, double[] model) {
+    if (model.length != dims) {
+      throw new IllegalArgumentException(
+          "round " + round + "'s model has " + model.length + " parameters, expected " + dims);
+    }
+    if (round <= previousRound) {
+      throw new IllegalArgumentException(
+          "models must come in increasing round order: round " + round + " after " + previousRound);
+    }
+    for (double v : model) {
+      if (!Double.isFinite(v)) {
+        throw new IllegalArgumentException("round " + round + "'s model has a non-finite value");
+      }
+    }
+    if (previous == null) {
+      initial = model.clone();
+    } else {
+      double[] delta = new double[dims];
+      for (int i = 0; i < dims; i++) {
+        delta[i] = model[i] - previous[i];
+      }
+      double[] cosines = cosines(delta);
+      for (int j = 0; j < cosines.length; j++) {
+        max[j] = Math.max(max[j], cosines[j]);
+        sum[j] += cosines[j];
+      }
+      deltas++;
+    }
+    previous = model.clone();
+    previousRound = round;
+  }
+
+  /** The number of model deltas scored so far. */
+  public int deltas() {
+    return deltas;
+  }
+
+  /** The number of parameters of the scored models. */
+  public int dims() {
+    return dims;
+  }
+
+  /** The scores of {@code statistic}, once at least one delta has been scored. */
+  public Scores scores(Statistic statistic) {
+    if (deltas == 0) {
+      throw new IllegalStateException(
+          "no released round after the base model yet: nothing to score");
+    }
+    double[] all =
+        switch (statistic) {
+          case MAX -> max.clone();
+          case SUM -> sum.clone();
+          case FINAL -> {
+            double[] total = new double[dims];
+            for (int i = 0; i < dims; i++) {
+              total[i] = previous[i] - initial[i];
+            }
+            yield cosines(total);
+          }
+        };
+    int half = all.length / 2;
+    return new Scores(
+        statistic, Arrays.copyOfRange(all, 0, half), Arrays.copyOfRange(all, half, all.length));
+  }
+
+  private double[] cosines(double[] v) {
+    double squares = 0;
+    for (double x : v) {
+      squares += x * x;
+    }
+    double norm = Math.sqrt(squares);
+    double[] out = new double[directions.length];
+    if (norm == 0) {
+      return out;
+    }
+    for (int j = 0; j < directions.length; j++) {
+      float[] u = directions[j];
+      double dot = 0;
+      for (int i = 0; i < dims; i++) {
+        dot += v[i] * u[i];
+      }
+      out[j] = dot / norm;
+    }
+    return out;
+  }
+}
