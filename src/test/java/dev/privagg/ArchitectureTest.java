@@ -43,6 +43,29 @@ class ArchitectureTest {
   }
 
   /**
+   * The audit's estimators and canaries are math too: no Flink, no Kafka; from privagg only the
+   * privacy package, whose keyed stream draws the canaries and whose calibration the f-DP bound
+   * uses. Reading topics and files is the command line's part.
+   */
+  @Test
+  void auditPackage_importsNoFlinkKafkaOrPrivaggButPrivacy() throws IOException {
+    List<Path> sources = javaFiles(SOURCES.resolve("audit"));
+    List<String> offending =
+        sources.stream()
+            .flatMap(ArchitectureTest::importLines)
+            .filter(
+                line ->
+                    line.contains("org.apache.flink")
+                        || line.contains("org.apache.kafka")
+                        || (line.contains("dev.privagg.")
+                            && !line.contains("dev.privagg.audit.")
+                            && !line.contains("dev.privagg.privacy.")))
+            .toList();
+    assertThat(sources).isNotEmpty();
+    assertThat(offending).isEmpty();
+  }
+
+  /**
    * Each stage of the job keeps its rules in classes without Flink, behind a thin adapter: a {@code
    * *Function} (the operator), its {@code *Metrics} and the decider's {@code DecisionEmitter}. The
    * wiring ({@code PrivaggJob}, {@code Pipeline}) and the packages that are adapters as a whole
