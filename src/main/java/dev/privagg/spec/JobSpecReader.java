@@ -174,6 +174,16 @@ public final class JobSpecReader {
               + " clients arrive for m sampled), was "
               + rounds.maxClients());
     }
+    if (sampling.declared() && rounds.maxClients() < sampling.expectedCohort()) {
+      // The rate claimed is expectedCohort / populationSize: a cap below the cohort would cut most
+      // rounds to their first arrivals, a selection that is neither Poisson nor charged.
+      throw spec.fail(
+          "rounds.maxClients",
+          "must be at least privacy.sampling.expectedCohort ("
+              + sampling.expectedCohort()
+              + " clients sample themselves into a round on average), was "
+              + rounds.maxClients());
+    }
     spec.finish();
     return new JobSpec(
         jobId,

@@ -170,6 +170,29 @@ class JobSpecReaderTest {
   }
 
   @Test
+  void declaredClientSampling_needsRoomInEachRoundForTheDeclaredCohort() {
+    // The ledger charges q = expectedCohort / populationSize; a round capped below the cohort
+    // keeps only its first arrivals, which is not the Poisson sample the charge assumes.
+    String declared =
+        MINIMAL.replace(
+            "budgetEpsilon: 10",
+            "budgetEpsilon: 10\n  sampling: {mode: declared-client-poisson, populationSize: 10000,"
+                + " expectedCohort: 500}");
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t", declared.replace("timeout: 2s", "timeout: 2s\n  maxClients: 100")))
+        .isInstanceOf(SpecException.class)
+        .hasMessage(
+            "t: rounds.maxClients must be at least privacy.sampling.expectedCohort (500 clients"
+                + " sample themselves into a round on average), was 100");
+    JobSpec spec =
+        JobSpecReader.parse("t", declared.replace("timeout: 2s", "timeout: 2s\n  maxClients: 500"));
+    assertThat(spec.roundCharge().samplingRate()).isEqualTo(0.05);
+    assertThat(JobSpecReader.parse("t", declared).rounds().maxClients()).isEqualTo(1_000_000);
+  }
+
+  @Test
   void unknownKey_isRefused_namingItAndTheKnownKeys() {
     String typo = MINIMAL.replace("  clipNorm: 1.0", "  clipNorm: 1.0\n  clipnorm: 2.0");
     assertThatThrownBy(() -> JobSpecReader.parse("t", typo))
