@@ -86,5 +86,9 @@ class EmptyAndSingleUpdateRoundsTest {
     assertThat(ledger(one).get(0).getContributions()).isEqualTo(1);
     assertThat(ledger(one).get(0).getEpsilonSpent())
         .isEqualTo(ledger(empty).get(0).getEpsilonSpent());
+    // The model states the epsilon the ledger charged for its round, and the charge behind it.
+    assertThat(withOne.getPrivacy().getEpsilon()).isEqualTo(ledger(one).get(0).getEpsilonSpent());
+    assertThat(withOne.getPrivacy().getChargedNoiseMultiplier())
+        .isEqualTo(ledger(one).get(0).getChargedNoiseMultiplier());
   }
 }
