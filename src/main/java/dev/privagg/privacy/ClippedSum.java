@@ -23,6 +23,20 @@ public final class ClippedSum {
   /** |sum| <= count * 2^36 * (1 - 2^-20) < 2^63 as long as count <= 2^27. */
   public static final long MAX_CONTRIBUTIONS = 1L << 27;
 
+  /**
+   * Smallest clip norm the fixed-point scale takes. Below about 4e-298 the scale 2^36 / C overflows
+   * to infinity: every clipped value becomes Long.MAX_VALUE units, one update then weighs far more
+   * than C, and a second one wraps the sum. 1e-100 keeps far from that edge and from subnormal
+   * units (C * 2^-36).
+   */
+  public static final double MIN_CLIP_NORM = 1e-100;
+
+  /**
+   * Largest clip norm: a full round's sum, up to 2^27 C, and the noise on it (std z C) stay finite
+   * doubles with a wide margin (above about 1e300 a full sum overflows when decoded).
+   */
+  public static final double MAX_CLIP_NORM = 1e100;
+
   private final ClippingPolicy policy;
   private final int[] tensorSizes;
   private final int[] offsets;
@@ -38,6 +52,15 @@ public final class ClippedSum {
   private ClippedSum(ClippingPolicy policy, int[] tensorSizes, long[] units) {
     if (policy == null) {
       throw new IllegalArgumentException("policy must be set, was null");
+    }
+    if (!(policy.clipNorm() >= MIN_CLIP_NORM && policy.clipNorm() <= MAX_CLIP_NORM)) {
+      throw new IllegalArgumentException(
+          "clipNorm must be in ["
+              + MIN_CLIP_NORM
+              + ", "
+              + MAX_CLIP_NORM
+              + "] for the fixed-point sum, was "
+              + policy.clipNorm());
     }
     this.policy = policy;
     this.tensorSizes = tensorSizes.clone();

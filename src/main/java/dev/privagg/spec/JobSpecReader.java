@@ -174,6 +174,16 @@ public final class JobSpecReader {
               + " clients arrive for m sampled), was "
               + rounds.maxClients());
     }
+    if (sampling.declared() && rounds.maxClients() < sampling.expectedCohort()) {
+      // The rate claimed is expectedCohort / populationSize: a cap below the cohort would cut most
+      // rounds to their first arrivals, a selection that is neither Poisson nor charged.
+      throw spec.fail(
+          "rounds.maxClients",
+          "must be at least privacy.sampling.expectedCohort ("
+              + sampling.expectedCohort()
+              + " clients sample themselves into a round on average), was "
+              + rounds.maxClients());
+    }
     spec.finish();
     return new JobSpec(
         jobId,
@@ -308,6 +318,7 @@ public final class JobSpecReader {
     if (!(clipNorm > 0 && Double.isFinite(clipNorm))) {
       throw s.fail("clipNorm", "must be > 0 and finite, was " + clipNorm);
     }
+    requireSummableClipNorm(s, "clipNorm", clipNorm);
     String clipping = s.choice("clipping", "flat", List.of("flat", "per-layer"));
     String split = s.choice("layerSplit", "equal", List.of("equal", "sqrt-size"));
     double delta = s.number("delta", "e.g. 1e-5, well below 1 / number of clients");
@@ -403,6 +414,7 @@ public final class JobSpecReader {
         throw s.fail("targetEpsilon", "cannot be reached: " + e.getMessage());
       }
     }
+    requireFiniteNoise(s, z, adaptive == null ? clipNorm : adaptive.maxClipNorm(), 1);
     s.finish();
     return new JobSpec.Privacy(
         clipNorm,
@@ -549,6 +561,7 @@ public final class JobSpecReader {
         throw s.fail("targetEpsilon", "cannot be reached: " + e.getMessage());
       }
     }
+    requireFiniteNoise(s, z, clipNorm, plan.sensitivity());
     s.finish();
     JobSpec.Correlated correlated =
         new JobSpec.Correlated(
@@ -614,8 +627,17 @@ public final class JobSpecReader {
           "countNoiseStd",
           "must be > 0 and finite (the count is charged with the sum), was " + countStd);
     }
-    double min = s.number("minClipNorm", clipNorm / 1000, "the smallest C the update may reach");
-    double max = s.number("maxClipNorm", clipNorm * 1000, "the largest C the update may reach");
+    // The defaults stay within the clip norms the fixed-point sum takes.
+    double min =
+        s.number(
+            "minClipNorm",
+            Math.max(clipNorm / 1000, ClippedSum.MIN_CLIP_NORM),
+            "the smallest C the update may reach");
+    double max =
+        s.number(
+            "maxClipNorm",
+            Math.min(clipNorm * 1000, ClippedSum.MAX_CLIP_NORM),
+            "the largest C the update may reach");
     if (!(min > 0 && min <= clipNorm)) {
       throw s.fail(
           "minClipNorm", "must be in (0, privacy.clipNorm = " + clipNorm + "], was " + min);
@@ -624,8 +646,57 @@ public final class JobSpecReader {
       throw s.fail(
           "maxClipNorm", "must be >= privacy.clipNorm (" + clipNorm + ") and finite, was " + max);
     }
+    requireSummableClipNorm(s, "minClipNorm", min);
+    requireSummableClipNorm(s, "maxClipNorm", max);
     s.finish();
     return new AdaptiveClipping(quantile, rate, clipNorm, countStd, min, max);
+  }
+
+  /**
+   * A C the fixed-point sum can hold ({@link ClippedSum#MIN_CLIP_NORM} to {@link
+   * ClippedSum#MAX_CLIP_NORM}): outside it the sum's scale or its decoded value overflows a double,
+   * and a clipped update could weigh more than C.
+   */
+  private static void requireSummableClipNorm(YamlSection s, String key, double clipNorm) {
+    if (!(clipNorm >= ClippedSum.MIN_CLIP_NORM && clipNorm <= ClippedSum.MAX_CLIP_NORM)) {
+      throw s.fail(
+          key,
+          "must be in ["
+              + ClippedSum.MIN_CLIP_NORM
+              + ", "
+              + ClippedSum.MAX_CLIP_NORM
+              + "] (the range the exact fixed-point sum holds; rescale the model's updates"
+              + " instead), was "
+              + clipNorm);
+    }
+  }
+
+  /** Largest noise std a round may draw: noise and sum then stay finite doubles. */
+  static final double MAX_NOISE_STD = 1e300;
+
+  /**
+   * The noise std of a round, z * C (at the largest C adaptive clipping may reach; times the BLT's
+   * sensitivity), must be a finite double: an infinite std would be refused when the first round's
+   * noise is drawn, and the job would restart into the same refusal.
+   */
+  private static void requireFiniteNoise(
+      YamlSection s, double noiseMultiplier, double maxClipNorm, double sensitivity) {
+    double sigma = noiseMultiplier * maxClipNorm * sensitivity;
+    if (!(sigma <= MAX_NOISE_STD)) {
+      throw s.fail(
+          s.has("targetEpsilon") ? "targetEpsilon" : "noiseMultiplier",
+          "gives a noise std of "
+              + sigma
+              + " (noise multiplier "
+              + noiseMultiplier
+              + " x clip norm "
+              + maxClipNorm
+              + (sensitivity == 1 ? "" : " x sensitivity " + sensitivity)
+              + "), above "
+              + MAX_NOISE_STD
+              + ", where the noisy sum would overflow a double; lower the noise multiplier or"
+              + " the clip norm");
+    }
   }
 
   /**

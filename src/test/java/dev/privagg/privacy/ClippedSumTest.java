@@ -85,6 +85,40 @@ class ClippedSumTest {
   }
 
   @Test
+  void clipNormWhoseFixedPointScaleOverflows_isRefused_insteadOfSummingFarPastTheBound() {
+    // At C = 1e-300 the scale 2^36 / C is infinite: each value would become Long.MAX_VALUE units,
+    // one update would weigh about 10^8 C, and the second would wrap the sum.
+    for (double clipNorm : new double[] {1e-300, 9e-101, 2e100, Double.MAX_VALUE}) {
+      assertThatThrownBy(() -> new ClippedSum(ClippingPolicy.flat(clipNorm), SHAPE))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage(
+              "clipNorm must be in [1.0E-100, 1.0E100] for the fixed-point sum, was " + clipNorm);
+    }
+  }
+
+  @Test
+  void atBothEndsOfTheClipNormRange_oneClientsContribution_staysWithinTheBound() {
+    for (double clipNorm : new double[] {ClippedSum.MIN_CLIP_NORM, ClippedSum.MAX_CLIP_NORM}) {
+      ClippingPolicy edge = ClippingPolicy.flat(clipNorm);
+      float[][] update = randomUpdates(1, 7).get(0);
+      for (float[] tensor : update) {
+        for (int i = 0; i < tensor.length; i++) {
+          tensor[i] *= 1e30f; // clipped at the small C; inside the large one
+        }
+      }
+      ClippedSum sum = new ClippedSum(edge, SHAPE);
+      sum.add(update);
+      sum.add(update);
+      double sq = 0;
+      for (double v : sum.toDoubles()) {
+        assertThat(v).isFinite();
+        sq += v * v;
+      }
+      assertThat(Math.sqrt(sq)).as("C = " + clipNorm).isLessThanOrEqualTo(2 * clipNorm);
+    }
+  }
+
+  @Test
   void wrongShape_isRefusedWithBothSizes() {
     ClippedSum sum = new ClippedSum(policy, SHAPE);
     assertThatThrownBy(() -> sum.add(new float[][] {new float[64], new float[6]}))

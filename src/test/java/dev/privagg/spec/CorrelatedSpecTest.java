@@ -95,6 +95,10 @@ class CorrelatedSpecTest {
             .replace("accountant: pld", "accountant: pld\n  noiseMultiplier: 1")
             .replace("  targetEpsilon: 4\n", ""),
         "privacy.blt is read only with privacy.mechanism: blt");
+    // The noise std is z * C * sensitivity: finite z and C may still overflow it.
+    assertRefused(
+        BLT.replace("targetEpsilon: 4", "noiseMultiplier: 1e300"),
+        "privacy.noiseMultiplier gives a noise std of");
   }
 
   private static void assertRefused(String yaml, String message) {

@@ -170,6 +170,29 @@ class JobSpecReaderTest {
   }
 
   @Test
+  void declaredClientSampling_needsRoomInEachRoundForTheDeclaredCohort() {
+    // The ledger charges q = expectedCohort / populationSize; a round capped below the cohort
+    // keeps only its first arrivals, which is not the Poisson sample the charge assumes.
+    String declared =
+        MINIMAL.replace(
+            "budgetEpsilon: 10",
+            "budgetEpsilon: 10\n  sampling: {mode: declared-client-poisson, populationSize: 10000,"
+                + " expectedCohort: 500}");
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t", declared.replace("timeout: 2s", "timeout: 2s\n  maxClients: 100")))
+        .isInstanceOf(SpecException.class)
+        .hasMessage(
+            "t: rounds.maxClients must be at least privacy.sampling.expectedCohort (500 clients"
+                + " sample themselves into a round on average), was 100");
+    JobSpec spec =
+        JobSpecReader.parse("t", declared.replace("timeout: 2s", "timeout: 2s\n  maxClients: 500"));
+    assertThat(spec.roundCharge().samplingRate()).isEqualTo(0.05);
+    assertThat(JobSpecReader.parse("t", declared).rounds().maxClients()).isEqualTo(1_000_000);
+  }
+
+  @Test
   void unknownKey_isRefused_namingItAndTheKnownKeys() {
     String typo = MINIMAL.replace("  clipNorm: 1.0", "  clipNorm: 1.0\n  clipnorm: 2.0");
     assertThatThrownBy(() -> JobSpecReader.parse("t", typo))
@@ -233,6 +256,71 @@ class JobSpecReaderTest {
         .hasMessageStartingWith("t: rounds.timeout must be a duration");
     assertThatThrownBy(() -> JobSpecReader.parse("t", MINIMAL.replace("shape: [2]", "shape: [0]")))
         .hasMessageStartingWith("t: model.tensors[1].shape entries must be whole numbers >= 1");
+  }
+
+  @Test
+  void clipNormsTheFixedPointSumCannotHold_areRefused_withAdaptiveDefaultsKeptInRange() {
+    // At C = 1e-300 the sum's scale 2^36 / C overflows: one clipped update would weigh ~10^8 C.
+    assertThatThrownBy(
+            () -> JobSpecReader.parse("t", MINIMAL.replace("clipNorm: 1.0", "clipNorm: 1e-300")))
+        .hasMessage(
+            "t: privacy.clipNorm must be in [1.0E-100, 1.0E100] (the range the exact fixed-point"
+                + " sum holds; rescale the model's updates instead), was 1.0E-300");
+    assertThatThrownBy(
+            () -> JobSpecReader.parse("t", MINIMAL.replace("clipNorm: 1.0", "clipNorm: 1e101")))
+        .hasMessageStartingWith("t: privacy.clipNorm must be in [1.0E-100, 1.0E100]");
+    // Adaptive clipping may walk C down to minClipNorm: that bound must be summable too.
+    assertThatThrownBy(
+            () -> withPrivacy("adaptiveClipping: {targetQuantile: 0.5, minClipNorm: 1e-300}"))
+        .hasMessageStartingWith(
+            "t: privacy.adaptiveClipping.minClipNorm must be in [1.0E-100, 1.0E100]");
+    // Defaults (C / 1000, C * 1000) are kept inside the range rather than refused.
+    JobSpec small =
+        JobSpecReader.parse(
+            "t",
+            MINIMAL
+                .replace("clipNorm: 1.0", "clipNorm: 1e-99")
+                .replace(
+                    "budgetEpsilon: 10",
+                    "budgetEpsilon: 10\n  adaptiveClipping: {targetQuantile: 0.5}"));
+    assertThat(small.privacy().adaptiveClipping().minClipNorm()).isEqualTo(1e-100);
+  }
+
+  @Test
+  void noiseStdThatOverflowsADouble_isRefusedAtRead_notWhenTheFirstRoundDrawsIt() {
+    // z and C are each finite, but z * C is not: the combiner's first draw would throw, and the
+    // job would restart into the same throw.
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t",
+                    MINIMAL
+                        .replace("clipNorm: 1.0", "clipNorm: 1e100")
+                        .replace("noiseMultiplier: 1.0", "noiseMultiplier: 1e250")))
+        .hasMessage(
+            "t: privacy.noiseMultiplier gives a noise std of Infinity (noise multiplier 1.0E250"
+                + " x clip norm 1.0E100), above 1.0E300, where the noisy sum would overflow a"
+                + " double; lower the noise multiplier or the clip norm");
+    // Under adaptive clipping the largest C the rounds may reach counts.
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t",
+                    MINIMAL
+                        .replace("noiseMultiplier: 1.0", "noiseMultiplier: 1e298")
+                        .replace(
+                            "budgetEpsilon: 10",
+                            "budgetEpsilon: 10\n  adaptiveClipping: {targetQuantile: 0.5,"
+                                + " countNoiseStd: 1e299}")))
+        .hasMessageStartingWith(
+            "t: privacy.noiseMultiplier gives a noise std of 9.999999999999999E300 (noise"
+                + " multiplier 1.0E298 x clip norm 1000.0)");
+    assertThat(
+            JobSpecReader.parse(
+                    "t", MINIMAL.replace("noiseMultiplier: 1.0", "noiseMultiplier: 1e300"))
+                .privacy()
+                .noiseMultiplier())
+        .isEqualTo(1e300);
   }
 
   @Test
