@@ -37,6 +37,15 @@ public final class CanaryScorer {
       throw new IllegalArgumentException("statistic must be one of max, sum, final, was " + name);
     }
 
+    /**
+     * The score for an audit whose canaries take part {@code inEveryRound} (no sampling): the sum,
+     * the composition's own statistic then; else the paper's max, which a canary absent from most
+     * rounds does not dilute.
+     */
+    public static Statistic forParticipation(boolean inEveryRound) {
+      return inEveryRound ? SUM : MAX;
+    }
+
     /** The lower-case name used on the command line and in reports. */
     public String label() {
       return name().toLowerCase(Locale.ROOT);
