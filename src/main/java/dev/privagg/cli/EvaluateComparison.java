@@ -261,6 +261,8 @@ final class EvaluateComparison {
               "accuracyInterval", s.accuracyInterval(),
               "membershipAuc", Output.number(s.auc()),
               "membershipAucCi95", Output.number(s.aucHalfWidth()),
+              "epsilonHat", Output.number(s.epsilonHat()),
+              "oneRunEpsilon", Output.number(s.oneRunEpsilon()),
               "finalClipNorm", Output.number(s.finalClipNorm())));
     }
     return Output.fields(

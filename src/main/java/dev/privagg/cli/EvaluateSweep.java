@@ -161,7 +161,9 @@ final class EvaluateSweep {
               "accuracyCi95High", Output.number(s.accuracyHigh()),
               "accuracyInterval", s.accuracyInterval(),
               "membershipAuc", Output.number(s.auc()),
-              "membershipAucCi95", Output.number(s.aucHalfWidth())));
+              "membershipAucCi95", Output.number(s.aucHalfWidth()),
+              "epsilonHat", Output.number(s.epsilonHat()),
+              "oneRunEpsilon", Output.number(s.oneRunEpsilon())));
     }
     return Output.fields(
         "type", "summary",

@@ -72,11 +72,13 @@ final class EvaluationConsole {
               "finalClipNorm", Output.number(r.finalClipNorm()),
               "updatesSent", r.updatesSent(),
               "updatesUsed", r.updatesUsed(),
-              "participationRejects", r.participationRejects()));
+              "participationRejects", r.participationRejects(),
+              "epsilonHat", Output.number(r.epsilonHat()),
+              "oneRunEpsilon", Output.number(r.oneRunEpsilon())));
       return;
     }
     out.printf(
-        "[%d/%d] %s, cohort %d, z %s, seed %d: epsilon %s, accuracy %.4f, AUC %.3f%s%n",
+        "[%d/%d] %s, cohort %d, z %s, seed %d: epsilon %s%s, accuracy %.4f, AUC %.3f%s%n",
         runsDone,
         runs,
         r.variant(),
@@ -84,6 +86,13 @@ final class EvaluationConsole {
         Text.number(r.noiseMultiplier()),
         r.seed(),
         Text.number(r.epsilon()),
+        Double.isNaN(r.epsilonHat())
+            ? ""
+            : " (epsilon-hat "
+                + Text.number(r.epsilonHat())
+                + ", one-run bound "
+                + Text.number(r.oneRunEpsilon())
+                + ")",
         r.accuracy(),
         r.auc(),
         r.roundsSentAfterDeadline() == 0
@@ -92,8 +101,25 @@ final class EvaluationConsole {
     out.flush();
   }
 
-  /** The lines after a table: how the accuracy intervals were made, and where the files are. */
+  /**
+   * The lines after a table: with canaries each setting's audit, then how the accuracy intervals
+   * were made, and where the files are.
+   */
   void closing(List<Evaluation.Setting> settings, Path outputs) {
+    for (Evaluation.Setting s : settings) {
+      if (!Double.isNaN(s.epsilonHat())) {
+        out.printf(
+            "audit of %s, z %s: epsilon %s, epsilon-hat %s, one-run lower bound %s (mean over"
+                + " %d seed%s)%n",
+            s.variant(),
+            Text.number(s.noiseMultiplier()),
+            Text.number(s.epsilon()),
+            Text.number(s.epsilonHat()),
+            Text.number(s.oneRunEpsilon()),
+            s.seeds(),
+            s.seeds() == 1 ? "" : "s");
+      }
+    }
     out.printf("accuracy intervals: %s%n", settings.get(0).accuracyInterval());
     out.printf("outputs: %s%n", outputs.toAbsolutePath());
     out.flush();

@@ -25,6 +25,8 @@ import picocli.CommandLine.Spec;
       EvaluateCommand.class,
       ProduceCommand.class,
       ConsumeCommand.class,
+      CanariesCommand.class,
+      AuditCommand.class,
       ClusterCommands.Submit.class,
       ClusterCommands.Jobs.class,
       ClusterCommands.Cancel.class,

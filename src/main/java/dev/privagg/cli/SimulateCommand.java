@@ -105,6 +105,9 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
         config.checkInSampling()
             ? ", rejected for the participation schema " + result.participationRejects()
             : "");
+    if (result.audit() != null) {
+      AuditOutput.print(out, result.audit());
+    }
     out.flush();
     return 0;
   }
@@ -157,6 +160,7 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
         "membershipAuc", Output.number(result.membershipAuc()),
         "updatesSent", result.updatesSent(),
         "updatesUsed", result.updatesUsed(),
-        "rejects", result.rejects());
+        "rejects", result.rejects(),
+        "audit", result.audit() == null ? null : AuditOutput.fields(result.audit(), false));
   }
 }

@@ -215,6 +215,18 @@ final class SimulationOptions {
       description = "Seed of data split, partition and training (default 1).")
   long seed;
 
+  @Option(
+      names = "--canaries",
+      paramLabel = "K",
+      defaultValue = "0",
+      description =
+          "Make K of the clients canaries and audit the run (Andrew et al., ICLR 2024): each sends"
+              + " a secret random direction past C instead of training, sampled like any client;"
+              + " K unseen canaries give the null. Reports epsilon-hat and the one-run lower bound"
+              + " next to epsilon. Hundreds of canaries make a tight estimate; with fewer the"
+              + " fitted spreads are rough and epsilon-hat's interval wide (default 0: no audit).")
+  int canaries;
+
   /**
    * The simulation these options describe; bad values or combinations fail here, before any work,
    * naming the flag and the fix.
@@ -456,6 +468,7 @@ final class SimulationOptions {
         .roundTimeoutMillis(roundTimeoutMillis)
         .noiseSource(noiseSource)
         .seed(seed)
+        .canaries(canaries)
         .build();
   }
 }

@@ -10,6 +10,7 @@ import dev.privagg.spec.JobSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -215,6 +216,11 @@ public final class PrivaggClient implements AutoCloseable {
       }
     }
     return out;
+  }
+
+  /** A model's weights as one vector, the spec's tensors one after the other. */
+  public static double[] flatWeights(GlobalModel model) {
+    return Arrays.stream(weights(model)).flatMapToDouble(Arrays::stream).toArray();
   }
 
   private static void sleep(Duration wait) {

@@ -1,0 +1,189 @@
+package dev.privagg.cli;
+
+import dev.privagg.audit.AuditReport;
+import dev.privagg.audit.CanaryScorer;
+import dev.privagg.audit.CanarySet;
+import dev.privagg.avro.GlobalModel;
+import dev.privagg.client.PrivaggClient;
+import dev.privagg.io.KafkaConnection;
+import dev.privagg.sim.AuditPlot;
+import dev.privagg.spec.JobSpec;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code privagg audit}: the canaries' empirical epsilon next to the ledger's analytic one. */
+@Command(
+    name = "audit",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Audit a job's released models with the canaries privagg canaries inserted.",
+      "Reads every model on the models topic (read_committed), scores each canary and each"
+          + " unseen canary against every round's model delta, and reports Andrew et al.'s"
+          + " one-shot epsilon-hat and the one-run lower bounds of Steinke et al. and"
+          + " Mahloujifar et al. next to the analytic epsilon of the latest model.",
+      "Exit code 0 when consistent, 3 when epsilon-hat is above the claim, 4 when a lower"
+          + " bound falsifies it."
+    })
+final class AuditCommand implements Callable<Integer>, KafkaCommand {
+  @Spec CommandSpec spec;
+
+  @Mixin JobOptions job;
+
+  @Option(
+      names = "--seed-file",
+      required = true,
+      paramLabel = "FILE",
+      description = "The canaries' secret, as given to privagg canaries.")
+  Path seedFile;
+
+  @Option(
+      names = "--count",
+      required = true,
+      paramLabel = "K",
+      description = "The --count given to privagg canaries.")
+  int count;
+
+  @Option(
+      names = "--statistic",
+      defaultValue = "auto",
+      description =
+          "The score the verdict reads: max (over rounds of the cosine with each model delta,"
+              + " the paper's all-iterates score), sum (over rounds) or final (cosine with the"
+              + " final model's change); auto: sum when the job samples no one, so canaries are"
+              + " in every round, else max (default auto). All three are reported.")
+  String statistic;
+
+  @Option(
+      names = "--significance",
+      defaultValue = "0.05",
+      description = "Significance of the one-run lower bounds (default 0.05).")
+  double significance;
+
+  @Option(
+      names = "--claimed-epsilon",
+      paramLabel = "EPSILON",
+      description =
+          "Audit this epsilon (at the models' delta) instead of the latest model's: a claim made"
+              + " elsewhere, in a paper or a contract, for the same releases.")
+  Double claimedEpsilon;
+
+  @Option(
+      names = "--idle",
+      defaultValue = "PT5S",
+      paramLabel = "DURATION",
+      description = "Stop reading when no new model arrived for this long (default PT5S).")
+  Duration idle;
+
+  @Option(
+      names = "--plot",
+      paramLabel = "FILE.png",
+      description = "Draw the inserted and unseen canaries' scores with their fitted Gaussians.")
+  Path plot;
+
+  @Mixin JsonOption json;
+
+  @Override
+  public Integer call() throws Exception {
+    Flags flags = new Flags(spec);
+    if (!(significance > 0 && significance < 1)) {
+      throw flags.fail("--significance must be in (0, 1), was " + significance);
+    }
+    if (!(count >= 2 && count <= 100_000)) {
+      throw flags.fail("--count must be between 2 and 100000, was " + count);
+    }
+    if (claimedEpsilon != null) {
+      flags.nonNegative("--claimed-epsilon", claimedEpsilon);
+    }
+    JobSpec jobSpec = job.read();
+    CanaryScorer.Statistic headline;
+    try {
+      headline =
+          statistic.equals("auto")
+              ? CanaryScorer.Statistic.forParticipation(
+                  jobSpec.privacy().sampling().mode().equals("none") && !jobSpec.correlated())
+              : CanaryScorer.Statistic.parse(statistic);
+    } catch (IllegalArgumentException e) {
+      throw flags.fail("--" + e.getMessage() + " or auto");
+    }
+    CanarySet canaries = new CanarySet(CanarySecretFile.read(seedFile), count);
+    int dims = jobSpec.model().tensors().stream().mapToInt(JobSpec.TensorSpec::size).sum();
+    CanaryScorer scorer = new CanaryScorer(canaries, dims);
+    GlobalModel latest;
+    try (PrivaggClient client = job.client(jobSpec, false)) {
+      latest = readAll(client);
+      if (latest == null || latest.getRound() < 1) {
+        throw new IllegalStateException(
+            "job "
+                + jobSpec.jobId()
+                + " has released no round after its initial model on "
+                + jobSpec.topics().models()
+                + ": nothing to audit yet");
+      }
+      for (long r = 0; r <= latest.getRound(); r++) {
+        GlobalModel model = client.model(r);
+        if (model != null) {
+          scorer.accept(r, PrivaggClient.flatWeights(model));
+        }
+      }
+    }
+    AuditReport report =
+        AuditReport.of(
+            scorer,
+            headline,
+            claimedEpsilon != null ? claimedEpsilon : latest.getPrivacy().getEpsilon(),
+            latest.getPrivacy().getDelta(),
+            significance);
+    PrintWriter out = spec.commandLine().getOut();
+    if (plot != null) {
+      AuditPlot.save(plot, report);
+    }
+    if (json.enabled) {
+      Output.line(out, AuditOutput.fields(report, true));
+    } else {
+      out.printf("job %s: the models of rounds 0 to %d%n", jobSpec.jobId(), latest.getRound());
+      AuditOutput.print(out, report);
+      if (plot != null) {
+        out.println("plot: " + plot);
+      }
+    }
+    out.flush();
+    return switch (report.verdict()) {
+      case CONSISTENT -> 0;
+      case ESTIMATE_ABOVE_CLAIM -> 3;
+      case CLAIM_FALSIFIED -> 4;
+    };
+  }
+
+  /** Reads the models topic until nothing new arrives for {@code --idle}; the latest model. */
+  private GlobalModel readAll(PrivaggClient client) {
+    long quietSince = System.nanoTime();
+    long seen = -1;
+    while (System.nanoTime() - quietSince < idle.toNanos()) {
+      client.poll(Duration.ofMillis(200));
+      GlobalModel latest = client.latestModel();
+      long round = latest == null ? -1 : latest.getRound();
+      if (round > seen) {
+        seen = round;
+        quietSince = System.nanoTime();
+      }
+    }
+    return client.latestModel();
+  }
+
+  @Override
+  public KafkaConnection kafka() {
+    return job.connection();
+  }
+
+  @Override
+  public String attempt() {
+    return "audit the job";
+  }
+}

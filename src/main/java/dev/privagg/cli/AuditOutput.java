@@ -1,0 +1,131 @@
+package dev.privagg.cli;
+
+import dev.privagg.audit.AuditReport;
+import dev.privagg.audit.AuditReport.Estimate;
+import dev.privagg.audit.CanaryScorer.Statistic;
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** An {@link AuditReport} for people (a table and a verdict) and for machines (JSON fields). */
+final class AuditOutput {
+  private AuditOutput() {}
+
+  /** The report as a table, one row per statistic, the headline marked, then the verdict. */
+  static void print(PrintWriter out, AuditReport report) {
+    out.printf(
+        "canary audit: %d inserted and %d unseen canaries, %d parameters, %d model deltas%n",
+        report.canaries(), report.canaries(), report.dims(), report.deltas());
+    out.printf(
+        "  %-7s %-22s %-22s %-24s %10s %10s%n",
+        "score",
+        "inserted mean (sd)",
+        "unseen mean (sd)",
+        "epsilon-hat [95% CI]",
+        "one-run",
+        "f-DP");
+    for (Estimate e : report.estimates()) {
+      String name = e.statistic().label() + (e.statistic() == report.headline() ? " *" : "");
+      out.printf(
+          Locale.ROOT,
+          "  %-7s %-22s %-22s %-24s %10s %10s%n",
+          name,
+          meanSd(e.insertedMean(), e.insertedStd()),
+          meanSd(e.unseenMean(), e.unseenStd()),
+          String.format(
+              Locale.ROOT,
+              "%.3g [%.3g, %.3g]",
+              e.epsilonHat(),
+              e.epsilonHatLow(),
+              e.epsilonHatHigh()),
+          String.format(Locale.ROOT, "%.3g", e.oneRunEpsilon()),
+          String.format(Locale.ROOT, "%.3g", e.oneRunFdpEpsilon()));
+    }
+    Estimate fin = report.estimate(Statistic.FINAL);
+    out.printf(
+        "  final model against the closed-form null N(0, 1/%d): epsilon-hat %s%n",
+        report.dims(), Text.number(fin.closedFormEpsilonHat()));
+    out.printf(
+        "claimed epsilon %s at delta %s; one-run lower bounds at significance %s%n",
+        Text.number(report.analyticEpsilon()),
+        Text.number(report.delta()),
+        Text.number(report.significance()));
+    out.println("verdict on the " + report.headline().label() + " score (*): " + explain(report));
+    out.flush();
+  }
+
+  /** The verdict in a sentence a reader can act on. */
+  static String explain(AuditReport report) {
+    Estimate e = report.headlineEstimate();
+    String claim = Text.number(report.analyticEpsilon());
+    return switch (report.verdict()) {
+      case CONSISTENT ->
+          "consistent: epsilon-hat "
+              + Text.number(e.epsilonHat())
+              + " (interval from "
+              + Text.number(e.epsilonHatLow())
+              + ") and the lower bounds do not exceed the claimed "
+              + claim;
+      case ESTIMATE_ABOVE_CLAIM ->
+          "estimate above the claim: epsilon-hat's interval starts at "
+              + Text.number(e.epsilonHatLow())
+              + " > "
+              + claim
+              + ", though no lower bound exceeds it; check the accounting, or audit with more"
+              + " canaries to make it a test";
+      case CLAIM_FALSIFIED ->
+          "CLAIM FALSIFIED: a lower bound ("
+              + Text.number(Math.max(e.oneRunEpsilon(), e.oneRunFdpEpsilon()))
+              + ") exceeds the claimed "
+              + claim
+              + " with probability at least "
+              + Text.number(1 - report.significance())
+              + "; the job releases more than its ledger says";
+    };
+  }
+
+  /** The report as JSON fields; {@code withScores} adds every canary's score. */
+  static Map<String, Object> fields(AuditReport report, boolean withScores) {
+    List<Map<String, Object>> rows =
+        report.estimates().stream()
+            .map(
+                e -> {
+                  Map<String, Object> row =
+                      Output.fields(
+                          "statistic", e.statistic().label(),
+                          "insertedMean", Output.number(e.insertedMean()),
+                          "insertedStd", Output.number(e.insertedStd()),
+                          "unseenMean", Output.number(e.unseenMean()),
+                          "unseenStd", Output.number(e.unseenStd()),
+                          "epsilonHat", Output.number(e.epsilonHat()),
+                          "epsilonHatCi95Low", Output.number(e.epsilonHatLow()),
+                          "epsilonHatCi95High", Output.number(e.epsilonHatHigh()),
+                          "closedFormEpsilonHat", Output.number(e.closedFormEpsilonHat()),
+                          "oneRunEpsilon", Output.number(e.oneRunEpsilon()),
+                          "oneRunFdpEpsilon", Output.number(e.oneRunFdpEpsilon()),
+                          "oneRunThreshold", Output.number(e.oneRunThreshold()));
+                  if (withScores) {
+                    row.put("insertedScores", e.scores().inserted());
+                    row.put("unseenScores", e.scores().unseen());
+                  }
+                  return row;
+                })
+            .toList();
+    return Output.fields(
+        "canaries", report.canaries(),
+        "dims", report.dims(),
+        "deltas", report.deltas(),
+        "delta", report.delta(),
+        "significance", report.significance(),
+        "analyticEpsilon", Output.number(report.analyticEpsilon()),
+        "headline", report.headline().label(),
+        "epsilonHat", Output.number(report.headlineEstimate().epsilonHat()),
+        "verdict", report.verdict().name(),
+        "statistics", rows);
+  }
+
+  private static String meanSd(double mean, double sd) {
+    return String.format(Locale.ROOT, "%.4g (%.3g)", mean, sd);
+  }
+}

@@ -1,0 +1,180 @@
+package dev.privagg.cli;
+
+import dev.privagg.audit.CanarySchedule;
+import dev.privagg.audit.CanarySet;
+import dev.privagg.avro.GlobalModel;
+import dev.privagg.avro.RoundAnnouncement;
+import dev.privagg.client.PrivaggClient;
+import dev.privagg.io.KafkaConnection;
+import dev.privagg.spec.JobSpec;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code privagg canaries}: secret canary clients for an audit, sent as ordinary updates. */
+@Command(
+    name = "canaries",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Run K canary clients alongside a job for a privacy audit (privagg audit).",
+      "Each canary sends a secret random direction, twice the latest C long, as an ordinary"
+          + " client update in the rounds an honest client would: every round without client"
+          + " sampling, at the declared rate with declared-client-poisson, every minSeparation"
+          + " rounds at most maxParticipations times with a BLT schema. K more canaries are never"
+          + " sent. The secret stays in --seed-file: the job and the topics never see it.",
+      "Runs until the job stops announcing rounds for --idle, or after --until-round."
+    })
+final class CanariesCommand implements Callable<Integer>, KafkaCommand {
+  @Spec CommandSpec spec;
+
+  @Mixin JobOptions job;
+
+  @Option(
+      names = "--seed-file",
+      required = true,
+      paramLabel = "FILE",
+      description = "The canaries' secret (hex, at least 32 bytes); see --new-seed.")
+  Path seedFile;
+
+  @Option(
+      names = "--new-seed",
+      description = "Create --seed-file with a fresh random secret first (never overwrites).")
+  boolean newSeed;
+
+  @Option(
+      names = "--count",
+      required = true,
+      paramLabel = "K",
+      description =
+          "Canaries to insert (as many more stay unseen); hundreds for a tight epsilon-hat.")
+  int count;
+
+  @Option(
+      names = "--client-prefix",
+      defaultValue = "client-",
+      description =
+          "Prefix of the canaries' client ids, followed by 16 secret hex digits; match your"
+              + " clients' ids (default client-).")
+  String clientPrefix;
+
+  @Option(
+      names = "--until-round",
+      paramLabel = "ROUND",
+      description = "Stop after sending for this round (default: run until --idle).")
+  Long untilRound;
+
+  @Option(
+      names = "--idle",
+      paramLabel = "DURATION",
+      description =
+          "Stop when no new round is announced for this long, e.g. 2m (default: three round"
+              + " timeouts plus a minute).")
+  Duration idle;
+
+  @Override
+  public Integer call() throws Exception {
+    Flags flags = new Flags(spec);
+    if (!(count >= 2 && count <= 100_000)) {
+      throw flags.fail("--count must be between 2 and 100000, was " + count);
+    }
+    if (untilRound != null) {
+      flags.atLeastOne("--until-round", untilRound);
+    }
+    JobSpec jobSpec = job.read();
+    CanarySchedule schedule = schedule(jobSpec);
+    if (newSeed) {
+      CanarySecretFile.create(seedFile);
+    }
+    CanarySet canaries = new CanarySet(CanarySecretFile.read(seedFile), count);
+    int[] sizes = jobSpec.model().tensors().stream().mapToInt(JobSpec.TensorSpec::size).toArray();
+    Duration quiet =
+        idle != null
+            ? idle
+            : Duration.ofMillis(3 * jobSpec.rounds().timeoutMillis()).plusMinutes(1);
+    PrintWriter out = spec.commandLine().getOut();
+    out.printf(
+        "%d canaries for job %s (%s), %d more unseen; stopping after %s without a new round%n",
+        count, jobSpec.jobId(), describe(schedule), count, quiet);
+    out.flush();
+    long sentUpdates = 0;
+    try (PrivaggClient client = job.client(jobSpec, true)) {
+      long lastRound = 0;
+      long quietSince = System.nanoTime();
+      while (untilRound == null || lastRound < untilRound) {
+        client.poll(Duration.ofMillis(200));
+        RoundAnnouncement open = client.latestRound();
+        if (open == null || open.getRound() <= lastRound) {
+          if (System.nanoTime() - quietSince > quiet.toNanos()) {
+            break;
+          }
+          continue;
+        }
+        quietSince = System.nanoTime();
+        lastRound = open.getRound();
+        if (System.currentTimeMillis() >= open.getDeadlineMillis()) {
+          continue; // joined late: this round's deadline has passed
+        }
+        double clipNorm = latestClipNorm(client, jobSpec);
+        int sent = 0;
+        for (int i = 0; i < count; i++) {
+          if (schedule.sends(canaries, i, lastRound)) {
+            client.sendAsync(
+                lastRound, canaries.clientId(clientPrefix, i), canaries.update(i, sizes, clipNorm));
+            sent++;
+          }
+        }
+        client.flush();
+        sentUpdates += sent;
+        out.printf("round %d: %d canaries sent%n", lastRound, sent);
+        out.flush();
+      }
+    }
+    out.printf(
+        "sent %d canary updates; audit with: privagg audit --spec ... --seed-file %s --count %d%n",
+        sentUpdates, seedFile, count);
+    return 0;
+  }
+
+  /** The rule an honest client of {@code jobSpec} follows (see {@link CanarySchedule}). */
+  static CanarySchedule schedule(JobSpec jobSpec) {
+    if (jobSpec.correlated()) {
+      JobSpec.Correlated c = jobSpec.privacy().correlated();
+      return CanarySchedule.schema(c.minSeparation(), c.maxParticipations());
+    }
+    JobSpec.Sampling sampling = jobSpec.privacy().sampling();
+    return sampling.declared()
+        ? CanarySchedule.poisson(sampling.accountingRate())
+        : CanarySchedule.everyRound();
+  }
+
+  private static String describe(CanarySchedule s) {
+    return switch (s.kind()) {
+      case EVERY_ROUND -> "every round";
+      case POISSON -> "each round with probability " + Text.number(s.rate());
+      case SCHEMA ->
+          "every " + s.minSeparation() + " rounds, at most " + s.maxParticipations() + " times";
+    };
+  }
+
+  /** The C of the latest released model (adaptive clipping moves it), else the spec's. */
+  private static double latestClipNorm(PrivaggClient client, JobSpec jobSpec) {
+    GlobalModel latest = client.latestModel();
+    return latest == null ? jobSpec.privacy().clipNorm() : latest.getPrivacy().getClipNorm();
+  }
+
+  @Override
+  public KafkaConnection kafka() {
+    return job.connection();
+  }
+
+  @Override
+  public String attempt() {
+    return "send canary updates";
+  }
+}
