@@ -30,7 +30,8 @@ public final class Evaluation {
    * "private" or "non-private" in a sweep, the variant's name in a comparison; {@code
    * finalClipNorm} is the last round's C. {@code updatesSent} counts what the clients sent, {@code
    * updatesUsed} what the released rounds summed, {@code participationRejects} the updates the job
-   * turned away for breaking its participation schema.
+   * turned away for breaking its participation schema. With canaries, {@code epsilonHat} and {@code
+   * oneRunEpsilon} are the audit's estimate and lower bound on its headline score (NaN without).
    */
   public record Run(
       String variant,
@@ -46,14 +47,17 @@ public final class Evaluation {
       double[] accuracyPerRound,
       long updatesSent,
       long updatesUsed,
-      long participationRejects) {}
+      long participationRejects,
+      double epsilonHat,
+      double oneRunEpsilon) {}
 
   /**
    * A setting's summary over seeds. The accuracy interval is a 95% Student-t interval over seeds
    * when there are several, else the 95% Wilson score interval of the one run's test accuracy
    * ({@code accuracyInterval} says which); the AUC half-width is a t-interval (0 for one seed).
    * {@code accuracyPerRound} is the mean over seeds after each round, {@code finalClipNorm} the
-   * mean last C.
+   * mean last C, {@code epsilonHat} and {@code oneRunEpsilon} the audit's means (NaN without
+   * canaries).
    */
   public record Setting(
       String variant,
@@ -68,7 +72,9 @@ public final class Evaluation {
       double auc,
       double aucHalfWidth,
       double finalClipNorm,
-      double[] accuracyPerRound) {}
+      double[] accuracyPerRound,
+      double epsilonHat,
+      double oneRunEpsilon) {}
 
   /**
    * Runs every setting on {@code kafka}; {@code roundProgress} sees each round, {@code progress}
@@ -272,7 +278,9 @@ public final class Evaluation {
         result.accuracyPerRound(),
         result.updatesSent(),
         result.updatesUsed(),
-        result.participationRejects());
+        result.participationRejects(),
+        result.audit() == null ? Double.NaN : result.audit().headlineEstimate().epsilonHat(),
+        result.audit() == null ? Double.NaN : result.audit().headlineEstimate().oneRunEpsilon());
   }
 
   /** Groups runs by (variant, cohort, noise multiplier) and summarises each group. */
@@ -317,7 +325,9 @@ public final class Evaluation {
               mean(auc),
               halfWidth(auc),
               mean(group.stream().mapToDouble(Run::finalClipNorm).toArray()),
-              perRound));
+              perRound,
+              mean(group.stream().mapToDouble(Run::epsilonHat).toArray()),
+              mean(group.stream().mapToDouble(Run::oneRunEpsilon).toArray())));
     }
     return out;
   }

@@ -43,7 +43,9 @@ public record EvaluationReport(
           "accuracyCi95High",
           "accuracyInterval",
           "membershipAuc",
-          "membershipAucCi95");
+          "membershipAucCi95",
+          "epsilonHat",
+          "oneRunEpsilon");
 
   /** Writes every file into {@code dir}, creating it when missing. */
   public void writeTo(Path dir) throws IOException {
@@ -87,7 +89,8 @@ public record EvaluationReport(
             List.of("finalClipNorm")),
         comparisonRows(variants, settings),
         comparisonJson(base, variants, settings, runs),
-        Map.of("comparison.png", comparisonCharts(base, settings)));
+        withAuditChart(
+            "comparison.png", comparisonCharts(base, settings), comparisonTitle(base), settings));
   }
 
   /**
@@ -115,11 +118,18 @@ public record EvaluationReport(
             "accuracyInterval",
             "updatesSent",
             "updatesUsed",
-            "participationRejects");
+            "participationRejects",
+            "epsilonHat",
+            "oneRunEpsilon");
     List<List<Object>> cells = new ArrayList<>();
     for (MechanismComparison.Row r : rows) {
+      Evaluation.Setting audit =
+          settings.stream()
+              .filter(x -> x.variant().equals(r.mechanism()))
+              .findFirst()
+              .orElseThrow();
       cells.add(
-          List.of(
+          Arrays.asList(
               r.mechanism(),
               r.sampling(),
               r.noiseMultiplier(),
@@ -134,7 +144,9 @@ public record EvaluationReport(
               r.accuracyInterval(),
               r.updatesSent(),
               r.updatesUsed(),
-              r.participationRejects()));
+              r.participationRejects(),
+              finiteOrNull(audit.epsilonHat()),
+              finiteOrNull(audit.oneRunEpsilon())));
     }
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("dataset", base.dataset());
@@ -177,7 +189,11 @@ public record EvaluationReport(
             perRoundChart(
                 "test accuracy per round (mean over " + rows.get(0).seeds() + " seeds)", perRound));
     return new EvaluationReport(
-        "mechanisms", header, cells, json, Map.of("mechanisms.png", charts));
+        "mechanisms",
+        header,
+        cells,
+        json,
+        withAuditChart("mechanisms.png", charts, title, settings));
   }
 
   private static List<List<Object>> sweepRows(
@@ -252,6 +268,61 @@ public record EvaluationReport(
                 "loss-threshold attack AUC (95% CI)",
                 againstEpsilon(
                     settings, Evaluation.Setting::auc, Evaluation.Setting::aucHalfWidth))));
+    addAuditChart(pngs, title, settings, s -> sweptSettingName(s));
+    return pngs;
+  }
+
+  /**
+   * With canaries, {@code audit.png}: each private setting's epsilon-hat (the audit's estimate)
+   * against the epsilon its ledger states, and the line where the two agree; a point above it is a
+   * claim the releases do not bear out.
+   */
+  private static void addAuditChart(
+      Map<String, List<Chart<?, ?>>> pngs,
+      String title,
+      List<Evaluation.Setting> settings,
+      java.util.function.Function<Evaluation.Setting, String> name) {
+    List<Evaluation.Setting> audited =
+        settings.stream()
+            .filter(s -> Double.isFinite(s.epsilonHat()) && Double.isFinite(s.epsilon()))
+            .toList();
+    if (audited.isEmpty()) {
+      return;
+    }
+    double top =
+        audited.stream()
+            .mapToDouble(s -> Math.max(s.epsilon(), s.epsilonHat()))
+            .max()
+            .orElseThrow();
+    List<Reports.Series> series = new ArrayList<>();
+    for (Evaluation.Setting s : audited) {
+      series.add(
+          new Reports.Series(
+              name.apply(s), new double[] {s.epsilon()}, new double[] {s.epsilonHat()}, null));
+    }
+    series.add(
+        new Reports.Series(
+            "epsilon-hat = epsilon",
+            new double[] {0, top * 1.1},
+            new double[] {0, top * 1.1},
+            null));
+    XYChart chart =
+        Reports.chart(
+            title + ": canary audit",
+            "epsilon the ledger states",
+            "epsilon-hat, one-shot estimate (Andrew et al.)",
+            series);
+    chart.getSeriesMap().get("epsilon-hat = epsilon").setMarker(SeriesMarkers.NONE);
+    chart.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.InsideNW);
+    pngs.put("audit.png", List.of(chart));
+  }
+
+  /** {@code png} with its charts, and the audit chart of named variants when there are canaries. */
+  private static Map<String, List<Chart<?, ?>>> withAuditChart(
+      String png, List<Chart<?, ?>> charts, String title, List<Evaluation.Setting> settings) {
+    Map<String, List<Chart<?, ?>>> pngs = new LinkedHashMap<>();
+    pngs.put(png, charts);
+    addAuditChart(pngs, title, settings, Evaluation.Setting::variant);
     return pngs;
   }
 
@@ -354,6 +425,8 @@ public record EvaluationReport(
             s.accuracyInterval(),
             s.auc(),
             s.aucHalfWidth()));
+    row.add(finiteOrNull(s.epsilonHat()));
+    row.add(finiteOrNull(s.oneRunEpsilon()));
     row.addAll(after);
     return row;
   }
@@ -372,7 +445,14 @@ public record EvaluationReport(
         accuracy.high(),
         accuracy.kind(),
         null,
+        null,
+        null,
         null);
+  }
+
+  /** A number for a CSV cell: empty when it is NaN (no audit) rather than the text "NaN". */
+  private static Double finiteOrNull(double value) {
+    return Double.isNaN(value) ? null : value;
   }
 
   private static Map<String, Object> centralJson(CentralBaseline central) {

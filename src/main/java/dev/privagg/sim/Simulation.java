@@ -1,5 +1,8 @@
 package dev.privagg.sim;
 
+import dev.privagg.audit.AuditReport;
+import dev.privagg.audit.CanaryScorer;
+import dev.privagg.audit.CanarySet;
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.client.PrivaggClient;
@@ -17,8 +20,11 @@ import dev.privagg.privacy.NoiseSource;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -83,7 +89,8 @@ public final class Simulation {
       double membershipAuc,
       long updatesSent,
       long updatesUsed,
-      Map<String, Long> rejects) {
+      Map<String, Long> rejects,
+      AuditReport audit) {
     /**
      * Rejects for breaking the participation schema (PARTICIPATION_LIMIT, TOO_SOON): with check-in
      * sampling the clients keep to it, so these should be 0.
@@ -113,6 +120,9 @@ public final class Simulation {
     }
   }
 
+  /** The one-run lower bounds' significance in simulations. */
+  public static final double AUDIT_SIGNIFICANCE = 0.05;
+
   /** Runs one simulation against {@code kafka}; {@code progress} sees every round. */
   public static Result run(
       SimulationConfig config, KafkaConnection kafka, Consumer<RoundResult> progress)
@@ -121,13 +131,15 @@ public final class Simulation {
     Model model =
         Model.named(
             config.model(), data.train().numFeatures(), data.train().numClasses(), config.hidden());
+    // Canaries are the last clients: the data is split among the others.
+    int dataClients = config.clients() - config.canaries();
     int[][] parts =
         config.partition().equals("iid")
-            ? Partitioner.iid(data.train().size(), config.clients(), config.seed())
+            ? Partitioner.iid(data.train().size(), dataClients, config.seed())
             : Partitioner.dirichlet(
                 data.train().labels(),
                 data.train().numClasses(),
-                config.clients(),
+                dataClients,
                 config.alpha(),
                 config.seed());
     List<Dataset> local = new ArrayList<>();
@@ -136,6 +148,12 @@ public final class Simulation {
     }
     JobSpec spec = JobSpecReader.parse("simulation", specYaml(config, model));
     KafkaPreflight.prepareKafka(kafka, List.of(spec), 2);
+    int[] tensorSizes =
+        spec.model().tensors().stream().mapToInt(JobSpec.TensorSpec::size).toArray();
+    CanarySet canaries =
+        config.canaries() == 0 ? null : new CanarySet(canarySecret(config), config.canaries());
+    CanaryScorer scorer =
+        canaries == null ? null : new CanaryScorer(canaries, Arrays.stream(tensorSizes).sum());
     // Checkpoints on disk, not in JobManager memory (5 MiB): larger models would never commit.
     Path stateDir = Files.createTempDirectory("privagg-simulation-");
     StreamExecutionEnvironment env = PrivaggJob.localEnvironment(stateDir);
@@ -168,9 +186,14 @@ public final class Simulation {
     JobRecords.Tally tally;
     try (PrivaggClient client = new PrivaggClient(spec, kafka)) {
       last = client.awaitModel(0, wait);
+      if (scorer != null) {
+        scorer.accept(0, PrivaggClient.flatWeights(last));
+      }
       for (long r = 1; r <= config.rounds(); r++) {
         RoundAnnouncement round = client.awaitRound(r, wait);
-        double[][] base = PrivaggClient.weights(client.awaitModel(round.getBaseModelRound(), wait));
+        GlobalModel baseModel = client.awaitModel(round.getBaseModelRound(), wait);
+        double[][] base = PrivaggClient.weights(baseModel);
+        double canaryClip = baseModel.getPrivacy().getClipNorm();
         final long roundNo = r;
         int[] cohort = participants(config, sampling, checkIns, r);
         List<float[][]> updates =
@@ -178,17 +201,19 @@ public final class Simulation {
                 .parallel()
                 .mapToObj(
                     c ->
-                        local.get(c).size() == 0
-                            ? null
-                            : LocalTrainer.train(
-                                    model,
-                                    base,
-                                    local.get(c),
-                                    config.training(),
-                                    new SplittableRandom(
-                                        config.seed() * 1_000_003L + roundNo * 7919L + c),
-                                    clientNoise.forRound("client-" + c, roundNo))
-                                .update())
+                        c >= dataClients
+                            ? canaries.update(c - dataClients, tensorSizes, canaryClip)
+                            : local.get(c).size() == 0
+                                ? null
+                                : LocalTrainer.train(
+                                        model,
+                                        base,
+                                        local.get(c),
+                                        config.training(),
+                                        new SplittableRandom(
+                                            config.seed() * 1_000_003L + roundNo * 7919L + c),
+                                        clientNoise.forRound("client-" + c, roundNo))
+                                    .update())
                 .collect(Collectors.toList());
         int sent = 0;
         for (int k = 0; k < cohort.length; k++) {
@@ -212,6 +237,9 @@ public final class Simulation {
         pending.add(
             evaluator.submit(
                 () -> {
+                  if (scorer != null) {
+                    scorer.accept(roundNo, PrivaggClient.flatWeights(released));
+                  }
                   double accuracy =
                       Metrics.accuracy(model, PrivaggClient.weights(released), data.test());
                   RoundResult result =
@@ -251,7 +279,34 @@ public final class Simulation {
         auc,
         results.stream().mapToLong(RoundResult::clientsSent).sum(),
         tally.updatesUsed(),
-        tally.rejects());
+        tally.rejects(),
+        scorer == null
+            ? null
+            : AuditReport.of(
+                scorer,
+                CanaryScorer.Statistic.forParticipation(everyClientEveryRound(config)),
+                last.getPrivacy().getEpsilon(),
+                config.delta(),
+                AUDIT_SIGNIFICANCE));
+  }
+
+  /** True when every client sends in every round and the job keeps them all: sampling none. */
+  static boolean everyClientEveryRound(SimulationConfig config) {
+    return config.sampling().equals("server") && config.expectedClients() == config.clients();
+  }
+
+  /**
+   * The canaries' secret of a simulation: from its seed, as its seeded noise is; the job never sees
+   * it either way.
+   */
+  static byte[] canarySecret(SimulationConfig config) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      sha.update("privagg/simulation-canaries".getBytes(StandardCharsets.UTF_8));
+      return sha.digest(Long.toString(config.seed()).getBytes(StandardCharsets.UTF_8));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
   }
 
   /**

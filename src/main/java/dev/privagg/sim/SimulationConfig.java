@@ -13,7 +13,9 @@ import java.util.List;
  * minSeparation} and {@code maxParticipations} are the participation schema (b, k) of check-in
  * sampling and of BLT noise (1 and {@code rounds} when neither is used). With {@code
  * adaptiveClipping} (null: C is fixed) {@code clipNorm} is the initial C; {@code serverOptimizer}
- * steps the noisy average (FedAvg, FedAvgM, FedAdam, FedYogi).
+ * steps the noisy average (FedAvg, FedAvgM, FedAdam, FedYogi). {@code canaries} of the {@code
+ * clients} are canary clients for an empirical privacy audit ({@link dev.privagg.audit}): they take
+ * part like any client but send a secret direction instead of training (0: no audit).
  *
  * <p>Made by {@link #builder()} (or {@link #toBuilder()} for a copy that differs in some values),
  * whose {@link Builder#build()} checks every value. A record cannot hide its canonical constructor,
@@ -41,7 +43,8 @@ public record SimulationConfig(
     TrainingOptions training,
     long roundTimeoutMillis,
     String noiseSource,
-    long seed) {
+    long seed,
+    int canaries) {
 
   /**
    * The job spec's {@code privacy.adaptiveClipping} (Andrew et al. 2021): the target fraction of
@@ -137,7 +140,8 @@ public record SimulationConfig(
         .training(training)
         .roundTimeoutMillis(roundTimeoutMillis)
         .noiseSource(noiseSource)
-        .seed(seed);
+        .seed(seed)
+        .canaries(canaries);
   }
 
   /** Collects a simulation's values; {@link #build} checks them all at once. */
@@ -164,6 +168,7 @@ public record SimulationConfig(
     private long roundTimeoutMillis;
     private String noiseSource;
     private long seed;
+    private int canaries;
 
     private Builder() {}
 
@@ -291,6 +296,15 @@ public record SimulationConfig(
     }
 
     /**
+     * Clients that are canaries (the last {@code canaries} of them), with as many unseen ones for
+     * the audit's null; 0 (the default) runs no audit.
+     */
+    public Builder canaries(int canaries) {
+      this.canaries = canaries;
+      return this;
+    }
+
+    /**
      * The simulation, once every value is allowed; the first that is not fails with an {@link
      * IllegalArgumentException} naming the field, the rule and the value.
      */
@@ -345,6 +359,13 @@ public record SimulationConfig(
             "roundTimeoutMillis must be >= 500, was " + roundTimeoutMillis);
       }
       given("noiseSource", noiseSource);
+      if (canaries == 1 || !(canaries >= 0 && canaries < clients)) {
+        throw new IllegalArgumentException(
+            "canaries must be 0 (no audit) or at least 2 and fewer than clients ("
+                + clients
+                + "), was "
+                + canaries);
+      }
       return new SimulationConfig(
           dataset,
           model,
@@ -367,7 +388,8 @@ public record SimulationConfig(
           training,
           roundTimeoutMillis,
           noiseSource,
-          seed);
+          seed,
+          canaries);
     }
 
     private static void given(String field, Object value) {

@@ -24,7 +24,9 @@ class EvaluationReportTest {
           "accuracyCi95High",
           "accuracyInterval",
           "membershipAuc",
-          "membershipAucCi95");
+          "membershipAucCi95",
+          "epsilonHat",
+          "oneRunEpsilon");
 
   private static Evaluation.Run run(String variant, double z, long seed, double accuracy) {
     return new Evaluation.Run(
@@ -41,7 +43,9 @@ class EvaluationReportTest {
         new double[] {accuracy / 2, accuracy},
         40,
         40,
-        0);
+        0,
+        z == 0 ? Double.NaN : 2 / z,
+        z == 0 ? Double.NaN : 0.5 / z);
   }
 
   private static List<Evaluation.Run> sweepRuns() {
@@ -93,7 +97,14 @@ class EvaluationReportTest {
                 wilson[1],
                 "Wilson, 359 test examples",
                 null,
+                null,
+                null,
                 null));
+    // The audit's columns: the mean over seeds, empty without canaries (the non-private runs).
+    int epsilonHat = header.indexOf("epsilonHat");
+    assertThat(report.rows().get(0).get(epsilonHat)).isEqualTo(2.0);
+    assertThat(report.rows().get(0).get(epsilonHat + 1)).isEqualTo(0.5);
+    assertThat(report.rows().get(2).get(epsilonHat)).isNull();
     assertThat(report.json().keySet())
         .containsExactly(
             "dataset",
@@ -106,7 +117,8 @@ class EvaluationReportTest {
             "runs",
             "central");
     assertThat(report.pngs().keySet())
-        .containsExactly("accuracy-per-round.png", "accuracy-vs-epsilon.png", "auc-vs-epsilon.png");
+        .containsExactly(
+            "accuracy-per-round.png", "accuracy-vs-epsilon.png", "auc-vs-epsilon.png", "audit.png");
   }
 
   @Test
@@ -138,7 +150,7 @@ class EvaluationReportTest {
     assertThat(report.json())
         .containsEntry("targetEpsilon", 4.0)
         .containsEntry("variants", variants);
-    assertThat(report.pngs().keySet()).containsExactly("comparison.png");
+    assertThat(report.pngs().keySet()).containsExactly("comparison.png", "audit.png");
     assertThat(report.pngs().get("comparison.png")).hasSize(2);
   }
 
