@@ -1,9 +1,11 @@
 package dev.privagg.cli;
 
 import dev.privagg.io.KafkaConnection;
+import dev.privagg.sim.AuditPlot;
 import dev.privagg.sim.Simulation;
 import dev.privagg.sim.SimulationConfig;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
@@ -48,6 +50,14 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
               + " independent).")
   String mechanism;
 
+  @Option(
+      names = "--audit-plot",
+      paramLabel = "FILE.png",
+      description =
+          "With --canaries: draw the inserted and unseen canaries' scores with their fitted"
+              + " Gaussians and the one-run threshold, one panel per score.")
+  Path auditPlot;
+
   @Mixin SimulationBrokerOptions broker;
 
   @Mixin JsonOption json;
@@ -75,6 +85,9 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
       }
       config = config.toBuilder().mechanism("blt").build();
     }
+    if (auditPlot != null && config.canaries() == 0) {
+      throw new Flags(spec).fail("--audit-plot draws the canaries' audit: add --canaries K");
+    }
     // The spec is read as the job will read it before any broker starts: a refusal comes now.
     Simulation.plannedSpec(config);
     PrintWriter out = spec.commandLine().getOut();
@@ -83,10 +96,16 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
       Simulation.Result result =
           simulate(
               config, spec.commandLine().getErr(), r -> Output.line(out, RoundProgress.fields(r)));
+      if (auditPlot != null) {
+        AuditPlot.save(auditPlot, result.audit());
+      }
       Output.line(out, summaryFields(config, result));
       return 0;
     }
     Simulation.Result result = simulate(config, out, r -> RoundProgress.print(out, r));
+    if (auditPlot != null) {
+      AuditPlot.save(auditPlot, result.audit());
+    }
     out.printf(
         "final test accuracy %.4f, epsilon %s at delta %s, membership-inference AUC %.3f%s;"
             + " updates sent %d, used %d%s%n",
