@@ -37,6 +37,13 @@ public class OpenRound {
    */
   public double clipNorm;
 
+  /**
+   * The sampling rate the round was opened with, under which its members were admitted: a restore
+   * whose spec samples at a lower rate must not charge them at it. 0 in state from versions that
+   * did not record it (then the spec's).
+   */
+  public double samplingRate;
+
   /** Clients seen this round, sampled or not: what the per-round capacity is checked against. */
   public long seen;
 

@@ -45,6 +45,17 @@ public record RoundCharge(
     this(samplingRate, replaceOne, false, countNoiseStd, 0);
   }
 
+  /**
+   * This charge at sampling rate {@code rate} if that is higher: a round whose members were
+   * admitted under several rates is covered by the highest (amplification only weakens as q grows).
+   */
+  public RoundCharge atLeastSamplingRate(double rate) {
+    Checks.samplingRate("rate", rate);
+    return rate > samplingRate
+        ? new RoundCharge(rate, replaceOne, unbounded, countNoiseStd, clipCountNoiseMultiplier)
+        : this;
+  }
+
   /** The noise multiplier the accountant charges for a round whose sum noise multiplier is z. */
   public double chargedNoiseMultiplier(double noiseMultiplier) {
     Checks.nonNegativeFinite("noiseMultiplier", noiseMultiplier);

@@ -559,6 +559,41 @@ class DecideFunctionTest {
   }
 
   /**
+   * A restore whose spec samples at a lower rate than the open round was opened with: the members
+   * admitted before the savepoint were not sampled at all, so the round is charged at the rate it
+   * was opened with (1), not at the restored spec's 0.5, which would understate what it releases.
+   */
+  @Test
+  void restoreWithALowerSamplingRate_midRound_chargesTheRateTheRoundWasOpenedWith()
+      throws Exception {
+    String privacy = "noiseMultiplier: 1.0\nbudgetEpsilon: 100\nnoise: {source: seeded, seed: 3}";
+    JobSpec announced = spec(privacy, "maxClients: 10");
+    JobSpec sampled =
+        spec(privacy + "\nsampling: {mode: server-poisson, rate: 0.5}", "maxClients: 10");
+    start(announced, null);
+    harness.processElement2(JOB, 0);
+    drain();
+    harness.processElement1(update("c1", 1, 0.3f, 0.4f, 0f), 10);
+    RoundsHarness.Snapshot savepoint = harness.snapshot(1, 10);
+    harness.close();
+
+    start(sampled, savepoint);
+    advanceTo(TIMEOUT);
+    List<OutboundRecord> out = drain();
+    assertThat(ledger(out).get(0).getChargedSamplingRate()).isEqualTo(1.0);
+    assertThat(models(out).get(0).getPrivacy().getEpsilon())
+        .isEqualTo(
+            Accountant.named(announced.privacy().accountant())
+                .epsilon(
+                    PrivacyLedger.of(announced.roundCharge().event(1.0, 1)),
+                    announced.privacy().delta())
+                .epsilon());
+    // The next round opens under the restored spec and is charged at its rate.
+    advanceTo(2 * TIMEOUT);
+    assertThat(ledger(drain()).get(0).getChargedSamplingRate()).isEqualTo(0.5);
+  }
+
+  /**
    * A fresh start that adopts charges of another run (here two rounds at that run's replace-one
    * cost): the models' statement must reproduce their epsilon, which the spec's own per-round
    * charge times the round count would understate.

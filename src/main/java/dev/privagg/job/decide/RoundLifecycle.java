@@ -775,6 +775,7 @@ final class RoundLifecycle {
     }
     OpenRound round = OpenRound.empty();
     round.clipNorm = clipNorm(progress);
+    round.samplingRate = spec.roundCharge().samplingRate();
     store.saveOpenRound(round);
     progress.openedMillis = opensAt;
     progress.deadlineMillis = deadline;
@@ -824,6 +825,20 @@ final class RoundLifecycle {
         bltPlan().sensitivityOfFirstRounds(round));
   }
 
+  /**
+   * What the open round {@code round} costs at its close: as {@link #chargeOf(long)}, but at least
+   * at the sampling rate it was opened with, since members admitted before a restore were selected
+   * under it (BLT runs sample no one).
+   */
+  private PrivacyEvent chargeOf(long r, OpenRound round) {
+    if (spec.correlated() || !(round.samplingRate > spec.roundCharge().samplingRate())) {
+      return chargeOf(r);
+    }
+    return spec.roundCharge()
+        .atLeastSamplingRate(round.samplingRate)
+        .event(spec.privacy().noiseMultiplier(), 1);
+  }
+
   /** The BLT plan of a correlated spec, built on first use. */
   private BltPlan bltPlan() {
     if (bltPlan == null) {
@@ -847,7 +862,7 @@ final class RoundLifecycle {
       RoundStore store, JobProgress progress, OpenRound round, long closedAt, RoundDecisions out) {
     long r = progress.currentRound;
     PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
-    PrivacyEvent charge = chargeOf(r);
+    PrivacyEvent charge = chargeOf(r, round);
     // Budget before release (invariant 4): checked again here, whatever was checked at opening.
     if (charge == null || !fits(ledger, charge)) {
       exhaust(store, progress, ledger, closedAt, out);

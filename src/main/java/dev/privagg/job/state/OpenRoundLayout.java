@@ -11,7 +11,7 @@ final class OpenRoundLayout extends StateLayout<OpenRound> {
   static final OpenRoundLayout INSTANCE = new OpenRoundLayout();
 
   private OpenRoundLayout() {
-    super("open-round", 1, OpenRound.class);
+    super("open-round", 2, OpenRound.class);
   }
 
   @Override
@@ -27,6 +27,7 @@ final class OpenRoundLayout extends StateLayout<OpenRound> {
     out.writeLong(v.seen);
     out.writeBoolean(v.legacyClientIds);
     out.writeBoolean(v.turnedAway);
+    out.writeDouble(v.samplingRate);
   }
 
   @Override
@@ -44,6 +45,8 @@ final class OpenRoundLayout extends StateLayout<OpenRound> {
     v.seen = in.readLong();
     v.legacyClientIds = in.readBoolean();
     v.turnedAway = in.readBoolean();
+    // Version 1 did not record the rate: 0 means the spec's.
+    v.samplingRate = version >= 2 ? in.readDouble() : 0;
     return v;
   }
 }

@@ -156,7 +156,8 @@ class StateMigrationTest {
       assertThatThrownBy(() -> run(backend, Capture.CHECKPOINT, current, fromANewerRelease))
           .rootCause()
           .isInstanceOf(IOException.class)
-          .hasMessageContaining("state '" + id + "' in layout version 2")
+          .hasMessageContaining(
+              "state '" + id + "' in layout version " + (slot.serializer().layout().version() + 1))
           .hasMessageContaining("newer");
     }
   }
