@@ -48,11 +48,11 @@ public final class AuditPlot {
             .title(
                 String.format(
                     Locale.ROOT,
-                    "%s score: epsilon-hat %s, one-run %s (analytic %s)",
+                    "%s: epsilon-hat %.3g, one-run %.3g, claimed %.3g",
                     e.statistic().label(),
-                    NumberText.of(e.epsilonHat()),
-                    NumberText.of(e.oneRunEpsilon()),
-                    NumberText.of(report.analyticEpsilon())))
+                    e.epsilonHat(),
+                    e.oneRunEpsilon(),
+                    report.analyticEpsilon()))
             .xAxisTitle("score")
             .yAxisTitle("density")
             .build();
