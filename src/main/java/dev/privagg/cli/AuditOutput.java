@@ -65,7 +65,7 @@ final class AuditOutput {
               + Text.number(e.epsilonHat())
               + " (interval from "
               + Text.number(e.epsilonHatLow())
-              + ") and the lower bounds do not exceed the claimed "
+              + ") and the f-DP lower bound do not exceed the claimed "
               + claim;
       case ESTIMATE_ABOVE_CLAIM ->
           "estimate above the claim: epsilon-hat's interval starts at "
@@ -75,8 +75,8 @@ final class AuditOutput {
               + ", though no lower bound exceeds it; check the accounting, or audit with more"
               + " canaries to make it a test";
       case CLAIM_FALSIFIED ->
-          "CLAIM FALSIFIED: a lower bound ("
-              + Text.number(Math.max(e.oneRunEpsilon(), e.oneRunFdpEpsilon()))
+          "CLAIM FALSIFIED: the f-DP lower bound ("
+              + Text.number(e.oneRunFdpEpsilon())
               + ") exceeds the claimed "
               + claim
               + " with probability at least "
