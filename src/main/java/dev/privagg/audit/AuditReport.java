@@ -42,8 +42,8 @@ public record AuditReport(
    * One statistic's figures: the two fitted Gaussians (mean, sample standard deviation),
    * epsilon-hat from them with its 95% percentile-bootstrap interval, for {@link Statistic#FINAL}
    * also epsilon-hat against the closed-form null (NaN for the others), the two one-run lower
-   * bounds and the score threshold of Steinke et al.'s (above it a canary is guessed inserted);
-   * {@code scores} are the raw values.
+   * bounds and the score threshold of the f-DP one (above it a canary is guessed inserted); {@code
+   * scores} are the raw values.
    */
   public record Estimate(
       Statistic statistic,
@@ -125,7 +125,7 @@ public record AuditReport(
             ? closedFormEpsilonHat(seen, dims, delta)
             : Double.NaN;
     OneRunAudit oneRun = new OneRunAudit(in, out);
-    OneRunAudit.Bound steinke = oneRun.oneRun(significance, delta);
+    OneRunAudit.Bound fdp = oneRun.oneRunFdp(significance, delta);
     double[] interval = bootstrap(in, out, delta);
     return new Estimate(
         scores.statistic(),
@@ -137,9 +137,9 @@ public record AuditReport(
         interval[0],
         interval[1],
         closedForm,
-        steinke.epsilon(),
-        oneRun.epsilonOneRunFdp(significance, delta),
-        steinke.threshold(),
+        oneRun.epsilonOneRun(significance, delta),
+        fdp.epsilon(),
+        fdp.threshold(),
         scores);
   }
 

@@ -262,7 +262,7 @@ final class EvaluateComparison {
               "membershipAuc", Output.number(s.auc()),
               "membershipAucCi95", Output.number(s.aucHalfWidth()),
               "epsilonHat", Output.number(s.epsilonHat()),
-              "oneRunEpsilon", Output.number(s.oneRunEpsilon()),
+              "oneRunFdpEpsilon", Output.number(s.oneRunFdpEpsilon()),
               "finalClipNorm", Output.number(s.finalClipNorm())));
     }
     return Output.fields(

@@ -163,7 +163,7 @@ final class EvaluateSweep {
               "membershipAuc", Output.number(s.auc()),
               "membershipAucCi95", Output.number(s.aucHalfWidth()),
               "epsilonHat", Output.number(s.epsilonHat()),
-              "oneRunEpsilon", Output.number(s.oneRunEpsilon())));
+              "oneRunFdpEpsilon", Output.number(s.oneRunFdpEpsilon())));
     }
     return Output.fields(
         "type", "summary",

@@ -74,7 +74,7 @@ final class EvaluationConsole {
               "updatesUsed", r.updatesUsed(),
               "participationRejects", r.participationRejects(),
               "epsilonHat", Output.number(r.epsilonHat()),
-              "oneRunEpsilon", Output.number(r.oneRunEpsilon())));
+              "oneRunFdpEpsilon", Output.number(r.oneRunFdpEpsilon())));
       return;
     }
     out.printf(
@@ -90,8 +90,8 @@ final class EvaluationConsole {
             ? ""
             : " (epsilon-hat "
                 + Text.number(r.epsilonHat())
-                + ", one-run bound "
-                + Text.number(r.oneRunEpsilon())
+                + ", f-DP one-run bound "
+                + Text.number(r.oneRunFdpEpsilon())
                 + ")",
         r.accuracy(),
         r.auc(),
@@ -109,13 +109,13 @@ final class EvaluationConsole {
     for (Evaluation.Setting s : settings) {
       if (!Double.isNaN(s.epsilonHat())) {
         out.printf(
-            "audit of %s, z %s: epsilon %s, epsilon-hat %s, one-run lower bound %s (mean over"
+            "audit of %s, z %s: epsilon %s, epsilon-hat %s, f-DP one-run lower bound %s (mean over"
                 + " %d seed%s)%n",
             s.variant(),
             Text.number(s.noiseMultiplier()),
             Text.number(s.epsilon()),
             Text.number(s.epsilonHat()),
-            Text.number(s.oneRunEpsilon()),
+            Text.number(s.oneRunFdpEpsilon()),
             s.seeds(),
             s.seeds() == 1 ? "" : "s");
       }

@@ -55,7 +55,7 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
       paramLabel = "FILE.png",
       description =
           "With --canaries: draw the inserted and unseen canaries' scores with their fitted"
-              + " Gaussians and the one-run threshold, one panel per score.")
+              + " Gaussians and the f-DP bound's threshold, one panel per score.")
   Path auditPlot;
 
   @Mixin SimulationBrokerOptions broker;

@@ -16,8 +16,8 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
  * The audit as a picture, one panel per statistic: histograms (as densities) of the inserted and
- * the unseen canaries' scores, the Gaussians epsilon-hat is computed from, and the one-run bound's
- * threshold, above which a score is guessed "inserted".
+ * the unseen canaries' scores, the Gaussians epsilon-hat is computed from, and the f-DP one-run
+ * bound's threshold, above which a score is guessed "inserted".
  */
 public final class AuditPlot {
   private static final int BINS = 30;
@@ -48,10 +48,10 @@ public final class AuditPlot {
             .title(
                 String.format(
                     Locale.ROOT,
-                    "%s: epsilon-hat %.3g, one-run %.3g, claimed %.3g",
+                    "%s: epsilon-hat %.3g, f-DP bound %.3g, claimed %.3g",
                     e.statistic().label(),
                     e.epsilonHat(),
-                    e.oneRunEpsilon(),
+                    e.oneRunFdpEpsilon(),
                     report.analyticEpsilon()))
             .xAxisTitle("score")
             .yAxisTitle("density")
@@ -68,7 +68,7 @@ public final class AuditPlot {
       double top = peak(chart);
       XYSeries t =
           chart.addSeries(
-              "one-run threshold",
+              "f-DP bound threshold",
               new double[] {e.oneRunThreshold(), e.oneRunThreshold()},
               new double[] {0, top});
       t.setMarker(SeriesMarkers.NONE);

@@ -31,7 +31,8 @@ public final class Evaluation {
    * finalClipNorm} is the last round's C. {@code updatesSent} counts what the clients sent, {@code
    * updatesUsed} what the released rounds summed, {@code participationRejects} the updates the job
    * turned away for breaking its participation schema. With canaries, {@code epsilonHat} and {@code
-   * oneRunEpsilon} are the audit's estimate and lower bound on its headline score (NaN without).
+   * oneRunFdpEpsilon} are the audit's estimate and its f-DP one-run lower bound, the one its
+   * verdict reads, on its headline score (NaN without).
    */
   public record Run(
       String variant,
@@ -49,14 +50,14 @@ public final class Evaluation {
       long updatesUsed,
       long participationRejects,
       double epsilonHat,
-      double oneRunEpsilon) {}
+      double oneRunFdpEpsilon) {}
 
   /**
    * A setting's summary over seeds. The accuracy interval is a 95% Student-t interval over seeds
    * when there are several, else the 95% Wilson score interval of the one run's test accuracy
    * ({@code accuracyInterval} says which); the AUC half-width is a t-interval (0 for one seed).
    * {@code accuracyPerRound} is the mean over seeds after each round, {@code finalClipNorm} the
-   * mean last C, {@code epsilonHat} and {@code oneRunEpsilon} the audit's means (NaN without
+   * mean last C, {@code epsilonHat} and {@code oneRunFdpEpsilon} the audit's means (NaN without
    * canaries).
    */
   public record Setting(
@@ -74,7 +75,7 @@ public final class Evaluation {
       double finalClipNorm,
       double[] accuracyPerRound,
       double epsilonHat,
-      double oneRunEpsilon) {}
+      double oneRunFdpEpsilon) {}
 
   /**
    * Runs every setting on {@code kafka}; {@code roundProgress} sees each round, {@code progress}
@@ -280,7 +281,7 @@ public final class Evaluation {
         result.updatesUsed(),
         result.participationRejects(),
         result.audit() == null ? Double.NaN : result.audit().headlineEstimate().epsilonHat(),
-        result.audit() == null ? Double.NaN : result.audit().headlineEstimate().oneRunEpsilon());
+        result.audit() == null ? Double.NaN : result.audit().headlineEstimate().oneRunFdpEpsilon());
   }
 
   /** Groups runs by (variant, cohort, noise multiplier) and summarises each group. */
@@ -327,7 +328,7 @@ public final class Evaluation {
               mean(group.stream().mapToDouble(Run::finalClipNorm).toArray()),
               perRound,
               mean(group.stream().mapToDouble(Run::epsilonHat).toArray()),
-              mean(group.stream().mapToDouble(Run::oneRunEpsilon).toArray())));
+              mean(group.stream().mapToDouble(Run::oneRunFdpEpsilon).toArray())));
     }
     return out;
   }

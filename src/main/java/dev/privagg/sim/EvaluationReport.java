@@ -45,7 +45,7 @@ public record EvaluationReport(
           "membershipAuc",
           "membershipAucCi95",
           "epsilonHat",
-          "oneRunEpsilon");
+          "oneRunFdpEpsilon");
 
   /** Writes every file into {@code dir}, creating it when missing. */
   public void writeTo(Path dir) throws IOException {
@@ -120,7 +120,7 @@ public record EvaluationReport(
             "updatesUsed",
             "participationRejects",
             "epsilonHat",
-            "oneRunEpsilon");
+            "oneRunFdpEpsilon");
     List<List<Object>> cells = new ArrayList<>();
     for (MechanismComparison.Row r : rows) {
       Evaluation.Setting audit =
@@ -146,7 +146,7 @@ public record EvaluationReport(
               r.updatesUsed(),
               r.participationRejects(),
               finiteOrNull(audit.epsilonHat()),
-              finiteOrNull(audit.oneRunEpsilon())));
+              finiteOrNull(audit.oneRunFdpEpsilon())));
     }
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("dataset", base.dataset());
@@ -426,7 +426,7 @@ public record EvaluationReport(
             s.auc(),
             s.aucHalfWidth()));
     row.add(finiteOrNull(s.epsilonHat()));
-    row.add(finiteOrNull(s.oneRunEpsilon()));
+    row.add(finiteOrNull(s.oneRunFdpEpsilon()));
     row.addAll(after);
     return row;
   }

@@ -26,7 +26,7 @@ class EvaluationReportTest {
           "membershipAuc",
           "membershipAucCi95",
           "epsilonHat",
-          "oneRunEpsilon");
+          "oneRunFdpEpsilon");
 
   private static Evaluation.Run run(String variant, double z, long seed, double accuracy) {
     return new Evaluation.Run(
