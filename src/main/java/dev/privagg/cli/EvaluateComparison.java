@@ -219,11 +219,18 @@ final class EvaluateComparison {
       List<Evaluation.Setting> settings) {
     out.println();
     out.printf(
-        "%-20s %-10s %-8s %-9s %-9s %-28s %-16s%n",
-        "variant", "server lr", "z", "epsilon", "final C", "accuracy (95% CI)", "MIA AUC (95% CI)");
+        "%-20s %-10s %-8s %-9s %-9s %-28s %-18s %s%n",
+        "variant",
+        "server lr",
+        "z",
+        "epsilon",
+        "final C",
+        "accuracy (95% CI)",
+        "MIA AUC (95% CI)",
+        "epsilon-hat");
     for (Evaluation.Setting s : settings) {
       out.printf(
-          "%-20s %-10s %-8s %-9s %-9s %.4f [%.4f, %.4f]     %.3f +- %.3f%n",
+          "%-20s %-10s %-8s %-9s %-9s %.4f [%.4f, %.4f]     %.3f +- %.3f     %s%n",
           s.variant(),
           Text.number(variants.get(s.variant()).optimizer().learningRate()),
           String.format("%.4f", s.noiseMultiplier()),
@@ -233,7 +240,8 @@ final class EvaluateComparison {
           s.accuracyLow(),
           s.accuracyHigh(),
           s.auc(),
-          s.aucHalfWidth());
+          s.aucHalfWidth(),
+          EvaluationConsole.epsilonHat(s));
     }
   }
 

@@ -120,11 +120,11 @@ final class EvaluateSweep {
       PrintWriter out, List<Evaluation.Setting> settings, CentralBaseline baseline) {
     out.println();
     out.printf(
-        "%-6s %-8s %-10s %-32s %-18s%n",
-        "cohort", "z", "epsilon", "accuracy (95% CI)", "MIA AUC (95% CI)");
+        "%-6s %-8s %-10s %-32s %-18s %s%n",
+        "cohort", "z", "epsilon", "accuracy (95% CI)", "MIA AUC (95% CI)", "epsilon-hat");
     for (Evaluation.Setting s : settings) {
       out.printf(
-          "%-6d %-8s %-10s %.4f [%.4f, %.4f]         %.3f +- %.3f%n",
+          "%-6d %-8s %-10s %.4f [%.4f, %.4f]         %.3f +- %.3f     %s%n",
           s.cohort(),
           Text.number(s.noiseMultiplier()),
           Text.number(s.epsilon()),
@@ -132,7 +132,8 @@ final class EvaluateSweep {
           s.accuracyLow(),
           s.accuracyHigh(),
           s.auc(),
-          s.aucHalfWidth());
+          s.aucHalfWidth(),
+          EvaluationConsole.epsilonHat(s));
     }
     if (baseline != null) {
       Evaluation.Interval accuracy = baseline.accuracy();

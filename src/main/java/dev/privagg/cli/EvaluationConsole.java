@@ -6,6 +6,7 @@ import dev.privagg.sim.Simulation;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * What {@code evaluate} prints in both modes: central epochs and runs as they finish (a line for
@@ -99,6 +100,11 @@ final class EvaluationConsole {
             ? ""
             : ", " + r.roundsSentAfterDeadline() + " rounds sent after the deadline");
     out.flush();
+  }
+
+  /** A setting's mean epsilon-hat for a table cell; "-" without canaries. */
+  static String epsilonHat(Evaluation.Setting s) {
+    return Double.isNaN(s.epsilonHat()) ? "-" : String.format(Locale.ROOT, "%.3g", s.epsilonHat());
   }
 
   /**
