@@ -47,10 +47,12 @@ final class AuditOutput {
         "  final model against the closed-form null N(0, 1/%d): epsilon-hat %s%n",
         report.dims(), Text.number(fin.closedFormEpsilonHat()));
     out.printf(
-        "claimed epsilon %s at delta %s; one-run lower bounds at significance %s%n",
+        "claimed epsilon %s at delta %s; one-run lower bounds at significance %s together (%s"
+            + " each)%n",
         Text.number(report.analyticEpsilon()),
         Text.number(report.delta()),
-        Text.number(report.significance()));
+        Text.number(report.significance()),
+        Text.number(report.significance() / 2));
     out.println("verdict on the " + report.headline().label() + " score (*): " + explain(report));
     out.flush();
   }
