@@ -53,6 +53,7 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
   @Option(
       names = "--statistic",
       defaultValue = "auto",
+      paramLabel = "STATISTIC",
       description =
           "The score the verdict reads: max (over rounds of the cosine with each model delta,"
               + " the paper's all-iterates score), sum (over rounds) or final (cosine with the"
@@ -63,7 +64,10 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
   @Option(
       names = "--significance",
       defaultValue = "0.05",
-      description = "Significance of the one-run lower bounds (default 0.05).")
+      paramLabel = "ALPHA",
+      description =
+          "Chance that the verdict calls a correct claim falsified: the two one-run lower bounds"
+              + " hold together at it, each at half (default 0.05).")
   double significance;
 
   @Option(
@@ -78,7 +82,9 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
       names = "--idle",
       defaultValue = "PT5S",
       paramLabel = "DURATION",
-      description = "Stop reading when no new model arrived for this long (default PT5S).")
+      description =
+          "Stop reading when no new model arrived for this long (default PT5S); the audit covers"
+              + " the rounds read by then.")
   Duration idle;
 
   @Option(
@@ -101,17 +107,23 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
     if (claimedEpsilon != null) {
       flags.nonNegative("--claimed-epsilon", claimedEpsilon);
     }
-    JobSpec jobSpec = job.read();
-    CanaryScorer.Statistic headline;
-    try {
-      headline =
-          statistic.equals("auto")
-              ? CanaryScorer.Statistic.forParticipation(
-                  jobSpec.privacy().sampling().mode().equals("none") && !jobSpec.correlated())
-              : CanaryScorer.Statistic.parse(statistic);
-    } catch (IllegalArgumentException e) {
-      throw flags.fail("--" + e.getMessage() + " or auto");
+    if (!(idle.compareTo(Duration.ZERO) > 0)) {
+      throw flags.fail("--idle must be a positive duration, e.g. PT30S, was " + idle);
     }
+    CanaryScorer.Statistic chosen = null;
+    if (!statistic.equals("auto")) {
+      try {
+        chosen = CanaryScorer.Statistic.parse(statistic);
+      } catch (IllegalArgumentException e) {
+        throw flags.fail("--statistic must be one of auto, max, sum, final, was " + statistic);
+      }
+    }
+    JobSpec jobSpec = job.read();
+    CanaryScorer.Statistic headline =
+        chosen != null
+            ? chosen
+            : CanaryScorer.Statistic.forParticipation(
+                jobSpec.privacy().sampling().mode().equals("none") && !jobSpec.correlated());
     CanarySet canaries = new CanarySet(CanarySecretFile.read(seedFile), count);
     int dims = jobSpec.model().tensors().stream().mapToInt(JobSpec.TensorSpec::size).sum();
     CanaryScorer scorer = new CanaryScorer(canaries, dims);
@@ -124,7 +136,9 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
                 + jobSpec.jobId()
                 + " has released no round after its initial model on "
                 + jobSpec.topics().models()
-                + ": nothing to audit yet");
+                + " within --idle "
+                + idle
+                + ": nothing to audit yet (raise --idle if the topic is large or slow to read)");
       }
       for (long r = 0; r <= latest.getRound(); r++) {
         GlobalModel model = client.model(r);

@@ -58,6 +58,7 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
   @Option(
       names = "--client-prefix",
       defaultValue = "client-",
+      paramLabel = "PREFIX",
       description =
           "Prefix of the canaries' client ids, followed by 16 secret hex digits; match your"
               + " clients' ids (default client-).")
@@ -73,7 +74,7 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
       names = "--idle",
       paramLabel = "DURATION",
       description =
-          "Stop when no new round is announced for this long, e.g. 2m (default: three round"
+          "Stop when no new round is announced for this long, e.g. PT2M (default: three round"
               + " timeouts plus a minute).")
   Duration idle;
 
@@ -85,6 +86,9 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
     }
     if (untilRound != null) {
       flags.atLeastOne("--until-round", untilRound);
+    }
+    if (idle != null && !(idle.compareTo(Duration.ZERO) > 0)) {
+      throw flags.fail("--idle must be a positive duration, e.g. PT2M, was " + idle);
     }
     JobSpec jobSpec = job.read();
     CanarySchedule schedule = schedule(jobSpec);
@@ -114,6 +118,9 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
             break;
           }
           continue;
+        }
+        if (untilRound != null && open.getRound() > untilRound) {
+          break; // rounds passed while polling: nothing is sent beyond --until-round
         }
         quietSince = System.nanoTime();
         lastRound = open.getRound();

@@ -1,0 +1,106 @@
+package dev.privagg.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** privagg canaries and privagg audit: bad flags and secret files fail before any Kafka work. */
+class CanaryCommandsTest {
+  private static final String SPEC = "jobs/digits-softmax.yaml";
+  private static final String NO_BROKER = "localhost:1";
+
+  @TempDir Path dir;
+
+  private static CliTest.Run audit(String... more) {
+    String[] base = {"audit", "--bootstrap-servers", NO_BROKER, "--spec", SPEC, "--count", "10"};
+    String[] args = new String[base.length + more.length];
+    System.arraycopy(base, 0, args, 0, base.length);
+    System.arraycopy(more, 0, args, base.length, more.length);
+    return CliTest.run(args);
+  }
+
+  private Path secret(byte[] bytes) throws Exception {
+    Path file = dir.resolve("secret");
+    Files.write(file, bytes);
+    return file;
+  }
+
+  @Test
+  void audit_seedFileWithBinaryBytes_namesTheByte_notACharsetException() throws Exception {
+    byte[] bytes = ("ff" + "00".repeat(40)).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    bytes[3] = (byte) 0xe9;
+    CliTest.Run run = audit("--seed-file", secret(bytes).toString());
+    assertThat(run.exitCode()).isNotZero();
+    assertThat(run.err())
+        .contains("--seed-file")
+        .contains("hex digits only")
+        .contains("byte 3 is 0xe9")
+        .doesNotContain("MalformedInputException");
+  }
+
+  @Test
+  void audit_seedFileWithAnOddDigitCount_saysSo() throws Exception {
+    CliTest.Run run = audit("--seed-file", secret("0".repeat(65).getBytes()).toString());
+    assertThat(run.exitCode()).isNotZero();
+    assertThat(run.err()).contains("odd number of hex digits (65)");
+  }
+
+  @Test
+  void audit_seedFileADirectory_isNotCalledMissing() throws Exception {
+    CliTest.Run run = audit("--seed-file", dir.toString());
+    assertThat(run.exitCode()).isNotZero();
+    assertThat(run.err()).contains("is not a regular file").doesNotContain("does not exist");
+  }
+
+  @Test
+  void audit_missingSeedFile_pointsToTheCommandThatCreatesIt() {
+    CliTest.Run run = audit("--seed-file", dir.resolve("none").toString());
+    assertThat(run.exitCode()).isNotZero();
+    assertThat(run.err()).contains("does not exist").contains("privagg canaries --new-seed");
+  }
+
+  @Test
+  void audit_unknownStatistic_namesTheFlagAndEveryChoice() {
+    CliTest.Run run = audit("--seed-file", dir.resolve("none").toString(), "--statistic", "median");
+    assertThat(run.exitCode()).isNotZero();
+    assertThat(run.err()).contains("--statistic must be one of auto, max, sum, final, was median");
+  }
+
+  @Test
+  void audit_nonPositiveIdle_isRefused_namingTheFlag() {
+    CliTest.Run run = audit("--seed-file", dir.resolve("none").toString(), "--idle", "PT0S");
+    assertThat(run.exitCode()).isNotZero();
+    assertThat(run.err()).contains("--idle must be a positive duration");
+  }
+
+  @Test
+  void canaries_nonPositiveIdle_isRefused_beforeTheSeedFileIsCreated() {
+    Path seed = dir.resolve("new");
+    CliTest.Run run =
+        CliTest.run(
+            "canaries",
+            "--bootstrap-servers",
+            NO_BROKER,
+            "--spec",
+            SPEC,
+            "--count",
+            "10",
+            "--seed-file",
+            seed.toString(),
+            "--new-seed",
+            "--idle",
+            "PT-5S");
+    assertThat(run.exitCode()).isNotZero();
+    assertThat(run.err()).contains("--idle must be a positive duration");
+    assertThat(seed).doesNotExist();
+  }
+
+  @Test
+  void canaries_help_givesAnIdleExampleThatParses() {
+    CliTest.Run run = CliTest.run("canaries", "--help");
+    assertThat(run.out()).contains("e.g. PT2M").doesNotContain("e.g. 2m");
+  }
+}
