@@ -124,13 +124,17 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
             ? chosen
             : CanaryScorer.Statistic.forParticipation(
                 jobSpec.privacy().sampling().mode().equals("none") && !jobSpec.correlated());
-    CanarySet canaries = new CanarySet(CanarySecretFile.read(seedFile), count);
     int dims = jobSpec.model().tensors().stream().mapToInt(JobSpec.TensorSpec::size).sum();
+    String tooLarge = tooLargeForHeap(count, dims, Runtime.getRuntime().maxMemory());
+    if (tooLarge != null) {
+      throw flags.fail(tooLarge);
+    }
+    CanarySet canaries = new CanarySet(CanarySecretFile.read(seedFile), count);
     CanaryScorer scorer = new CanaryScorer(canaries, dims);
     GlobalModel latest;
     try (PrivaggClient client = job.client(jobSpec, false)) {
-      latest = readAll(client);
-      if (latest == null || latest.getRound() < 1) {
+      latest = readAll(client, scorer);
+      if (latest == null || latest.getRound() < 1 || scorer.deltas() == 0) {
         throw new IllegalStateException(
             "job "
                 + jobSpec.jobId()
@@ -139,12 +143,6 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
                 + " within --idle "
                 + idle
                 + ": nothing to audit yet (raise --idle if the topic is large or slow to read)");
-      }
-      for (long r = 0; r <= latest.getRound(); r++) {
-        GlobalModel model = client.model(r);
-        if (model != null) {
-          scorer.accept(r, PrivaggClient.flatWeights(model));
-        }
       }
     }
     AuditReport report =
@@ -175,8 +173,11 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
     };
   }
 
-  /** Reads the models topic until nothing new arrives for {@code --idle}; the latest model. */
-  private GlobalModel readAll(PrivaggClient client) {
+  /**
+   * Reads the models topic until nothing new arrives for {@code --idle}, scoring each model as it
+   * comes and forgetting the older ones, so a long run is never held in memory; the latest model.
+   */
+  private GlobalModel readAll(PrivaggClient client, CanaryScorer scorer) {
     long quietSince = System.nanoTime();
     long seen = -1;
     while (System.nanoTime() - quietSince < idle.toNanos()) {
@@ -184,11 +185,47 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
       GlobalModel latest = client.latestModel();
       long round = latest == null ? -1 : latest.getRound();
       if (round > seen) {
+        // The public topic holds a job's rounds in increasing order (PublicRounds): a round not
+        // seen by now is a gap, and one delta spans it.
+        for (long r = seen + 1; r <= round; r++) {
+          GlobalModel model = client.model(r);
+          if (model != null) {
+            scorer.accept(r, PrivaggClient.flatWeights(model));
+          }
+        }
+        client.forgetModelsBefore(round);
         seen = round;
         quietSince = System.nanoTime();
       }
     }
     return client.latestModel();
+  }
+
+  /** Heap the canaries' directions may take: the models and the scoring need the rest. */
+  static final double DIRECTIONS_HEAP_SHARE = 0.5;
+
+  /**
+   * Why {@code count} canaries (and as many unseen) of {@code dims} parameters do not fit in a heap
+   * of {@code maxHeapBytes}, or null when they do: checked before any work, not found as an
+   * OutOfMemoryError after minutes of drawing directions.
+   */
+  static String tooLargeForHeap(int count, int dims, long maxHeapBytes) {
+    long bytes = CanaryScorer.directionBytes(count, dims);
+    if (bytes <= DIRECTIONS_HEAP_SHARE * maxHeapBytes) {
+      return null;
+    }
+    long mib = 1 << 20;
+    return "--count "
+        + count
+        + ": "
+        + 2L * count
+        + " canary directions of "
+        + dims
+        + " parameters take "
+        + bytes / mib
+        + " MiB, more than half of this JVM's heap ("
+        + maxHeapBytes / mib
+        + " MiB); audit fewer canaries, or give the JVM more heap (-Xmx)";
   }
 
   @Override

@@ -103,4 +103,18 @@ class CanaryCommandsTest {
     CliTest.Run run = CliTest.run("canaries", "--help");
     assertThat(run.out()).contains("e.g. PT2M").doesNotContain("e.g. 2m");
   }
+
+  /**
+   * 1,000 canaries of a million-parameter model take 8 GB of directions: refused before any work,
+   * naming --count, rather than an OutOfMemoryError after drawing them.
+   */
+  @Test
+  void audit_canariesBeyondTheHeap_areRefusedUpFront_namingCount() {
+    long fourGiB = 4L << 30;
+    assertThat(AuditCommand.tooLargeForHeap(1000, 1_000_000, fourGiB))
+        .contains("--count 1000")
+        .contains("2000 canary directions of 1000000 parameters take 7629 MiB")
+        .contains("-Xmx");
+    assertThat(AuditCommand.tooLargeForHeap(1000, 100_000, fourGiB)).isNull();
+  }
 }
