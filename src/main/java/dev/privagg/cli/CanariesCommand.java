@@ -10,6 +10,9 @@ import dev.privagg.spec.JobSpec;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -105,6 +108,9 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
     out.printf(
         "%d canaries for job %s (%s), %d more unseen; stopping after %s without a new round%n",
         count, jobSpec.jobId(), describe(schedule), count, quiet);
+    for (String warning : warnings(jobSpec, schedule, count)) {
+      out.println("warning: " + warning);
+    }
     out.flush();
     long sentUpdates = 0;
     try (PrivaggClient client = job.client(jobSpec, true)) {
@@ -158,6 +164,50 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
     return sampling.declared()
         ? CanarySchedule.poisson(sampling.accountingRate())
         : CanarySchedule.everyRound();
+  }
+
+  /**
+   * What K canaries do to {@code jobSpec}'s rounds that an operator should know before they start:
+   * canaries are clients, so they take places under early close and count against the cap, where
+   * one client displaces another (ROUND_FULL).
+   */
+  static List<String> warnings(JobSpec jobSpec, CanarySchedule schedule, int count) {
+    List<String> warnings = new ArrayList<>();
+    JobSpec.Rounds rounds = jobSpec.rounds();
+    double canaries =
+        switch (schedule.kind()) {
+          case EVERY_ROUND -> count;
+          case POISSON -> count * schedule.rate();
+          case SCHEMA -> Math.ceil((double) count / schedule.minSeparation());
+        };
+    JobSpec.Sampling sampling = jobSpec.privacy().sampling();
+    double clients =
+        switch (sampling.mode()) {
+          case "server-poisson" -> Math.ceil(rounds.expectedClients() / sampling.rate());
+          case "declared-client-poisson" -> sampling.expectedCohort();
+          default -> rounds.expectedClients();
+        };
+    if (clients + canaries > rounds.maxClients()) {
+      warnings.add(
+          String.format(
+              Locale.ROOT,
+              "about %.0f canaries and %.0f clients arrive per round, above rounds.maxClients"
+                  + " (%d): the last arrivals are turned away (ROUND_FULL), canaries or clients;"
+                  + " run fewer canaries or raise the cap",
+              canaries,
+              clients,
+              rounds.maxClients()));
+    }
+    if (rounds.closeEarly()) {
+      warnings.add(
+          String.format(
+              Locale.ROOT,
+              "rounds close at their %d-th update and canaries send as soon as a round opens:"
+                  + " about %.0f canaries take places clients would have had",
+              rounds.expectedClients(),
+              Math.min(canaries, rounds.expectedClients())));
+    }
+    return warnings;
   }
 
   private static String describe(CanarySchedule s) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -116,5 +117,42 @@ class CanaryCommandsTest {
         .contains("2000 canary directions of 1000000 parameters take 7629 MiB")
         .contains("-Xmx");
     assertThat(AuditCommand.tooLargeForHeap(1000, 100_000, fourGiB)).isNull();
+  }
+
+  private static dev.privagg.spec.JobSpec spec(String from, String to) throws Exception {
+    String yaml = Files.readString(Path.of(SPEC));
+    assertThat(yaml).contains(from);
+    return dev.privagg.spec.JobSpecReader.parse("canaries", yaml.replace(from, to));
+  }
+
+  /** 100 clients arrive per round (20 sampled at 0.2); 100 canaries more pass a cap of 150. */
+  @Test
+  void canaries_beyondTheRoundCap_areAnnouncedAsDisplacingClients() throws Exception {
+    dev.privagg.spec.JobSpec job =
+        spec("expectedClients: 20 ", "expectedClients: 20\n  maxClients: 150 ");
+    List<String> warnings = CanariesCommand.warnings(job, CanariesCommand.schedule(job), 100);
+    assertThat(warnings).hasSize(1);
+    assertThat(warnings.get(0))
+        .contains("about 100 canaries and 100 clients arrive per round")
+        .contains("rounds.maxClients (150)")
+        .contains("ROUND_FULL");
+    assertThat(CanariesCommand.warnings(job, CanariesCommand.schedule(job), 50)).isEmpty();
+  }
+
+  /** Early close takes the first m = 20 updates: 30 canaries sent at the opening take them all. */
+  @Test
+  void canaries_underEarlyClose_areAnnouncedAsTakingPlaces() throws Exception {
+    String yaml =
+        Files.readString(Path.of(SPEC))
+            .replace("closeEarly: false", "closeEarly: true")
+            .replace("mode: server-poisson ", "mode: none #")
+            .replace("    rate: 0.2\n", "");
+    dev.privagg.spec.JobSpec job = dev.privagg.spec.JobSpecReader.parse("canaries", yaml);
+    List<String> warnings = CanariesCommand.warnings(job, CanariesCommand.schedule(job), 30);
+    assertThat(warnings)
+        .singleElement()
+        .asString()
+        .contains("rounds close at their 20-th update")
+        .contains("about 20 canaries take places");
   }
 }
