@@ -6,6 +6,7 @@ import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.client.PrivaggClient;
 import dev.privagg.io.KafkaConnection;
+import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.spec.JobSpec;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -206,6 +207,33 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
                   + " about %.0f canaries take places clients would have had",
               rounds.expectedClients(),
               Math.min(canaries, rounds.expectedClients())));
+    }
+    AdaptiveClipping adaptive = jobSpec.privacy().adaptiveClipping();
+    if (adaptive != null) {
+      // Each canary is a clipped update in the noisy unclipped count: it lowers the fraction by
+      // 1 / (2 m). Past 2 m (1 - gamma) per round no real clients' count can bring the fraction
+      // back to gamma, and C grows every round to its cap.
+      double m = rounds.expectedClients();
+      double most = 2 * m * (1 - adaptive.targetQuantile());
+      // Server-side sampling keeps each canary at its rate; the count sees only those kept.
+      double counted =
+          sampling.mode().equals("server-poisson") ? canaries * sampling.rate() : canaries;
+      warnings.add(
+          String.format(
+              Locale.ROOT,
+              "adaptive clipping counts each canary it admits as a clipped update: about %.0f per round"
+                  + " lower"
+                  + " its unclipped fraction by %.2f%s",
+              counted,
+              counted / (2 * m),
+              counted > most
+                  ? String.format(
+                      Locale.ROOT,
+                      ", more than the %.0f a round can absorb, so C grows every round up to"
+                          + " maxClipNorm (%s) and the noise with it; run fewer canaries",
+                      most,
+                      Text.number(adaptive.maxClipNorm()))
+                  : ", and C settles higher than the clients alone would set it"));
     }
     return warnings;
   }

@@ -2,6 +2,7 @@ package dev.privagg.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.privagg.audit.CanarySchedule;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -154,5 +155,29 @@ class CanaryCommandsTest {
         .asString()
         .contains("rounds close at their 20-th update")
         .contains("about 20 canaries take places");
+  }
+
+  /**
+   * Adaptive clipping aims C at the median (gamma 0.5) of m = 20 expected updates, and the job
+   * keeps each arrival at rate 0.2: each canary kept, a clipped update, lowers the noisy fraction
+   * by 1/40, and past 2 m (1 - gamma) = 20 kept a round no clients can bring it back, so C would
+   * climb to maxClipNorm.
+   */
+  @Test
+  void canaries_underAdaptiveClipping_sayHowTheyMoveC() throws Exception {
+    dev.privagg.spec.JobSpec job =
+        spec(
+            "  clipping: flat\n",
+            "  clipping: flat\n  adaptiveClipping:\n    targetQuantile: 0.5\n");
+    CanarySchedule schedule = CanariesCommand.schedule(job);
+    assertThat(CanariesCommand.warnings(job, schedule, 200))
+        .anySatisfy(
+            w ->
+                assertThat(w)
+                    .contains("about 40 per round lower its unclipped fraction by 1.00")
+                    .contains("more than the 20 a round can absorb")
+                    .contains("up to maxClipNorm"));
+    assertThat(CanariesCommand.warnings(job, schedule, 20))
+        .anySatisfy(w -> assertThat(w).contains("by 0.10").contains("C settles higher"));
   }
 }
