@@ -64,6 +64,14 @@ public final class CanaryScorer {
   private long previousRound = -1;
   private int deltas;
 
+  /**
+   * The bytes the directions of {@code count} inserted and as many unseen canaries take in {@code
+   * dims} parameters (float32 each), the scorer's dominant memory.
+   */
+  public static long directionBytes(int count, int dims) {
+    return 2L * count * dims * Float.BYTES;
+  }
+
   /** Scores {@code canaries} (inserted and unseen) on models of {@code dims} parameters. */
   public CanaryScorer(CanarySet canaries, int dims) {
     int n = 2 * canaries.count();

@@ -53,6 +53,7 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
   @Option(
       names = "--statistic",
       defaultValue = "auto",
+      paramLabel = "STATISTIC",
       description =
           "The score the verdict reads: max (over rounds of the cosine with each model delta,"
               + " the paper's all-iterates score), sum (over rounds) or final (cosine with the"
@@ -63,7 +64,11 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
   @Option(
       names = "--significance",
       defaultValue = "0.05",
-      description = "Significance of the one-run lower bounds (default 0.05).")
+      paramLabel = "ALPHA",
+      description =
+          "Chance that the verdict calls a correct claim falsified: the significance of the"
+              + " one-run lower bounds, of which the verdict tests one, the f-DP bound of the"
+              + " headline score (default 0.05).")
   double significance;
 
   @Option(
@@ -78,7 +83,9 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
       names = "--idle",
       defaultValue = "PT5S",
       paramLabel = "DURATION",
-      description = "Stop reading when no new model arrived for this long (default PT5S).")
+      description =
+          "Stop reading when no new model arrived for this long (default PT5S); the audit covers"
+              + " the rounds read by then.")
   Duration idle;
 
   @Option(
@@ -101,36 +108,42 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
     if (claimedEpsilon != null) {
       flags.nonNegative("--claimed-epsilon", claimedEpsilon);
     }
+    if (!(idle.compareTo(Duration.ZERO) > 0)) {
+      throw flags.fail("--idle must be a positive duration, e.g. PT30S, was " + idle);
+    }
+    CanaryScorer.Statistic chosen = null;
+    if (!statistic.equals("auto")) {
+      try {
+        chosen = CanaryScorer.Statistic.parse(statistic);
+      } catch (IllegalArgumentException e) {
+        throw flags.fail("--statistic must be one of auto, max, sum, final, was " + statistic);
+      }
+    }
     JobSpec jobSpec = job.read();
-    CanaryScorer.Statistic headline;
-    try {
-      headline =
-          statistic.equals("auto")
-              ? CanaryScorer.Statistic.forParticipation(
-                  jobSpec.privacy().sampling().mode().equals("none") && !jobSpec.correlated())
-              : CanaryScorer.Statistic.parse(statistic);
-    } catch (IllegalArgumentException e) {
-      throw flags.fail("--" + e.getMessage() + " or auto");
+    CanaryScorer.Statistic headline =
+        chosen != null
+            ? chosen
+            : CanaryScorer.Statistic.forParticipation(
+                jobSpec.privacy().sampling().mode().equals("none") && !jobSpec.correlated());
+    int dims = jobSpec.model().tensors().stream().mapToInt(JobSpec.TensorSpec::size).sum();
+    String tooLarge = tooLargeForHeap(count, dims, Runtime.getRuntime().maxMemory());
+    if (tooLarge != null) {
+      throw flags.fail(tooLarge);
     }
     CanarySet canaries = new CanarySet(CanarySecretFile.read(seedFile), count);
-    int dims = jobSpec.model().tensors().stream().mapToInt(JobSpec.TensorSpec::size).sum();
     CanaryScorer scorer = new CanaryScorer(canaries, dims);
     GlobalModel latest;
     try (PrivaggClient client = job.client(jobSpec, false)) {
-      latest = readAll(client);
-      if (latest == null || latest.getRound() < 1) {
+      latest = readAll(client, scorer);
+      if (latest == null || latest.getRound() < 1 || scorer.deltas() == 0) {
         throw new IllegalStateException(
             "job "
                 + jobSpec.jobId()
                 + " has released no round after its initial model on "
                 + jobSpec.topics().models()
-                + ": nothing to audit yet");
-      }
-      for (long r = 0; r <= latest.getRound(); r++) {
-        GlobalModel model = client.model(r);
-        if (model != null) {
-          scorer.accept(r, PrivaggClient.flatWeights(model));
-        }
+                + " within --idle "
+                + idle
+                + ": nothing to audit yet (raise --idle if the topic is large or slow to read)");
       }
     }
     AuditReport report =
@@ -161,8 +174,11 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
     };
   }
 
-  /** Reads the models topic until nothing new arrives for {@code --idle}; the latest model. */
-  private GlobalModel readAll(PrivaggClient client) {
+  /**
+   * Reads the models topic until nothing new arrives for {@code --idle}, scoring each model as it
+   * comes and forgetting the older ones, so a long run is never held in memory; the latest model.
+   */
+  private GlobalModel readAll(PrivaggClient client, CanaryScorer scorer) {
     long quietSince = System.nanoTime();
     long seen = -1;
     while (System.nanoTime() - quietSince < idle.toNanos()) {
@@ -170,11 +186,47 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
       GlobalModel latest = client.latestModel();
       long round = latest == null ? -1 : latest.getRound();
       if (round > seen) {
+        // The public topic holds a job's rounds in increasing order (PublicRounds): a round not
+        // seen by now is a gap, and one delta spans it.
+        for (long r = seen + 1; r <= round; r++) {
+          GlobalModel model = client.model(r);
+          if (model != null) {
+            scorer.accept(r, PrivaggClient.flatWeights(model));
+          }
+        }
+        client.forgetModelsBefore(round);
         seen = round;
         quietSince = System.nanoTime();
       }
     }
     return client.latestModel();
+  }
+
+  /** Heap the canaries' directions may take: the models and the scoring need the rest. */
+  static final double DIRECTIONS_HEAP_SHARE = 0.5;
+
+  /**
+   * Why {@code count} canaries (and as many unseen) of {@code dims} parameters do not fit in a heap
+   * of {@code maxHeapBytes}, or null when they do: checked before any work, not found as an
+   * OutOfMemoryError after minutes of drawing directions.
+   */
+  static String tooLargeForHeap(int count, int dims, long maxHeapBytes) {
+    long bytes = CanaryScorer.directionBytes(count, dims);
+    if (bytes <= DIRECTIONS_HEAP_SHARE * maxHeapBytes) {
+      return null;
+    }
+    long mib = 1 << 20;
+    return "--count "
+        + count
+        + ": "
+        + 2L * count
+        + " canary directions of "
+        + dims
+        + " parameters take "
+        + bytes / mib
+        + " MiB, more than half of this JVM's heap ("
+        + maxHeapBytes / mib
+        + " MiB); audit fewer canaries, or give the JVM more heap (-Xmx)";
   }
 
   @Override

@@ -44,10 +44,14 @@ final class AuditOutput {
     }
     Estimate fin = report.estimate(Statistic.FINAL);
     out.printf(
-        "  final model against the closed-form null N(0, 1/%d): epsilon-hat %s%n",
-        report.dims(), Text.number(fin.closedFormEpsilonHat()));
+        Locale.ROOT,
+        "  final score against the exact null (a uniform direction's cosine in %d dimensions):"
+            + " epsilon-hat %.3g%n",
+        report.dims(),
+        fin.closedFormEpsilonHat());
     out.printf(
-        "claimed epsilon %s at delta %s; one-run lower bounds at significance %s%n",
+        "claimed epsilon %s at delta %s; one-run lower bounds at significance %s (the verdict"
+            + " tests the f-DP one)%n",
         Text.number(report.analyticEpsilon()),
         Text.number(report.delta()),
         Text.number(report.significance()));

@@ -6,10 +6,14 @@ import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.client.PrivaggClient;
 import dev.privagg.io.KafkaConnection;
+import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.spec.JobSpec;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -58,6 +62,7 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
   @Option(
       names = "--client-prefix",
       defaultValue = "client-",
+      paramLabel = "PREFIX",
       description =
           "Prefix of the canaries' client ids, followed by 16 secret hex digits; match your"
               + " clients' ids (default client-).")
@@ -73,7 +78,7 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
       names = "--idle",
       paramLabel = "DURATION",
       description =
-          "Stop when no new round is announced for this long, e.g. 2m (default: three round"
+          "Stop when no new round is announced for this long, e.g. PT2M (default: three round"
               + " timeouts plus a minute).")
   Duration idle;
 
@@ -85,6 +90,9 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
     }
     if (untilRound != null) {
       flags.atLeastOne("--until-round", untilRound);
+    }
+    if (idle != null && !(idle.compareTo(Duration.ZERO) > 0)) {
+      throw flags.fail("--idle must be a positive duration, e.g. PT2M, was " + idle);
     }
     JobSpec jobSpec = job.read();
     CanarySchedule schedule = schedule(jobSpec);
@@ -101,6 +109,9 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
     out.printf(
         "%d canaries for job %s (%s), %d more unseen; stopping after %s without a new round%n",
         count, jobSpec.jobId(), describe(schedule), count, quiet);
+    for (String warning : warnings(jobSpec, schedule, count)) {
+      out.println("warning: " + warning);
+    }
     out.flush();
     long sentUpdates = 0;
     try (PrivaggClient client = job.client(jobSpec, true)) {
@@ -114,6 +125,9 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
             break;
           }
           continue;
+        }
+        if (untilRound != null && open.getRound() > untilRound) {
+          break; // rounds passed while polling: nothing is sent beyond --until-round
         }
         quietSince = System.nanoTime();
         lastRound = open.getRound();
@@ -151,6 +165,77 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
     return sampling.declared()
         ? CanarySchedule.poisson(sampling.accountingRate())
         : CanarySchedule.everyRound();
+  }
+
+  /**
+   * What K canaries do to {@code jobSpec}'s rounds that an operator should know before they start:
+   * canaries are clients, so they take places under early close and count against the cap, where
+   * one client displaces another (ROUND_FULL).
+   */
+  static List<String> warnings(JobSpec jobSpec, CanarySchedule schedule, int count) {
+    List<String> warnings = new ArrayList<>();
+    JobSpec.Rounds rounds = jobSpec.rounds();
+    double canaries =
+        switch (schedule.kind()) {
+          case EVERY_ROUND -> count;
+          case POISSON -> count * schedule.rate();
+          case SCHEMA -> Math.ceil((double) count / schedule.minSeparation());
+        };
+    JobSpec.Sampling sampling = jobSpec.privacy().sampling();
+    double clients =
+        switch (sampling.mode()) {
+          case "server-poisson" -> Math.ceil(rounds.expectedClients() / sampling.rate());
+          case "declared-client-poisson" -> sampling.expectedCohort();
+          default -> rounds.expectedClients();
+        };
+    if (clients + canaries > rounds.maxClients()) {
+      warnings.add(
+          String.format(
+              Locale.ROOT,
+              "about %.0f canaries and %.0f clients arrive per round, above rounds.maxClients"
+                  + " (%d): the last arrivals are turned away (ROUND_FULL), canaries or clients;"
+                  + " run fewer canaries or raise the cap",
+              canaries,
+              clients,
+              rounds.maxClients()));
+    }
+    if (rounds.closeEarly()) {
+      warnings.add(
+          String.format(
+              Locale.ROOT,
+              "rounds close at their %d-th update and canaries send as soon as a round opens:"
+                  + " about %.0f canaries take places clients would have had",
+              rounds.expectedClients(),
+              Math.min(canaries, rounds.expectedClients())));
+    }
+    AdaptiveClipping adaptive = jobSpec.privacy().adaptiveClipping();
+    if (adaptive != null) {
+      // Each canary is a clipped update in the noisy unclipped count: it lowers the fraction by
+      // 1 / (2 m). Past 2 m (1 - gamma) per round no real clients' count can bring the fraction
+      // back to gamma, and C grows every round to its cap.
+      double m = rounds.expectedClients();
+      double most = 2 * m * (1 - adaptive.targetQuantile());
+      // Server-side sampling keeps each canary at its rate; the count sees only those kept.
+      double counted =
+          sampling.mode().equals("server-poisson") ? canaries * sampling.rate() : canaries;
+      warnings.add(
+          String.format(
+              Locale.ROOT,
+              "adaptive clipping counts each canary it admits as a clipped update: about %.0f per round"
+                  + " lower"
+                  + " its unclipped fraction by %.2f%s",
+              counted,
+              counted / (2 * m),
+              counted > most
+                  ? String.format(
+                      Locale.ROOT,
+                      ", more than the %.0f a round can absorb, so C grows every round up to"
+                          + " maxClipNorm (%s) and the noise with it; run fewer canaries",
+                      most,
+                      Text.number(adaptive.maxClipNorm()))
+                  : ", and C settles higher than the clients alone would set it"));
+    }
+    return warnings;
   }
 
   private static String describe(CanarySchedule s) {

@@ -34,22 +34,56 @@ final class CanarySecretFile {
     Files.writeString(file, HexFormat.of().formatHex(secret) + "\n", StandardCharsets.US_ASCII);
   }
 
+  /** Longer than any secret written by hand or by {@link #create}: not a secret file. */
+  private static final long MAX_FILE_BYTES = 64 * 1024;
+
   /** The secret in {@code file}: hex digits, whitespace ignored, at least 32 bytes. */
   static byte[] read(Path file) throws IOException {
-    if (!Files.isRegularFile(file)) {
-      throw new IllegalArgumentException(
-          "--seed-file " + file + " does not exist; create one with --new-seed");
-    }
-    String text = Files.readString(file, StandardCharsets.US_ASCII).replaceAll("\\s+", "");
-    if (!text.matches("[0-9a-fA-F]*") || text.length() % 2 != 0) {
+    if (!Files.exists(file)) {
       throw new IllegalArgumentException(
           "--seed-file "
               + file
-              + " must hold an even number of hex digits, as --new-seed writes; it holds "
-              + text.length()
-              + " other characters");
+              + " does not exist; create one with privagg canaries --new-seed, and give the same"
+              + " file to privagg audit");
     }
-    byte[] secret = HexFormat.of().parseHex(text);
+    if (!Files.isRegularFile(file)) {
+      throw new IllegalArgumentException(
+          "--seed-file " + file + " is not a regular file; give the file --new-seed wrote");
+    }
+    if (Files.size(file) > MAX_FILE_BYTES) {
+      throw new IllegalArgumentException(
+          "--seed-file "
+              + file
+              + " holds "
+              + Files.size(file)
+              + " bytes, too many for a canary secret (hex digits, as --new-seed writes)");
+    }
+    // Bytes, not a decoded string: a non-ASCII byte is then named, not a charset exception.
+    byte[] raw = Files.readAllBytes(file);
+    StringBuilder hex = new StringBuilder(raw.length);
+    for (int i = 0; i < raw.length; i++) {
+      char c = (char) (raw[i] & 0xff);
+      if (Character.digit(c, 16) >= 0 && c < 0x80) {
+        hex.append(c);
+      } else if (!(c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
+        throw new IllegalArgumentException(
+            "--seed-file "
+                + file
+                + " must hold hex digits only (whitespace ignored), as --new-seed writes; byte "
+                + i
+                + " is "
+                + String.format("0x%02x", raw[i] & 0xff));
+      }
+    }
+    if (hex.length() % 2 != 0) {
+      throw new IllegalArgumentException(
+          "--seed-file "
+              + file
+              + " holds an odd number of hex digits ("
+              + hex.length()
+              + "); a secret is whole bytes, two digits each");
+    }
+    byte[] secret = HexFormat.of().parseHex(hex);
     if (secret.length < CanarySet.MIN_SECRET_BYTES) {
       throw new IllegalArgumentException(
           "--seed-file "

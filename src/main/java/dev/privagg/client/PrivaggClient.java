@@ -198,6 +198,14 @@ public final class PrivaggClient implements AutoCloseable {
     return models.get(round);
   }
 
+  /**
+   * Drops the models of rounds before {@code round} seen so far, for a reader that has used them:
+   * {@link #model} then returns null for them. The latest model is always kept.
+   */
+  public void forgetModelsBefore(long round) {
+    models.keySet().removeIf(r -> r < round && r != latestModelRound);
+  }
+
   /** The latest released model seen so far, or null. */
   public GlobalModel latestModel() {
     return latestModelRound < 0 ? null : models.get(latestModelRound);
