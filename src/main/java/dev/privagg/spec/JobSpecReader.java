@@ -174,14 +174,19 @@ public final class JobSpecReader {
               + " clients arrive for m sampled), was "
               + rounds.maxClients());
     }
-    if (sampling.declared() && rounds.maxClients() < sampling.expectedCohort()) {
-      // The rate claimed is expectedCohort / populationSize: a cap below the cohort would cut most
-      // rounds to their first arrivals, a selection that is neither Poisson nor charged.
+    long declaredRoom = declaredCohortRoom(sampling);
+    if (sampling.declared() && rounds.maxClients() < declaredRoom) {
+      // The rate claimed is expectedCohort / populationSize: a cap the cohort can reach would cut
+      // such rounds to their first arrivals, a selection that is neither Poisson nor charged. A
+      // Poisson cohort passes its mean in half the rounds, its mean + 6 sd in 1e-9 of them.
       throw spec.fail(
           "rounds.maxClients",
-          "must be at least privacy.sampling.expectedCohort ("
+          "must be at least "
+              + declaredRoom
+              + " (privacy.sampling.expectedCohort "
               + sampling.expectedCohort()
-              + " clients sample themselves into a round on average), was "
+              + " plus 6 standard deviations: a Poisson cohort that large comes once in 1e9"
+              + " rounds), was "
               + rounds.maxClients());
     }
     spec.finish();
@@ -755,6 +760,12 @@ public final class JobSpecReader {
       throw s.fail(name, "must be in [0, 1), was " + value);
     }
     return value;
+  }
+
+  /** Room for a declared Poisson cohort in all but 1e-9 of rounds: its mean plus 6 sd. */
+  static long declaredCohortRoom(JobSpec.Sampling sampling) {
+    double mean = sampling.expectedCohort();
+    return (long) Math.ceil(mean + 6 * Math.sqrt(mean));
   }
 
   private static JobSpec.Sampling sampling(YamlSection s) {

@@ -171,8 +171,9 @@ class JobSpecReaderTest {
 
   @Test
   void declaredClientSampling_needsRoomInEachRoundForTheDeclaredCohort() {
-    // The ledger charges q = expectedCohort / populationSize; a round capped below the cohort
-    // keeps only its first arrivals, which is not the Poisson sample the charge assumes.
+    // The ledger charges q = expectedCohort / populationSize; a round capped where the cohort can
+    // reach keeps only its first arrivals, which is not the Poisson sample the charge assumes:
+    // the cap must clear the mean 500 by 6 sd, sqrt(500) each, 635 clients.
     String declared =
         MINIMAL.replace(
             "budgetEpsilon: 10",
@@ -181,13 +182,14 @@ class JobSpecReaderTest {
     assertThatThrownBy(
             () ->
                 JobSpecReader.parse(
-                    "t", declared.replace("timeout: 2s", "timeout: 2s\n  maxClients: 100")))
+                    "t", declared.replace("timeout: 2s", "timeout: 2s\n  maxClients: 634")))
         .isInstanceOf(SpecException.class)
         .hasMessage(
-            "t: rounds.maxClients must be at least privacy.sampling.expectedCohort (500 clients"
-                + " sample themselves into a round on average), was 100");
+            "t: rounds.maxClients must be at least 635 (privacy.sampling.expectedCohort 500 plus 6"
+                + " standard deviations: a Poisson cohort that large comes once in 1e9 rounds),"
+                + " was 634");
     JobSpec spec =
-        JobSpecReader.parse("t", declared.replace("timeout: 2s", "timeout: 2s\n  maxClients: 500"));
+        JobSpecReader.parse("t", declared.replace("timeout: 2s", "timeout: 2s\n  maxClients: 635"));
     assertThat(spec.roundCharge().samplingRate()).isEqualTo(0.05);
     assertThat(JobSpecReader.parse("t", declared).rounds().maxClients()).isEqualTo(1_000_000);
   }
