@@ -42,8 +42,10 @@ public record AuditReport(
    * One statistic's figures: the two fitted Gaussians (mean, sample standard deviation),
    * epsilon-hat from them with its 95% percentile-bootstrap interval, for {@link Statistic#FINAL}
    * also epsilon-hat against the closed-form null (NaN for the others), the two one-run lower
-   * bounds and the score threshold of the f-DP one (above it a canary is guessed inserted); {@code
-   * scores} are the raw values.
+   * bounds (Steinke's as the reference computes it; the f-DP one with the union bound over all m +
+   * 1 guess sets, {@link OneRunAudit#oneRunFdpFixedUnion}, since the verdict rests on it) and the
+   * f-DP bound's threshold (above it a canary is guessed inserted); {@code scores} are the raw
+   * values.
    */
   public record Estimate(
       Statistic statistic,
@@ -125,7 +127,7 @@ public record AuditReport(
             ? closedFormEpsilonHat(seen, dims, delta)
             : Double.NaN;
     OneRunAudit oneRun = new OneRunAudit(in, out);
-    OneRunAudit.Bound fdp = oneRun.oneRunFdp(significance, delta);
+    OneRunAudit.Bound fdp = oneRun.oneRunFdpFixedUnion(significance, delta);
     double[] interval = bootstrap(in, out, delta);
     return new Estimate(
         scores.statistic(),

@@ -122,6 +122,17 @@ public final class OneRunAudit {
     return searchThresholds(significance / thresholds.length, delta, true);
   }
 
+  /**
+   * Mahloujifar et al.'s bound with a union bound fixed before the scores are seen: a threshold's
+   * guesses are the top-k canaries for some k in 0..m, so dividing the significance by m + 1 covers
+   * every threshold the search may pick. The frontier's size, which the reference divides by,
+   * depends on the scores; this is the bound a verdict can rest on.
+   */
+  public Bound oneRunFdpFixedUnion(double significance, double delta) {
+    requireArguments(significance, delta);
+    return searchThresholds(significance / (inSorted.length + outSorted.length + 1), delta, true);
+  }
+
   /** Mahloujifar et al.'s bound at one threshold chosen in advance (no Bonferroni correction). */
   public double epsilonOneRunFdp(double significance, double delta, double threshold) {
     requireArguments(significance, delta);

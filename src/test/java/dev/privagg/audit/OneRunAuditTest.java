@@ -380,4 +380,22 @@ class OneRunAuditTest {
     }
     return OneRunAudit.paretoFrontier(xs, ys);
   }
+
+  /**
+   * The verdict's bound divides the significance by every possible guess set, m + 1, fixed before
+   * the scores: never above the reference's frontier-corrected bound, and exactly the search at
+   * significance / (m + 1).
+   */
+  @Test
+  void fixedUnionFdpBound_isTheSearchAtSignificanceOverMPlusOne_andNoLargerThanTheReferences() {
+    OneRunAudit audit =
+        new OneRunAudit(deterministicNormal(2, 1, 500), deterministicNormal(0, 1, 500));
+    OneRunAudit.Bound fixed = audit.oneRunFdpFixedUnion(0.05, 1e-6);
+    assertThat(fixed.epsilon())
+        .isPositive()
+        .isLessThanOrEqualTo(audit.epsilonOneRunFdp(0.05, 1e-6));
+    int frontier = audit.thresholds().length;
+    assertThat(fixed.epsilon())
+        .isCloseTo(audit.oneRunFdp(0.05 / 1001 * frontier, 1e-6).epsilon(), within(1e-9));
+  }
 }
