@@ -40,9 +40,11 @@ public class OpenRound {
   /**
    * The sampling rate the round was opened with, under which its members were admitted: a restore
    * whose spec samples at a lower rate must not charge them at it. 0 in state from versions that
-   * did not record it (then the spec's).
+   * did not record it (then the spec's). Transient only to Flink's POJO serializer, so the POJO
+   * schema that 0.1.0 savepoints pin stays as it was (ReleasedSavepointPojoFieldsTest): the
+   * open-round layout writes it from version 2 on.
    */
-  public double samplingRate;
+  public transient double samplingRate;
 
   /** Clients seen this round, sampled or not: what the per-round capacity is checked against. */
   public long seen;

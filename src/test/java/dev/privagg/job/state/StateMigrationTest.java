@@ -216,15 +216,28 @@ class StateMigrationTest {
     }
   }
 
+  /**
+   * Every sample read back; a field added since 0.1.0 is transient to the POJO serializer (so
+   * 0.1.0's POJO schema still reads as is) and reads as its default from a POJO state.
+   */
   private static void assertEverySample(StateFunction function) throws Exception {
     for (Slot<?, ?> slot : SLOTS) {
       for (String key : List.of(FULL, EMPTY)) {
+        Object expected = slot.expected(key);
         assertThat(function.read.get(key + " " + slot.name()))
             .as("state '%s' of key %s", slot.name(), key)
             .usingRecursiveComparison()
-            .isEqualTo(slot.expected(key));
+            .ignoringFields(addedSince010(expected.getClass()))
+            .isEqualTo(expected);
       }
     }
+  }
+
+  private static String[] addedSince010(Class<?> type) {
+    return java.util.Arrays.stream(type.getFields())
+        .filter(f -> java.lang.reflect.Modifier.isTransient(f.getModifiers()))
+        .map(java.lang.reflect.Field::getName)
+        .toArray(String[]::new);
   }
 
   /** The value a writer puts under {@code key}: a full sample, or an empty instance. */
