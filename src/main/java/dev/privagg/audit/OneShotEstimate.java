@@ -1,5 +1,6 @@
 package dev.privagg.audit;
 
+import dev.privagg.privacy.LogMath;
 import java.util.Arrays;
 import org.apache.commons.statistics.distribution.BetaDistribution;
 import org.apache.commons.statistics.distribution.NormalDistribution;
@@ -111,8 +112,8 @@ public final class OneShotEstimate {
       // cases; for b < 0 that direction's delta then comes out vacuous and the other direction,
       // equal by symmetry, gives the answer, so the maximum over directions is the same.)
       double sign = b > 0 ? 1 : -1;
-      logP1 = GaussianTails.logCdf(sign * (mu1 - t) / std1);
-      logP2 = GaussianTails.logCdf(sign * (mu2 - t) / std2);
+      logP1 = LogMath.logNormalCdf(sign * (mu1 - t) / std1);
+      logP2 = LogMath.logNormalCdf(sign * (mu2 - t) / std2);
     } else {
       double discriminant = b * b - 4 * a * (c - eps);
       if (discriminant <= 0) {
@@ -146,8 +147,13 @@ public final class OneShotEstimate {
 
   /** log P[Y < left or Y > right] for Y ~ N(mu, std^2). */
   private static double logMassOutside(double left, double right, double mu, double std) {
-    return GaussianTails.logAdd(
-        GaussianTails.logCdf((left - mu) / std), GaussianTails.logCdf((mu - right) / std));
+    return LogMath.logAdd(
+        LogMath.logNormalCdf((left - mu) / std), LogMath.logNormalCdf((mu - right) / std));
+  }
+
+  /** log(e^a - e^b), -infinity when rounding left a <= b (a mass of 0). */
+  private static double massDifference(double a, double b) {
+    return a > b ? LogMath.logSub(a, b) : Double.NEGATIVE_INFINITY;
   }
 
   /** log P[left < Y < right] for Y ~ N(mu, std^2), from the tail on the far side of mu. */
@@ -156,9 +162,9 @@ public final class OneShotEstimate {
     double zr = (right - mu) / std;
     if (zl > 0) {
       // Both above the mean: Phi(-zl) - Phi(-zr) keeps the relative accuracy of the upper tail.
-      return GaussianTails.logSub(GaussianTails.logCdf(-zl), GaussianTails.logCdf(-zr));
+      return massDifference(LogMath.logNormalCdf(-zl), LogMath.logNormalCdf(-zr));
     }
-    return GaussianTails.logSub(GaussianTails.logCdf(zr), GaussianTails.logCdf(zl));
+    return massDifference(LogMath.logNormalCdf(zr), LogMath.logNormalCdf(zl));
   }
 
   /**
@@ -196,7 +202,7 @@ public final class OneShotEstimate {
       double t = i == THRESHOLD_GRID - 1 ? ub : lb + i * step;
       // FPR(t) = P[T0 >= t] = P[T0 <= -t] by symmetry.
       double logFpr = nullLaw.logCdf(-t);
-      double logFnr = GaussianTails.logCdf((t - mu) / std);
+      double logFnr = LogMath.logNormalCdf((t - mu) / std);
       best = Math.max(best, epsilonFromRates(logFpr, logFnr, delta));
     }
     return best;
@@ -271,7 +277,7 @@ public final class OneShotEstimate {
     double best = 0;
     for (int i = 0; i < n; i++) {
       // FPR(t) = P[T0 >= t] = P[T0 <= -t].
-      double logFpr = nullLaw != null ? nullLaw.logCdf(-t[i]) : GaussianTails.logCdf(-t[i] / scale);
+      double logFpr = nullLaw != null ? nullLaw.logCdf(-t[i]) : LogMath.logNormalCdf(-t[i] / scale);
       double logFnr = Math.log(jeffreysHigh(i, n, alpha));
       best = Math.max(best, epsilonFromRates(logFpr, logFnr, delta));
     }

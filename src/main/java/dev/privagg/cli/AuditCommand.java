@@ -36,19 +36,7 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
 
   @Mixin JobOptions job;
 
-  @Option(
-      names = "--seed-file",
-      required = true,
-      paramLabel = "FILE",
-      description = "The canaries' secret, as given to privagg canaries.")
-  Path seedFile;
-
-  @Option(
-      names = "--count",
-      required = true,
-      paramLabel = "K",
-      description = "The --count given to privagg canaries.")
-  int count;
+  @Mixin CanaryOptions canaryOptions;
 
   @Option(
       names = "--statistic",
@@ -102,9 +90,8 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
     if (!(significance > 0 && significance < 1)) {
       throw flags.fail("--significance must be in (0, 1), was " + significance);
     }
-    if (!(count >= 2 && count <= 100_000)) {
-      throw flags.fail("--count must be between 2 and 100000, was " + count);
-    }
+    canaryOptions.check(flags);
+    int count = canaryOptions.count;
     if (claimedEpsilon != null) {
       flags.nonNegative("--claimed-epsilon", claimedEpsilon);
     }
@@ -130,7 +117,7 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
     if (tooLarge != null) {
       throw flags.fail(tooLarge);
     }
-    CanarySet canaries = new CanarySet(CanarySecretFile.read(seedFile), count);
+    CanarySet canaries = canaryOptions.canaries();
     CanaryScorer scorer = new CanaryScorer(canaries, dims);
     GlobalModel latest;
     try (PrivaggClient client = job.client(jobSpec, false)) {

@@ -39,25 +39,12 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
 
   @Mixin JobOptions job;
 
-  @Option(
-      names = "--seed-file",
-      required = true,
-      paramLabel = "FILE",
-      description = "The canaries' secret (hex, at least 32 bytes); see --new-seed.")
-  Path seedFile;
+  @Mixin CanaryOptions canaryOptions;
 
   @Option(
       names = "--new-seed",
       description = "Create --seed-file with a fresh random secret first (never overwrites).")
   boolean newSeed;
-
-  @Option(
-      names = "--count",
-      required = true,
-      paramLabel = "K",
-      description =
-          "Canaries to insert (as many more stay unseen); hundreds for a tight epsilon-hat.")
-  int count;
 
   @Option(
       names = "--client-prefix",
@@ -85,9 +72,9 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
   @Override
   public Integer call() throws Exception {
     Flags flags = new Flags(spec);
-    if (!(count >= 2 && count <= 100_000)) {
-      throw flags.fail("--count must be between 2 and 100000, was " + count);
-    }
+    canaryOptions.check(flags);
+    int count = canaryOptions.count;
+    Path seedFile = canaryOptions.seedFile;
     if (untilRound != null) {
       flags.atLeastOne("--until-round", untilRound);
     }
@@ -99,7 +86,7 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
     if (newSeed) {
       CanarySecretFile.create(seedFile);
     }
-    CanarySet canaries = new CanarySet(CanarySecretFile.read(seedFile), count);
+    CanarySet canaries = canaryOptions.canaries();
     int[] sizes = jobSpec.model().tensors().stream().mapToInt(JobSpec.TensorSpec::size).toArray();
     Duration quiet =
         idle != null

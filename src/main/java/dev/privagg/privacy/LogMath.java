@@ -4,15 +4,18 @@ import org.apache.commons.numbers.gamma.Erfc;
 import org.apache.commons.numbers.gamma.Erfcx;
 import org.apache.commons.numbers.gamma.LogGamma;
 
-/** Numerically stable log-space helpers shared by the accountants and calibrations. */
-final class LogMath {
+/**
+ * Numerically stable log-space helpers shared by the accountants, the calibrations and the audit's
+ * estimators.
+ */
+public final class LogMath {
   private static final double LOG_HALF = Math.log(0.5);
   private static final double SQRT2 = Math.sqrt(2.0);
 
   private LogMath() {}
 
   /** log(exp(a) + exp(b)) without overflow. */
-  static double logAdd(double a, double b) {
+  public static double logAdd(double a, double b) {
     double hi = Math.max(a, b);
     double lo = Math.min(a, b);
     if (hi == Double.NEGATIVE_INFINITY) {
@@ -22,7 +25,7 @@ final class LogMath {
   }
 
   /** log(exp(a) - exp(b)) for a >= b; -inf when equal. */
-  static double logSub(double a, double b) {
+  public static double logSub(double a, double b) {
     if (b > a) {
       throw new ArithmeticException("logSub needs a >= b, was a=" + a + ", b=" + b);
     }
@@ -44,7 +47,7 @@ final class LogMath {
   }
 
   /** log Phi(x), the log of the standard normal CDF, accurate far into the lower tail. */
-  static double logNormalCdf(double x) {
+  public static double logNormalCdf(double x) {
     return LOG_HALF + logErfc(-x / SQRT2);
   }
 
