@@ -28,8 +28,8 @@ import picocli.CommandLine.Spec;
           + " unseen canary against every round's model delta, and reports Andrew et al.'s"
           + " one-shot epsilon-hat and the one-run lower bounds of Steinke et al. and"
           + " Mahloujifar et al. next to the analytic epsilon of the latest model.",
-      "Exit code 0 when consistent, 3 when epsilon-hat is above the claim, 4 when a lower"
-          + " bound falsifies it."
+      "Exit code 0 when consistent, 3 when epsilon-hat's whole interval lies above the claim,"
+          + " 4 when the f-DP lower bound of the headline score falsifies it."
     })
 final class AuditCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
