@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
@@ -90,7 +91,10 @@ public record EvaluationReport(
         comparisonRows(variants, settings),
         comparisonJson(base, variants, settings, runs),
         withAuditChart(
-            "comparison.png", comparisonCharts(base, settings), comparisonTitle(base), settings));
+            "comparison.png",
+            comparisonCharts(base, settings),
+            comparisonTitle(base),
+            audited(settings, Evaluation.Setting::variant)));
   }
 
   /**
@@ -193,7 +197,24 @@ public record EvaluationReport(
         header,
         cells,
         json,
-        withAuditChart("mechanisms.png", charts, title, settings));
+        withAuditChart(
+            "mechanisms.png",
+            charts,
+            title,
+            // Each mechanism at the epsilon the table states: independent-k's K-participation
+            // bound.
+            rows.stream()
+                .map(
+                    r ->
+                        new Audited(
+                            r.mechanism(),
+                            r.epsilon(),
+                            settings.stream()
+                                .filter(x -> x.variant().equals(r.mechanism()))
+                                .findFirst()
+                                .orElseThrow()
+                                .epsilonHat()))
+                .toList()));
   }
 
   private static List<List<Object>> sweepRows(
@@ -268,37 +289,37 @@ public record EvaluationReport(
                 "loss-threshold attack AUC (95% CI)",
                 againstEpsilon(
                     settings, Evaluation.Setting::auc, Evaluation.Setting::aucHalfWidth))));
-    addAuditChart(pngs, title, settings, s -> sweptSettingName(s));
+    addAuditChart(pngs, title, audited(settings, EvaluationReport::sweptSettingName));
     return pngs;
   }
 
+  /** One point of the audit chart: a setting's stated epsilon and its audit's epsilon-hat. */
+  private record Audited(String name, double epsilon, double epsilonHat) {}
+
   /**
    * With canaries, {@code audit.png}: each private setting's epsilon-hat (the audit's estimate)
-   * against the epsilon its ledger states, and the line where the two agree; a point above it is a
-   * claim the releases do not bear out.
+   * against the epsilon it states, and the line where the two agree; a point above it is a claim
+   * the releases do not bear out.
    */
   private static void addAuditChart(
-      Map<String, List<Chart<?, ?>>> pngs,
-      String title,
-      List<Evaluation.Setting> settings,
-      java.util.function.Function<Evaluation.Setting, String> name) {
-    List<Evaluation.Setting> audited =
-        settings.stream()
-            .filter(s -> Double.isFinite(s.epsilonHat()) && Double.isFinite(s.epsilon()))
+      Map<String, List<Chart<?, ?>>> pngs, String title, List<Audited> points) {
+    List<Audited> audited =
+        points.stream()
+            .filter(a -> Double.isFinite(a.epsilonHat()) && Double.isFinite(a.epsilon()))
             .toList();
     if (audited.isEmpty()) {
       return;
     }
     double top =
         audited.stream()
-            .mapToDouble(s -> Math.max(s.epsilon(), s.epsilonHat()))
+            .mapToDouble(a -> Math.max(a.epsilon(), a.epsilonHat()))
             .max()
             .orElseThrow();
     List<Reports.Series> series = new ArrayList<>();
-    for (Evaluation.Setting s : audited) {
+    for (Audited a : audited) {
       series.add(
           new Reports.Series(
-              name.apply(s), new double[] {s.epsilon()}, new double[] {s.epsilonHat()}, null));
+              a.name(), new double[] {a.epsilon()}, new double[] {a.epsilonHat()}, null));
     }
     series.add(
         new Reports.Series(
@@ -309,7 +330,7 @@ public record EvaluationReport(
     XYChart chart =
         Reports.chart(
             title + ": canary audit",
-            "epsilon the ledger states",
+            "epsilon stated",
             "epsilon-hat, one-shot estimate (Andrew et al.)",
             series);
     chart.getSeriesMap().get("epsilon-hat = epsilon").setMarker(SeriesMarkers.NONE);
@@ -317,12 +338,20 @@ public record EvaluationReport(
     pngs.put("audit.png", List.of(chart));
   }
 
-  /** {@code png} with its charts, and the audit chart of named variants when there are canaries. */
+  /** Each setting as an audit point under {@code name}, at the epsilon its ledger states. */
+  private static List<Audited> audited(
+      List<Evaluation.Setting> settings, Function<Evaluation.Setting, String> name) {
+    return settings.stream()
+        .map(s -> new Audited(name.apply(s), s.epsilon(), s.epsilonHat()))
+        .toList();
+  }
+
+  /** {@code png} with its charts, and the audit chart when there are canaries. */
   private static Map<String, List<Chart<?, ?>>> withAuditChart(
-      String png, List<Chart<?, ?>> charts, String title, List<Evaluation.Setting> settings) {
+      String png, List<Chart<?, ?>> charts, String title, List<Audited> points) {
     Map<String, List<Chart<?, ?>>> pngs = new LinkedHashMap<>();
     pngs.put(png, charts);
-    addAuditChart(pngs, title, settings, Evaluation.Setting::variant);
+    addAuditChart(pngs, title, points);
     return pngs;
   }
 
