@@ -2,7 +2,6 @@ package dev.privagg.audit;
 
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.NoiseStream;
-import java.util.Arrays;
 import java.util.HexFormat;
 
 /**
@@ -109,31 +108,5 @@ public final class CanarySet {
       v[i] /= norm;
     }
     return v;
-  }
-
-  /**
-   * The update inserted canary {@code index} sends: its direction at norm {@value #NORM_OVER_CLIP}
-   * times {@code clipNorm}, cut into tensors of {@code tensorSizes} elements in order, so the job's
-   * clipping makes it exactly the direction times C.
-   */
-  public float[][] update(int index, int[] tensorSizes, double clipNorm) {
-    if (!(index >= 0 && index < count)) {
-      throw new IllegalArgumentException(
-          "only inserted canaries [0, " + count + ") are sent, was " + index);
-    }
-    if (!(clipNorm > 0 && Double.isFinite(clipNorm))) {
-      throw new IllegalArgumentException("clipNorm must be > 0 and finite, was " + clipNorm);
-    }
-    double[] u = direction(index, Arrays.stream(tensorSizes).sum());
-    double scale = NORM_OVER_CLIP * clipNorm;
-    float[][] tensors = new float[tensorSizes.length][];
-    int at = 0;
-    for (int t = 0; t < tensorSizes.length; t++) {
-      tensors[t] = new float[tensorSizes[t]];
-      for (int i = 0; i < tensorSizes[t]; i++) {
-        tensors[t][i] = (float) (scale * u[at++]);
-      }
-    }
-    return tensors;
   }
 }

@@ -2,6 +2,7 @@ package dev.privagg.cli;
 
 import dev.privagg.audit.CanarySchedule;
 import dev.privagg.audit.CanarySet;
+import dev.privagg.audit.CanaryUpdates;
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.client.PrivaggClient;
@@ -88,6 +89,9 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
     }
     CanarySet canaries = canaryOptions.canaries();
     int[] sizes = jobSpec.model().tensors().stream().mapToInt(JobSpec.TensorSpec::size).toArray();
+    // Each direction is the same every round: drawn once while they fit in a quarter of the heap.
+    CanaryUpdates updates =
+        new CanaryUpdates(canaries, sizes, Runtime.getRuntime().maxMemory() / 4);
     Duration quiet =
         idle != null
             ? idle
@@ -126,7 +130,7 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
         for (int i = 0; i < count; i++) {
           if (schedule.sends(canaries, i, lastRound)) {
             client.sendAsync(
-                lastRound, canaries.clientId(clientPrefix, i), canaries.update(i, sizes, clipNorm));
+                lastRound, canaries.clientId(clientPrefix, i), updates.update(i, clipNorm));
             sent++;
           }
         }

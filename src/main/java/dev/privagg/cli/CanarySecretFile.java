@@ -58,7 +58,8 @@ final class CanarySecretFile {
               + Files.size(file)
               + " bytes, too many for a canary secret (hex digits, as --new-seed writes)");
     }
-    // Bytes, not a decoded string: a non-ASCII byte is then named, not a charset exception.
+    // Bytes, not a decoded string: a non-ASCII byte is then placed, not a charset exception. Like
+    // the job's key errors, the message names where, never what: the file holds a secret.
     byte[] raw = Files.readAllBytes(file);
     StringBuilder hex = new StringBuilder(raw.length);
     for (int i = 0; i < raw.length; i++) {
@@ -71,8 +72,7 @@ final class CanarySecretFile {
                 + file
                 + " must hold hex digits only (whitespace ignored), as --new-seed writes; byte "
                 + i
-                + " is "
-                + String.format("0x%02x", raw[i] & 0xff));
+                + " is neither a hex digit nor whitespace");
       }
     }
     if (hex.length() % 2 != 0) {

@@ -3,6 +3,7 @@ package dev.privagg.sim;
 import dev.privagg.audit.AuditReport;
 import dev.privagg.audit.CanaryScorer;
 import dev.privagg.audit.CanarySet;
+import dev.privagg.audit.CanaryUpdates;
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.client.PrivaggClient;
@@ -154,6 +155,10 @@ public final class Simulation {
         config.canaries() == 0 ? null : new CanarySet(canarySecret(config), config.canaries());
     CanaryScorer scorer =
         canaries == null ? null : new CanaryScorer(canaries, Arrays.stream(tensorSizes).sum());
+    CanaryUpdates canaryUpdates =
+        canaries == null
+            ? null
+            : new CanaryUpdates(canaries, tensorSizes, Runtime.getRuntime().maxMemory() / 4);
     // Checkpoints on disk, not in JobManager memory (5 MiB): larger models would never commit.
     Path stateDir = Files.createTempDirectory("privagg-simulation-");
     StreamExecutionEnvironment env = PrivaggJob.localEnvironment(stateDir);
@@ -202,7 +207,7 @@ public final class Simulation {
                 .mapToObj(
                     c ->
                         c >= dataClients
-                            ? canaries.update(c - dataClients, tensorSizes, canaryClip)
+                            ? canaryUpdates.update(c - dataClients, canaryClip)
                             : local.get(c).size() == 0
                                 ? null
                                 : LocalTrainer.train(
