@@ -1,67 +1,24 @@
 package dev.privagg.job.combine;
 
+import static dev.privagg.job.combine.NoiseBlockFixtures.bltSpec;
+import static dev.privagg.job.combine.NoiseBlockFixtures.harness;
+import static dev.privagg.job.combine.NoiseBlockFixtures.request;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.privagg.job.NoiseBuffers;
-import dev.privagg.job.NoiseRequest;
 import dev.privagg.job.RoundPartial;
 import dev.privagg.spec.JobSpec;
-import dev.privagg.spec.JobSpecReader;
 import java.util.List;
-import java.util.Map;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
-import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 
 /** The noise blocks of correlated noise: a replay from a checkpoint gives the same noise. */
 class NoiseBlockFunctionTest {
-  private static JobSpec spec(String extra) {
-    return JobSpecReader.parse(
-        "t",
-        """
-        jobId: j
-        model:
-          tensors: [{name: w, shape: [10]}]
-        rounds: {timeout: 1s, expectedClients: 2}
-        privacy:
-          clipNorm: 1.0
-          delta: 1.0e-5
-          budgetEpsilon: .inf
-          accountant: rdp
-          mechanism: blt
-          blt: {minSeparation: 1, maxParticipations: 5, theta: [0.9, 0.4], omega: [0.2, 0.15], noiseBlocks: 3}
-          plannedRounds: 20
-          noiseMultiplier: 1.0
-          noise: {source: seeded, seed: %s}
-        """
-            .formatted(extra));
-  }
-
-  private static KeyedOneInputStreamOperatorTestHarness<String, NoiseRequest, RoundPartial> harness(
-      JobSpec spec, OperatorSubtaskState restore) throws Exception {
-    var h =
-        new KeyedOneInputStreamOperatorTestHarness<>(
-            new KeyedProcessOperator<>(new NoiseBlockFunction(List.of(spec), Map.of())),
-            r -> r.blockKey,
-            Types.STRING);
-    if (restore != null) {
-      h.initializeState(restore);
-    }
-    h.open();
-    return h;
-  }
-
-  private static NoiseRequest request(JobSpec spec, long round, int block) {
-    return new NoiseRequest(spec.jobId(), round, block, NoiseBlocks.key(spec, block));
-  }
-
   @Test
   void aRoundReplayedFromACheckpoint_getsTheSameNoise_andTheBlocksCoverTheModelOnce()
       throws Exception {
-    JobSpec spec = spec("3");
+    JobSpec spec = bltSpec(3, "0.9", 3);
     List<RoundPartial> first;
     OperatorSubtaskState afterRound1;
     try (var h = harness(spec, null)) {
@@ -90,7 +47,7 @@ class NoiseBlockFunctionTest {
 
   @Test
   void aBlockThatMissedRounds_catchesUpToTheSameNoise_butOneWithoutBuffersIsRefused() {
-    JobSpec spec = spec("3");
+    JobSpec spec = bltSpec(3, "0.9", 3);
     NoiseBlocks blocks = new NoiseBlocks(spec, NoiseSources.forSpec(spec));
     NoiseBuffers state = null;
     RoundPartial stepByStep = null;
@@ -109,13 +66,13 @@ class NoiseBlockFunctionTest {
 
   @Test
   void buffersOfAnotherMechanismOrPastTheRound_areRefused() {
-    JobSpec spec = spec("3");
+    JobSpec spec = bltSpec(3, "0.9", 3);
     NoiseBlocks blocks = new NoiseBlocks(spec, NoiseSources.forSpec(spec));
     NoiseBuffers atRound2 = blocks.generate(blocks.generate(null, 0, 1).buffers(), 0, 2).buffers();
     assertThatThrownBy(() -> blocks.generate(atRound2, 0, 2))
         .isInstanceOf(CorrelatedNoise.MismatchException.class)
         .hasMessageContaining("noise block 0 is at round 2, at or past round 2");
-    JobSpec otherSeed = spec("4");
+    JobSpec otherSeed = bltSpec(3, "0.9", 4);
     NoiseBlocks other = new NoiseBlocks(otherSeed, NoiseSources.forSpec(otherSeed));
     NoiseBuffers changed = blocks.generate(null, 0, 1).buffers();
     changed.mechanism = changed.mechanism.replace("theta=[0.9", "theta=[0.8");

@@ -1,57 +1,16 @@
 package dev.privagg.job.combine;
 
+import static dev.privagg.job.combine.NoiseBlockFixtures.bltSpec;
+import static dev.privagg.job.combine.NoiseBlockFixtures.harness;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.privagg.job.NoiseRequest;
-import dev.privagg.job.RoundPartial;
 import dev.privagg.spec.JobSpec;
-import dev.privagg.spec.JobSpecReader;
-import java.util.List;
-import java.util.Map;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
-import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 
 /** what a restore under a changed spec does to the noise blocks. */
 class NoiseBlockRestoreTest {
-  private static JobSpec spec(int noiseBlocks, String theta) {
-    return JobSpecReader.parse(
-        "t",
-        """
-        jobId: j
-        model:
-          tensors: [{name: w, shape: [10]}]
-        rounds: {timeout: 1s, expectedClients: 2}
-        privacy:
-          clipNorm: 1.0
-          delta: 1.0e-5
-          budgetEpsilon: .inf
-          accountant: rdp
-          mechanism: blt
-          blt: {minSeparation: 1, maxParticipations: 5, theta: [%s, 0.4], omega: [0.2, 0.15], noiseBlocks: %d}
-          plannedRounds: 20
-          noiseMultiplier: 1.0
-          noise: {source: seeded, seed: 3}
-        """
-            .formatted(theta, noiseBlocks));
-  }
-
-  private static KeyedOneInputStreamOperatorTestHarness<String, NoiseRequest, RoundPartial> harness(
-      JobSpec spec, OperatorSubtaskState restore) throws Exception {
-    var h =
-        new KeyedOneInputStreamOperatorTestHarness<>(
-            new KeyedProcessOperator<>(new NoiseBlockFunction(List.of(spec), Map.of())),
-            r -> r.blockKey,
-            Types.STRING);
-    if (restore != null) {
-      h.initializeState(restore);
-    }
-    h.open();
-    return h;
-  }
-
   private static OperatorSubtaskState twoRounds(JobSpec spec) throws Exception {
     try (var h = harness(spec, null)) {
       for (long r = 1; r <= 2; r++) {
@@ -71,8 +30,8 @@ class NoiseBlockRestoreTest {
    */
   @Test
   void aRestoreWithOtherNoiseBlocks_isRefused() throws Exception {
-    OperatorSubtaskState state = twoRounds(spec(3, "0.9"));
-    JobSpec changed = spec(2, "0.9");
+    OperatorSubtaskState state = twoRounds(bltSpec(3, "0.9", 3));
+    JobSpec changed = bltSpec(2, "0.9", 3);
     try (var h = harness(changed, state)) {
       assertThatThrownBy(
               () -> h.processElement(new NoiseRequest("j", 3, 0, NoiseBlocks.key(changed, 0)), 0))
@@ -88,8 +47,8 @@ class NoiseBlockRestoreTest {
    */
   @Test
   void aRestoreWithAnotherBlt_isRefused_evenWhenTheBlockCountChangedToo() throws Exception {
-    OperatorSubtaskState state = twoRounds(spec(3, "0.9"));
-    JobSpec changed = spec(2, "0.8");
+    OperatorSubtaskState state = twoRounds(bltSpec(3, "0.9", 3));
+    JobSpec changed = bltSpec(2, "0.8", 3);
     try (var h = harness(changed, state)) {
       assertThatThrownBy(
               () -> h.processElement(new NoiseRequest("j", 3, 0, NoiseBlocks.key(changed, 0)), 0))
