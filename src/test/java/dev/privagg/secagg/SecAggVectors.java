@@ -1,0 +1,276 @@
+package dev.privagg.secagg;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.HexFormat;
+
+/**
+ * Test vectors of wire protocol v1 for other implementations, written to {@link #FILE} by {@link
+ * #main} and pinned by {@code SecAggVectorsTest}. Every input is fixed, derived from a label by
+ * SHA-256 (or SHA-512 for Shamir coefficients), so another language can regenerate the inputs as
+ * well as check the outputs. Once published the format stays: add fields, never change them.
+ */
+final class SecAggVectors {
+  static final Path FILE = Path.of("src/test/resources/secagg/vectors-v1.json");
+
+  private static final HexFormat HEX = HexFormat.of();
+  private static final String LABEL = "privagg-secagg-v1 test vector ";
+  private static final int CLIENTS = 3;
+  private static final long[][] UNITS = {
+    {1, -2, 3, 1L << 36, -(1L << 36)},
+    {5, 7, -11, 13, 1L << 35},
+    {-1, -1, -1, Long.MAX_VALUE, Long.MIN_VALUE}
+  };
+  private static final int[] PERMUTATION = {2, 0, 1};
+
+  static final String FORMAT =
+      "Test vectors of privagg's secure aggregation, wire protocol v1"
+          + " (docs/secure-aggregation.md). Byte strings are lowercase hex. Integers of the"
+          + " model (units, mask words, sums) are JSON integers read as signed 64-bit two's"
+          + " complement, arithmetic modulo 2^64. Fixed inputs: fixed(label) = SHA-256(UTF-8("
+          + "'privagg-secagg-v1 test vector ' + label)); session = fixed('session')[0:16];"
+          + " client i's encryptionPrivateKey = fixed('c_sk i'), maskPrivateKey = fixed('s_sk i'),"
+          + " selfMaskSeed = fixed('b i'); shamir.secret = fixed('shamir secret'), coefficient k"
+          + " (of x^k, k >= 1) = SHA-512(UTF-8('privagg-secagg-v1 test vector shamir coefficient"
+          + " ' + k)) as an unsigned big-endian integer; shareEncryption.nonce = fixed('nonce')"
+          + "[0:12]. pairs[].*Key are the keys of u and v, computed by u from its private key and"
+          + " v's public key (v's computation gives the same). masks[] give mask words of a key at"
+          + " coordinates 0..7 and 1000..1003. round: a 3-client round, d = 5, everyone a"
+          + " neighbour of everyone (degree 3); maskedInputs are the MaskedInput bytes (8d,"
+          + " little-endian words); sumOfMaskedInputs is their sum; with every client in U3 the"
+          + " job subtracts the self-masks to get sum (= the sum of the units). round.dropout:"
+          + " client 2 shared its keys but sent no masked input (U2 = {0,1,2}, U3 = {0,1}); the"
+          + " correction terms (mask key, sign) are added as sign * mask to the sum of U3's"
+          + " masked inputs, giving sum.";
+
+  private SecAggVectors() {}
+
+  public static void main(String[] args) throws IOException {
+    Files.createDirectories(FILE.getParent());
+    Files.writeString(FILE, json());
+  }
+
+  /** The file's exact content. */
+  static String json() throws IOException {
+    ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    return mapper.writeValueAsString(build()) + "\n";
+  }
+
+  static ObjectNode build() {
+    ObjectNode root = new ObjectMapper().createObjectNode();
+    root.put("_format", FORMAT);
+    root.put("version", 1);
+
+    RoundContext ctx = new RoundContext("vectors-job", 7, Arrays.copyOf(fixed("session"), 16));
+    ObjectNode context = root.putObject("context");
+    context.put("jobId", ctx.jobId());
+    context.put("round", ctx.round());
+    context.put("session", hex(ctx.session()));
+    context.put("ctx", hex(ctx.bytes()));
+
+    X25519Keys[] c = new X25519Keys[CLIENTS];
+    X25519Keys[] s = new X25519Keys[CLIENTS];
+    byte[][] b = new byte[CLIENTS][];
+    ArrayNode clients = root.putArray("clients");
+    for (int i = 0; i < CLIENTS; i++) {
+      c[i] = X25519Keys.fromPrivateKey(fixed("c_sk " + i));
+      s[i] = X25519Keys.fromPrivateKey(fixed("s_sk " + i));
+      b[i] = fixed("b " + i);
+      ObjectNode client = clients.addObject();
+      client.put("index", i);
+      client.put("encryptionPrivateKey", hex(c[i].privateKey()));
+      client.put("encryptionPublicKey", hex(c[i].publicKey()));
+      client.put("maskPrivateKey", hex(s[i].privateKey()));
+      client.put("maskPublicKey", hex(s[i].publicKey()));
+      client.put("selfMaskSeed", hex(b[i]));
+      client.put("selfMaskCommitment", hex(DerivedKeys.selfMaskCommitment(ctx, b[i])));
+      client.put("selfMaskKey", hex(DerivedKeys.selfMaskKey(ctx, b[i], i)));
+    }
+
+    ArrayNode pairs = root.putArray("pairs");
+    for (int u = 0; u < CLIENTS; u++) {
+      for (int v = u + 1; v < CLIENTS; v++) {
+        ObjectNode pair = pairs.addObject();
+        pair.put("u", u);
+        pair.put("v", v);
+        pair.put(
+            "encryptionSharedSecret", hex(X25519Keys.agree(c[u].privateKey(), c[v].publicKey())));
+        pair.put(
+            "shareEncryptionKey",
+            hex(DerivedKeys.shareEncryptionKey(ctx, c[u].privateKey(), u, c[v].publicKey(), v)));
+        pair.put("maskSharedSecret", hex(X25519Keys.agree(s[u].privateKey(), s[v].publicKey())));
+        pair.put(
+            "pairwiseMaskKey",
+            hex(DerivedKeys.pairwiseMaskKey(ctx, s[u].privateKey(), u, s[v].publicKey(), v)));
+      }
+    }
+
+    ArrayNode masks = root.putArray("masks");
+    for (byte[] key :
+        new byte[][] {
+          DerivedKeys.pairwiseMaskKey(ctx, s[0].privateKey(), 0, s[1].publicKey(), 1),
+          DerivedKeys.selfMaskKey(ctx, b[0], 0)
+        }) {
+      ObjectNode mask = masks.addObject();
+      mask.put("key", hex(key));
+      putLongs(mask.putArray("words0to7"), words(key, 0, 8));
+      putLongs(mask.putArray("words1000to1003"), words(key, 1000, 1004));
+    }
+
+    ObjectNode shamir = root.putObject("shamir");
+    byte[] secret = fixed("shamir secret");
+    BigInteger[] coefficients = {coefficient(1), coefficient(2)};
+    int[] xs = {1, 2, 3, 4, 5};
+    byte[][] shares = Shamir.share(secret, xs, coefficients);
+    shamir.put("secret", hex(secret));
+    shamir.put("threshold", coefficients.length + 1);
+    ArrayNode coefficientNodes = shamir.putArray("coefficients");
+    for (BigInteger coefficient : coefficients) {
+      coefficientNodes.add(hex(Shamir.toBytes(coefficient, Shamir.SHARE_BYTES)));
+    }
+    ArrayNode shareNodes = shamir.putArray("shares");
+    for (int i = 0; i < xs.length; i++) {
+      ObjectNode share = shareNodes.addObject();
+      share.put("x", xs[i]);
+      share.put("share", hex(shares[i]));
+    }
+
+    ObjectNode encryption = root.putObject("shareEncryption");
+    byte[] key = DerivedKeys.shareEncryptionKey(ctx, c[0].privateKey(), 0, c[1].publicKey(), 1);
+    byte[] nonce = Arrays.copyOf(fixed("nonce"), ShareCipher.NONCE_BYTES);
+    byte[] plaintext = Bytes.concat(shares[0], shares[1]);
+    encryption.put("key", hex(key));
+    encryption.put("sender", 0);
+    encryption.put("recipient", 1);
+    encryption.put("nonce", hex(nonce));
+    encryption.put("plaintext", hex(plaintext));
+    encryption.put("aad", hex(Bytes.concat(ctx.bytes(), Bytes.u32(0), Bytes.u32(1))));
+    encryption.put("ciphertext", hex(ShareCipher.encrypt(key, ctx, 0, 1, plaintext, nonce)));
+
+    root.set("round", round(ctx, s, b));
+    return root;
+  }
+
+  private static ObjectNode round(RoundContext ctx, X25519Keys[] s, byte[][] b) {
+    int d = UNITS[0].length;
+    ObjectNode round = new ObjectMapper().createObjectNode();
+    round.put("d", d);
+    round.put("degree", CLIENTS);
+    round.put("threshold", 2);
+    putInts(round.putArray("permutation"), PERMUTATION);
+    ArrayNode units = round.putArray("units");
+    ArrayNode maskedInputs = round.putArray("maskedInputs");
+    long[][] masked = new long[CLIENTS][];
+    for (int u = 0; u < CLIENTS; u++) {
+      putLongs(units.addArray(), UNITS[u]);
+      masked[u] = UNITS[u].clone();
+      new MaskStream(DerivedKeys.selfMaskKey(ctx, b[u], u)).addTo(masked[u], 0, d, 1);
+      for (int v = 0; v < CLIENTS; v++) {
+        if (v != u) {
+          byte[] key = DerivedKeys.pairwiseMaskKey(ctx, s[u].privateKey(), u, s[v].publicKey(), v);
+          new MaskStream(key).addTo(masked[u], 0, d, u < v ? 1 : -1);
+        }
+      }
+      maskedInputs.add(hex(littleEndian(masked[u])));
+    }
+    long[] sumOfMasked = new long[d];
+    for (long[] y : masked) {
+      add(sumOfMasked, y);
+    }
+    putLongs(round.putArray("sumOfMaskedInputs"), sumOfMasked);
+    long[] sum = sumOfMasked.clone();
+    for (int u = 0; u < CLIENTS; u++) {
+      new MaskStream(DerivedKeys.selfMaskKey(ctx, b[u], u)).addTo(sum, 0, d, -1);
+    }
+    putLongs(round.putArray("sum"), sum);
+
+    ObjectNode dropout = round.putObject("dropout");
+    putInts(dropout.putArray("shared"), new int[] {0, 1, 2});
+    putInts(dropout.putArray("maskedInput"), new int[] {0, 1});
+    ArrayNode terms = dropout.putArray("correctionTerms");
+    long[] dropoutSum = masked[0].clone();
+    add(dropoutSum, masked[1]);
+    for (int u = 0; u < 2; u++) {
+      addTerm(terms, dropoutSum, DerivedKeys.selfMaskKey(ctx, b[u], u), -1);
+    }
+    int w = 2;
+    for (int u = 0; u < 2; u++) {
+      // The job has s_sk of the dropped w, so it derives the pair's key from w's side.
+      byte[] key = DerivedKeys.pairwiseMaskKey(ctx, s[w].privateKey(), w, s[u].publicKey(), u);
+      addTerm(terms, dropoutSum, key, u < w ? -1 : 1);
+    }
+    putLongs(dropout.putArray("sum"), dropoutSum);
+    return round;
+  }
+
+  private static void addTerm(ArrayNode terms, long[] sum, byte[] key, int sign) {
+    ObjectNode term = terms.addObject();
+    term.put("key", hex(key));
+    term.put("sign", sign);
+    new MaskStream(key).addTo(sum, 0, sum.length, sign);
+  }
+
+  private static long[] words(byte[] key, int from, int to) {
+    long[] words = new long[to - from];
+    new MaskStream(key).addTo(words, from, to, 1);
+    return words;
+  }
+
+  private static void add(long[] sum, long[] y) {
+    for (int j = 0; j < sum.length; j++) {
+      sum[j] += y[j];
+    }
+  }
+
+  static byte[] littleEndian(long[] words) {
+    byte[] out = new byte[8 * words.length];
+    for (int j = 0; j < words.length; j++) {
+      for (int i = 0; i < 8; i++) {
+        out[8 * j + i] = (byte) (words[j] >>> (8 * i));
+      }
+    }
+    return out;
+  }
+
+  static byte[] fixed(String label) {
+    return digest("SHA-256", LABEL + label);
+  }
+
+  private static BigInteger coefficient(int k) {
+    return new BigInteger(1, digest("SHA-512", LABEL + "shamir coefficient " + k));
+  }
+
+  private static byte[] digest(String algorithm, String text) {
+    try {
+      return MessageDigest.getInstance(algorithm).digest(text.getBytes(StandardCharsets.UTF_8));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static String hex(byte[] bytes) {
+    return HEX.formatHex(bytes);
+  }
+
+  private static void putLongs(ArrayNode array, long[] values) {
+    for (long value : values) {
+      array.add(value);
+    }
+  }
+
+  private static void putInts(ArrayNode array, int[] values) {
+    for (int value : values) {
+      array.add(value);
+    }
+  }
+}
