@@ -5,6 +5,8 @@ import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.RejectedUpdate;
 import dev.privagg.avro.RoundAnnouncement;
+import dev.privagg.avro.SecureMessage;
+import dev.privagg.avro.SecureRound;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -36,6 +38,27 @@ public final class AvroCodec {
 
   public static byte[] encode(RejectedUpdate record) {
     return bytes(() -> RejectedUpdate.getEncoder().encode(record));
+  }
+
+  public static byte[] encode(SecureRound record) {
+    return bytes(() -> SecureRound.getEncoder().encode(record));
+  }
+
+  public static byte[] encode(SecureMessage record) {
+    return bytes(() -> SecureMessage.getEncoder().encode(record));
+  }
+
+  /** Reads the job's secure-aggregation message (one schema version so far). */
+  public static SecureRound decodeSecureRound(byte[] bytes) {
+    return read(() -> SecureRound.getDecoder().decode(bytes));
+  }
+
+  /**
+   * Reads a SecureMessage the job has already accepted (its decoder checked the bytes, see {@link
+   * SecureMessageReader}).
+   */
+  public static SecureMessage decodeSecureMessage(byte[] bytes) {
+    return read(() -> SecureMessage.getDecoder().decode(bytes));
   }
 
   /**

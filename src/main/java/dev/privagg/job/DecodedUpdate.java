@@ -70,6 +70,12 @@ public class DecodedUpdate {
    */
   public DecodedUpdate withoutValues() {
     DecodedUpdate copy = new DecodedUpdate();
+    copyIdentity(copy);
+    return copy;
+  }
+
+  /** Copies everything but the values into {@code copy}. */
+  protected final void copyIdentity(DecodedUpdate copy) {
     copy.jobId = jobId;
     copy.clientId = clientId;
     copy.round = round;
@@ -81,7 +87,14 @@ public class DecodedUpdate {
     copy.keepAlive = keepAlive;
     copy.norm = norm;
     copy.valueBytes = valueBytes();
-    return copy;
+  }
+
+  /**
+   * Whether this record's values go to its shard: every update's do; of secure aggregation's
+   * messages only a masked input's.
+   */
+  public boolean carriesValues() {
+    return true;
   }
 
   /** Bytes of the values this update carries or carried. */

@@ -4,6 +4,7 @@ import dev.privagg.io.KafkaConnection;
 import dev.privagg.job.combine.CombineFunction;
 import dev.privagg.job.combine.NoiseBlockFunction;
 import dev.privagg.job.combine.NoiseRequestsFunction;
+import dev.privagg.job.combine.UnmaskBlockFunction;
 import dev.privagg.job.decide.DecideFunction;
 import dev.privagg.job.decode.DecodeFunction;
 import dev.privagg.job.ledger.LedgerFloor;
@@ -86,7 +87,7 @@ public final class Pipeline {
     // parallel as the decider admits them.
     SingleOutputStreamOperator<RoundPartial> partials =
         decoded
-            .filter(u -> !u.keepAlive)
+            .filter(u -> !u.keepAlive && u.carriesValues())
             .name("update-values")
             .uid("update-values")
             .keyBy(u -> u.shardKey, Types.STRING)
@@ -115,9 +116,21 @@ public final class Pipeline {
             .setParallelism(shards.shards())
             .setMaxParallelism(ShardPlan.MAX_PARALLELISM);
 
+    // Secure aggregation (aggregation.mode: secure): each closed round asks every unmask block for
+    // its coordinates' mask correction, expanded in parallel like the shards' sums.
+    DataStream<RoundPartial> unmaskBlocks =
+        rounds
+            .getSideOutput(DecideFunction.UNMASK_REQUESTS)
+            .keyBy(r -> r.blockKey, Types.STRING)
+            .map(new UnmaskBlockFunction())
+            .name("unmask-blocks")
+            .uid("unmask-blocks")
+            .setParallelism(shards.shards())
+            .setMaxParallelism(ShardPlan.MAX_PARALLELISM);
+
     SingleOutputStreamOperator<OutboundRecord> releases =
         partials
-            .union(noiseBlocks)
+            .union(noiseBlocks, unmaskBlocks)
             .keyBy(p -> p.jobId, Types.STRING)
             .connect(
                 rounds

@@ -19,6 +19,12 @@ public class RoundPartial {
   /** The first model coordinate {@code noise} covers. */
   public int noiseOffset;
 
+  /**
+   * The first model coordinate {@code units} covers: 0 from a shard (all coordinates), the block's
+   * offset from an unmask block of a secure job.
+   */
+  public int unitsOffset;
+
   public RoundPartial() {}
 
   /** A noise block's share of round {@code round}. */
@@ -30,6 +36,18 @@ public class RoundPartial {
     p.round = round;
     p.noiseOffset = offset;
     p.noise = noise;
+    return p;
+  }
+
+  /** An unmask block's mask correction of round {@code round} over its coordinates. */
+  public static RoundPartial unmaskBlock(
+      String jobId, String blockKey, long round, int offset, long[] units) {
+    RoundPartial p = new RoundPartial();
+    p.jobId = jobId;
+    p.shardKey = blockKey;
+    p.round = round;
+    p.unitsOffset = offset;
+    p.units = units;
     return p;
   }
 

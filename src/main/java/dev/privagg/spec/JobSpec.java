@@ -27,7 +27,8 @@ public record JobSpec(
     long maxRecordBytes,
     int maxClientIdBytes,
     int maxMetadataBytes,
-    Topics topics)
+    Topics topics,
+    Aggregation aggregation)
     implements Serializable {
 
   /**
@@ -239,9 +240,18 @@ public record JobSpec(
    * publishing step copies it to the public topic it names.
    */
   public record Topics(
-      String updates, String models, String rounds, String ledger, String rejects, String releases)
+      String updates,
+      String models,
+      String rounds,
+      String ledger,
+      String rejects,
+      String releases,
+      String secure)
       implements Serializable {
-    /** All six names. */
+    /**
+     * The six topics every job uses; {@code secure} (the phase messages of secure aggregation, read
+     * by the round's clients) only where a job aggregates securely.
+     */
     public List<String> all() {
       return List.of(updates, models, rounds, ledger, rejects, releases);
     }
@@ -250,6 +260,37 @@ public record JobSpec(
     public List<String> publicTopics() {
       return List.of(models, rounds);
     }
+  }
+
+  /**
+   * How a round's updates reach the sum (docs/secure-aggregation.md). {@code plaintext}: clients
+   * send updates and the job clips them. {@code secure}: SecAgg+, the job learns only the sum of
+   * the updates clients clipped and quantized themselves; each phase ends at a fixed offset from
+   * the round's opening, the unmask phase at the round's deadline.
+   *
+   * @param maxDropoutRate fraction of the roster that may drop out before unmasking
+   * @param adversarialClientRate fraction of the roster that may collude with the server
+   */
+  public record Aggregation(
+      String mode,
+      double maxDropoutRate,
+      double adversarialClientRate,
+      long advertiseMillis,
+      long shareMillis,
+      long maskedInputMillis)
+      implements Serializable {
+    /** Plaintext aggregation: the job clips and sums updates itself. */
+    public static final Aggregation PLAINTEXT = new Aggregation("plaintext", 0, 0, 0, 0, 0);
+
+    /** True for {@code aggregation.mode: secure}. */
+    public boolean secure() {
+      return mode.equals("secure");
+    }
+  }
+
+  /** Whether the job aggregates securely (SecAgg+): it never sees one client's update. */
+  public boolean secureAggregation() {
+    return aggregation.secure();
   }
 
   /** The clipping policy this spec asks for, at its (first round's) clip norm. */

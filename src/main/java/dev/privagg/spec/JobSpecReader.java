@@ -163,6 +163,8 @@ public final class JobSpecReader {
     }
     JobSpec.Topics topics = topics(spec.optionalSection("topics"));
     JobSpec.Privacy privacy = privacy(privacySection, rounds);
+    JobSpec.Aggregation aggregation =
+        aggregation(spec.optionalSection("aggregation"), rounds, privacy);
     JobSpec.Sampling sampling = privacy.sampling();
     if (sampling.mode().equals("server-poisson")
         && rounds.maxClients() < Math.ceil(rounds.expectedClients() / sampling.rate())) {
@@ -199,7 +201,83 @@ public final class JobSpecReader {
         maxRecordBytes,
         (int) maxClientIdBytes,
         (int) maxMetadataBytes,
-        topics);
+        topics,
+        aggregation);
+  }
+
+  /**
+   * {@code aggregation}: plaintext by default; secure needs what the clients can do alone (a fixed
+   * flat clip norm) and phase windows that fit the round.
+   */
+  private static JobSpec.Aggregation aggregation(
+      YamlSection s, JobSpec.Rounds rounds, JobSpec.Privacy privacy) {
+    if (s == null) {
+      return JobSpec.Aggregation.PLAINTEXT;
+    }
+    String mode = s.choice("mode", "plaintext", List.of("plaintext", "secure"));
+    if (!mode.equals("secure")) {
+      s.finish();
+      return JobSpec.Aggregation.PLAINTEXT;
+    }
+    double dropout =
+        s.number("maxDropoutRate", 0.1, "fraction of a round's roster that may drop out");
+    double adversarial =
+        s.number("adversarialClientRate", 0.1, "fraction of a round's roster that may collude");
+    if (!(dropout >= 0 && dropout < 1)) {
+      throw s.fail("maxDropoutRate", "must be in [0, 1), was " + dropout);
+    }
+    if (!(adversarial >= 0 && adversarial < 1)) {
+      throw s.fail("adversarialClientRate", "must be in [0, 1), was " + adversarial);
+    }
+    if (!(dropout + adversarial <= 0.9)) {
+      // federated-compute's graph parameter finder refuses more (fcp/secagg/server/
+      // graph_parameter_finder.cc): too few honest survivors would remain to both unmask and hide.
+      throw s.fail(
+          "adversarialClientRate",
+          "maxDropoutRate + adversarialClientRate must be <= 0.9, was "
+              + dropout
+              + " + "
+              + adversarial);
+    }
+    long quarter = rounds.timeoutMillis() / 4;
+    YamlSection phases = s.optionalSection("phases");
+    long advertise = quarter;
+    long share = quarter;
+    long masked = quarter;
+    if (phases != null) {
+      advertise = phases.has("advertise") ? phases.durationMillis("advertise", "e.g. 5s") : quarter;
+      share = phases.has("share") ? phases.durationMillis("share", "e.g. 5s") : quarter;
+      masked =
+          phases.has("maskedInput") ? phases.durationMillis("maskedInput", "e.g. 10s") : quarter;
+      phases.finish();
+    }
+    if (!(advertise > 0 && share > 0 && masked > 0)
+        || advertise + share + masked >= rounds.timeoutMillis()) {
+      throw s.fail(
+          "phases",
+          "advertise, share and maskedInput must each be > 0 and leave time for the unmask phase"
+              + " within rounds.timeout ("
+              + rounds.timeoutMillis()
+              + " ms), were "
+              + List.of(advertise, share, masked)
+              + " ms");
+    }
+    s.finish();
+    if (rounds.closeEarly() || rounds.minimumCohort() > 0) {
+      throw s.fail(
+          "mode",
+          "secure cannot be combined with rounds.closeEarly or rounds.minimumCohort: the job"
+              + " never sees which updates arrived before unmasking; remove them or use plaintext");
+    }
+    if (privacy.adaptiveClipping() != null || !privacy.clipping().equals("flat")) {
+      throw s.fail(
+          "mode",
+          "secure needs privacy.clipping: flat with a fixed privacy.clipNorm (clients clip"
+              + " themselves, to the C the job announces), was "
+              + privacy.clipping()
+              + (privacy.adaptiveClipping() != null ? " with adaptive clipping" : ""));
+    }
+    return new JobSpec.Aggregation(mode, dropout, adversarial, advertise, share, masked);
   }
 
   /**
@@ -825,7 +903,8 @@ public final class JobSpecReader {
           "privagg.rounds",
           "privagg.ledger",
           "privagg.rejects",
-          "privagg.releases");
+          "privagg.releases",
+          "privagg.secure");
     }
     String models = s.string("models", "privagg.models", "public topic of GlobalModel records");
     JobSpec.Topics topics =
@@ -838,10 +917,16 @@ public final class JobSpecReader {
             s.string(
                 "releases",
                 models.equals("privagg.models") ? "privagg.releases" : models + ".releases",
-                "operator-internal topic of committed releases, copied to models and rounds"));
+                "operator-internal topic of committed releases, copied to models and rounds"),
+            s.string(
+                "secure",
+                "privagg.secure",
+                "the job's secure-aggregation phase messages, read by clients"));
     s.finish();
-    if (new HashSet<>(topics.all()).size() != 6) {
-      throw s.fail("", "must name six different topics, was " + topics.all());
+    List<String> names = new java.util.ArrayList<>(topics.all());
+    names.add(topics.secure());
+    if (new HashSet<>(names).size() != 7) {
+      throw s.fail("", "must name seven different topics, was " + names);
     }
     return topics;
   }

@@ -106,7 +106,7 @@ class JobSpecReaderTest {
     assertThat(spec.topics().publicTopics()).containsExactly("team.models", "privagg.rounds");
     assertThatThrownBy(
             () -> JobSpecReader.parse("t", MINIMAL + "topics: {releases: privagg.models}\n"))
-        .hasMessageContaining("six different topics");
+        .hasMessageContaining("seven different topics");
   }
 
   @Test

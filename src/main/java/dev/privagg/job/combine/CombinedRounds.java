@@ -12,6 +12,7 @@ import dev.privagg.privacy.ClippedSum;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.NoiseStream;
 import dev.privagg.privacy.NoisyAverage;
+import dev.privagg.privacy.SumBound;
 import dev.privagg.spec.JobSpec;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -104,12 +105,20 @@ public final class CombinedRounds {
     }
     CombinedRound combined = roundOf(store, partial.round);
     if (partial.units != null) {
-      if (combined.units == null) {
+      // Shards send every coordinate; a secure job's unmask blocks send their range. Additions
+      // wrap modulo 2^64, where masks cancel.
+      if (combined.units == null
+          && partial.unitsOffset == 0
+          && partial.units.length == spec.model().dimension()) {
         combined.units = partial.units;
       } else {
+        if (combined.units == null) {
+          combined.units = new long[spec.model().dimension()];
+        }
         long[] units = combined.units;
-        for (int i = 0; i < units.length; i++) {
-          units[i] += partial.units[i];
+        int offset = partial.unitsOffset;
+        for (int i = 0; i < partial.units.length; i++) {
+          units[offset + i] += partial.units[i];
         }
       }
     }
@@ -247,6 +256,14 @@ public final class CombinedRounds {
                 units,
                 combined.contributions)
             .toDoubles();
+    if (spec.secureAggregation() && SumBound.scaleToNorm(sum, combined.contributions, clipNorm)) {
+      LOG.warn(
+          "job {}: round {}'s unmasked sum was longer than its {} clients clipped to C allow; it was"
+              + " scaled back (a client sent values beyond its clip norm)",
+          spec.jobId(),
+          round,
+          combined.contributions);
+    }
     Drawn noise = drawn.remove(round);
     if (correlated != null) {
       noise = new Drawn(clipNorm, correlated.values);

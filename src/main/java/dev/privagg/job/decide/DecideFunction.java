@@ -6,7 +6,9 @@ import dev.privagg.job.OpenRound;
 import dev.privagg.job.OutboundRecord;
 import dev.privagg.job.Participation;
 import dev.privagg.job.RoundSignal;
+import dev.privagg.job.SecureRoundState;
 import dev.privagg.job.ShardCommand;
+import dev.privagg.job.UnmaskRequest;
 import dev.privagg.job.combine.NoiseSources;
 import dev.privagg.job.ledger.LedgerFloor;
 import dev.privagg.job.shard.ShardPlan;
@@ -52,14 +54,18 @@ public final class DecideFunction
   static final String HELD_UPDATES_STATE = "held-update-entries";
   static final String PARTICIPATIONS_STATE = "participations";
   static final String MECHANISM_STATE = "mechanism";
+  static final String SECURE_ROUND_STATE = "secure-round";
   public static final OutputTag<ShardCommand> SHARD_COMMANDS = new OutputTag<>("shard-commands") {};
   public static final OutputTag<RoundSignal> ROUND_SIGNALS = new OutputTag<>("round-signals") {};
+  public static final OutputTag<UnmaskRequest> UNMASK_REQUESTS =
+      new OutputTag<>("unmask-requests") {};
 
   private final Map<String, JobSpec> specs = new HashMap<>();
   private final Map<String, LedgerFloor> floors;
   private transient Map<String, Job> jobs;
   private transient ValueState<JobProgress> progressState;
   private transient ValueState<OpenRound> openRoundState;
+  private transient ValueState<SecureRoundState> secureRoundState;
   // Keyed by a fixed-size digest of the client id, so a round's state does not grow with id length.
   private transient MapState<String, Boolean> seenClients;
   private transient MapState<String, Participation> participations;
@@ -110,6 +116,10 @@ public final class DecideFunction
     openRoundState =
         getRuntimeContext()
             .getState(new ValueStateDescriptor<>(OPEN_ROUND_STATE, StateSerializers.OPEN_ROUND));
+    secureRoundState =
+        getRuntimeContext()
+            .getState(
+                new ValueStateDescriptor<>(SECURE_ROUND_STATE, StateSerializers.SECURE_ROUND));
     seenClients =
         getRuntimeContext()
             .getMapState(new MapStateDescriptor<>(SEEN_CLIENTS_STATE, Types.STRING, Types.BOOLEAN));
@@ -236,9 +246,20 @@ public final class DecideFunction
     }
 
     @Override
+    public SecureRoundState secureRound() {
+      return access(() -> secureRoundState.value());
+    }
+
+    @Override
+    public void saveSecureRound(SecureRoundState round) {
+      access(() -> secureRoundState.update(round));
+    }
+
+    @Override
     public void clearRound() {
       openRoundState.clear();
       seenClients.clear();
+      secureRoundState.clear();
     }
 
     @Override

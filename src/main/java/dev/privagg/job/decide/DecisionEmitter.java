@@ -2,6 +2,8 @@ package dev.privagg.job.decide;
 
 import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.avro.RejectReason;
+import dev.privagg.avro.SecureRound;
+import dev.privagg.io.AvroCodec;
 import dev.privagg.job.ClosedRound;
 import dev.privagg.job.DecodedUpdate;
 import dev.privagg.job.OpenRound;
@@ -9,10 +11,12 @@ import dev.privagg.job.OutboundRecord;
 import dev.privagg.job.Records;
 import dev.privagg.job.RoundSignal;
 import dev.privagg.job.ShardCommand;
+import dev.privagg.job.UnmaskRequest;
 import dev.privagg.job.ledger.LedgerFloor;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
+import java.nio.charset.StandardCharsets;
 import org.apache.flink.streaming.api.TimerService;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
@@ -113,9 +117,35 @@ final class DecisionEmitter implements RoundDecisions {
     drop(update);
   }
 
+  @Override
+  public void secureRound(SecureRound message) {
+    out.collect(
+        new OutboundRecord(
+            spec.topics().secure(),
+            spec.jobId().getBytes(StandardCharsets.UTF_8),
+            AvroCodec.encode(message)));
+  }
+
+  @Override
+  public void unmaskFailed(long round, long maskedInputs, String problem) {
+    metrics.roundsNotUnmasked.inc();
+    LOG.warn(
+        "job {}: round {}'s {} masked inputs could not be unmasked ({}); the round is released"
+            + " with noise alone",
+        spec.jobId(),
+        round,
+        maskedInputs,
+        problem);
+  }
+
+  @Override
+  public void unmask(UnmaskRequest request) {
+    ctx.output(DecideFunction.UNMASK_REQUESTS, request);
+  }
+
   /** The update's shard holds its values until told: let them go. */
   private void drop(DecodedUpdate update) {
-    if (update.shardKey != null && update.tensorData == null) {
+    if (update.shardKey != null && update.tensorData == null && update.carriesValues()) {
       ctx.output(DecideFunction.SHARD_COMMANDS, ShardCommand.drop(update));
     }
   }

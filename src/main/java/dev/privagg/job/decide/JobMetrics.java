@@ -20,6 +20,7 @@ public final class JobMetrics {
   final Counter updatesAccepted;
   final Counter updatesNotSampled;
   final Counter roundsFull;
+  final Counter roundsNotUnmasked;
   private final RejectMetrics rejected;
   private volatile double epsilonSpent;
   private volatile double clipNorm;
@@ -33,6 +34,7 @@ public final class JobMetrics {
     updatesAccepted = group.counter("updatesAccepted");
     updatesNotSampled = group.counter("updatesNotSampled");
     roundsFull = group.counter("roundsFull");
+    roundsNotUnmasked = group.counter("roundsNotUnmasked");
     rejected = new RejectMetrics(group);
     group.gauge("epsilonSpent", () -> epsilonSpent);
     // Constant, beside epsilonSpent so a dashboard can show both without reading the spec.

@@ -1,9 +1,11 @@
 package dev.privagg.job.decide;
 
 import dev.privagg.avro.RejectReason;
+import dev.privagg.avro.SecureRound;
 import dev.privagg.job.ClosedRound;
 import dev.privagg.job.DecodedUpdate;
 import dev.privagg.job.OpenRound;
+import dev.privagg.job.UnmaskRequest;
 import dev.privagg.job.ledger.LedgerFloor;
 import dev.privagg.privacy.PrivacyEvent;
 
@@ -67,6 +69,18 @@ interface RoundDecisions {
   void drain(long round);
 
   void registerTimer(long timestamp);
+
+  /** A secure-aggregation message to the round's clients, on the secure topic. */
+  void secureRound(SecureRound message);
+
+  /**
+   * A secure round's masked inputs could not be unmasked ({@code problem} says why): it is released
+   * without their sum.
+   */
+  void unmaskFailed(long round, long maskedInputs, String problem);
+
+  /** A closed secure round's mask correction for one block of coordinates. */
+  void unmask(UnmaskRequest request);
 
   void deleteTimer(long timestamp);
 }

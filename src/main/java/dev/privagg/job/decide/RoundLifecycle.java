@@ -8,6 +8,7 @@ import dev.privagg.job.JobProgress;
 import dev.privagg.job.OpenRound;
 import dev.privagg.job.Participation;
 import dev.privagg.job.Pipeline;
+import dev.privagg.job.SecureUpdate;
 import dev.privagg.job.combine.CombinedRounds;
 import dev.privagg.job.combine.CorrelatedNoise;
 import dev.privagg.job.combine.NoiseStreams;
@@ -83,6 +84,8 @@ final class RoundLifecycle {
   // is since the operator (re)started.
   private boolean reconciled;
   private final long runStartMillis;
+  // Secure aggregation's phases (docs/secure-aggregation.md); null for a plaintext job.
+  private final SecurePhases secure;
 
   /**
    * @param floor what the ledger and model topics already show for the job
@@ -103,6 +106,8 @@ final class RoundLifecycle {
       long runStartMillis,
       ShardPlan shards) {
     this.runStartMillis = runStartMillis;
+    this.secure =
+        spec.secureAggregation() ? new SecurePhases(spec, new java.security.SecureRandom()) : null;
     this.spec = spec;
     this.noiseSource = noiseSource;
     this.floor = floor;
@@ -196,12 +201,14 @@ final class RoundLifecycle {
       }
       return;
     }
+    securePhasesDue(store, time - 1, out);
     closeDueRounds(store, progress, time - 1, out);
     List<DecodedUpdate> held = new ArrayList<>(store.held().take(time));
     held.sort(LOG_ORDER);
     for (DecodedUpdate update : held) {
       decide(store, progress, update, time, out);
     }
+    securePhasesDue(store, time, out);
     closeDueRounds(store, progress, time, out);
   }
 
@@ -214,6 +221,9 @@ final class RoundLifecycle {
     JobProgress progress = store.progress();
     if (progress != null && !progress.exhausted) {
       armCloseTimer(progress, out);
+      if (secure != null) {
+        secure.rearm(store, out);
+      }
     }
     for (long timestamp : store.held().timestamps()) {
       out.registerTimer(timestamp);
@@ -286,6 +296,23 @@ final class RoundLifecycle {
     OpenRound round = store.openRound().atCurrentScale();
     // Decoded updates carry their key (hashed in parallel); ones held by an earlier version do not.
     String clientKey = update.clientKey != null ? update.clientKey : clientKeys.of(update.clientId);
+    SecureUpdate message = update instanceof SecureUpdate m ? m : null;
+    if (message != null) {
+      if (!secure.inWindow(store, message, time, out)) {
+        return;
+      }
+      if (message.phase != SecureUpdate.ADVERTISE) {
+        // Phases 2 to 4: the roster was fixed by the admission of phase 1's keys.
+        if (secure.take(store, message, clientKey, out)) {
+          String shard =
+              update.shardKey != null ? update.shardKey : shards.keyFor(spec.jobId(), clientKey);
+          round.admit(shard);
+          store.saveOpenRound(round);
+          out.admit(update, shard, clipNorm(progress, round));
+        }
+        return;
+      }
+    }
     SeenClients seen = store.seenClients();
     if (seen.contains(clientKey) || (round.legacyClientIds && seen.contains(update.clientId))) {
       out.reject(
@@ -326,22 +353,40 @@ final class RoundLifecycle {
     }
     String shard =
         update.shardKey != null ? update.shardKey : shards.keyFor(spec.jobId(), clientKey);
+    if (message != null) {
+      // Admitted to the roster: its masked input, if it comes, is what its shard sums.
+      store.saveOpenRound(round);
+      recordParticipation(store, participation, clientKey, update.round);
+      secure.join(store, message, clientKey, shard);
+      return;
+    }
     round.admit(shard);
     double clipNorm = clipNorm(progress, round);
     if (update.norm != null && update.norm <= clipNorm) {
       round.unclipped++;
     }
     store.saveOpenRound(round);
+    recordParticipation(store, participation, clientKey, update.round);
+    out.admit(update, shard, clipNorm);
+    if (spec.rounds().closeEarly() && round.contributions >= spec.rounds().expectedClients()) {
+      closeEarly(store, progress, round, time, out);
+    }
+  }
+
+  private void recordParticipation(
+      RoundStore store, Participation participation, String clientKey, long round) {
     if (spec.correlated()) {
       store
           .participations()
           .put(
               clientKey,
-              new Participation(participation == null ? 1 : participation.count + 1, update.round));
+              new Participation(participation == null ? 1 : participation.count + 1, round));
     }
-    out.admit(update, shard, clipNorm);
-    if (spec.rounds().closeEarly() && round.contributions >= spec.rounds().expectedClients()) {
-      closeEarly(store, progress, round, time, out);
+  }
+
+  private void securePhasesDue(RoundStore store, long eventTime, RoundDecisions out) {
+    if (secure != null) {
+      secure.phasesDue(store, eventTime, out);
     }
   }
 
@@ -780,6 +825,9 @@ final class RoundLifecycle {
     progress.openedMillis = opensAt;
     progress.deadlineMillis = deadline;
     out.announce(progress.currentRound, progress.modelRound, opensAt, deadline, round.clipNorm);
+    if (secure != null) {
+      secure.open(store, progress.currentRound, opensAt, deadline, round.clipNorm, out);
+    }
   }
 
   /**
@@ -872,6 +920,9 @@ final class RoundLifecycle {
     progress.ledger = LedgerCodec.write(ledger);
     double epsilon = accountant().epsilon(ledger, spec.privacy().delta()).epsilon();
     round.atCurrentScale();
+    if (secure != null) {
+      secure.unmask(store, round, closedAt, shards, out);
+    }
     if (round.turnedAway) {
       out.reportFull(r, round.seen);
     }

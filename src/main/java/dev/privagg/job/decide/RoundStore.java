@@ -2,6 +2,7 @@ package dev.privagg.job.decide;
 
 import dev.privagg.job.JobProgress;
 import dev.privagg.job.OpenRound;
+import dev.privagg.job.SecureRoundState;
 
 /**
  * The keyed state of one training job as {@link RoundLifecycle} reads and writes it: the {@link
@@ -19,7 +20,15 @@ interface RoundStore {
 
   void saveOpenRound(OpenRound round);
 
-  /** Drops the open round and its seen clients: round state never outlives its round. */
+  /** The open round's secure-aggregation state, or null (plaintext jobs, or no round open). */
+  SecureRoundState secureRound();
+
+  void saveSecureRound(SecureRoundState round);
+
+  /**
+   * Drops the open round, its seen clients and its secure state: round state never outlives its
+   * round.
+   */
   void clearRound();
 
   SeenClients seenClients();

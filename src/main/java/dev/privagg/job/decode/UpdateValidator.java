@@ -4,6 +4,7 @@ import dev.privagg.avro.ClientUpdate;
 import dev.privagg.avro.RejectReason;
 import dev.privagg.avro.Tensor;
 import dev.privagg.io.Float32;
+import dev.privagg.io.SecureMessageReader;
 import dev.privagg.io.UpdateReader;
 import dev.privagg.job.DecodedUpdate;
 import dev.privagg.job.RawUpdate;
@@ -28,7 +29,10 @@ public final class UpdateValidator implements Serializable {
   // The roomiest job's collection items: what an earlier-schema record may declare in all.
   private final long maxCollectionItems;
 
+  private final SecureMessageValidator secureMessages;
+
   UpdateValidator(List<JobSpec> specs) {
+    this.secureMessages = new SecureMessageValidator(specs);
     long max = 0;
     long items = 0;
     for (JobSpec spec : specs) {
@@ -74,6 +78,9 @@ public final class UpdateValidator implements Serializable {
           size + " bytes exceeds the limit of " + maxRecordBytes,
           null);
     }
+    if (SecureMessageReader.isSecureMessage(raw.value)) {
+      return secureMessages.validate(raw);
+    }
     ClientUpdate update;
     try {
       update = UpdateReader.read(raw.value, limits::get, maxCollectionItems);
@@ -86,6 +93,16 @@ public final class UpdateValidator implements Serializable {
           null, new Rejection(e.reason(), detail, e.jobId(), e.clientId(), e.round()));
     }
     JobSpec spec = specs.get(update.getJobId());
+    if (spec.secureAggregation()) {
+      return reject(
+          RejectReason.WRONG_AGGREGATION,
+          "job '"
+              + spec.jobId()
+              + "' aggregates securely: clients send SecureMessage records through the four"
+              + " phases of docs/secure-aggregation.md (the privagg client libraries do), never a"
+              + " plain ClientUpdate",
+          update);
+    }
     if (size > spec.maxRecordBytes()) {
       return reject(
           RejectReason.RECORD_TOO_LARGE,

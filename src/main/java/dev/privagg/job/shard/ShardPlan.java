@@ -33,6 +33,14 @@ public final class ShardPlan implements Serializable {
     return shards;
   }
 
+  /**
+   * Routing keys of {@code name}'s blocks, one per shard, key b landing on subtask b (a secure
+   * job's unmask blocks use {@code jobId + "#unmask"}).
+   */
+  public String[] blockKeys(String name) {
+    return keysOf(name).clone();
+  }
+
   /** The routing key of the shard that sums {@code clientKey}'s updates in job {@code jobId}. */
   public String keyFor(String jobId, String clientKey) {
     return keysOf(jobId)[Math.floorMod(clientKey.hashCode(), shards)];

@@ -104,6 +104,14 @@ public final class ShardSums {
     if (sums.units == null) {
       sums.units = new long[spec.model().dimension()];
     }
+    if (spec.secureAggregation()) {
+      // A masked input (docs/secure-aggregation.md): its client clipped and quantized it; the sum
+      // wraps modulo 2^64, where the masks cancel once the combiner adds the unmask blocks.
+      MaskedSum.add(sums.units, tensorData[0]);
+      sums.contributions++;
+      finishOrSave(store, command, sums, out);
+      return;
+    }
     // Every update of a round comes with the round's C; the fixed-point units are relative to it.
     // A command without one (from an earlier version) means the spec's C.
     double clipNorm = command.clipNorm > 0 ? command.clipNorm : spec.privacy().clipNorm();

@@ -1,17 +1,21 @@
 package dev.privagg.job.state;
 
 import dev.privagg.job.DecodedUpdate;
+import dev.privagg.job.SecureUpdate;
 import java.io.IOException;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
-/** Layout of {@link DecodedUpdate} in state. */
+/**
+ * Layout of {@link DecodedUpdate} in state. Version 2 adds a secure-aggregation part ({@link
+ * SecureUpdate}): a flag, then the phase, the session and the message.
+ */
 final class DecodedUpdateLayout extends StateLayout<DecodedUpdate> {
   private static final long serialVersionUID = 1L;
   static final DecodedUpdateLayout INSTANCE = new DecodedUpdateLayout();
 
   private DecodedUpdateLayout() {
-    super("decoded-update", 1, DecodedUpdate.class);
+    super("decoded-update", 2, DecodedUpdate.class);
   }
 
   @Override
@@ -28,12 +32,32 @@ final class DecodedUpdateLayout extends StateLayout<DecodedUpdate> {
     Fields.writeNullableDouble(v.norm, out);
     out.writeLong(v.valueBytes);
     out.writeBoolean(v.keepAlive);
+    boolean secure = v instanceof SecureUpdate;
+    out.writeBoolean(secure);
+    if (secure) {
+      SecureUpdate s = (SecureUpdate) v;
+      out.writeInt(s.phase);
+      Fields.writeBytes(s.session, out);
+      Fields.writeBytes(s.message, out);
+    }
   }
 
   @Override
   DecodedUpdate read(int version, DataInputView in) throws IOException {
     requireKnown(version);
     DecodedUpdate v = new DecodedUpdate();
+    readCommon(v, in);
+    if (version >= 2 && in.readBoolean()) {
+      SecureUpdate s = new SecureUpdate();
+      s.phase = in.readInt();
+      s.session = Fields.readBytes(in);
+      s.message = Fields.readBytes(in);
+      return copyInto(v, s);
+    }
+    return v;
+  }
+
+  private static void readCommon(DecodedUpdate v, DataInputView in) throws IOException {
     v.jobId = Fields.readString(in);
     v.clientId = Fields.readString(in);
     v.round = in.readLong();
@@ -46,6 +70,21 @@ final class DecodedUpdateLayout extends StateLayout<DecodedUpdate> {
     v.norm = Fields.readNullableDouble(in);
     v.valueBytes = in.readLong();
     v.keepAlive = in.readBoolean();
-    return v;
+  }
+
+  private static SecureUpdate copyInto(DecodedUpdate from, SecureUpdate to) {
+    to.jobId = from.jobId;
+    to.clientId = from.clientId;
+    to.round = from.round;
+    to.tensorData = from.tensorData;
+    to.sourceTopic = from.sourceTopic;
+    to.sourcePartition = from.sourcePartition;
+    to.sourceOffset = from.sourceOffset;
+    to.shardKey = from.shardKey;
+    to.clientKey = from.clientKey;
+    to.norm = from.norm;
+    to.valueBytes = from.valueBytes;
+    to.keepAlive = from.keepAlive;
+    return to;
   }
 }

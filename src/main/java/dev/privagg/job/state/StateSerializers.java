@@ -9,6 +9,7 @@ import dev.privagg.job.OpenRound;
 import dev.privagg.job.Participation;
 import dev.privagg.job.PublicRounds;
 import dev.privagg.job.RoundNoise;
+import dev.privagg.job.SecureRoundState;
 import dev.privagg.job.ShardCommand;
 import dev.privagg.job.ShardRound;
 import java.io.IOException;
@@ -38,6 +39,8 @@ public final class StateSerializers {
   public static final StateSerializer<NoiseBuffers> NOISE_BUFFERS =
       current(NoiseBuffersLayout.INSTANCE);
   public static final StateSerializer<RoundNoise> ROUND_NOISE = current(RoundNoiseLayout.INSTANCE);
+  public static final StateSerializer<SecureRoundState> SECURE_ROUND =
+      current(SecureRoundLayout.INSTANCE);
 
   /** Every layout a savepoint may name, the nested round signal included. */
   static final List<StateLayout<?>> LAYOUTS =
@@ -53,7 +56,8 @@ public final class StateSerializers {
           PublishedPositionLayout.INSTANCE,
           ParticipationLayout.INSTANCE,
           NoiseBuffersLayout.INSTANCE,
-          RoundNoiseLayout.INSTANCE);
+          RoundNoiseLayout.INSTANCE,
+          SecureRoundLayout.INSTANCE);
 
   private StateSerializers() {}
 

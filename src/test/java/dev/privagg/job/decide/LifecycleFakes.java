@@ -13,6 +13,7 @@ import dev.privagg.job.Participation;
 import dev.privagg.job.RoundNoise;
 import dev.privagg.job.RoundPartial;
 import dev.privagg.job.RoundSignal;
+import dev.privagg.job.SecureRoundState;
 import dev.privagg.job.ShardCommand;
 import dev.privagg.job.ShardRound;
 import dev.privagg.job.combine.CombinedRounds;
@@ -62,9 +63,22 @@ final class LifecycleFakes {
       this.round = round;
     }
 
+    SecureRoundState secure;
+
+    @Override
+    public SecureRoundState secureRound() {
+      return secure;
+    }
+
+    @Override
+    public void saveSecureRound(SecureRoundState round) {
+      this.secure = round;
+    }
+
     @Override
     public void clearRound() {
       round = null;
+      secure = null;
       seen.clear();
     }
 
@@ -415,6 +429,25 @@ final class LifecycleFakes {
     @Override
     public void registerTimer(long timestamp) {
       timers.add(timestamp);
+    }
+
+    final List<dev.privagg.avro.SecureRound> secureMessages = new ArrayList<>();
+    final List<dev.privagg.job.UnmaskRequest> unmaskRequests = new ArrayList<>();
+    final List<String> unmaskFailures = new ArrayList<>();
+
+    @Override
+    public void secureRound(dev.privagg.avro.SecureRound message) {
+      secureMessages.add(message);
+    }
+
+    @Override
+    public void unmaskFailed(long round, long maskedInputs, String problem) {
+      unmaskFailures.add(round + ": " + problem);
+    }
+
+    @Override
+    public void unmask(dev.privagg.job.UnmaskRequest request) {
+      unmaskRequests.add(request);
     }
 
     @Override

@@ -166,6 +166,10 @@ class StateLayoutTest {
       return new byte[][] {{(byte) i}, {}, {4, 5}};
     } else if (t == long[].class) {
       return new long[] {i, -i, Long.MAX_VALUE};
+    } else if (t == int[].class) {
+      return new int[] {i, 0, Integer.MAX_VALUE};
+    } else if (t == boolean[].class) {
+      return new boolean[] {true, false, i % 2 == 0};
     } else if (t == float[].class) {
       return new float[] {i, -1.5f, Float.MIN_VALUE};
     } else if (t == double[].class) {

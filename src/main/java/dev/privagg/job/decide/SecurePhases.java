@@ -1,0 +1,396 @@
+package dev.privagg.job.decide;
+
+import dev.privagg.avro.EncryptedShare;
+import dev.privagg.avro.Opened;
+import dev.privagg.avro.RejectReason;
+import dev.privagg.avro.RevealedShare;
+import dev.privagg.avro.Roster;
+import dev.privagg.avro.RosterEntry;
+import dev.privagg.avro.RoutedShare;
+import dev.privagg.avro.SecureMessage;
+import dev.privagg.avro.SecureRound;
+import dev.privagg.avro.ShareKeys;
+import dev.privagg.avro.Shares;
+import dev.privagg.avro.Survivors;
+import dev.privagg.avro.UnmaskShares;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.job.OpenRound;
+import dev.privagg.job.SecureRoundState;
+import dev.privagg.job.SecureUpdate;
+import dev.privagg.job.UnmaskRequest;
+import dev.privagg.job.shard.ShardPlan;
+import dev.privagg.spec.JobSpec;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.List;
+
+/**
+ * The phases of a secure-aggregation round at the decider (docs/secure-aggregation.md): draws the
+ * session when the round opens, takes each phase's messages in its window, and at each phase
+ * deadline writes what the clients need next (roster, their encrypted shares, the survivors). Which
+ * client joins the roster is the lifecycle's admission (round, duplicates, participation, sampling,
+ * the cap), applied to its advertised keys; the unmasking at the round's deadline is {@link
+ * SecureUnmasking}'s.
+ *
+ * <p>Phases end on event-time timers one millisecond before each deadline, as rounds do: a message
+ * belongs to a phase iff its broker time is before the phase's deadline.
+ */
+final class SecurePhases {
+  private final JobSpec spec;
+  private final SecureRandom random;
+
+  SecurePhases(JobSpec spec, SecureRandom random) {
+    this.spec = spec;
+    this.random = random;
+  }
+
+  /** The round opened: a fresh session, the phase deadlines, and the Opened message. */
+  void open(
+      RoundStore store,
+      long round,
+      long opensAt,
+      long deadline,
+      double clipNorm,
+      RoundDecisions out) {
+    JobSpec.Aggregation a = spec.aggregation();
+    SecureRoundState s = new SecureRoundState();
+    s.round = round;
+    s.session = new byte[16];
+    random.nextBytes(s.session);
+    s.advertiseDeadlineMillis = opensAt + a.advertiseMillis();
+    s.shareDeadlineMillis = s.advertiseDeadlineMillis + a.shareMillis();
+    s.maskedInputDeadlineMillis = s.shareDeadlineMillis + a.maskedInputMillis();
+    s.unmaskDeadlineMillis = deadline;
+    s.clipNorm = clipNorm;
+    s.phase = SecureUpdate.ADVERTISE;
+    store.saveSecureRound(s);
+    out.secureRound(
+        message(
+            s,
+            new Opened(
+                s.advertiseDeadlineMillis,
+                s.shareDeadlineMillis,
+                s.maskedInputDeadlineMillis,
+                s.unmaskDeadlineMillis,
+                clipNorm)));
+    rearm(store, out);
+  }
+
+  /** Registers the timers of the phases still to end (a drain's savepoint holds none). */
+  void rearm(RoundStore store, RoundDecisions out) {
+    SecureRoundState s = store.secureRound();
+    if (s == null) {
+      return;
+    }
+    long[] deadlines = {
+      s.advertiseDeadlineMillis, s.shareDeadlineMillis, s.maskedInputDeadlineMillis
+    };
+    for (int phase = s.phase; phase <= SecureUpdate.MASKED_INPUT; phase++) {
+      out.registerTimer(deadlines[phase - 1] - 1);
+    }
+  }
+
+  /** Ends every phase whose deadline is at most {@code eventTime + 1}. */
+  void phasesDue(RoundStore store, long eventTime, RoundDecisions out) {
+    SecureRoundState s = store.secureRound();
+    if (s == null) {
+      return;
+    }
+    boolean changed = false;
+    while (s.phase <= SecureUpdate.MASKED_INPUT && deadline(s, s.phase) <= eventTime + 1) {
+      switch (s.phase) {
+        case SecureUpdate.ADVERTISE -> closeRoster(s, out);
+        case SecureUpdate.SHARE -> routeShares(s, out);
+        default -> announceSurvivors(s, out);
+      }
+      // A roster too small for any graph skips to the end: the round carries no sum.
+      s.phase = s.degree == 0 ? SecureUpdate.UNMASK + 1 : s.phase + 1;
+      changed = true;
+    }
+    if (changed) {
+      store.saveSecureRound(s);
+    }
+  }
+
+  private static long deadline(SecureRoundState s, int phase) {
+    return switch (phase) {
+      case SecureUpdate.ADVERTISE -> s.advertiseDeadlineMillis;
+      case SecureUpdate.SHARE -> s.shareDeadlineMillis;
+      case SecureUpdate.MASKED_INPUT -> s.maskedInputDeadlineMillis;
+      default -> s.unmaskDeadlineMillis;
+    };
+  }
+
+  /**
+   * Whether {@code update} may be taken now: the round's session and the phase it is for, before
+   * that phase's deadline. Otherwise it is rejected with the reason.
+   */
+  boolean inWindow(RoundStore store, SecureUpdate update, long time, RoundDecisions out) {
+    SecureRoundState s = store.secureRound();
+    if (s == null || !Arrays.equals(s.session, update.session)) {
+      out.reject(
+          update,
+          RejectReason.SECURE_PROTOCOL,
+          "session is not round " + update.round + "'s (read it from the round's Opened message)");
+      return false;
+    }
+    if (update.phase != s.phase || time >= deadline(s, update.phase)) {
+      out.reject(
+          update,
+          RejectReason.SECURE_PROTOCOL,
+          "a phase "
+              + update.phase
+              + " message at broker time "
+              + time
+              + ", while round "
+              + s.round
+              + " takes phase "
+              + s.phase
+              + (s.phase <= SecureUpdate.UNMASK ? " until " + deadline(s, s.phase) : " no more")
+              + " messages");
+      return false;
+    }
+    return true;
+  }
+
+  /** An admitted client's advertised keys join the roster. */
+  void join(RoundStore store, SecureUpdate update, String clientKey, String shardKey) {
+    SecureRoundState s = store.secureRound();
+    var keys = (dev.privagg.avro.AdvertiseKeys) decode(update).getBody();
+    byte[] entry = new byte[96];
+    keys.getEncryptionPublicKey().duplicate().get(entry, 0, 32);
+    keys.getMaskPublicKey().duplicate().get(entry, 32, 32);
+    keys.getSelfMaskCommitment().duplicate().get(entry, 64, 32);
+    int n = s.size();
+    s.clientKeys = Arrays.copyOf(s.clientKeys, n + 1);
+    s.clientKeys[n] = clientKey;
+    s.shardKeys = Arrays.copyOf(s.shardKeys, n + 1);
+    s.shardKeys[n] = shardKey;
+    s.advertised = Arrays.copyOf(s.advertised, n + 1);
+    s.advertised[n] = entry;
+    store.saveSecureRound(s);
+  }
+
+  /**
+   * A message of phase 2, 3 or 4 from {@code clientKey}, in its window: kept if it is the client's
+   * first in the phase, from a client the phase is for, with shares addressed as the graph allows.
+   *
+   * @return true for a masked input the caller admits to the client's shard
+   */
+  boolean take(RoundStore store, SecureUpdate update, String clientKey, RoundDecisions out) {
+    SecureRoundState s = store.secureRound();
+    int index = s.indexOf(clientKey);
+    String problem = null;
+    if (index < 0) {
+      problem = "client " + update.clientId + " is not on round " + s.round + "'s roster";
+    } else if (update.phase == SecureUpdate.SHARE) {
+      problem =
+          s.shareMessages[index] != null
+              ? "already sent its shares"
+              : shareProblem(s, index, update);
+      if (problem == null) {
+        s.shareMessages[index] = update.message;
+      }
+    } else if (update.phase == SecureUpdate.MASKED_INPUT) {
+      problem =
+          s.shareMessages[index] == null
+              ? "sent no shares in phase 2, so its masked input cannot be unmasked"
+              : s.maskedInput[index] ? "already sent its masked input" : null;
+      if (problem == null) {
+        s.maskedInput[index] = true;
+      }
+    } else {
+      problem =
+          !s.maskedInput[index]
+              ? "sent no masked input, so it takes no part in unmasking"
+              : s.unmaskMessages[index] != null
+                  ? "already sent its unmask shares"
+                  : unmaskProblem(s, index, update);
+      if (problem == null) {
+        s.unmaskMessages[index] = update.message;
+      }
+    }
+    if (problem != null) {
+      out.reject(update, RejectReason.SECURE_PROTOCOL, problem);
+      return false;
+    }
+    store.saveSecureRound(s);
+    return update.phase == SecureUpdate.MASKED_INPUT;
+  }
+
+  /** Phase 2's shares must go to each of the sender's neighbours but itself, once each. */
+  private String shareProblem(SecureRoundState s, int sender, SecureUpdate update) {
+    ShareKeys keys = (ShareKeys) decode(update).getBody();
+    int[] neighbours = SecureUnmasking.neighbours(s, sender);
+    BitSet expected = new BitSet();
+    for (int v : neighbours) {
+      if (v != sender) {
+        expected.set(v);
+      }
+    }
+    BitSet seen = new BitSet();
+    for (EncryptedShare share : keys.getShares()) {
+      int v = share.getIndex();
+      if (!expected.get(v) || seen.get(v)) {
+        return "shares must go once to each of the sender's "
+            + expected.cardinality()
+            + " neighbours, but index "
+            + v
+            + " is "
+            + (seen.get(v) ? "repeated" : "not one of them");
+      }
+      seen.set(v);
+    }
+    return seen.equals(expected)
+        ? null
+        : "shares go to " + seen.cardinality() + " of " + expected.cardinality() + " neighbours";
+  }
+
+  /**
+   * Phase 4: self-mask shares only for neighbours in U3, mask-key shares only for neighbours in U2
+   * but not U3, each neighbour at most once.
+   */
+  private String unmaskProblem(SecureRoundState s, int holder, SecureUpdate update) {
+    UnmaskShares shares = (UnmaskShares) decode(update).getBody();
+    BitSet neighbours = new BitSet();
+    for (int v : SecureUnmasking.neighbours(s, holder)) {
+      neighbours.set(v);
+    }
+    BitSet seen = new BitSet();
+    for (RevealedShare r : shares.getSelfMaskShares()) {
+      int w = r.getIndex();
+      if (!neighbours.get(w) || seen.get(w) || !s.maskedInput[w]) {
+        return "a self-mask share for index " + w + ", which is not a surviving neighbour";
+      }
+      seen.set(w);
+    }
+    for (RevealedShare r : shares.getMaskKeyShares()) {
+      int w = r.getIndex();
+      if (!neighbours.get(w) || seen.get(w) || s.maskedInput[w] || s.shareMessages[w] == null) {
+        return "a mask-key share for index " + w + ", which is not a dropped neighbour";
+      }
+      seen.set(w);
+    }
+    return null;
+  }
+
+  /** Phase 1 ends: fix the roster, choose the graph, and publish both. */
+  private void closeRoster(SecureRoundState s, RoundDecisions out) {
+    int n = s.size();
+    s.shareMessages = new byte[n][];
+    s.maskedInput = new boolean[n];
+    s.unmaskMessages = new byte[n][];
+    SecureUnmasking.Graph graph = SecureUnmasking.graph(spec, n, random);
+    if (graph == null) {
+      s.degree = 0;
+      return;
+    }
+    s.degree = graph.degree();
+    s.threshold = graph.threshold();
+    s.permutation = graph.permutation();
+    List<RosterEntry> entries = new ArrayList<>(n);
+    for (byte[] e : s.advertised) {
+      entries.add(
+          new RosterEntry(
+              ByteBuffer.wrap(e, 0, 32).slice(),
+              ByteBuffer.wrap(e, 32, 32).slice(),
+              ByteBuffer.wrap(e, 64, 32).slice()));
+    }
+    List<Integer> permutation = new ArrayList<>(n);
+    for (int p : s.permutation) {
+      permutation.add(p);
+    }
+    out.secureRound(message(s, new Roster(entries, s.degree, s.threshold, permutation)));
+  }
+
+  /**
+   * Phase 2 ends: each client who shared gets the shares addressed to it from the others who did.
+   */
+  private void routeShares(SecureRoundState s, RoundDecisions out) {
+    int n = s.size();
+    List<List<RoutedShare>> inbox = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      inbox.add(new ArrayList<>());
+    }
+    for (int u = 0; u < n; u++) {
+      if (s.shareMessages[u] == null) {
+        continue;
+      }
+      ShareKeys keys = (ShareKeys) AvroCodec.decodeSecureMessage(s.shareMessages[u]).getBody();
+      for (EncryptedShare share : keys.getShares()) {
+        if (s.shareMessages[share.getIndex()] != null) {
+          inbox.get(share.getIndex()).add(new RoutedShare(u, share.getCiphertext()));
+        }
+      }
+    }
+    for (int v = 0; v < n; v++) {
+      if (s.shareMessages[v] != null) {
+        out.secureRound(message(s, new Shares(v, inbox.get(v))));
+      }
+    }
+  }
+
+  /** Phase 3 ends: who shared (U2) and who sent a masked input (U3). */
+  private void announceSurvivors(SecureRoundState s, RoundDecisions out) {
+    List<Integer> shared = new ArrayList<>();
+    List<Integer> masked = new ArrayList<>();
+    for (int i = 0; i < s.size(); i++) {
+      if (s.shareMessages[i] != null) {
+        shared.add(i);
+      }
+      if (s.maskedInput[i]) {
+        masked.add(i);
+      }
+    }
+    out.secureRound(message(s, new Survivors(shared, masked)));
+  }
+
+  /**
+   * The round closes at its deadline: ends any phase still open, reconstructs the survivors' self-
+   * mask seeds and the dropped clients' mask keys, and asks each unmask block for its coordinates'
+   * correction; the round's shard list gains the blocks. A round that cannot be unmasked carries no
+   * sum: its shards drop what they summed and it is released with noise alone, charged as any round
+   * (whether a round is released must not depend on who sent what: design.md invariant 10).
+   */
+  void unmask(
+      RoundStore store, OpenRound round, long closedAt, ShardPlan shards, RoundDecisions out) {
+    phasesDue(store, closedAt - 1, out);
+    SecureRoundState s = store.secureRound();
+    if (s == null || round.contributions == 0) {
+      return; // no masked input: nothing to unmask, and the sum is zero
+    }
+    SecureUnmasking.Outcome outcome =
+        s.phase == SecureUpdate.UNMASK
+            ? SecureUnmasking.corrections(spec, s)
+            : SecureUnmasking.Outcome.failed("the roster admitted no neighbour graph");
+    if (outcome.terms() == null) {
+      out.unmaskFailed(s.round, round.contributions, outcome.problem());
+      out.discard(s.round, round);
+      round.shardKeys = new String[0];
+      round.contributions = 0;
+      return;
+    }
+    String[] blocks = shards.blockKeys(spec.jobId() + "#unmask");
+    int dimension = spec.model().dimension();
+    for (int b = 0; b < blocks.length; b++) {
+      int from = (int) ((long) b * dimension / blocks.length);
+      int to = (int) ((long) (b + 1) * dimension / blocks.length);
+      out.unmask(
+          new UnmaskRequest(spec.jobId(), s.round, blocks[b], from, to - from, outcome.terms()));
+    }
+    String[] members = round.shardKeys == null ? new String[0] : round.shardKeys;
+    round.shardKeys = Arrays.copyOf(members, members.length + blocks.length);
+    System.arraycopy(blocks, 0, round.shardKeys, members.length, blocks.length);
+  }
+
+  private SecureRound message(SecureRoundState s, Object body) {
+    return new SecureRound(spec.jobId(), s.round, ByteBuffer.wrap(s.session.clone()), body);
+  }
+
+  private static SecureMessage decode(SecureUpdate update) {
+    return AvroCodec.decodeSecureMessage(update.message);
+  }
+}

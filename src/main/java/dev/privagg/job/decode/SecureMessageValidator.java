@@ -1,0 +1,177 @@
+package dev.privagg.job.decode;
+
+import dev.privagg.avro.AdvertiseKeys;
+import dev.privagg.avro.EncryptedShare;
+import dev.privagg.avro.MaskedInput;
+import dev.privagg.avro.RejectReason;
+import dev.privagg.avro.RevealedShare;
+import dev.privagg.avro.SecureMessage;
+import dev.privagg.avro.ShareKeys;
+import dev.privagg.avro.UnmaskShares;
+import dev.privagg.io.SecureMessageReader;
+import dev.privagg.io.UpdateReader;
+import dev.privagg.job.RawUpdate;
+import dev.privagg.job.SecureUpdate;
+import dev.privagg.spec.JobSpec;
+import java.io.Serializable;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What can be checked of a SecureMessage without the round's state: the job aggregates securely,
+ * the id fits, and every field has the size docs/secure-aggregation.md gives it. Which phase is
+ * open, who is on the roster and who neighbours whom are the decider's checks.
+ */
+final class SecureMessageValidator implements Serializable {
+  static final int SESSION_BYTES = 16;
+  static final int KEY_BYTES = 32;
+  static final int CIPHERTEXT_BYTES = 12 + 132 + 16;
+  static final int SHARE_BYTES = 66;
+
+  private final Map<String, JobSpec> specs = new HashMap<>();
+
+  SecureMessageValidator(List<JobSpec> specs) {
+    for (JobSpec spec : specs) {
+      this.specs.put(spec.jobId(), spec);
+    }
+  }
+
+  UpdateValidator.Result validate(RawUpdate raw) {
+    SecureMessage m;
+    try {
+      m = SecureMessageReader.read(raw.value);
+    } catch (UpdateReader.Rejected e) {
+      return reject(e.reason(), e.getMessage(), null);
+    }
+    JobSpec spec = specs.get(m.getJobId());
+    if (spec == null) {
+      return reject(
+          RejectReason.UNKNOWN_JOB,
+          "no job '" + m.getJobId() + "' runs here; known jobs: " + specs.keySet(),
+          m);
+    }
+    if (!spec.secureAggregation()) {
+      return reject(
+          RejectReason.WRONG_AGGREGATION,
+          "job '"
+              + spec.jobId()
+              + "' aggregates in plaintext (no aggregation.mode: secure): send ClientUpdate records",
+          m);
+    }
+    if (m.getClientId().getBytes(StandardCharsets.UTF_8).length > spec.maxClientIdBytes()) {
+      return reject(
+          RejectReason.CLIENT_ID_TOO_LONG,
+          "client id exceeds " + spec.maxClientIdBytes() + " UTF-8 bytes",
+          new SecureMessage(m.getJobId(), m.getRound(), m.getSession(), "", m.getBody()));
+    }
+    if (m.getSession().remaining() != SESSION_BYTES) {
+      return reject(
+          RejectReason.SECURE_PROTOCOL,
+          "session has " + m.getSession().remaining() + " bytes, expected " + SESSION_BYTES,
+          m);
+    }
+    String problem;
+    int phase;
+    byte[][] values = null;
+    Object body = m.getBody();
+    if (body instanceof AdvertiseKeys a) {
+      phase = SecureUpdate.ADVERTISE;
+      problem = advertiseProblem(a);
+    } else if (body instanceof ShareKeys s) {
+      phase = SecureUpdate.SHARE;
+      problem = shareProblem(s);
+    } else if (body instanceof MaskedInput input) {
+      phase = SecureUpdate.MASKED_INPUT;
+      long expected = 8L * spec.model().dimension();
+      problem =
+          input.getValues().remaining() == expected
+              ? null
+              : "masked input has "
+                  + input.getValues().remaining()
+                  + " bytes, expected "
+                  + expected
+                  + " (8 per model coordinate)";
+      values = new byte[][] {bytes(input.getValues())};
+    } else {
+      phase = SecureUpdate.UNMASK;
+      problem = unmaskProblem((UnmaskShares) body);
+    }
+    if (problem != null) {
+      return reject(RejectReason.SECURE_PROTOCOL, problem, m);
+    }
+    byte[] message = phase == SecureUpdate.MASKED_INPUT ? null : raw.value;
+    SecureUpdate update =
+        new SecureUpdate(
+            m.getJobId(),
+            m.getClientId(),
+            m.getRound(),
+            phase,
+            bytes(m.getSession()),
+            message,
+            values,
+            raw);
+    return new UpdateValidator.Result(update, null);
+  }
+
+  private static String advertiseProblem(AdvertiseKeys a) {
+    if (a.getEncryptionPublicKey().remaining() != KEY_BYTES
+        || a.getMaskPublicKey().remaining() != KEY_BYTES
+        || a.getSelfMaskCommitment().remaining() != KEY_BYTES) {
+      return "public keys and commitment must have " + KEY_BYTES + " bytes each";
+    }
+    return null;
+  }
+
+  private static String shareProblem(ShareKeys s) {
+    for (EncryptedShare share : s.getShares()) {
+      if (share.getIndex() < 0 || share.getCiphertext().remaining() != CIPHERTEXT_BYTES) {
+        return "each encrypted share needs an index >= 0 and "
+            + CIPHERTEXT_BYTES
+            + " bytes of ciphertext, was index "
+            + share.getIndex()
+            + " with "
+            + share.getCiphertext().remaining()
+            + " bytes";
+      }
+    }
+    return null;
+  }
+
+  private static String unmaskProblem(UnmaskShares u) {
+    for (List<RevealedShare> list : List.of(u.getSelfMaskShares(), u.getMaskKeyShares())) {
+      for (RevealedShare share : list) {
+        if (share.getIndex() < 0 || share.getShare().remaining() != SHARE_BYTES) {
+          return "each revealed share needs an index >= 0 and "
+              + SHARE_BYTES
+              + " bytes, was index "
+              + share.getIndex()
+              + " with "
+              + share.getShare().remaining()
+              + " bytes";
+        }
+      }
+    }
+    return null;
+  }
+
+  private static byte[] bytes(ByteBuffer buffer) {
+    byte[] out = new byte[buffer.remaining()];
+    buffer.duplicate().get(out);
+    return out;
+  }
+
+  private static UpdateValidator.Result reject(
+      RejectReason reason, String detail, SecureMessage m) {
+    return new UpdateValidator.Result(
+        null,
+        new UpdateValidator.Rejection(
+            reason,
+            detail,
+            m == null ? null : m.getJobId(),
+            m == null ? null : m.getClientId(),
+            m == null ? null : m.getRound()));
+  }
+}
