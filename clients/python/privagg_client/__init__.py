@@ -31,8 +31,12 @@ from .errors import (
     PrivaggError,
     PrivaggTimeout,
     RecordTooLargeError,
+    SecureProtocolError,
+    SecureRoundError,
     SendError,
+    SessionStateError,
     TensorShapeError,
+    UnmaskRefused,
     WireFormatError,
 )
 from .job import JobConfig, TensorSpec, Topics
@@ -82,4 +86,8 @@ __all__ = [
     "SendError",
     "PrivaggTimeout",
     "ModelUnavailableError",
+    "SecureProtocolError",
+    "UnmaskRefused",
+    "SessionStateError",
+    "SecureRoundError",
 ]
