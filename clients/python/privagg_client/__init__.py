@@ -39,7 +39,7 @@ from .errors import (
     UnmaskRefused,
     WireFormatError,
 )
-from .job import JobConfig, TensorSpec, Topics
+from .job import Aggregation, JobConfig, TensorSpec, Topics
 from .model_files import (
     load_model,
     load_npz,
@@ -60,6 +60,7 @@ __all__ = [
     "RunResult",
     "TrainFn",
     "JobConfig",
+    "Aggregation",
     "TensorSpec",
     "Topics",
     "RoundAnnouncement",
