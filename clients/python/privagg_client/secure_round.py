@@ -250,7 +250,7 @@ class _SecureRound:
                 "the round's advertise deadline had passed when this client read its Opened "
                 "record (train faster, or call send_update sooner after the round opens)",
             )
-        if self._transport.now() <= self._wait_limit(started):
+        if self._transport.now() < self._wait_limit(started):
             return
         if self._step == _Step.WAIT_OPENED:
             raise self._fail(
