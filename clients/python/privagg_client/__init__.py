@@ -19,6 +19,9 @@ or lets :meth:`PrivaggClient.run` do that loop, calling a training function each
 
     result = client.run(train, rounds=10)
     print(result.rounds, result.model.privacy.epsilon)
+
+For a job whose spec says ``aggregation: {mode: secure}`` the same calls take part in secure
+aggregation (:mod:`privagg_client.secure`): the job learns only the round's sum.
 """
 
 from .client import PrivaggClient, RunResult, TrainFn
@@ -49,6 +52,7 @@ from .model_files import (
     save_safetensors,
 )
 from .records import CorrelatedNoise, GlobalModel, PrivacyStatement, RoundAnnouncement
+from .secure_round import SecureRoundResult
 from .torch_support import from_state_dict, state_dict_delta, to_state_dict
 from .updates import encode_update
 
@@ -58,6 +62,7 @@ __all__ = [
     "CorrelatedNoise",
     "PrivaggClient",
     "RunResult",
+    "SecureRoundResult",
     "TrainFn",
     "JobConfig",
     "Aggregation",

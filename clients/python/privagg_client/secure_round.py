@@ -147,7 +147,7 @@ class SecureRoundResult:
     pairwise masks with; ``rejected_shares``: routed shares it could not use, by sender, with
     the reason; ``survivors``: how many clients' masked inputs the job counted (U3)."""
 
-    round: int
+    round_number: int
     session: bytes
     index: int
     masked_with: tuple[int, ...]

@@ -283,7 +283,7 @@ def test_a_secure_update_takes_part_in_all_four_phases_and_the_job_gets_the_exac
     job.advance_to(job.deadlines[3])
     assert job.result is not None
     np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
-    assert result.round == ROUND and result.session == job.session
+    assert result.round_number == ROUND and result.session == job.session
     assert result.index == job.client_index and result.survivors == job.peers + 1
     assert len(result.masked_with) == job.degree - 1 and result.rejected_shares == {}
     assert job.now_ < job.deadlines[3]  # it returned once its phase 4 message was acknowledged
