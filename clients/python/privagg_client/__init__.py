@@ -19,6 +19,9 @@ or lets :meth:`PrivaggClient.run` do that loop, calling a training function each
 
     result = client.run(train, rounds=10)
     print(result.rounds, result.model.privacy.epsilon)
+
+For a job whose spec says ``aggregation: {mode: secure}`` the same calls take part in secure
+aggregation (:mod:`privagg_client.secure`): the job learns only the round's sum.
 """
 
 from .client import PrivaggClient, RunResult, TrainFn
@@ -31,11 +34,15 @@ from .errors import (
     PrivaggError,
     PrivaggTimeout,
     RecordTooLargeError,
+    SecureProtocolError,
+    SecureRoundError,
     SendError,
+    SessionStateError,
     TensorShapeError,
+    UnmaskRefused,
     WireFormatError,
 )
-from .job import JobConfig, TensorSpec, Topics
+from .job import Aggregation, JobConfig, TensorSpec, Topics
 from .model_files import (
     load_model,
     load_npz,
@@ -45,6 +52,7 @@ from .model_files import (
     save_safetensors,
 )
 from .records import CorrelatedNoise, GlobalModel, PrivacyStatement, RoundAnnouncement
+from .secure_round import SecureRoundResult
 from .torch_support import from_state_dict, state_dict_delta, to_state_dict
 from .updates import encode_update
 
@@ -54,8 +62,10 @@ __all__ = [
     "CorrelatedNoise",
     "PrivaggClient",
     "RunResult",
+    "SecureRoundResult",
     "TrainFn",
     "JobConfig",
+    "Aggregation",
     "TensorSpec",
     "Topics",
     "RoundAnnouncement",
@@ -82,4 +92,8 @@ __all__ = [
     "SendError",
     "PrivaggTimeout",
     "ModelUnavailableError",
+    "SecureProtocolError",
+    "UnmaskRefused",
+    "SessionStateError",
+    "SecureRoundError",
 ]

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka import TopicPartition
 
 from .errors import (
+    JobConfigError,
     KafkaClientError,
     ModelUnavailableError,
     PrivaggTimeout,
@@ -22,7 +24,8 @@ from .errors import (
 )
 from .job import JobConfig
 from .records import GlobalModel, RoundAnnouncement
-from .updates import encode_update
+from .secure_round import SecureRoundResult, send_secure_update
+from .updates import check_sender, check_update, encode_update
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +128,8 @@ class PrivaggClient:
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
         self._assigned = False
+        self._secure_consumer: Consumer | None = None
+        self._secure_assigned = False
 
     @classmethod
     def from_spec(
@@ -183,23 +188,26 @@ class PrivaggClient:
             )
         return self._producer
 
+    def _new_consumer(self) -> Consumer:
+        record = self._model_record_bytes()
+        receive = max(_DEFAULT_RECEIVE_BYTES, record + (1 << 20))
+        return self._make(
+            Consumer,
+            {
+                "bootstrap.servers": self.bootstrap_servers,
+                "group.id": f"privagg-client-{uuid.uuid4()}",
+                "client.id": f"privagg-python-{self.client_id}",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+                "max.partition.fetch.bytes": record,
+                "fetch.max.bytes": receive - 1024,
+                "receive.message.max.bytes": receive,
+            },
+        )
+
     def _consumer_(self) -> Consumer:
         if self._consumer is None:
-            record = self._model_record_bytes()
-            receive = max(_DEFAULT_RECEIVE_BYTES, record + (1 << 20))
-            self._consumer = self._make(
-                Consumer,
-                {
-                    "bootstrap.servers": self.bootstrap_servers,
-                    "group.id": f"privagg-client-{uuid.uuid4()}",
-                    "client.id": f"privagg-python-{self.client_id}",
-                    "enable.auto.commit": False,
-                    "isolation.level": "read_committed",
-                    "max.partition.fetch.bytes": record,
-                    "fetch.max.bytes": receive - 1024,
-                    "receive.message.max.bytes": receive,
-                },
-            )
+            self._consumer = self._new_consumer()
         return self._consumer
 
     def _check_fatal(self) -> None:
@@ -210,8 +218,13 @@ class PrivaggClient:
         """Reads both public topics from the start of every partition (no consumer group: a
         client reads everything, and joining a group would only add a rebalance wait). False
         while the topics' metadata cannot be read within ``timeout``."""
-        consumer = self._consumer_()
         topics = [self.job.topics.rounds, self.job.topics.models]
+        self._assigned = self._assign_from_start(self._consumer_(), topics, timeout)
+        return self._assigned
+
+    def _assign_from_start(self, consumer: Consumer, topics: list[str], timeout: float) -> bool:
+        """Assigns every partition of ``topics`` from its start; False while their metadata
+        cannot be read within ``timeout``."""
         try:
             metadata = consumer.list_topics(timeout=max(0.1, timeout))
         except KafkaException as e:
@@ -223,7 +236,6 @@ class PrivaggClient:
         consumer.assign(
             [TopicPartition(t, p, OFFSET_BEGINNING) for t in topics for p in sorted(found[t].partitions)]
         )
-        self._assigned = True
         return True
 
     def _not_found(self) -> str:
@@ -363,8 +375,59 @@ class PrivaggClient:
         ``update`` maps every tensor name of the model to its delta from the announced base
         model: NumPy arrays, anything array-like, or PyTorch tensors (a ``state_dict`` delta).
         Wrong names or shapes and non-finite values raise before anything is sent.
+
+        For a job in secure mode (the spec's ``aggregation.mode: secure``) it takes part in the
+        round's secure aggregation instead (docs/secure-aggregation.md) and returns once the
+        round's last phase is done: see :meth:`send_secure_update`, to which it passes
+        ``timeout``. Secure mode sends no metadata.
         """
+        if self.job.aggregation.secure:
+            if metadata is not None:
+                raise JobConfigError(
+                    f"job {self.job.job_id} aggregates securely, which sends no metadata; "
+                    "pass metadata=None"
+                )
+            self.send_secure_update(round_number, update, timeout=timeout)
+            return
         value = encode_update(self.job, round_number, self.client_id, update, metadata)
+        self._produce(value, f"the update of {self.client_id} for round {round_number}", timeout)
+        self._last_sent_round = max(self._last_sent_round, round_number)
+
+    def send_secure_update(
+        self, round_number: int, update: Mapping[str, Any], timeout: float = 30.0
+    ) -> SecureRoundResult:
+        """Takes part in round ``round_number``'s secure aggregation with ``update`` and returns
+        what it did, once its last message (phase 4) was acknowledged.
+
+        It reads the job's secure topic (``topics.secure``, ``read_committed``) from the round's
+        newest ``Opened`` record, waiting up to ``timeout`` seconds for it, then advertises its
+        keys, shares them with its neighbours, sends its masked update and reveals the shares
+        the job needs, each before its phase's deadline, waiting for each of the job's messages
+        until ``timeout`` seconds after the deadline it follows. Training must end before the
+        round's advertise deadline: the first message goes out when this is called.
+
+        Raises :class:`SecureRoundError` naming the phase that failed and why (a deadline
+        passed, a job message did not arrive, or this client refused to unmask, as the protocol
+        requires); :class:`TensorShapeError` and :class:`NonFiniteValuesError` before anything
+        is sent; :class:`SendError` when the broker does not acknowledge a message.
+        """
+        check_sender(self.job, round_number, self.client_id)
+        values = np.concatenate([v.ravel() for _, v in check_update(self.job, update)])
+        transport = _KafkaSecureTransport(self, timeout)
+        result = send_secure_update(
+            transport, self.job, self.client_id, round_number, values,
+            open_timeout=timeout, grace=timeout,
+        )
+        self._last_sent_round = max(self._last_sent_round, round_number)
+        log.info(
+            "job %s round %d: secure aggregation done as client %d of %d survivors",
+            self.job.job_id, round_number, result.index, result.survivors,
+        )
+        return result
+
+    def _produce(self, value: bytes, what: str, timeout: float) -> None:
+        """Writes ``value`` to the updates topic, keyed by the client id; returns once the broker
+        acknowledged it."""
         producer = self._producer_()
         outcome: list[KafkaError | None] = []
         producer.produce(
@@ -376,16 +439,40 @@ class PrivaggClient:
         remaining = producer.flush(timeout)
         self._check_fatal()
         if remaining > 0 or not outcome:
-            raise SendError(
-                f"the update of {self.client_id} for round {round_number} was not acknowledged "
-                f"within {timeout:g} s"
-            )
+            raise SendError(f"{what} was not acknowledged within {timeout:g} s")
         if outcome[0] is not None:
-            raise SendError(
-                f"the update of {self.client_id} for round {round_number} was refused: "
-                f"{redact(outcome[0].str(), self._extra)}"
-            )
-        self._last_sent_round = max(self._last_sent_round, round_number)
+            raise SendError(f"{what} was refused: {redact(outcome[0].str(), self._extra)}")
+
+    def _secure_consumer_(self, timeout: float) -> Consumer | None:
+        """The consumer of the secure topic from its start; None while its metadata cannot be
+        read."""
+        if self._secure_consumer is None:
+            self._secure_consumer = self._new_consumer()
+        if not self._secure_assigned:
+            topics = [self.job.topics.secure]
+            self._secure_assigned = self._assign_from_start(self._secure_consumer, topics, timeout)
+            if not self._secure_assigned:
+                return None
+        return self._secure_consumer
+
+    def _read_secure(self, timeout: float) -> list[bytes]:
+        """The secure topic's next committed records, waiting at most ``timeout`` seconds."""
+        start = time.time()
+        consumer = self._secure_consumer_(timeout)
+        self._check_fatal()
+        if consumer is None:
+            time.sleep(max(0.0, min(0.2, start + timeout - time.time())))
+            return []
+        values = []
+        for msg in consumer.consume(num_messages=64, timeout=max(0.0, start + timeout - time.time())):
+            error = msg.error()
+            if error is not None:
+                if error.code() != KafkaError._PARTITION_EOF:
+                    self._on_error(error)
+                continue
+            values.append(msg.value())
+        self._check_fatal()
+        return values
 
     # -- the training loop -------------------------------------------------------------------
 
@@ -552,9 +639,32 @@ class PrivaggClient:
             self._consumer.close()
             self._consumer = None
             self._assigned = False
+        if self._secure_consumer is not None:
+            self._secure_consumer.close()
+            self._secure_consumer = None
+            self._secure_assigned = False
 
     def __enter__(self) -> PrivaggClient:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class _KafkaSecureTransport:
+    """A secure round's transport over a :class:`PrivaggClient`'s producer and its consumer of
+    the job's secure topic."""
+
+    def __init__(self, client: PrivaggClient, timeout: float) -> None:
+        self._client = client
+        self._timeout = timeout
+
+    def now(self) -> float:
+        return time.time()
+
+    def send(self, value: bytes) -> None:
+        what = f"the secure aggregation message of {self._client.client_id}"
+        self._client._produce(value, what, self._timeout)
+
+    def receive(self, timeout: float) -> list[bytes]:
+        return self._client._read_secure(timeout)

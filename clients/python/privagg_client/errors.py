@@ -62,3 +62,28 @@ class PrivaggTimeout(PrivaggError, TimeoutError):
 class ModelUnavailableError(PrivaggError):
     """A model was asked for that will never arrive: a later round's model was already read, so
     the asked-for one was compacted away or dropped from this client's memory."""
+
+
+class SecureProtocolError(PrivaggError, ValueError):
+    """A secure-aggregation message breaks the protocol (docs/secure-aggregation.md): a malformed
+    roster, a roster without this client, a share addressed to another client, ..."""
+
+
+class UnmaskRefused(SecureProtocolError):
+    """A client refuses to reveal shares in phase 4, as the protocol requires: it sent no masked
+    input, is not among the survivors, too few of its neighbourhood survived, the survivors are
+    inconsistent, or a repeated request asks for another split of its shares."""
+
+
+class SessionStateError(PrivaggError, RuntimeError):
+    """A secure-aggregation session was driven out of order (a phase before the one it needs,
+    or a masked input asked for twice)."""
+
+
+class SecureRoundError(PrivaggError):
+    """Secure aggregation of a round failed in one phase; ``phase`` (1 advertise, 2 share,
+    3 masked input, 4 unmask) and the message say which and why."""
+
+    def __init__(self, message: str, phase: int) -> None:
+        super().__init__(message)
+        self.phase = phase

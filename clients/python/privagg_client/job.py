@@ -56,6 +56,44 @@ class Topics:
     updates: str = "privagg.updates"
     models: str = "privagg.models"
     rounds: str = "privagg.rounds"
+    secure: str = "privagg.secure"
+    """The job's secure-aggregation phase messages (read with ``read_committed``)."""
+
+
+AGGREGATION_MODES = ("plaintext", "secure")
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    """How the job sums a round's updates (the spec's ``aggregation`` section).
+
+    ``mode``: ``plaintext`` (the default) or ``secure`` (docs/secure-aggregation.md: the job
+    learns only the sum). ``max_dropout_rate`` and ``adversarial_client_rate`` are the fractions
+    of the roster that may drop out before unmasking and that may collude with the server,
+    from which the job chooses the neighbour graph (None: the spec leaves them to the job)."""
+
+    mode: str = "plaintext"
+    max_dropout_rate: float | None = None
+    adversarial_client_rate: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in AGGREGATION_MODES:
+            raise JobConfigError(
+                f"aggregation.mode must be one of {', '.join(AGGREGATION_MODES)}, was {self.mode!r}"
+            )
+        for key, rate in (
+            ("maxDropoutRate", self.max_dropout_rate),
+            ("adversarialClientRate", self.adversarial_client_rate),
+        ):
+            if rate is not None and not (
+                isinstance(rate, (int, float)) and not isinstance(rate, bool) and 0 <= rate < 1
+            ):
+                raise JobConfigError(f"aggregation.{key} must be in [0, 1), was {rate!r}")
+
+    @property
+    def secure(self) -> bool:
+        """True in secure mode."""
+        return self.mode == "secure"
 
 
 TensorsArg = Union[Mapping[str, Sequence[int]], Iterable[TensorSpec]]
@@ -73,6 +111,7 @@ class JobConfig:
     job_id: str
     tensors: tuple[TensorSpec, ...]
     topics: Topics = field(default_factory=Topics)
+    aggregation: Aggregation = field(default_factory=Aggregation)
     max_record_bytes: int = 0
     max_client_id_bytes: int = DEFAULT_MAX_CLIENT_ID_BYTES
     max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES
@@ -85,6 +124,7 @@ class JobConfig:
         max_record_bytes: int | None = None,
         max_client_id_bytes: int = DEFAULT_MAX_CLIENT_ID_BYTES,
         max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES,
+        aggregation: Aggregation | None = None,
     ) -> None:
         if not isinstance(job_id, str) or not _JOB_ID.fullmatch(job_id):
             raise JobConfigError(
@@ -116,6 +156,7 @@ class JobConfig:
         object.__setattr__(self, "job_id", job_id)
         object.__setattr__(self, "tensors", specs)
         object.__setattr__(self, "topics", topics or Topics())
+        object.__setattr__(self, "aggregation", aggregation or Aggregation())
         object.__setattr__(self, "max_record_bytes", max_record_bytes)
         if not (isinstance(max_metadata_bytes, int) and max_metadata_bytes >= 0):
             raise JobConfigError(
@@ -136,7 +177,8 @@ class JobConfig:
 
     @classmethod
     def from_spec(cls, path: str | Path) -> JobConfig:
-        """Reads the job id, tensors, topics and record limits from a privagg job spec (YAML).
+        """Reads the job id, tensors, topics, record limits and aggregation mode from a privagg
+        job spec (YAML).
 
         Other keys (rounds, privacy, ...) are the job's business and are not checked here.
         """
@@ -181,6 +223,7 @@ class JobConfig:
             updates=str(topics_section.get("updates", defaults.updates)),
             models=str(topics_section.get("models", defaults.models)),
             rounds=str(topics_section.get("rounds", defaults.rounds)),
+            secure=str(topics_section.get("secure", defaults.secure)),
         )
         return cls(
             str(job_id),
@@ -189,4 +232,18 @@ class JobConfig:
             max_record_bytes=root.get("maxRecordBytes"),
             max_client_id_bytes=root.get("maxClientIdBytes", DEFAULT_MAX_CLIENT_ID_BYTES),
             max_metadata_bytes=root.get("maxMetadataBytes", DEFAULT_MAX_METADATA_BYTES),
+            aggregation=_aggregation(root.get("aggregation"), source),
         )
+
+
+def _aggregation(section: Any, source: str) -> Aggregation:
+    """The spec's ``aggregation`` section; plaintext when it is absent."""
+    if section is None:
+        return Aggregation()
+    if not isinstance(section, Mapping):
+        raise JobConfigError(f"{source}: aggregation must be a mapping, was {section!r}")
+    return Aggregation(
+        mode=str(section.get("mode", "plaintext")),
+        max_dropout_rate=section.get("maxDropoutRate"),
+        adversarial_client_rate=section.get("adversarialClientRate"),
+    )

@@ -116,18 +116,9 @@ def _metadata_bytes(metadata: Mapping[str, str] | None) -> int:
     return size
 
 
-def encode_update(
-    job: JobConfig,
-    round_number: int,
-    client_id: str,
-    update: Mapping[str, Any],
-    metadata: Mapping[str, str] | None = None,
-) -> bytes:
-    """The bytes of a ``ClientUpdate``: what :meth:`PrivaggClient.send_update` sends as the value.
-
-    Byte for byte what the Java ``dev.privagg.client.ClientUpdates.encode`` writes for the same
-    values. Tensor data goes in as raw float32 little-endian bytes, row-major.
-    """
+def check_sender(job: JobConfig, round_number: int, client_id: str) -> None:
+    """Raises :class:`JobConfigError` for a negative round number or a client id the job would
+    not take (empty, or longer than its ``maxClientIdBytes``)."""
     if not (
         isinstance(round_number, int) and not isinstance(round_number, bool) and round_number >= 0
     ):
@@ -140,6 +131,21 @@ def encode_update(
             f"client id is {id_bytes} UTF-8 bytes, job {job.job_id} takes at most "
             f"{job.max_client_id_bytes} (maxClientIdBytes)"
         )
+
+
+def encode_update(
+    job: JobConfig,
+    round_number: int,
+    client_id: str,
+    update: Mapping[str, Any],
+    metadata: Mapping[str, str] | None = None,
+) -> bytes:
+    """The bytes of a ``ClientUpdate``: what :meth:`PrivaggClient.send_update` sends as the value.
+
+    Byte for byte what the Java ``dev.privagg.client.ClientUpdates.encode`` writes for the same
+    values. Tensor data goes in as raw float32 little-endian bytes, row-major.
+    """
+    check_sender(job, round_number, client_id)
     size = _metadata_bytes(metadata)
     if size > job.max_metadata_bytes:
         raise JobConfigError(

@@ -2,8 +2,9 @@
 
 A record is ``C3 01``, then the 8-byte little-endian CRC-64-AVRO fingerprint of the writer
 schema's parsing canonical form, then the Avro binary body. This module encodes ``ClientUpdate``
-and decodes ``RoundAnnouncement`` and ``GlobalModel`` (of the current schema or an earlier one
-kept in ``schemas/history/``), byte for byte as the Java ``dev.privagg.io.AvroCodec`` does.
+and ``SecureMessage`` and decodes ``RoundAnnouncement``, ``GlobalModel`` and ``SecureRound`` (of
+the current schema or an earlier one kept in ``schemas/history/``), byte for byte as the Java
+``dev.privagg.io.AvroCodec`` does.
 """
 
 from __future__ import annotations
@@ -66,7 +67,14 @@ def _current_schemas() -> dict[str, avro.schema.Schema]:
     names = avro.schema.Names()
     out: dict[str, avro.schema.Schema] = {}
     # Tensor first: ClientUpdate and GlobalModel refer to it by name.
-    for record in ("Tensor", "ClientUpdate", "GlobalModel", "RoundAnnouncement"):
+    for record in (
+        "Tensor",
+        "ClientUpdate",
+        "GlobalModel",
+        "RoundAnnouncement",
+        "SecureMessage",
+        "SecureRound",
+    ):
         out[record] = avro.schema.make_avsc_object(_read_schema_text(record + ".avsc"), names)
     return out
 

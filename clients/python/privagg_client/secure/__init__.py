@@ -1,0 +1,41 @@
+"""Secure aggregation, wire protocol v1 (docs/secure-aggregation.md): the job learns the sum of
+a round's quantized updates and nothing about any one of them. Pure protocol code (the standard
+library, NumPy and ``cryptography``); :mod:`privagg_client.secure_round` runs it over Kafka.
+
+:class:`ClientSession` is one client's side of one round; :func:`quantize` puts an update on the
+protocol's fixed-point grid; :mod:`.primitives` and :mod:`.shamir` hold the byte-level parts.
+"""
+
+from .messages import (
+    AdvertiseKeys,
+    EncryptedShare,
+    Opened,
+    RevealedShare,
+    Roster,
+    RosterEntry,
+    RoutedShare,
+    Shares,
+    Survivors,
+    UnmaskShares,
+)
+from .quantize import clip_bound, quantize, to_words
+from .session import SYSTEM_RANDOMNESS, ClientSession, Randomness
+
+__all__ = [
+    "AdvertiseKeys",
+    "ClientSession",
+    "EncryptedShare",
+    "Opened",
+    "Randomness",
+    "RevealedShare",
+    "Roster",
+    "RosterEntry",
+    "RoutedShare",
+    "SYSTEM_RANDOMNESS",
+    "Shares",
+    "Survivors",
+    "UnmaskShares",
+    "clip_bound",
+    "quantize",
+    "to_words",
+]

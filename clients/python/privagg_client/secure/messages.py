@@ -1,0 +1,139 @@
+"""The contents of secure aggregation's messages (``SecureMessage`` bodies a client writes,
+``SecureRound`` bodies the job writes), as plain values; :mod:`privagg_client.secure_round`
+converts them to and from Avro."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import SecureProtocolError
+from .primitives import KEY_BYTES
+
+
+@dataclass(frozen=True)
+class AdvertiseKeys:
+    """Phase 1: a client's two X25519 public keys and its self-mask commitment."""
+
+    encryption_public_key: bytes
+    mask_public_key: bytes
+    self_mask_commitment: bytes
+
+
+@dataclass(frozen=True)
+class EncryptedShare:
+    """Phase 2: the sealed pair of shares for the neighbour at roster index ``index``."""
+
+    index: int
+    ciphertext: bytes
+
+
+@dataclass(frozen=True)
+class RevealedShare:
+    """Phase 4: this client's share of the secret of the client at roster index ``index``."""
+
+    index: int
+    share: bytes
+
+
+@dataclass(frozen=True)
+class UnmaskShares:
+    """Phase 4: shares of the survivors' self-mask seeds and of the dropped clients' mask keys."""
+
+    self_mask_shares: tuple[RevealedShare, ...]
+    mask_key_shares: tuple[RevealedShare, ...]
+
+
+@dataclass(frozen=True)
+class Opened:
+    """Phase 0: the round's phase deadlines (epoch milliseconds, broker time) and clipNorm."""
+
+    advertise_deadline_millis: int
+    share_deadline_millis: int
+    masked_input_deadline_millis: int
+    unmask_deadline_millis: int
+    clip_norm: float
+
+
+@dataclass(frozen=True)
+class RosterEntry:
+    """One admitted client's advertised keys."""
+
+    encryption_public_key: bytes
+    mask_public_key: bytes
+    self_mask_commitment: bytes
+
+
+@dataclass(frozen=True)
+class Roster:
+    """Phase 2 starts: the admitted clients in index order and FCP's Harary graph on them:
+    position q of a cycle of n positions holds node ``permutation[q]``; each node's
+    neighbourhood is the ``degree`` nodes within ``(degree - 1) / 2`` positions of its own,
+    itself included; ``threshold`` shares of a neighbourhood reconstruct a secret.
+
+    Raises :class:`SecureProtocolError` when the graph or a key is malformed."""
+
+    entries: tuple[RosterEntry, ...]
+    degree: int
+    threshold: int
+    permutation: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        n = len(self.entries)
+        if n < 1:
+            raise SecureProtocolError("the roster lists no client")
+        if not (1 <= self.degree <= n and self.degree % 2 == 1):
+            raise SecureProtocolError(
+                f"the roster's degree must be odd and in [1, {n}] (the number of clients), "
+                f"was {self.degree}"
+            )
+        if not 1 <= self.threshold <= self.degree:
+            raise SecureProtocolError(
+                f"the roster's threshold must be in [1, degree = {self.degree}], was {self.threshold}"
+            )
+        if sorted(self.permutation) != list(range(n)):
+            raise SecureProtocolError(
+                f"the roster's permutation must hold each index 0..{n - 1} once, "
+                f"was {list(self.permutation)}"
+            )
+        for i, e in enumerate(self.entries):
+            for name, value in (
+                ("encryptionPublicKey", e.encryption_public_key),
+                ("maskPublicKey", e.mask_public_key),
+                ("selfMaskCommitment", e.self_mask_commitment),
+            ):
+                if len(value) != KEY_BYTES:
+                    raise SecureProtocolError(
+                        f"roster entry {i}: {name} must be {KEY_BYTES} bytes, was {len(value)}"
+                    )
+
+    def neighbourhood(self, node: int) -> tuple[int, ...]:
+        """The ``degree`` nodes within ``(degree - 1) / 2`` positions of ``node``'s position on
+        the cycle, ``node`` itself included, in index order."""
+        n = len(self.entries)
+        position = self.permutation.index(node)
+        half = (self.degree - 1) // 2
+        return tuple(sorted({self.permutation[(position + o) % n] for o in range(-half, half + 1)}))
+
+
+@dataclass(frozen=True)
+class RoutedShare:
+    """Phase 3 starts: sealed shares the job routes to their recipient, from ``sender``."""
+
+    sender: int
+    ciphertext: bytes
+
+
+@dataclass(frozen=True)
+class Shares:
+    """Phase 3 starts: the sealed shares addressed to ``recipient`` whose ShareKeys the job took."""
+
+    recipient: int
+    shares: tuple[RoutedShare, ...]
+
+
+@dataclass(frozen=True)
+class Survivors:
+    """Phase 4 starts: who shared keys (U2) and who sent a masked input (U3)."""
+
+    shared: tuple[int, ...]
+    masked_input: tuple[int, ...]

@@ -1,0 +1,171 @@
+"""The byte-level primitives of secure aggregation wire protocol v1 (docs/secure-aggregation.md):
+encodings, the round context, HKDF, X25519, the derived keys, share encryption and masks."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import TYPE_CHECKING
+
+import numpy as np
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    WordArray = npt.NDArray[np.uint64]
+
+PROTOCOL = "privagg-secagg-v1"
+"""The protocol's name and version, the first field of every round context."""
+
+MODEL_VECTOR = "model"
+"""The name of the one masked vector per round in version 1."""
+
+KEY_BYTES = 32
+"""X25519 keys, self-mask seeds, derived keys and commitments."""
+
+SESSION_BYTES = 16
+NONCE_BYTES = 12
+TAG_BYTES = 16
+
+_MASK_CHUNK_WORDS = 1 << 20
+"""Mask coordinates expanded per AES call: 8 MiB of keystream at a time."""
+
+
+def u32(x: int) -> bytes:
+    """``x`` as 4 bytes, big-endian, unsigned."""
+    return x.to_bytes(4, "big")
+
+
+def u64(x: int) -> bytes:
+    """``x`` as 8 bytes, big-endian, unsigned."""
+    return x.to_bytes(8, "big")
+
+
+def lp(b: bytes | str) -> bytes:
+    """``u32(len(b)) || b``; strings are UTF-8."""
+    data = b.encode("utf-8") if isinstance(b, str) else b
+    return u32(len(data)) + data
+
+
+def round_context(job_id: str, round_number: int, session: bytes) -> bytes:
+    """``ctx = lp("privagg-secagg-v1") || lp(jobId) || u64(round) || session``."""
+    if len(session) != SESSION_BYTES:
+        raise ValueError(f"a session is {SESSION_BYTES} bytes, was {len(session)}")
+    if not 0 <= round_number < 1 << 64:
+        raise ValueError(f"round must be in [0, 2^64), was {round_number}")
+    return lp(PROTOCOL) + lp(job_id) + u64(round_number) + session
+
+
+def hkdf(ikm: bytes, info: bytes) -> bytes:
+    """HKDF-SHA256 (RFC 5869) with an empty salt, 32 bytes of output. (cryptography's default
+    salt, 32 zero bytes, is the same HMAC key as an empty one.)"""
+    return HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None, info=info).derive(ikm)
+
+
+def x25519_public_key(private_key: bytes) -> bytes:
+    """The RFC 7748 public key of 32 private-key bytes (clamped as RFC 7748 does)."""
+    key = X25519PrivateKey.from_private_bytes(private_key).public_key()
+    return key.public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def x25519(private_key: bytes, public_key: bytes) -> bytes:
+    """X25519(sk, pk) of RFC 7748. Raises ValueError for a public key of low order (an all-zero
+    shared secret) or of the wrong length."""
+    peer = X25519PublicKey.from_public_bytes(public_key)
+    return X25519PrivateKey.from_private_bytes(private_key).exchange(peer)
+
+
+def _pair(u: int, v: int) -> bytes:
+    return u32(min(u, v)) + u32(max(u, v))
+
+
+def share_encryption_key(ctx: bytes, c_sk_u: bytes, c_pk_v: bytes, u: int, v: int) -> bytes:
+    """The AES-256-GCM key for shares between clients u and v (the same from either side)."""
+    return hkdf(x25519(c_sk_u, c_pk_v), ctx + lp("share-encryption") + _pair(u, v))
+
+
+def pairwise_mask_key(
+    ctx: bytes, s_sk_u: bytes, s_pk_v: bytes, u: int, v: int, vector: str = MODEL_VECTOR
+) -> bytes:
+    """The key of the pairwise mask of clients u and v (the same from either side)."""
+    return hkdf(x25519(s_sk_u, s_pk_v), ctx + lp("pairwise-mask") + lp(vector) + _pair(u, v))
+
+
+def self_mask_key(ctx: bytes, b_u: bytes, u: int, vector: str = MODEL_VECTOR) -> bytes:
+    """The key of client u's self-mask, from its seed ``b_u``."""
+    return hkdf(b_u, ctx + lp("self-mask") + lp(vector) + u32(u))
+
+
+def self_mask_commitment(ctx: bytes, b_u: bytes) -> bytes:
+    """``SHA-256(ctx || lp("self-mask-commitment") || b_u)``."""
+    return hashlib.sha256(ctx + lp("self-mask-commitment") + b_u).digest()
+
+
+def share_aad(ctx: bytes, sender: int, recipient: int) -> bytes:
+    """The associated data of the shares ``sender`` encrypts to ``recipient``."""
+    return ctx + u32(sender) + u32(recipient)
+
+
+def encrypt_shares(
+    key: bytes, ctx: bytes, sender: int, recipient: int, plaintext: bytes, nonce: bytes | None = None
+) -> bytes:
+    """``nonce || AES-256-GCM ciphertext || tag`` (``nonce``: 12 random bytes unless given)."""
+    nonce = os.urandom(NONCE_BYTES) if nonce is None else nonce
+    if len(nonce) != NONCE_BYTES:
+        raise ValueError(f"a nonce is {NONCE_BYTES} bytes, was {len(nonce)}")
+    return nonce + AESGCM(key).encrypt(nonce, plaintext, share_aad(ctx, sender, recipient))
+
+
+def decrypt_shares(key: bytes, ctx: bytes, sender: int, recipient: int, sealed: bytes) -> bytes:
+    """The plaintext of :func:`encrypt_shares`'s output. Raises
+    ``cryptography.exceptions.InvalidTag`` when it was altered or is not for this pair."""
+    if len(sealed) < NONCE_BYTES + TAG_BYTES:
+        raise ValueError(f"sealed shares are at least {NONCE_BYTES + TAG_BYTES} bytes, were {len(sealed)}")
+    nonce, body = sealed[:NONCE_BYTES], sealed[NONCE_BYTES:]
+    return AESGCM(key).decrypt(nonce, body, share_aad(ctx, sender, recipient))
+
+
+def _mask_chunks(key: bytes, start: int, count: int) -> list[tuple[int, WordArray]]:
+    """Coordinates ``[start, start + count)`` of the mask of ``key`` as (offset, words) chunks."""
+    if start < 0 or count < 0:
+        raise ValueError(f"a mask range needs start >= 0 and count >= 0, was {start}, {count}")
+    # Coordinate j is in block j / 2: start the counter there and drop the half block before.
+    skip = 8 * (start % 2)
+    counter_block = (start // 2).to_bytes(16, "big")
+    encryptor = Cipher(algorithms.AES(key), modes.CTR(counter_block)).encryptor()
+    encryptor.update(bytes(skip))
+    chunks = []
+    done = 0
+    while done < count:
+        n = min(_MASK_CHUNK_WORDS, count - done)
+        keystream = encryptor.update(bytes(8 * n))
+        chunks.append((done, np.frombuffer(keystream, dtype="<u8")))
+        done += n
+    return chunks
+
+
+def mask(key: bytes, start: int, count: int) -> WordArray:
+    """Coordinates ``[start, start + count)`` of the mask ``key`` expands into: little-endian
+    64-bit words of the AES-256-CTR keystream from an all-zero counter block."""
+    out = np.empty(count, dtype=np.uint64)
+    for offset, words in _mask_chunks(key, start, count):
+        out[offset : offset + len(words)] = words
+    return out
+
+
+def add_mask(vector: WordArray, key: bytes, sign: int) -> None:
+    """Adds ``sign`` (+1 or -1) times the mask of ``key`` to ``vector`` in place, modulo 2^64."""
+    if sign not in (1, -1):
+        raise ValueError(f"sign must be +1 or -1, was {sign}")
+    for offset, words in _mask_chunks(key, 0, len(vector)):
+        part = vector[offset : offset + len(words)]
+        if sign > 0:
+            np.add(part, words, out=part)
+        else:
+            np.subtract(part, words, out=part)

@@ -1,0 +1,358 @@
+"""One client's side of one secure aggregation round (SecAgg+: Bonawitz et al., CCS 2017, the
+four phases of section 4; Bell et al., CCS 2020, on a sparse Harary graph), as
+docs/secure-aggregation.md specifies it byte for byte. Pure: it reads and returns messages and
+never touches Kafka."""
+
+from __future__ import annotations
+
+import enum
+import os
+import secrets
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+from cryptography.exceptions import InvalidTag
+
+from ..errors import SecureProtocolError, SessionStateError, UnmaskRefused
+from . import shamir
+from .messages import (
+    AdvertiseKeys,
+    EncryptedShare,
+    RevealedShare,
+    Roster,
+    Shares,
+    UnmaskShares,
+)
+from .primitives import (
+    KEY_BYTES,
+    NONCE_BYTES,
+    TAG_BYTES,
+    add_mask,
+    decrypt_shares,
+    encrypt_shares,
+    pairwise_mask_key,
+    round_context,
+    self_mask_commitment,
+    self_mask_key,
+    share_encryption_key,
+    x25519,
+    x25519_public_key,
+)
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+SEALED_SHARES_BYTES = NONCE_BYTES + 2 * shamir.SHARE_BYTES + TAG_BYTES
+"""A neighbour's sealed pair of shares: nonce, 132 bytes of ciphertext, tag (160 bytes)."""
+
+
+class Randomness(Protocol):
+    """Where a session draws its secrets: a CSPRNG (:data:`SYSTEM_RANDOMNESS`) unless a test
+    gives a seeded one."""
+
+    def token_bytes(self, n: int) -> bytes:
+        """``n`` uniformly random bytes."""
+
+    def randbelow(self, n: int) -> int:
+        """A uniformly random integer in ``[0, n)``."""
+
+
+class _SystemRandomness:
+    def token_bytes(self, n: int) -> bytes:
+        return os.urandom(n)
+
+    def randbelow(self, n: int) -> int:
+        return secrets.randbelow(n)
+
+
+SYSTEM_RANDOMNESS: Randomness = _SystemRandomness()
+"""The operating system's CSPRNG."""
+
+
+class _Phase(enum.IntEnum):
+    ADVERTISED = 1
+    SHARED = 2
+    RECEIVED_SHARES = 3
+    MASKED = 4
+
+
+class ClientSession:
+    """A client in one protocol instance (``jobId``, round, session).
+
+    Creating it draws the two X25519 key pairs and the self-mask seed ``b``; then, in order:
+    :meth:`advertise` (phase 1), :meth:`on_roster` (phase 2), :meth:`on_shares` and
+    :meth:`masked_input` (phase 3), :meth:`unmask` (phase 4, repeatable with the same
+    survivors). A session's keys, seeds and masked input are never used in another session.
+    """
+
+    def __init__(
+        self,
+        job_id: str,
+        round_number: int,
+        session: bytes,
+        randomness: Randomness = SYSTEM_RANDOMNESS,
+    ) -> None:
+        self.context = round_context(job_id, round_number, session)
+        """``ctx``: the bytes every key and mask of this session is bound to."""
+        self._randomness = randomness
+        self._c_sk = randomness.token_bytes(KEY_BYTES)
+        self._s_sk = randomness.token_bytes(KEY_BYTES)
+        self._b = randomness.token_bytes(KEY_BYTES)
+        self._keys = AdvertiseKeys(
+            x25519_public_key(self._c_sk),
+            x25519_public_key(self._s_sk),
+            self_mask_commitment(self.context, self._b),
+        )
+        self._phase = _Phase.ADVERTISED
+        self._roster: Roster | None = None
+        self._index = -1
+        self._neighbours: tuple[int, ...] = ()
+        self._own_shares = (0, 0)
+        self._held: dict[int, tuple[int, int]] = {}
+        self._masked_with: tuple[int, ...] = ()
+        self._rejected: dict[int, str] = {}
+        self._revealed: UnmaskShares | None = None
+
+    # -- phase 1 ----------------------------------------------------------------------------
+
+    def advertise(self) -> AdvertiseKeys:
+        """Phase 1: ``c_pk``, ``s_pk`` and the self-mask commitment."""
+        return self._keys
+
+    # -- phase 2 ----------------------------------------------------------------------------
+
+    @property
+    def index(self) -> int:
+        """This client's roster index (after :meth:`on_roster`)."""
+        self._require(_Phase.SHARED, "its roster index is known")
+        return self._index
+
+    @property
+    def neighbours(self) -> tuple[int, ...]:
+        """The k - 1 other nodes of this client's neighbourhood, in index order."""
+        self._require(_Phase.SHARED, "its neighbours are known")
+        return self._neighbours
+
+    def on_roster(self, roster: Roster) -> tuple[EncryptedShare, ...]:
+        """Phase 2: finds this client in ``roster`` by its encryption public key and returns the
+        sealed shares of ``s_sk`` and ``b`` for each of its k - 1 other neighbours.
+
+        Raises :class:`SecureProtocolError` when the roster does not list this client exactly
+        once with its own keys, or a neighbour's public key is unusable (of low order)."""
+        if self._phase != _Phase.ADVERTISED:
+            raise SessionStateError("on_roster was already called in this session")
+        index = self._find_self(roster)
+        neighbours = tuple(v for v in roster.neighbourhood(index) if v != index)
+        keys = {v: self._share_key(roster, index, v) for v in neighbours}
+        self._check_mask_keys(roster, neighbours)
+        xs = [index + 1, *(v + 1 for v in neighbours)]
+        t = roster.threshold
+        s_shares = shamir.split(
+            int.from_bytes(self._s_sk, "big"), shamir.random_coefficients(t, self._randbelow), xs
+        )
+        b_shares = shamir.split(
+            int.from_bytes(self._b, "big"), shamir.random_coefficients(t, self._randbelow), xs
+        )
+        sealed = tuple(
+            EncryptedShare(
+                v,
+                encrypt_shares(
+                    keys[v],
+                    self.context,
+                    index,
+                    v,
+                    shamir.share_to_bytes(s_shares[v + 1]) + shamir.share_to_bytes(b_shares[v + 1]),
+                    self._randomness.token_bytes(NONCE_BYTES),
+                ),
+            )
+            for v in neighbours
+        )
+        self._roster, self._index, self._neighbours = roster, index, neighbours
+        self._own_shares = (s_shares[index + 1], b_shares[index + 1])
+        self._phase = _Phase.SHARED
+        return sealed
+
+    def _randbelow(self, n: int) -> int:
+        return self._randomness.randbelow(n)
+
+    def _find_self(self, roster: Roster) -> int:
+        mine = [
+            i
+            for i, e in enumerate(roster.entries)
+            if e.encryption_public_key == self._keys.encryption_public_key
+        ]
+        if len(mine) != 1:
+            raise SecureProtocolError(
+                f"the roster lists this client's encryption public key {len(mine)} times, "
+                "it must list it once"
+            )
+        entry = roster.entries[mine[0]]
+        if (entry.mask_public_key, entry.self_mask_commitment) != (
+            self._keys.mask_public_key,
+            self._keys.self_mask_commitment,
+        ):
+            raise SecureProtocolError(
+                f"roster entry {mine[0]} has this client's encryption public key but not its "
+                "mask public key and self-mask commitment"
+            )
+        return mine[0]
+
+    def _share_key(self, roster: Roster, u: int, v: int) -> bytes:
+        try:
+            return share_encryption_key(
+                self.context, self._c_sk, roster.entries[v].encryption_public_key, u, v
+            )
+        except ValueError as e:
+            raise SecureProtocolError(
+                f"roster entry {v}: its encryption public key is unusable ({e})"
+            ) from None
+
+    def _check_mask_keys(self, roster: Roster, neighbours: Iterable[int]) -> None:
+        for v in neighbours:
+            try:
+                x25519(self._s_sk, roster.entries[v].mask_public_key)
+            except ValueError as e:
+                raise SecureProtocolError(
+                    f"roster entry {v}: its mask public key is unusable ({e})"
+                ) from None
+
+    # -- phase 3 ----------------------------------------------------------------------------
+
+    @property
+    def masked_with(self) -> tuple[int, ...]:
+        """The neighbours this client's masked input carries pairwise masks with: those that
+        sent it shares (after :meth:`on_shares`)."""
+        self._require(_Phase.RECEIVED_SHARES, "its senders are known")
+        return self._masked_with
+
+    @property
+    def rejected_shares(self) -> Mapping[int, str]:
+        """Routed shares this client could not use, by sender, with the reason."""
+        return dict(self._rejected)
+
+    def on_shares(self, shares: Shares) -> None:
+        """Phase 3: opens the shares the job routed to this client. Shares that are not from a
+        neighbour, repeated, or do not decrypt are recorded in :attr:`rejected_shares`, never
+        raised; a neighbour that sent any (even an unreadable one) is in :attr:`masked_with`,
+        since the job counts it as having shared."""
+        if self._phase != _Phase.SHARED:
+            raise SessionStateError(
+                "on_shares needs on_roster first, and is called once per session"
+            )
+        if shares.recipient != self._index:
+            raise SecureProtocolError(
+                f"shares addressed to client {shares.recipient} were given to client {self._index}"
+            )
+        senders: list[int] = []
+        for routed in shares.shares:
+            v = routed.sender
+            if v not in self._neighbours:
+                self._rejected[v] = f"client {v} is not a neighbour of client {self._index}"
+            elif v in senders:
+                self._rejected[v] = f"client {v} sent shares twice; the first were kept"
+            else:
+                senders.append(v)
+                self._open(v, routed.ciphertext)
+        self._masked_with = tuple(sorted(senders))
+        self._phase = _Phase.RECEIVED_SHARES
+
+    def _open(self, sender: int, sealed: bytes) -> None:
+        assert self._roster is not None
+        if len(sealed) != SEALED_SHARES_BYTES:
+            self._rejected[sender] = f"sealed shares are {SEALED_SHARES_BYTES} bytes, were {len(sealed)}"
+            return
+        key = self._share_key(self._roster, self._index, sender)
+        try:
+            plaintext = decrypt_shares(key, self.context, sender, self._index, sealed)
+            s_share = shamir.share_from_bytes(plaintext[: shamir.SHARE_BYTES])
+            b_share = shamir.share_from_bytes(plaintext[shamir.SHARE_BYTES :])
+        except InvalidTag:
+            self._rejected[sender] = "the shares do not decrypt (altered, or not sealed for this pair)"
+            return
+        except ValueError as e:
+            self._rejected[sender] = f"the shares are malformed: {e}"
+            return
+        self._held[sender] = (s_share, b_share)
+
+    def masked_input(self, x: npt.NDArray[np.int64] | npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+        """Phase 3, once per session: ``y = x + mask(self-mask key) + sum over`` :attr:`masked_with`
+        ``v of sign(u, v) mask(pairwise mask key of u and v)``, modulo 2^64. ``x`` is the
+        quantized update (signed 64-bit integers or their words)."""
+        if self._phase == _Phase.MASKED:
+            raise SessionStateError("a session sends one masked input, and this one already did")
+        self._require(_Phase.RECEIVED_SHARES, "it masks its input")
+        assert self._roster is not None
+        values = np.asarray(x)
+        if values.dtype not in (np.dtype(np.int64), np.dtype(np.uint64)):
+            raise TypeError(f"a quantized update is int64 or uint64, was {values.dtype}")
+        y = np.array(values.ravel(), dtype=values.dtype).view(np.uint64)  # a copy
+        u = self._index
+        add_mask(y, self_mask_key(self.context, self._b, u), +1)
+        for v in self._masked_with:
+            key = pairwise_mask_key(self.context, self._s_sk, self._roster.entries[v].mask_public_key, u, v)
+            add_mask(y, key, +1 if u < v else -1)
+        self._phase = _Phase.MASKED
+        return y
+
+    # -- phase 4 ----------------------------------------------------------------------------
+
+    def unmask(self, shared: Iterable[int], masked_input: Iterable[int]) -> UnmaskShares:
+        """Phase 4: for each client w whose share this client holds (itself and the neighbours
+        whose shares opened) and that is in ``shared`` (U2), the share of ``b_w`` if w is in
+        ``masked_input`` (U3), else the share of ``s_sk_w``.
+
+        Raises :class:`UnmaskRefused` when this client sent no masked input, is not in U3,
+        fewer than t of its neighbourhood (itself included) are in U3, U3 is not a subset of
+        U2, or an earlier call revealed a different split (both kinds of share for one
+        neighbour would let the job unmask that neighbour's input)."""
+        if self._phase != _Phase.MASKED:
+            raise UnmaskRefused("this client sent no masked input in this session")
+        assert self._roster is not None
+        u2, u3 = set(shared), set(masked_input)
+        self._check_survivors(u2, u3)
+        held = {self._index: self._own_shares, **self._held}
+        revealed = UnmaskShares(
+            self_mask_shares=tuple(
+                RevealedShare(w, shamir.share_to_bytes(held[w][1])) for w in sorted(held) if w in u3
+            ),
+            mask_key_shares=tuple(
+                RevealedShare(w, shamir.share_to_bytes(held[w][0]))
+                for w in sorted(held)
+                if w in u2 and w not in u3
+            ),
+        )
+        if self._revealed is not None and revealed != self._revealed:
+            raise UnmaskRefused(
+                "the job asks again with other survivors than before; this client already "
+                "revealed one split of its shares and reveals no other"
+            )
+        self._revealed = revealed
+        return revealed
+
+    def _check_survivors(self, u2: set[int], u3: set[int]) -> None:
+        assert self._roster is not None
+        n = len(self._roster.entries)
+        outside = sorted(i for i in u2 | u3 if not 0 <= i < n)
+        if outside:
+            raise UnmaskRefused(f"survivors {outside} are not roster indices (0..{n - 1})")
+        if not u3 <= u2:
+            raise UnmaskRefused(
+                f"clients {sorted(u3 - u2)} sent a masked input but are not among those who "
+                "shared keys"
+            )
+        if self._index not in u3:
+            raise UnmaskRefused(f"this client ({self._index}) is not among the survivors")
+        alive = sum(1 for v in self._roster.neighbourhood(self._index) if v in u3)
+        if alive < self._roster.threshold:
+            raise UnmaskRefused(
+                f"only {alive} of this client's neighbourhood of {self._roster.degree} sent a "
+                f"masked input, fewer than the threshold {self._roster.threshold}"
+            )
+
+    def _require(self, phase: _Phase, what: str) -> None:
+        if self._phase < phase:
+            raise SessionStateError(
+                f"the session is in phase {int(self._phase)}; it needs phase {int(phase)} "
+                f"before {what}"
+            )

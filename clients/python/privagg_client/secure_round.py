@@ -1,0 +1,396 @@
+"""One client's secure round over a transport: reads the job's ``SecureRound`` records, runs a
+:class:`~privagg_client.secure.ClientSession` through the four phases and writes its
+``SecureMessage`` records (docs/secure-aggregation.md). The transport is Kafka in
+:class:`~privagg_client.PrivaggClient` and an in-memory fake in the tests."""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, Union
+
+import numpy as np
+
+from . import wire
+from .errors import SecureProtocolError, SecureRoundError, UnmaskRefused
+from .job import JobConfig
+from .secure import (
+    SYSTEM_RANDOMNESS,
+    AdvertiseKeys,
+    ClientSession,
+    EncryptedShare,
+    Opened,
+    Randomness,
+    Roster,
+    RosterEntry,
+    RoutedShare,
+    Shares,
+    Survivors,
+    UnmaskShares,
+    quantize,
+)
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+log = logging.getLogger(__name__)
+
+PHASE_NAMES = {1: "advertise", 2: "share", 3: "masked input", 4: "unmask"}
+
+JobMessage = Union[Opened, Roster, Shares, Survivors]
+ClientMessage = Union[AdvertiseKeys, Sequence[EncryptedShare], "npt.NDArray[np.uint64]", UnmaskShares]
+
+
+# -- records ---------------------------------------------------------------------------------
+
+
+def _client_body(body: ClientMessage) -> dict[str, Any]:
+    if isinstance(body, AdvertiseKeys):
+        return {
+            "encryptionPublicKey": body.encryption_public_key,
+            "maskPublicKey": body.mask_public_key,
+            "selfMaskCommitment": body.self_mask_commitment,
+        }
+    if isinstance(body, UnmaskShares):
+        return {
+            "selfMaskShares": [{"index": s.index, "share": s.share} for s in body.self_mask_shares],
+            "maskKeyShares": [{"index": s.index, "share": s.share} for s in body.mask_key_shares],
+        }
+    if isinstance(body, np.ndarray):
+        return {"values": np.ascontiguousarray(body, dtype="<u8").tobytes()}
+    return {"shares": [{"index": s.index, "ciphertext": s.ciphertext} for s in body]}
+
+
+def encode_secure_message(
+    job_id: str, round_number: int, session: bytes, client_id: str, body: ClientMessage
+) -> bytes:
+    """A single-object-encoded ``SecureMessage``: ``AdvertiseKeys``, ``ShareKeys`` (a sequence of
+    :class:`EncryptedShare`), ``MaskedInput`` (the masked words) or ``UnmaskShares``."""
+    return wire.encode(
+        "SecureMessage",
+        {
+            "jobId": job_id,
+            "round": round_number,
+            "session": session,
+            "clientId": client_id,
+            "body": _client_body(body),
+        },
+    )
+
+
+@dataclass(frozen=True)
+class SecureRoundRecord:
+    """A ``SecureRound`` record: its header, and its body's fields as decoded."""
+
+    job_id: str
+    round: int
+    session: bytes
+    fields: Mapping[str, Any]
+
+    def body(self) -> JobMessage:
+        """The body as a message; :class:`SecureProtocolError` for a malformed roster."""
+        f = self.fields
+        if "advertiseDeadlineMillis" in f:
+            return Opened(
+                f["advertiseDeadlineMillis"],
+                f["shareDeadlineMillis"],
+                f["maskedInputDeadlineMillis"],
+                f["unmaskDeadlineMillis"],
+                f["clipNorm"],
+            )
+        if "entries" in f:
+            entries = tuple(
+                RosterEntry(e["encryptionPublicKey"], e["maskPublicKey"], e["selfMaskCommitment"])
+                for e in f["entries"]
+            )
+            return Roster(entries, f["degree"], f["threshold"], tuple(f["permutation"]))
+        if "recipient" in f:
+            routed = tuple(RoutedShare(s["sender"], s["ciphertext"]) for s in f["shares"])
+            return Shares(f["recipient"], routed)
+        return Survivors(tuple(f["shared"]), tuple(f["maskedInput"]))
+
+
+def decode_secure_round(value: bytes) -> SecureRoundRecord:
+    """Reads a single-object-encoded ``SecureRound``."""
+    d = wire.decode("SecureRound", value)
+    return SecureRoundRecord(d["jobId"], d["round"], d["session"], d["body"])
+
+
+# -- the transport ---------------------------------------------------------------------------
+
+
+class SecureTransport(Protocol):
+    """What a secure round needs from Kafka (or a fake of it)."""
+
+    def now(self) -> float:
+        """Seconds since the epoch by this machine's clock."""
+
+    def send(self, value: bytes) -> None:
+        """Writes ``value`` to the job's updates topic; returns once the broker acknowledged it,
+        else raises :class:`SendError`."""
+
+    def receive(self, timeout: float) -> Sequence[bytes]:
+        """The next committed records of the job's secure topic, in order, waiting at most
+        ``timeout`` seconds for one; empty when none arrived."""
+
+
+# -- the round -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SecureRoundResult:
+    """A secure round this client took part in to the end.
+
+    ``index``: its roster index; ``masked_with``: the neighbours its masked input carries
+    pairwise masks with; ``rejected_shares``: routed shares it could not use, by sender, with
+    the reason; ``survivors``: how many clients' masked inputs the job counted (U3)."""
+
+    round_number: int
+    session: bytes
+    index: int
+    masked_with: tuple[int, ...]
+    rejected_shares: Mapping[int, str]
+    survivors: int
+
+
+class _Step(enum.IntEnum):
+    WAIT_OPENED = 0
+    WAIT_ROSTER = 1
+    WAIT_SHARES = 2
+    WAIT_SURVIVORS = 3
+
+
+_POLL_SECONDS = 0.5
+
+
+class _SecureRound:
+    """The driver's state: the newest session of the round, and which job message it awaits."""
+
+    def __init__(
+        self,
+        transport: SecureTransport,
+        job: JobConfig,
+        client_id: str,
+        round_number: int,
+        values: npt.NDArray[np.float64],
+        open_timeout: float,
+        grace: float,
+        randomness: Randomness,
+        rng: np.random.Generator | None,
+    ) -> None:
+        self._transport = transport
+        self._job = job
+        self._client_id = client_id
+        self._round = round_number
+        self._values = values
+        self._open_timeout = open_timeout
+        self._grace = grace
+        self._randomness = randomness
+        self._rng = rng
+        self._step = _Step.WAIT_OPENED
+        self._opened: Opened | None = None
+        self._session_id = b""
+        self._session: ClientSession | None = None
+        self._missed_advertise = False
+
+    def run(self) -> SecureRoundResult:
+        started = self._transport.now()
+        while True:
+            values = self._transport.receive(self._poll_timeout(started))
+            for value in values:
+                result = self._handle(decode_secure_round(value))
+                if result is not None:
+                    return result
+            self._check_progress(started, caught_up=not values)
+
+    def _fail(self, phase: int, reason: str) -> SecureRoundError:
+        return SecureRoundError(
+            f"secure aggregation of round {self._round} of job {self._job.job_id} failed in "
+            f"phase {phase} ({PHASE_NAMES[phase]}): {reason}",
+            phase,
+        )
+
+    def _send(self, body: ClientMessage) -> None:
+        self._transport.send(
+            encode_secure_message(
+                self._job.job_id, self._round, self._session_id, self._client_id, body
+            )
+        )
+
+    def _before(self, deadline_millis: int, phase: int, what: str) -> None:
+        """Raises when ``deadline_millis`` passed: the job would reject what this client sends."""
+        late = self._transport.now() - deadline_millis / 1000
+        if late >= 0:
+            raise self._fail(
+                phase, f"{what} {late:.1f} s after the phase's deadline; the job would reject it"
+            )
+
+    # -- waiting -----------------------------------------------------------------------------
+
+    def _wait_limit(self, started: float) -> float:
+        """When the job message this client awaits is overdue (seconds since the epoch)."""
+        if self._opened is None:
+            return started + self._open_timeout
+        deadline = {
+            _Step.WAIT_ROSTER: self._opened.advertise_deadline_millis,
+            _Step.WAIT_SHARES: self._opened.share_deadline_millis,
+            _Step.WAIT_SURVIVORS: self._opened.masked_input_deadline_millis,
+        }[self._step]
+        return deadline / 1000 + self._grace
+
+    def _poll_timeout(self, started: float) -> float:
+        return max(0.0, min(_POLL_SECONDS, self._wait_limit(started) - self._transport.now()))
+
+    def _check_progress(self, started: float, caught_up: bool) -> None:
+        if self._missed_advertise and caught_up:
+            raise self._fail(
+                1,
+                "the round's advertise deadline had passed when this client read its Opened "
+                "record (train faster, or call send_update sooner after the round opens)",
+            )
+        if self._transport.now() < self._wait_limit(started):
+            return
+        if self._step == _Step.WAIT_OPENED:
+            raise self._fail(
+                1,
+                f"the round's Opened record did not arrive on topic {self._job.topics.secure} "
+                f"within {self._open_timeout:g} s (is the job running in secure mode?)",
+            )
+        awaited = {
+            _Step.WAIT_ROSTER: (2, "Roster", "advertise"),
+            _Step.WAIT_SHARES: (3, "Shares for this client", "share"),
+            _Step.WAIT_SURVIVORS: (4, "Survivors", "masked input"),
+        }
+        phase, message, deadline = awaited[self._step]
+        raise self._fail(
+            phase,
+            f"the job's {message} did not arrive within {self._grace:g} s after the {deadline} "
+            "deadline",
+        )
+
+    # -- the job's messages ------------------------------------------------------------------
+
+    def _handle(self, record: SecureRoundRecord) -> SecureRoundResult | None:
+        if record.job_id != self._job.job_id or record.round != self._round:
+            return None
+        if "advertiseDeadlineMillis" in record.fields:
+            body = record.body()
+            assert isinstance(body, Opened)
+            self._on_opened(record.session, body)
+            return None
+        if record.session != self._session_id or self._missed_advertise:
+            return None  # an earlier session of the round, or one this client is not in
+        try:
+            body = record.body()
+        except SecureProtocolError as e:
+            raise self._fail(2, f"the job's Roster is malformed: {e}") from e
+        if isinstance(body, Roster) and self._step == _Step.WAIT_ROSTER:
+            self._on_roster(body)
+        elif isinstance(body, Shares) and self._step == _Step.WAIT_SHARES:
+            self._on_shares(body)
+        elif isinstance(body, Survivors):
+            return self._on_survivors(body)
+        return None
+
+    def _on_opened(self, session: bytes, opened: Opened) -> None:
+        if session == self._session_id:
+            return
+        if self._step == _Step.WAIT_SURVIVORS:
+            raise self._fail(
+                4,
+                "the job opened the round again with a new session (it restored from a "
+                "checkpoint) after this client sent its masked input; it does not mask the "
+                "same update in a second session, whose sum the job could difference against "
+                "the first",
+            )
+        self._opened, self._session_id = opened, session
+        self._session = ClientSession(self._job.job_id, self._round, session, self._randomness)
+        self._step = _Step.WAIT_ROSTER
+        self._missed_advertise = self._transport.now() >= opened.advertise_deadline_millis / 1000
+        if not self._missed_advertise:
+            self._send(self._session.advertise())
+
+    def _on_roster(self, roster: Roster) -> None:
+        assert self._session is not None and self._opened is not None
+        mine = self._session.advertise().encryption_public_key
+        if all(e.encryption_public_key != mine for e in roster.entries):
+            raise self._fail(1, "the job's roster does not list this client (its keys arrived late or were rejected)")
+        try:
+            sealed = self._session.on_roster(roster)
+        except SecureProtocolError as e:
+            raise self._fail(2, str(e)) from e
+        self._before(self._opened.share_deadline_millis, 2, "the roster arrived")
+        self._send(sealed)
+        self._step = _Step.WAIT_SHARES
+
+    def _on_shares(self, shares: Shares) -> None:
+        assert self._session is not None and self._opened is not None
+        if shares.recipient != self._session.index:
+            return
+        self._session.on_shares(shares)
+        for sender, reason in self._session.rejected_shares.items():
+            log.warning("job %s round %d: shares from client %d: %s", self._job.job_id, self._round, sender, reason)
+        deadline = self._opened.masked_input_deadline_millis
+        self._before(deadline, 3, "this client's shares arrived")
+        x = quantize(self._values, self._opened.clip_norm, self._rng)
+        y = self._session.masked_input(x)
+        self._before(deadline, 3, "the masked input was ready")
+        self._send(y)
+        self._step = _Step.WAIT_SURVIVORS
+
+    def _on_survivors(self, survivors: Survivors) -> SecureRoundResult:
+        assert self._session is not None and self._opened is not None
+        if self._step == _Step.WAIT_ROSTER:
+            raise self._fail(2, "the job went on to unmasking without a roster this client read")
+        if self._step == _Step.WAIT_SHARES:
+            raise self._fail(
+                3, "the job routed no shares to this client (its ShareKeys were not accepted)"
+            )
+        index = self._session.index
+        if index not in survivors.masked_input:
+            raise self._fail(
+                3, f"the job did not count this client's masked input (client {index} is not in U3)"
+            )
+        try:
+            revealed = self._session.unmask(survivors.shared, survivors.masked_input)
+        except UnmaskRefused as e:
+            raise self._fail(4, f"this client refuses to reveal shares: {e}") from e
+        self._before(self._opened.unmask_deadline_millis, 4, "the survivors arrived")
+        self._send(revealed)
+        return SecureRoundResult(
+            self._round,
+            self._session_id,
+            index,
+            self._session.masked_with,
+            self._session.rejected_shares,
+            len(set(survivors.masked_input)),
+        )
+
+
+def send_secure_update(
+    transport: SecureTransport,
+    job: JobConfig,
+    client_id: str,
+    round_number: int,
+    values: npt.ArrayLike,
+    *,
+    open_timeout: float = 30.0,
+    grace: float = 30.0,
+    randomness: Randomness = SYSTEM_RANDOMNESS,
+    rng: np.random.Generator | None = None,
+) -> SecureRoundResult:
+    """Takes part in round ``round_number``'s secure aggregation with ``values`` (the update's
+    d values in the spec's tensor order) and returns once this client's ``UnmaskShares`` were
+    acknowledged.
+
+    It follows the newest session the job opened for the round, waiting ``open_timeout``
+    seconds for its ``Opened`` record, and each later job message until ``grace`` seconds after
+    the deadline of the phase before (the job writes them at the deadlines, committed at its
+    next checkpoint). Raises :class:`SecureRoundError` naming the phase that failed and why.
+    """
+    flat = np.asarray(values, dtype=np.float64).ravel()
+    return _SecureRound(
+        transport, job, client_id, round_number, flat, open_timeout, grace, randomness, rng
+    ).run()

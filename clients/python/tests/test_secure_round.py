@@ -1,0 +1,446 @@
+"""The secure round's driver (send_secure_update and PrivaggClient.send_update in secure mode)
+against an in-memory job on a fake clock: the job writes SecureRound records at the phase
+deadlines, plays the round's other clients with ClientSessions, routes shares, and unmasks the
+sum at the end (tests/secagg_server.py). The driver's own code runs as is."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import privagg_client.client
+from privagg_client import (
+    Aggregation,
+    JobConfig,
+    JobConfigError,
+    PrivaggClient,
+    SecureRoundError,
+    TensorShapeError,
+    Topics,
+    UnmaskRefused,
+    wire,
+)
+from privagg_client.secure import (
+    AdvertiseKeys,
+    ClientSession,
+    RevealedShare,
+    Roster,
+    RoutedShare,
+    Shares,
+    UnmaskShares,
+    quantize,
+)
+from privagg_client.secure.primitives import round_context
+from privagg_client.secure_round import SecureRoundResult, send_secure_update
+from secagg_server import SeededRandomness, make_roster, unmasked_sum
+
+JOB = JobConfig("sj", {"w": [3, 2], "b": [2]}, aggregation=Aggregation("secure", 0.1, 0.1))
+D = 8
+ROUND = 4
+CLIP_NORM = 2.0
+OPEN = 1_000_000.0
+PHASE_SECONDS = 10.0
+CLIENT_ID = "me"
+
+
+def _session_bytes(k: int) -> bytes:
+    return bytes([k]) * 16
+
+
+def _quantized(values: np.ndarray, seed: int) -> np.ndarray:
+    return quantize(values, CLIP_NORM, np.random.default_rng(seed))
+
+
+@dataclass
+class FakeSecureJob:
+    """A secure round's job side, and the transport the driver under test reads and writes.
+
+    ``peers`` other clients advertise at the opening; the driver's client gets the roster
+    index after them. ``drop_at_share`` / ``drop_at_masked_input``: peers that send no
+    ShareKeys / no MaskedInput. ``stall_at``: the job message it never writes ("roster",
+    "shares", "survivors"). ``reopen_at``: a time at which it opens the round again."""
+
+    peers: int = 11
+    degree: int = 7
+    threshold: int = 4
+    drop_at_share: Collection[int] = ()
+    drop_at_masked_input: Collection[int] = ()
+    stall_at: str | None = None
+    drop_client_from_survivors: bool = False
+    reopen_at: float | None = None
+    lose_advertisement: bool = False
+    now_: float = OPEN
+    published: list[tuple[float, bytes]] = field(default_factory=list)
+    read: int = 0
+    session_number: int = 0
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    result: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        self.peer_values = np.random.default_rng(1).normal(size=(self.peers, D)) * 0.2
+        self._open(OPEN)
+        self.publish_noise(OPEN)
+
+    # -- the job -----------------------------------------------------------------------------
+
+    def _open(self, at: float) -> None:
+        self.session_number += 1
+        self.session = _session_bytes(self.session_number)
+        self.opened_at = at
+        self.deadlines = [at + PHASE_SECONDS * k for k in (1, 2, 3, 4)]
+        self.events = ["roster", "shares", "survivors", "unmask"]
+        self.sessions = [
+            ClientSession(JOB.job_id, ROUND, self.session, SeededRandomness(100 * self.session_number + p))
+            for p in range(self.peers)
+        ]
+        self.client_keys: AdvertiseKeys | None = None
+        self.sealed: dict[int, list[RoutedShare]] = {}
+        self.masked: dict[int, np.ndarray] = {}
+        self.unmask: dict[int, UnmaskShares] = {}
+        self._publish(at, {
+            "advertiseDeadlineMillis": int(self.deadlines[0] * 1000),
+            "shareDeadlineMillis": int(self.deadlines[1] * 1000),
+            "maskedInputDeadlineMillis": int(self.deadlines[2] * 1000),
+            "unmaskDeadlineMillis": int(self.deadlines[3] * 1000),
+            "clipNorm": CLIP_NORM,
+        })
+
+    def _publish(self, at: float, body: dict[str, Any], job_id: str = JOB.job_id, round_number: int = ROUND) -> None:
+        value = wire.encode(
+            "SecureRound", {"jobId": job_id, "round": round_number, "session": self.session, "body": body}
+        )
+        self.published.append((at, value))
+
+    def publish_noise(self, at: float) -> None:
+        """Records of another job and another round, which the driver must skip."""
+        body = {"shared": [0], "maskedInput": [0]}
+        self._publish(at, body, job_id="other-job")
+        self._publish(at, body, round_number=ROUND + 1)
+
+    @property
+    def client_index(self) -> int:
+        return self.peers
+
+    def _roster(self) -> Roster:
+        keys = [s.advertise() for s in self.sessions]
+        if self.client_keys is not None:
+            keys.append(self.client_keys)
+        return make_roster(keys, self.degree, self.threshold, seed=self.session_number)
+
+    def _event(self, name: str, at: float) -> None:
+        if name == "roster":
+            self.roster = self._roster()
+            self._publish(at, {
+                "entries": [
+                    {"encryptionPublicKey": e.encryption_public_key, "maskPublicKey": e.mask_public_key,
+                     "selfMaskCommitment": e.self_mask_commitment}
+                    for e in self.roster.entries
+                ],
+                "degree": self.roster.degree, "threshold": self.roster.threshold,
+                "permutation": list(self.roster.permutation),
+            })
+            for p, session in enumerate(self.sessions):
+                shares = session.on_roster(self.roster)
+                if p not in self.drop_at_share:
+                    self._accept_shares(p, [(s.index, s.ciphertext) for s in shares])
+        elif name == "shares":
+            n = len(self.roster.entries)
+            inbox: dict[int, list[RoutedShare]] = {v: [] for v in range(n)}
+            for sender, routed in sorted(self.sealed.items()):
+                for share in routed:
+                    inbox[share.sender].append(RoutedShare(sender, share.ciphertext))
+            for v in range(n):
+                self._publish(at, {"recipient": v, "shares": [
+                    {"sender": s.sender, "ciphertext": s.ciphertext} for s in inbox[v]
+                ]})
+            for p, session in enumerate(self.sessions):
+                if p in self.sealed:
+                    session.on_shares(Shares(p, tuple(inbox[p])))
+                    if p not in self.drop_at_masked_input:
+                        self.masked[p] = session.masked_input(_quantized(self.peer_values[p], p))
+        elif name == "survivors":
+            survivors = set(self.masked)
+            if self.drop_client_from_survivors:
+                survivors.discard(self.client_index)
+            self.survivors = survivors
+            self._publish(at, {"shared": sorted(self.sealed), "maskedInput": sorted(survivors)})
+            for p in sorted(survivors):
+                if p < self.peers:
+                    try:
+                        self.unmask[p] = self.sessions[p].unmask(self.sealed, survivors)
+                    except UnmaskRefused:
+                        pass  # as the client under test does, in the tests that expect it
+        elif name == "unmask":
+            ctx = round_context(JOB.job_id, ROUND, self.session)
+            masked = {u: y for u, y in self.masked.items() if u in self.survivors}
+            self.result = unmasked_sum(ctx, self.roster, set(self.sealed), masked, self.unmask)
+
+    def _accept_shares(self, sender: int, shares: list[tuple[int, bytes]]) -> None:
+        # The job keeps, per sender, the sealed shares keyed by their recipient (as "sender" here).
+        self.sealed[sender] = [RoutedShare(recipient, c) for recipient, c in shares]
+
+    def advance_to(self, t: float) -> None:
+        while True:
+            pending = [(d, e) for d, e in zip(self.deadlines, self.events) if e]
+            due = [(d, e) for d, e in pending if d <= t]
+            if self.reopen_at is not None and self.reopen_at <= t and (not due or self.reopen_at < due[0][0]):
+                at, self.reopen_at = self.reopen_at, None
+                self._open(at)
+                continue
+            if not due:
+                return
+            d, e = due[0]
+            self.events[self.events.index(e)] = ""
+            if e != self.stall_at:
+                self._event(e, d)
+
+    def next_event(self) -> float:
+        times = [d for d, e in zip(self.deadlines, self.events) if e]
+        if self.reopen_at is not None:
+            times.append(self.reopen_at)
+        return min(times, default=float("inf"))
+
+    # -- the transport -----------------------------------------------------------------------
+
+    def now(self) -> float:
+        return self.now_
+
+    def receive(self, timeout: float) -> list[bytes]:
+        self.advance_to(self.now_)
+        if self.read == len(self.published):
+            self.now_ = min(self.now_ + timeout, max(self.now_, self.next_event()))
+            self.advance_to(self.now_)
+        out = [v for at, v in self.published[self.read :] if at <= self.now_]
+        self.read += len(out)
+        return out
+
+    def send(self, value: bytes) -> None:
+        self.advance_to(self.now_)
+        message = wire.decode("SecureMessage", value)
+        assert (message["jobId"], message["round"], message["clientId"]) == (JOB.job_id, ROUND, CLIENT_ID)
+        self.sent.append(message)
+        if message["session"] != self.session:
+            self.rejected.append("session")
+            return
+        body = message["body"]
+        phase = 1 if "encryptionPublicKey" in body else 2 if "shares" in body else 3 if "values" in body else 4
+        if not (self.deadlines[phase - 2] if phase > 1 else self.opened_at) <= self.now_ < self.deadlines[phase - 1]:
+            self.rejected.append(f"phase {phase} late")
+            return
+        me = self.client_index
+        if phase == 1 and self.lose_advertisement:
+            self.rejected.append("phase 1 lost")
+        elif phase == 1:
+            self.client_keys = AdvertiseKeys(
+                body["encryptionPublicKey"], body["maskPublicKey"], body["selfMaskCommitment"]
+            )
+        elif phase == 2:
+            self._accept_shares(me, [(s["index"], s["ciphertext"]) for s in body["shares"]])
+        elif phase == 3:
+            self.masked[me] = np.frombuffer(body["values"], dtype="<u8").copy()
+        else:
+            self.unmask[me] = UnmaskShares(
+                tuple(RevealedShare(s["index"], s["share"]) for s in body["selfMaskShares"]),
+                tuple(RevealedShare(s["index"], s["share"]) for s in body["maskKeyShares"]),
+            )
+
+    # -- expectations ------------------------------------------------------------------------
+
+    def expected_sum(self, client_x: np.ndarray) -> np.ndarray:
+        total = np.zeros(D, dtype=np.int64)
+        for u in self.survivors:
+            total += client_x if u == self.client_index else _quantized(self.peer_values[u], u)
+        return total
+
+
+VALUES = np.linspace(-0.3, 0.4, D)
+
+
+def _drive(job: FakeSecureJob, at: float = OPEN + 1.0, **kwargs: Any) -> SecureRoundResult:
+    job.now_ = at
+    return send_secure_update(
+        job, JOB, CLIENT_ID, ROUND, VALUES, open_timeout=5.0, grace=5.0,
+        randomness=SeededRandomness(77), rng=np.random.default_rng(7), **kwargs,
+    )
+
+
+def _phases_sent(job: FakeSecureJob) -> list[str]:
+    return [next(iter(m["body"])) for m in job.sent]
+
+
+def test_a_secure_update_takes_part_in_all_four_phases_and_the_job_gets_the_exact_sum() -> None:
+    job = FakeSecureJob()
+    result = _drive(job)
+
+    assert _phases_sent(job) == ["encryptionPublicKey", "shares", "values", "selfMaskShares"]
+    assert job.rejected == []
+    job.advance_to(job.deadlines[3])
+    assert job.result is not None
+    np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
+    assert result.round_number == ROUND and result.session == job.session
+    assert result.index == job.client_index and result.survivors == job.peers + 1
+    assert len(result.masked_with) == job.degree - 1 and result.rejected_shares == {}
+    assert job.now_ < job.deadlines[3]  # it returned once its phase 4 message was acknowledged
+
+
+def test_peers_dropping_out_in_phases_2_and_3_leave_the_sum_exact() -> None:
+    job = FakeSecureJob(peers=15, degree=9, threshold=5, drop_at_share={3, 8}, drop_at_masked_input={1, 12})
+    result = _drive(job)
+
+    job.advance_to(job.deadlines[3])
+    assert job.result is not None
+    np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
+    assert result.survivors == 16 - 4
+
+
+def test_a_client_that_reads_the_opening_after_the_advertise_deadline_fails_in_phase_1() -> None:
+    job = FakeSecureJob()
+    with pytest.raises(SecureRoundError, match=r"round 4 of job sj failed in phase 1 \(advertise\): "
+                       "the round's advertise deadline had passed") as e:
+        _drive(job, at=job.deadlines[0] + 0.5)
+    assert e.value.phase == 1 and job.sent == []
+
+
+def test_no_opening_fails_in_phase_1_after_the_open_timeout() -> None:
+    job = FakeSecureJob()
+    job.published = [p for p in job.published if b"other-job" in p[1]]
+    with pytest.raises(SecureRoundError, match="Opened record did not arrive on topic privagg.secure within 5 s"):
+        _drive(job)
+    assert job.now_ == pytest.approx(OPEN + 1.0 + 5.0, abs=0.6)
+
+
+def test_a_roster_without_this_client_fails_in_phase_1() -> None:
+    job = FakeSecureJob(lose_advertisement=True)
+    with pytest.raises(SecureRoundError, match=r"phase 1 \(advertise\): the job's roster does not list this client"):
+        _drive(job)
+
+
+@pytest.mark.parametrize(
+    "stall, phase, message",
+    [
+        ("roster", 2, "Roster did not arrive within 5 s after the advertise deadline"),
+        ("shares", 3, "Shares for this client did not arrive within 5 s after the share deadline"),
+        ("survivors", 4, "Survivors did not arrive within 5 s after the masked input deadline"),
+    ],
+)
+def test_a_job_message_that_does_not_arrive_fails_its_phase_after_the_grace(
+    stall: str, phase: int, message: str
+) -> None:
+    job = FakeSecureJob(stall_at=stall)
+    with pytest.raises(SecureRoundError, match=message) as e:
+        _drive(job)
+    assert e.value.phase == phase
+    assert job.now_ == pytest.approx(job.deadlines[phase - 2] + 5.0, abs=0.6)
+
+
+def test_survivors_without_this_client_fail_in_phase_3_and_reveal_nothing() -> None:
+    job = FakeSecureJob(drop_client_from_survivors=True)
+    with pytest.raises(SecureRoundError, match=r"phase 3 \(masked input\): the job did not count this client's masked input"):
+        _drive(job)
+    assert _phases_sent(job) == ["encryptionPublicKey", "shares", "values"]
+
+
+def test_too_few_surviving_neighbours_make_it_refuse_in_phase_4() -> None:
+    job = FakeSecureJob(peers=8, degree=9, threshold=9, drop_at_masked_input={0})  # all neighbours
+    with pytest.raises(SecureRoundError, match=r"phase 4 \(unmask\): this client refuses to reveal "
+                       "shares: only 8 of this client's neighbourhood of 9 sent a masked input, "
+                       "fewer than the threshold 9") as e:
+        _drive(job)
+    assert e.value.phase == 4
+    assert _phases_sent(job) == ["encryptionPublicKey", "shares", "values"]
+
+
+def test_a_reopened_round_before_the_masked_input_is_joined_afresh() -> None:
+    job = FakeSecureJob(reopen_at=OPEN + PHASE_SECONDS + 2.0)  # after the first roster
+    result = _drive(job)
+
+    assert result.session == _session_bytes(2)
+    assert [m["session"] for m in job.sent] == [_session_bytes(1)] * 2 + [_session_bytes(2)] * 4
+    job.advance_to(job.deadlines[3])
+    assert job.result is not None
+    np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
+
+
+def test_a_reopened_round_after_the_masked_input_is_not_joined_again() -> None:
+    job = FakeSecureJob(reopen_at=OPEN + 3 * PHASE_SECONDS - 1.0)  # before the Survivors
+    with pytest.raises(SecureRoundError, match="opened the round again with a new session .* after this client sent its masked input"):
+        _drive(job)
+    assert [m["session"] for m in job.sent] == [_session_bytes(1)] * 3
+
+
+# -- through PrivaggClient -------------------------------------------------------------------
+
+
+def _client_with(job: FakeSecureJob, monkeypatch: pytest.MonkeyPatch) -> PrivaggClient:
+    monkeypatch.setattr(privagg_client.client, "_KafkaSecureTransport", lambda client, timeout: job)
+    return PrivaggClient(JOB, "fake:9092", CLIENT_ID)
+
+
+def test_send_update_in_secure_mode_runs_the_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    job = FakeSecureJob()
+    job.now_ = OPEN + 1.0
+    client = _client_with(job, monkeypatch)
+    update = {"w": VALUES[:6].reshape(3, 2), "b": VALUES[6:]}
+
+    client.send_update(ROUND, update, timeout=5.0)
+
+    assert _phases_sent(job) == ["encryptionPublicKey", "shares", "values", "selfMaskShares"]
+    job.advance_to(job.deadlines[3])
+    assert job.result is not None
+    # The client's part of the sum is its update on the grid, in the spec's tensor order (w's
+    # 6 values, then b's 2, as float32 as in plaintext mode), each within one unit (its
+    # rounding is a CSPRNG's here).
+    peers = sum(_quantized(job.peer_values[p], p) for p in range(job.peers))
+    grid = VALUES.astype(np.float32).astype(np.float64) * 2.0**36 / CLIP_NORM
+    assert np.abs(job.result - peers - grid).max() < 1
+
+
+def test_secure_mode_sends_no_metadata_and_checks_the_update_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    job = FakeSecureJob()
+    client = _client_with(job, monkeypatch)
+    with pytest.raises(JobConfigError, match="aggregates securely, which sends no metadata"):
+        client.send_update(ROUND, {"w": np.zeros((3, 2)), "b": np.zeros(2)}, metadata={"k": "v"})
+    with pytest.raises(TensorShapeError, match="lacks tensor 'b'"):
+        client.send_update(ROUND, {"w": np.zeros((3, 2))})
+    assert job.sent == []
+
+
+def test_the_spec_reads_the_aggregation_section_and_the_secure_topic(tmp_path: Path) -> None:
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "jobId: a\nmodel:\n  tensors:\n    - {name: w, shape: [2]}\n"
+        "aggregation:\n  mode: secure\n  maxDropoutRate: 0.1\n  adversarialClientRate: 0.05\n"
+        "topics:\n  secure: s.topic\n"
+    )
+    job = JobConfig.from_spec(spec)
+    assert job.aggregation == Aggregation("secure", 0.1, 0.05) and job.aggregation.secure
+    assert job.topics == Topics(secure="s.topic")
+    plain = tmp_path / "p.yaml"
+    plain.write_text("jobId: a\nmodel:\n  tensors:\n    - {name: w, shape: [2]}\n")
+    job = JobConfig.from_spec(plain)
+    assert job.aggregation == Aggregation() and not job.aggregation.secure
+    assert job.topics.secure == "privagg.secure"
+
+
+@pytest.mark.parametrize(
+    "section, message",
+    [
+        ("{mode: sum}", "aggregation.mode must be one of plaintext, secure, was 'sum'"),
+        ("{mode: secure, maxDropoutRate: 1.0}", r"aggregation.maxDropoutRate must be in \[0, 1\), was 1.0"),
+        ("{mode: secure, adversarialClientRate: -0.1}", r"adversarialClientRate must be in \[0, 1\), was -0.1"),
+        ("{mode: secure, maxDropoutRate: .nan}", "maxDropoutRate must be in"),
+        ("secure", "aggregation must be a mapping, was 'secure'"),
+    ],
+)
+def test_a_bad_aggregation_section_is_refused(section: str, message: str) -> None:
+    import yaml
+
+    root = yaml.safe_load(f"jobId: a\nmodel: {{tensors: [{{name: w, shape: [2]}}]}}\naggregation: {section}\n")
+    with pytest.raises(JobConfigError, match=message):
+        JobConfig.from_spec_dict(root)

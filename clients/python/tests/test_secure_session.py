@@ -1,0 +1,321 @@
+"""Whole secure rounds in memory: n Python sessions, the job's routing, and the job's unmasking
+(tests/secagg_server.py); dropouts in phases 2 and 3; the client's guards."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pytest
+
+from privagg_client import SecureProtocolError, SessionStateError, UnmaskRefused
+from privagg_client.secure import (
+    ClientSession,
+    EncryptedShare,
+    Roster,
+    RosterEntry,
+    RoutedShare,
+    Shares,
+    UnmaskShares,
+    quantize,
+)
+from privagg_client.secure.primitives import round_context
+from secagg_server import SeededRandomness, make_roster, unmasked_sum
+
+JOB_ID = "secure-job"
+ROUND = 3
+SESSION = bytes.fromhex("00112233445566778899aabbccddeeff")
+CLIP_NORM = 1.5
+D = 33
+
+
+@dataclass
+class Round:
+    """A round's clients up to the routing of shares: the job's view of phases 1 and 2."""
+
+    n: int
+    degree: int
+    threshold: int
+    seed: int = 0
+    drop_at_share: Collection[int] = ()
+    sessions: list[ClientSession] = field(init=False)
+    roster: Roster = field(init=False)
+    inbox: dict[int, list[RoutedShare]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.sessions = [
+            ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(1000 * self.seed + u))
+            for u in range(self.n)
+        ]
+        keys = [s.advertise() for s in self.sessions]
+        self.roster = make_roster(keys, self.degree, self.threshold, self.seed)
+        self.inbox = {v: [] for v in range(self.n)}
+        for u, session in enumerate(self.sessions):
+            sealed = session.on_roster(self.roster)
+            if u not in self.drop_at_share:
+                for share in sealed:
+                    self.inbox[share.index].append(RoutedShare(u, share.ciphertext))
+
+    @property
+    def shared(self) -> set[int]:
+        return set(range(self.n)) - set(self.drop_at_share)
+
+    def updates(self) -> dict[int, np.ndarray]:
+        rng = np.random.default_rng(self.seed)
+        return {u: quantize(rng.normal(size=D) * 0.3, CLIP_NORM, rng) for u in range(self.n)}
+
+    def finish(self, drop_at_masked_input: Collection[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """Phases 3 and 4: the unmasked sum and the sum of the survivors' quantized updates."""
+        x = self.updates()
+        masked = {}
+        for u in sorted(self.shared):
+            self.sessions[u].on_shares(Shares(u, tuple(self.inbox[u])))
+            if u not in drop_at_masked_input:
+                masked[u] = self.sessions[u].masked_input(x[u])
+        unmask = {u: self.sessions[u].unmask(self.shared, masked) for u in masked}
+        ctx = round_context(JOB_ID, ROUND, SESSION)
+        total = unmasked_sum(ctx, self.roster, self.shared, masked, unmask)
+        return total, sum((x[u] for u in masked), np.zeros(D, dtype=np.int64))
+
+
+@pytest.mark.parametrize(
+    "n, degree, threshold", [(10, 5, 3), (13, 7, 4), (16, 9, 5), (20, 9, 6), (11, 11, 6)]
+)
+def test_the_job_recovers_exactly_the_sum_of_the_quantized_updates(
+    n: int, degree: int, threshold: int
+) -> None:
+    total, expected = Round(n, degree, threshold, seed=n).finish()
+    np.testing.assert_array_equal(total, expected)
+
+
+def test_the_sum_survives_dropouts_in_phase_2_and_phase_3() -> None:
+    r = Round(17, 9, 5, seed=4, drop_at_share={2, 11})
+    total, expected = r.finish(drop_at_masked_input={5, 14})
+    np.testing.assert_array_equal(total, expected)
+    survivors = r.shared - {5, 14}
+    assert len(survivors) == 13
+
+
+def test_clients_mask_pairwise_with_the_neighbours_that_shared_only() -> None:
+    r = Round(12, 7, 4, seed=5, drop_at_share={3})
+    u = next(v for v in r.roster.neighbourhood(3) if v != 3)
+    session = r.sessions[u]
+    session.on_shares(Shares(u, tuple(r.inbox[u])))
+    assert 3 in session.neighbours and 3 not in session.masked_with
+    assert session.masked_with == tuple(v for v in session.neighbours if v != 3)
+
+
+def test_a_masked_input_is_not_the_input() -> None:
+    r = Round(10, 5, 3, seed=6)
+    x = r.updates()[0]
+    r.sessions[0].on_shares(Shares(0, tuple(r.inbox[0])))
+    y = r.sessions[0].masked_input(x)
+    assert y.dtype == np.uint64 and len(y) == D
+    assert not np.any(y == x.view(np.uint64))
+
+
+def test_each_client_reveals_one_kind_of_share_per_neighbour() -> None:
+    r = Round(15, 7, 4, seed=7, drop_at_share={1})
+    x = r.updates()
+    dropped = {4}
+    masked = {}
+    for u in sorted(r.shared):
+        r.sessions[u].on_shares(Shares(u, tuple(r.inbox[u])))
+        if u not in dropped:
+            masked[u] = r.sessions[u].masked_input(x[u])
+    for u in masked:
+        revealed = r.sessions[u].unmask(r.shared, masked)
+        b = {s.index for s in revealed.self_mask_shares}
+        s = {s.index for s in revealed.mask_key_shares}
+        assert not b & s
+        assert u in b and b <= set(masked) and s <= dropped
+        assert 1 not in b | s  # it shared nothing, so nobody holds its shares
+
+
+def test_the_harary_neighbourhood_is_the_k_nodes_around_the_position() -> None:
+    r = Round(10, 5, 3)
+    identity = replace(r.roster, permutation=tuple(range(10)))
+    assert identity.neighbourhood(0) == (0, 1, 2, 8, 9)
+    assert identity.neighbourhood(5) == (3, 4, 5, 6, 7)
+    shuffled = replace(r.roster, permutation=(3, 1, 4, 0, 5, 9, 2, 6, 8, 7))
+    # node 5 sits at position 4: positions 2..6 hold 4, 0, 5, 9, 2.
+    assert shuffled.neighbourhood(5) == (0, 2, 4, 5, 9)
+    # node 3 at position 0: positions 8, 9, 0, 1, 2 hold 8, 7, 3, 1, 4.
+    assert shuffled.neighbourhood(3) == (1, 3, 4, 7, 8)
+    assert replace(r.roster, degree=1, threshold=1).neighbourhood(6) == (6,)
+
+
+# -- bad shares ----------------------------------------------------------------------------
+
+
+def _flip(ciphertext: bytes, at: int = 30) -> bytes:
+    return ciphertext[:at] + bytes([ciphertext[at] ^ 0x80]) + ciphertext[at + 1 :]
+
+
+def test_unusable_routed_shares_are_recorded_and_the_round_still_sums() -> None:
+    r = Round(14, 7, 4, seed=8)
+    victim = 0
+    first, second = r.inbox[victim][0], r.inbox[victim][1]
+    outsider = next(v for v in range(14) if v not in r.roster.neighbourhood(victim))
+    r.inbox[victim][0] = RoutedShare(first.sender, _flip(first.ciphertext))
+    r.inbox[victim][1] = RoutedShare(second.sender, second.ciphertext[:-1])
+    r.inbox[victim].append(RoutedShare(outsider, first.ciphertext))
+    r.inbox[victim].append(RoutedShare(first.sender, first.ciphertext))  # a repeat
+
+    total, expected = r.finish()
+
+    np.testing.assert_array_equal(total, expected)
+    rejected = r.sessions[victim].rejected_shares
+    assert set(rejected) == {first.sender, second.sender, outsider}
+    assert "do not decrypt" in rejected[first.sender] or "twice" in rejected[first.sender]
+    assert "160 bytes, were 159" in rejected[second.sender]
+    assert "not a neighbour" in rejected[outsider]
+    # It masked with both neighbours whose shares did not open: the job counts them as shared.
+    assert {first.sender, second.sender} <= set(r.sessions[victim].masked_with)
+
+
+def test_shares_addressed_to_another_client_are_refused() -> None:
+    r = Round(10, 5, 3)
+    with pytest.raises(SecureProtocolError, match="addressed to client 1 were given to client 0"):
+        r.sessions[0].on_shares(Shares(1, tuple(r.inbox[1])))
+
+
+# -- the roster ----------------------------------------------------------------------------
+
+
+def _entries(r: Round) -> list[RosterEntry]:
+    return list(r.roster.entries)
+
+
+def test_a_roster_without_this_client_is_refused() -> None:
+    r = Round(10, 5, 3)
+    stranger = ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(99))
+    with pytest.raises(SecureProtocolError, match="lists this client's encryption public key 0 times"):
+        stranger.on_roster(r.roster)
+
+
+def test_a_roster_with_another_mask_key_for_this_client_is_refused() -> None:
+    r = Round(10, 5, 3)
+    entries = _entries(r)
+    entries[4] = replace(entries[4], mask_public_key=entries[5].mask_public_key)
+    fresh = ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(4))  # client 4's keys again
+    with pytest.raises(SecureProtocolError, match="roster entry 4 has this client's encryption"):
+        fresh.on_roster(replace(r.roster, entries=tuple(entries)))
+
+
+def test_a_neighbour_with_a_low_order_key_is_refused() -> None:
+    r = Round(10, 5, 3)
+    entries = _entries(r)
+    neighbour = next(v for v in r.roster.neighbourhood(0) if v != 0)
+    entries[neighbour] = replace(entries[neighbour], mask_public_key=bytes(32))
+    fresh = ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(0))
+    with pytest.raises(SecureProtocolError, match=f"roster entry {neighbour}: its mask public key is unusable"):
+        fresh.on_roster(replace(r.roster, entries=tuple(entries)))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"degree": 4}, "degree must be odd and in \\[1, 10\\]"),
+        ({"degree": 11}, "degree must be odd and in \\[1, 10\\]"),
+        ({"threshold": 6}, "threshold must be in \\[1, degree = 5\\], was 6"),
+        ({"threshold": 0}, "threshold must be in"),
+        ({"permutation": (0,) * 10}, "permutation must hold each index 0..9 once"),
+        ({"entries": ()}, "lists no client"),
+    ],
+)
+def test_a_malformed_roster_is_refused(change: dict, message: str) -> None:
+    r = Round(10, 5, 3)
+    with pytest.raises(SecureProtocolError, match=message):
+        replace(r.roster, **change)
+
+
+# -- the guards ----------------------------------------------------------------------------
+
+
+def _masked(r: Round, clients: Collection[int]) -> dict[int, np.ndarray]:
+    x = r.updates()
+    out = {}
+    for u in range(r.n):
+        r.sessions[u].on_shares(Shares(u, tuple(r.inbox[u])))
+        if u in clients:
+            out[u] = r.sessions[u].masked_input(x[u])
+    return out
+
+
+def test_unmask_is_refused_without_a_masked_input() -> None:
+    r = Round(10, 5, 3)
+    _masked(r, clients=set(range(1, 10)))
+    with pytest.raises(UnmaskRefused, match="sent no masked input"):
+        r.sessions[0].unmask(range(10), range(10))
+    fresh = ClientSession(JOB_ID, ROUND, SESSION)
+    with pytest.raises(UnmaskRefused, match="sent no masked input"):
+        fresh.unmask(range(10), range(10))
+
+
+def test_unmask_is_refused_to_a_client_the_job_says_did_not_survive() -> None:
+    r = Round(10, 5, 3)
+    _masked(r, clients=range(10))
+    with pytest.raises(UnmaskRefused, match=r"this client \(0\) is not among the survivors"):
+        r.sessions[0].unmask(range(10), range(1, 10))
+
+
+def test_unmask_is_refused_when_fewer_than_t_of_the_neighbourhood_survived() -> None:
+    r = Round(10, 5, 3)
+    _masked(r, clients=range(10))
+    others = [v for v in r.roster.neighbourhood(0) if v != 0]
+    survivors = set(range(10)) - set(others[:3])  # itself and one neighbour: 2 < t = 3
+    with pytest.raises(UnmaskRefused, match="only 2 of this client's neighbourhood of 5 .* threshold 3"):
+        r.sessions[0].unmask(range(10), survivors)
+    survivors = set(range(10)) - set(others[:2])  # exactly t
+    assert r.sessions[0].unmask(range(10), survivors).self_mask_shares
+
+
+def test_unmask_is_refused_when_masked_inputs_came_from_clients_that_did_not_share() -> None:
+    r = Round(10, 5, 3)
+    _masked(r, clients=range(10))
+    with pytest.raises(UnmaskRefused, match=r"clients \[7\] sent a masked input but are not among"):
+        r.sessions[0].unmask(set(range(10)) - {7}, range(10))
+    with pytest.raises(UnmaskRefused, match=r"survivors \[10\] are not roster indices"):
+        r.sessions[0].unmask(range(11), range(10))
+
+
+def test_a_second_unmask_must_ask_for_the_same_split() -> None:
+    r = Round(10, 5, 3)
+    _masked(r, clients=range(10))
+    neighbour = next(v for v in r.roster.neighbourhood(0) if v != 0)
+    first = r.sessions[0].unmask(range(10), range(10))
+    assert r.sessions[0].unmask(range(10), list(range(10))) == first
+    # Now asking for the mask-key share of a neighbour whose self-mask share it revealed.
+    with pytest.raises(UnmaskRefused, match="already revealed one split"):
+        r.sessions[0].unmask(range(10), set(range(10)) - {neighbour})
+    assert isinstance(first, UnmaskShares)
+
+
+def test_a_session_sends_one_masked_input_and_runs_its_phases_in_order() -> None:
+    r = Round(10, 5, 3)
+    session = r.sessions[0]
+    with pytest.raises(SessionStateError, match="on_roster was already called"):
+        session.on_roster(r.roster)
+    x = r.updates()[0]
+    with pytest.raises(SessionStateError, match="needs phase 3 before it masks its input"):
+        session.masked_input(x)
+    session.on_shares(Shares(0, tuple(r.inbox[0])))
+    with pytest.raises(SessionStateError, match="called once per session"):
+        session.on_shares(Shares(0, tuple(r.inbox[0])))
+    session.masked_input(x)
+    with pytest.raises(SessionStateError, match="one masked input, and this one already did"):
+        session.masked_input(x)
+    fresh = ClientSession(JOB_ID, ROUND, SESSION)
+    with pytest.raises(SessionStateError, match="needs phase 2 before its roster index is known"):
+        _ = fresh.index
+
+
+def test_sealed_shares_go_to_each_other_neighbour_in_index_order() -> None:
+    r = Round(12, 7, 4)
+    fresh = ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(2))  # client 2's keys again
+    sealed = fresh.on_roster(r.roster)
+    assert [s.index for s in sealed] == list(fresh.neighbours)
+    assert len(sealed) == 6 and 2 not in fresh.neighbours
+    assert all(isinstance(s, EncryptedShare) and len(s.ciphertext) == 160 for s in sealed)

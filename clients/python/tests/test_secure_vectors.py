@@ -1,0 +1,215 @@
+"""The Java implementation's test vectors of secure aggregation v1 (a copy of
+src/test/resources/secagg/vectors-v1.json, format in its "_format" field), reproduced from
+Python: Java and Python clients interoperate only if every byte matches."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from privagg_client.secure import ClientSession, Roster, RoutedShare, Shares, shamir
+from privagg_client.secure.primitives import (
+    add_mask,
+    encrypt_shares,
+    hkdf,
+    lp,
+    mask,
+    pairwise_mask_key,
+    round_context,
+    self_mask_commitment,
+    self_mask_key,
+    share_aad,
+    share_encryption_key,
+    u32,
+    x25519,
+    x25519_public_key,
+)
+from secagg_server import make_roster, unmasked_sum
+
+VECTORS: dict[str, Any] = json.loads(
+    (Path(__file__).parent / "data" / "secagg-vectors-v1.json").read_text("utf-8")
+)
+CONTEXT = VECTORS["context"]
+CLIENTS = VECTORS["clients"]
+ROUND = VECTORS["round"]
+
+
+def _hex(s: str) -> bytes:
+    return bytes.fromhex(s)
+
+
+def _fixed(label: str) -> bytes:
+    return hashlib.sha256(f"privagg-secagg-v1 test vector {label}".encode()).digest()
+
+
+def _ctx() -> bytes:
+    return round_context(CONTEXT["jobId"], CONTEXT["round"], _hex(CONTEXT["session"]))
+
+
+def _words(signed: list[int]) -> list[int]:
+    return [w % 2**64 for w in signed]
+
+
+def test_the_fixed_inputs_are_derived_as_the_format_says() -> None:
+    assert VECTORS["version"] == 1
+    assert _hex(CONTEXT["session"]) == _fixed("session")[:16]
+    for c in CLIENTS:
+        i = c["index"]
+        assert _hex(c["encryptionPrivateKey"]) == _fixed(f"c_sk {i}")
+        assert _hex(c["maskPrivateKey"]) == _fixed(f"s_sk {i}")
+        assert _hex(c["selfMaskSeed"]) == _fixed(f"b {i}")
+    assert _hex(VECTORS["shamir"]["secret"]) == _fixed("shamir secret")
+    assert _hex(VECTORS["shareEncryption"]["nonce"]) == _fixed("nonce")[:12]
+
+
+def test_round_context() -> None:
+    assert _ctx() == _hex(CONTEXT["ctx"])
+
+
+@pytest.mark.parametrize("client", CLIENTS, ids=lambda c: f"client {c['index']}")
+def test_client_keys_commitment_and_self_mask_key(client: dict[str, Any]) -> None:
+    i, b = client["index"], _hex(client["selfMaskSeed"])
+    assert x25519_public_key(_hex(client["encryptionPrivateKey"])) == _hex(client["encryptionPublicKey"])
+    assert x25519_public_key(_hex(client["maskPrivateKey"])) == _hex(client["maskPublicKey"])
+    assert self_mask_commitment(_ctx(), b) == _hex(client["selfMaskCommitment"])
+    assert self_mask_key(_ctx(), b, i) == _hex(client["selfMaskKey"])
+
+
+@pytest.mark.parametrize("pair", VECTORS["pairs"], ids=lambda p: f"pair {p['u']}-{p['v']}")
+def test_pair_secrets_and_keys_from_both_sides(pair: dict[str, Any]) -> None:
+    u, v = CLIENTS[pair["u"]], CLIENTS[pair["v"]]
+    for a, b in ((u, v), (v, u)):
+        c_sk, c_pk = _hex(a["encryptionPrivateKey"]), _hex(b["encryptionPublicKey"])
+        s_sk, s_pk = _hex(a["maskPrivateKey"]), _hex(b["maskPublicKey"])
+        assert x25519(c_sk, c_pk) == _hex(pair["encryptionSharedSecret"])
+        assert x25519(s_sk, s_pk) == _hex(pair["maskSharedSecret"])
+        assert share_encryption_key(_ctx(), c_sk, c_pk, a["index"], b["index"]) == _hex(pair["shareEncryptionKey"])
+        assert pairwise_mask_key(_ctx(), s_sk, s_pk, a["index"], b["index"]) == _hex(pair["pairwiseMaskKey"])
+
+
+@pytest.mark.parametrize("vector", VECTORS["masks"], ids=lambda m: m["key"][:8])
+def test_mask_words(vector: dict[str, Any]) -> None:
+    key = _hex(vector["key"])
+    assert mask(key, 0, 8).tolist() == _words(vector["words0to7"])
+    assert mask(key, 1000, 4).tolist() == _words(vector["words1000to1003"])
+
+
+def test_shamir_shares_and_reconstruction() -> None:
+    s = VECTORS["shamir"]
+    secret = int.from_bytes(_hex(s["secret"]), "big")
+    coefficients = [int.from_bytes(_hex(c), "big") for c in s["coefficients"]]
+    for k, c in enumerate(coefficients, start=1):
+        digest = hashlib.sha512(f"privagg-secagg-v1 test vector shamir coefficient {k}".encode()).digest()
+        assert c == int.from_bytes(digest, "big")
+    assert len(coefficients) == s["threshold"] - 1
+    xs = [share["x"] for share in s["shares"]]
+    computed = shamir.split(secret, coefficients, xs)
+    for share in s["shares"]:
+        assert shamir.share_to_bytes(computed[share["x"]]) == _hex(share["share"])
+    last_t = {share["x"]: shamir.share_from_bytes(_hex(share["share"])) for share in s["shares"][-3:]}
+    assert shamir.reconstruct(last_t) == secret
+
+
+def test_share_encryption() -> None:
+    e = VECTORS["shareEncryption"]
+    assert share_aad(_ctx(), e["sender"], e["recipient"]) == _hex(e["aad"])
+    assert _hex(e["key"]) == _hex(VECTORS["pairs"][0]["shareEncryptionKey"])
+    sealed = encrypt_shares(
+        _hex(e["key"]), _ctx(), e["sender"], e["recipient"], _hex(e["plaintext"]), _hex(e["nonce"])
+    )
+    assert sealed == _hex(e["ciphertext"])
+
+
+class _FixedSecrets:
+    """Gives a session the vectors' client secrets (c_sk, s_sk, b, in the order a session draws
+    them), then random bytes for what the vectors leave free (coefficients, nonces)."""
+
+    def __init__(self, client: dict[str, Any]) -> None:
+        self._queue = [
+            _hex(client["encryptionPrivateKey"]),
+            _hex(client["maskPrivateKey"]),
+            _hex(client["selfMaskSeed"]),
+        ]
+
+    def token_bytes(self, n: int) -> bytes:
+        if self._queue:
+            return self._queue.pop(0)
+        return hashlib.sha256(bytes(n)).digest()[:n]
+
+    def randbelow(self, n: int) -> int:
+        return 12345 % n
+
+
+def _sessions_through_phase_3() -> tuple[Roster, list[ClientSession], list[np.ndarray]]:
+    """The round's three clients as ClientSessions on the vectors' secrets and graph, and their
+    masked inputs."""
+    sessions = [
+        ClientSession(CONTEXT["jobId"], CONTEXT["round"], _hex(CONTEXT["session"]), _FixedSecrets(c))
+        for c in CLIENTS
+    ]
+    roster = replace(
+        make_roster([s.advertise() for s in sessions], ROUND["degree"], ROUND["threshold"]),
+        permutation=tuple(ROUND["permutation"]),
+    )
+    inbox: dict[int, list[RoutedShare]] = {i: [] for i in range(len(CLIENTS))}
+    for u, session in enumerate(sessions):
+        for sealed in session.on_roster(roster):
+            inbox[sealed.index].append(RoutedShare(u, sealed.ciphertext))
+    masked = []
+    for u, session in enumerate(sessions):
+        session.on_shares(Shares(u, tuple(inbox[u])))
+        assert session.rejected_shares == {}
+        masked.append(session.masked_input(np.array(ROUND["units"][u], dtype=np.int64)))
+    return roster, sessions, masked
+
+
+def test_masked_inputs_of_a_whole_round_and_their_unmasked_sum() -> None:
+    roster, sessions, masked = _sessions_through_phase_3()
+    for u, y in enumerate(masked):
+        assert y.astype("<u8").tobytes() == _hex(ROUND["maskedInputs"][u]), f"client {u}"
+    total = np.sum(masked, axis=0, dtype=np.uint64)
+    assert total.tolist() == _words(ROUND["sumOfMaskedInputs"])
+    everyone = range(len(CLIENTS))
+    unmask = {u: s.unmask(everyone, everyone) for u, s in enumerate(sessions)}
+    result = unmasked_sum(_ctx(), roster, set(everyone), dict(enumerate(masked)), unmask)
+    assert result.tolist() == ROUND["sum"]
+
+
+def test_the_dropout_correction_terms_and_sum() -> None:
+    dropout = ROUND["dropout"]
+    u2, u3 = set(dropout["shared"]), set(dropout["maskedInput"])
+    dropped = u2 - u3
+    ctx = _ctx()
+    expected_terms = set()
+    for u in sorted(u3):
+        c = CLIENTS[u]
+        expected_terms.add((self_mask_key(ctx, _hex(c["selfMaskSeed"]), u), -1))
+        for w in sorted(dropped):
+            key = pairwise_mask_key(ctx, _hex(c["maskPrivateKey"]), _hex(CLIENTS[w]["maskPublicKey"]), u, w)
+            expected_terms.add((key, -1 if u < w else +1))
+    terms = {(_hex(t["key"]), t["sign"]) for t in dropout["correctionTerms"]}
+    assert terms == expected_terms
+    total = np.zeros(ROUND["d"], dtype=np.uint64)
+    for u in sorted(u3):
+        total += np.frombuffer(_hex(ROUND["maskedInputs"][u]), dtype="<u8")
+    for key, sign in terms:
+        add_mask(total, key, sign)
+    assert total.view(np.int64).tolist() == dropout["sum"]
+    # And through the sessions: clients 0 and 1 reveal what the job needs to find those terms.
+    roster, sessions, masked = _sessions_through_phase_3()
+    unmask = {u: sessions[u].unmask(u2, u3) for u in u3}
+    result = unmasked_sum(ctx, roster, u2, {u: masked[u] for u in u3}, unmask)
+    assert result.tolist() == dropout["sum"]
+
+
+def test_hkdf_info_layout_of_the_pairwise_key() -> None:
+    """The pairwise key is HKDF of the shared secret with the documented info, spelled out."""
+    pair = VECTORS["pairs"][0]
+    info = _ctx() + lp("pairwise-mask") + lp("model") + u32(pair["u"]) + u32(pair["v"])
+    assert hkdf(_hex(pair["maskSharedSecret"]), info) == _hex(pair["pairwiseMaskKey"])
