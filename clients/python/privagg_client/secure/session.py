@@ -260,7 +260,9 @@ class ClientSession:
     def _open(self, sender: int, sealed: bytes) -> None:
         assert self._roster is not None
         if len(sealed) != SEALED_SHARES_BYTES:
-            self._rejected[sender] = f"sealed shares are {SEALED_SHARES_BYTES} bytes, were {len(sealed)}"
+            self._rejected[sender] = (
+                f"sealed shares are {SEALED_SHARES_BYTES} bytes, were {len(sealed)}"
+            )
             return
         key = self._share_key(self._roster, self._index, sender)
         try:
@@ -268,14 +270,18 @@ class ClientSession:
             s_share = shamir.share_from_bytes(plaintext[: shamir.SHARE_BYTES])
             b_share = shamir.share_from_bytes(plaintext[shamir.SHARE_BYTES :])
         except InvalidTag:
-            self._rejected[sender] = "the shares do not decrypt (altered, or not sealed for this pair)"
+            self._rejected[sender] = (
+                "the shares do not decrypt (altered, or not sealed for this pair)"
+            )
             return
         except ValueError as e:
             self._rejected[sender] = f"the shares are malformed: {e}"
             return
         self._held[sender] = (s_share, b_share)
 
-    def masked_input(self, x: npt.NDArray[np.int64] | npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    def masked_input(
+        self, x: npt.NDArray[np.int64] | npt.NDArray[np.uint64]
+    ) -> npt.NDArray[np.uint64]:
         """Phase 3, once per session: ``y = x + mask(self-mask key) + sum over`` :attr:`masked_with`
         ``v of sign(u, v) mask(pairwise mask key of u and v)``, modulo 2^64. ``x`` is the
         quantized update (signed 64-bit integers or their words)."""
@@ -290,7 +296,8 @@ class ClientSession:
         u = self._index
         add_mask(y, self_mask_key(self.context, self._b, u), +1)
         for v in self._masked_with:
-            key = pairwise_mask_key(self.context, self._s_sk, self._roster.entries[v].mask_public_key, u, v)
+            s_pk_v = self._roster.entries[v].mask_public_key
+            key = pairwise_mask_key(self.context, self._s_sk, s_pk_v, u, v)
             add_mask(y, key, +1 if u < v else -1)
         self._phase = _Phase.MASKED
         return y
