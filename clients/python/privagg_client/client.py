@@ -415,13 +415,21 @@ class PrivaggClient:
         values = np.concatenate([v.ravel() for _, v in check_update(self.job, update)])
         transport = _KafkaSecureTransport(self, timeout)
         result = send_secure_update(
-            transport, self.job, self.client_id, round_number, values,
-            open_timeout=timeout, grace=timeout,
+            transport,
+            self.job,
+            self.client_id,
+            round_number,
+            values,
+            open_timeout=timeout,
+            grace=timeout,
         )
         self._last_sent_round = max(self._last_sent_round, round_number)
         log.info(
             "job %s round %d: secure aggregation done as client %d of %d survivors",
-            self.job.job_id, round_number, result.index, result.survivors,
+            self.job.job_id,
+            round_number,
+            result.index,
+            result.survivors,
         )
         return result
 
@@ -464,7 +472,8 @@ class PrivaggClient:
             time.sleep(max(0.0, min(0.2, start + timeout - time.time())))
             return []
         values = []
-        for msg in consumer.consume(num_messages=64, timeout=max(0.0, start + timeout - time.time())):
+        remaining = max(0.0, start + timeout - time.time())
+        for msg in consumer.consume(num_messages=64, timeout=remaining):
             error = msg.error()
             if error is not None:
                 if error.code() != KafkaError._PARTITION_EOF:

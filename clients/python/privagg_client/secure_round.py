@@ -40,7 +40,9 @@ log = logging.getLogger(__name__)
 PHASE_NAMES = {1: "advertise", 2: "share", 3: "masked input", 4: "unmask"}
 
 JobMessage = Union[Opened, Roster, Shares, Survivors]
-ClientMessage = Union[AdvertiseKeys, Sequence[EncryptedShare], "npt.NDArray[np.uint64]", UnmaskShares]
+ClientMessage = Union[
+    AdvertiseKeys, Sequence[EncryptedShare], "npt.NDArray[np.uint64]", UnmaskShares
+]
 
 
 # -- records ---------------------------------------------------------------------------------
@@ -316,7 +318,11 @@ class _SecureRound:
         assert self._session is not None and self._opened is not None
         mine = self._session.advertise().encryption_public_key
         if all(e.encryption_public_key != mine for e in roster.entries):
-            raise self._fail(1, "the job's roster does not list this client (its keys arrived late or were rejected)")
+            raise self._fail(
+                1,
+                "the job's roster does not list this client (its keys arrived late or were "
+                "rejected)",
+            )
         try:
             sealed = self._session.on_roster(roster)
         except SecureProtocolError as e:
@@ -331,7 +337,13 @@ class _SecureRound:
             return
         self._session.on_shares(shares)
         for sender, reason in self._session.rejected_shares.items():
-            log.warning("job %s round %d: shares from client %d: %s", self._job.job_id, self._round, sender, reason)
+            log.warning(
+                "job %s round %d: shares from client %d: %s",
+                self._job.job_id,
+                self._round,
+                sender,
+                reason,
+            )
         deadline = self._opened.masked_input_deadline_millis
         self._before(deadline, 3, "this client's shares arrived")
         x = quantize(self._values, self._opened.clip_norm, self._rng)

@@ -43,7 +43,11 @@ def test_encodings_are_big_endian_and_length_prefixed() -> None:
 def test_round_context_is_the_documented_concatenation() -> None:
     ctx = round_context("job-1", 7, SESSION)
     assert ctx == (
-        b"\x00\x00\x00\x11privagg-secagg-v1" + b"\x00\x00\x00\x05job-1" + b"\x00" * 7 + b"\x07" + SESSION
+        b"\x00\x00\x00\x11privagg-secagg-v1"
+        + b"\x00\x00\x00\x05job-1"
+        + b"\x00" * 7
+        + b"\x07"
+        + SESSION
     )
     with pytest.raises(ValueError, match="a session is 16 bytes, was 3"):
         round_context("j", 1, b"abc")
@@ -116,7 +120,12 @@ def test_self_mask_key_and_commitment_are_the_documented_hashes() -> None:
     ctx = round_context("j", 1, SESSION)
     b = bytes([9]) * 32
     assert self_mask_key(ctx, b, 4) == hkdf(b, ctx + lp("self-mask") + lp("model") + u32(4))
-    assert self_mask_commitment(ctx, b) == hashlib.sha256(ctx + lp("self-mask-commitment") + b).digest()
+    commitment = hashlib.sha256(ctx + lp("self-mask-commitment") + b).digest()
+    assert self_mask_commitment(ctx, b) == commitment
+
+
+def _little_endian_words(data: bytes) -> list[int]:
+    return [int.from_bytes(data[i : i + 8], "little") for i in range(0, len(data), 8)]
 
 
 def _aes_block(key: bytes, block: int) -> bytes:
@@ -127,14 +136,14 @@ def _aes_block(key: bytes, block: int) -> bytes:
 def test_a_mask_is_the_aes_ctr_keystream_from_a_zero_counter_as_little_endian_words() -> None:
     words = mask(KEY, 0, 6)
     keystream = b"".join(_aes_block(KEY, i) for i in range(3))
-    assert words.tolist() == [int.from_bytes(keystream[8 * j : 8 * j + 8], "little") for j in range(6)]
+    assert words.tolist() == _little_endian_words(keystream)
 
 
 def test_the_counter_is_the_whole_block_so_seeking_past_2_to_the_64_blocks_carries() -> None:
     block = 1 << 64  # the lower 64 bits of the counter wrap here
     words = mask(KEY, 2 * block - 2, 4)
     expected = _aes_block(KEY, block - 1) + _aes_block(KEY, block)
-    assert words.tolist() == [int.from_bytes(expected[8 * j : 8 * j + 8], "little") for j in range(4)]
+    assert words.tolist() == _little_endian_words(expected)
 
 
 @pytest.mark.parametrize("start, count", [(0, 1), (1, 1), (37, 43), (38, 43), (99, 1), (2, 0)])

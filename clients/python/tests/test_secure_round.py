@@ -46,6 +46,7 @@ CLIP_NORM = 2.0
 OPEN = 1_000_000.0
 PHASE_SECONDS = 10.0
 CLIENT_ID = "me"
+PHASE_OF_FIELD = {"encryptionPublicKey": 1, "shares": 2, "values": 3, "selfMaskShares": 4}
 
 
 def _session_bytes(k: int) -> bytes:
@@ -96,7 +97,9 @@ class FakeSecureJob:
         self.deadlines = [at + PHASE_SECONDS * k for k in (1, 2, 3, 4)]
         self.events = ["roster", "shares", "survivors", "unmask"]
         self.sessions = [
-            ClientSession(JOB.job_id, ROUND, self.session, SeededRandomness(100 * self.session_number + p))
+            ClientSession(
+                JOB.job_id, ROUND, self.session, SeededRandomness(100 * self.session_number + p)
+            )
             for p in range(self.peers)
         ]
         self.client_keys: AdvertiseKeys | None = None
@@ -111,10 +114,11 @@ class FakeSecureJob:
             "clipNorm": CLIP_NORM,
         })
 
-    def _publish(self, at: float, body: dict[str, Any], job_id: str = JOB.job_id, round_number: int = ROUND) -> None:
-        value = wire.encode(
-            "SecureRound", {"jobId": job_id, "round": round_number, "session": self.session, "body": body}
-        )
+    def _publish(
+        self, at: float, body: dict[str, Any], job_id: str = JOB.job_id, round_number: int = ROUND
+    ) -> None:
+        header = {"jobId": job_id, "round": round_number, "session": self.session}
+        value = wire.encode("SecureRound", {**header, "body": body})
         self.published.append((at, value))
 
     def publish_noise(self, at: float) -> None:
@@ -138,8 +142,11 @@ class FakeSecureJob:
             self.roster = self._roster()
             self._publish(at, {
                 "entries": [
-                    {"encryptionPublicKey": e.encryption_public_key, "maskPublicKey": e.mask_public_key,
-                     "selfMaskCommitment": e.self_mask_commitment}
+                    {
+                        "encryptionPublicKey": e.encryption_public_key,
+                        "maskPublicKey": e.mask_public_key,
+                        "selfMaskCommitment": e.self_mask_commitment,
+                    }
                     for e in self.roster.entries
                 ],
                 "degree": self.roster.degree, "threshold": self.roster.threshold,
@@ -189,7 +196,8 @@ class FakeSecureJob:
         while True:
             pending = [(d, e) for d, e in zip(self.deadlines, self.events) if e]
             due = [(d, e) for d, e in pending if d <= t]
-            if self.reopen_at is not None and self.reopen_at <= t and (not due or self.reopen_at < due[0][0]):
+            reopen = self.reopen_at
+            if reopen is not None and reopen <= t and (not due or reopen < due[0][0]):
                 at, self.reopen_at = self.reopen_at, None
                 self._open(at)
                 continue
@@ -223,14 +231,16 @@ class FakeSecureJob:
     def send(self, value: bytes) -> None:
         self.advance_to(self.now_)
         message = wire.decode("SecureMessage", value)
-        assert (message["jobId"], message["round"], message["clientId"]) == (JOB.job_id, ROUND, CLIENT_ID)
+        header = (message["jobId"], message["round"], message["clientId"])
+        assert header == (JOB.job_id, ROUND, CLIENT_ID)
         self.sent.append(message)
         if message["session"] != self.session:
             self.rejected.append("session")
             return
         body = message["body"]
-        phase = 1 if "encryptionPublicKey" in body else 2 if "shares" in body else 3 if "values" in body else 4
-        if not (self.deadlines[phase - 2] if phase > 1 else self.opened_at) <= self.now_ < self.deadlines[phase - 1]:
+        phase = next(p for key, p in PHASE_OF_FIELD.items() if key in body)
+        window_opens = self.deadlines[phase - 2] if phase > 1 else self.opened_at
+        if not window_opens <= self.now_ < self.deadlines[phase - 1]:
             self.rejected.append(f"phase {phase} late")
             return
         me = self.client_index
@@ -290,7 +300,9 @@ def test_a_secure_update_takes_part_in_all_four_phases_and_the_job_gets_the_exac
 
 
 def test_peers_dropping_out_in_phases_2_and_3_leave_the_sum_exact() -> None:
-    job = FakeSecureJob(peers=15, degree=9, threshold=5, drop_at_share={3, 8}, drop_at_masked_input={1, 12})
+    job = FakeSecureJob(
+        peers=15, degree=9, threshold=5, drop_at_share={3, 8}, drop_at_masked_input={1, 12}
+    )
     result = _drive(job)
 
     job.advance_to(job.deadlines[3])
@@ -301,8 +313,8 @@ def test_peers_dropping_out_in_phases_2_and_3_leave_the_sum_exact() -> None:
 
 def test_a_client_that_reads_the_opening_after_the_advertise_deadline_fails_in_phase_1() -> None:
     job = FakeSecureJob()
-    with pytest.raises(SecureRoundError, match=r"round 4 of job sj failed in phase 1 \(advertise\): "
-                       "the round's advertise deadline had passed") as e:
+    message = r"round 4 of job sj failed in phase 1 \(advertise\): the round's advertise deadline"
+    with pytest.raises(SecureRoundError, match=message) as e:
         _drive(job, at=job.deadlines[0] + 0.5)
     assert e.value.phase == 1 and job.sent == []
 
@@ -310,14 +322,16 @@ def test_a_client_that_reads_the_opening_after_the_advertise_deadline_fails_in_p
 def test_no_opening_fails_in_phase_1_after_the_open_timeout() -> None:
     job = FakeSecureJob()
     job.published = [p for p in job.published if b"other-job" in p[1]]
-    with pytest.raises(SecureRoundError, match="Opened record did not arrive on topic privagg.secure within 5 s"):
+    message = "Opened record did not arrive on topic privagg.secure within 5 s"
+    with pytest.raises(SecureRoundError, match=message):
         _drive(job)
     assert job.now_ == pytest.approx(OPEN + 1.0 + 5.0, abs=0.6)
 
 
 def test_a_roster_without_this_client_fails_in_phase_1() -> None:
     job = FakeSecureJob(lose_advertisement=True)
-    with pytest.raises(SecureRoundError, match=r"phase 1 \(advertise\): the job's roster does not list this client"):
+    message = r"phase 1 \(advertise\): the job's roster does not list this client"
+    with pytest.raises(SecureRoundError, match=message):
         _drive(job)
 
 
@@ -341,7 +355,8 @@ def test_a_job_message_that_does_not_arrive_fails_its_phase_after_the_grace(
 
 def test_survivors_without_this_client_fail_in_phase_3_and_reveal_nothing() -> None:
     job = FakeSecureJob(drop_client_from_survivors=True)
-    with pytest.raises(SecureRoundError, match=r"phase 3 \(masked input\): the job did not count this client's masked input"):
+    message = r"phase 3 \(masked input\): the job did not count this client's masked input"
+    with pytest.raises(SecureRoundError, match=message):
         _drive(job)
     assert _phases_sent(job) == ["encryptionPublicKey", "shares", "values"]
 
@@ -369,7 +384,8 @@ def test_a_reopened_round_before_the_masked_input_is_joined_afresh() -> None:
 
 def test_a_reopened_round_after_the_masked_input_is_not_joined_again() -> None:
     job = FakeSecureJob(reopen_at=OPEN + 3 * PHASE_SECONDS - 1.0)  # before the Survivors
-    with pytest.raises(SecureRoundError, match="opened the round again with a new session .* after this client sent its masked input"):
+    message = "opened the round again with a new session .* after this client sent its masked"
+    with pytest.raises(SecureRoundError, match=message):
         _drive(job)
     assert [m["session"] for m in job.sent] == [_session_bytes(1)] * 3
 
@@ -401,7 +417,9 @@ def test_send_update_in_secure_mode_runs_the_round(monkeypatch: pytest.MonkeyPat
     assert np.abs(job.result - peers - grid).max() < 1
 
 
-def test_secure_mode_sends_no_metadata_and_checks_the_update_first(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_secure_mode_sends_no_metadata_and_checks_the_update_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     job = FakeSecureJob()
     client = _client_with(job, monkeypatch)
     with pytest.raises(JobConfigError, match="aggregates securely, which sends no metadata"):
@@ -432,8 +450,8 @@ def test_the_spec_reads_the_aggregation_section_and_the_secure_topic(tmp_path: P
     "section, message",
     [
         ("{mode: sum}", "aggregation.mode must be one of plaintext, secure, was 'sum'"),
-        ("{mode: secure, maxDropoutRate: 1.0}", r"aggregation.maxDropoutRate must be in \[0, 1\), was 1.0"),
-        ("{mode: secure, adversarialClientRate: -0.1}", r"adversarialClientRate must be in \[0, 1\), was -0.1"),
+        ("{mode: secure, maxDropoutRate: 1.0}", r"maxDropoutRate must be in \[0, 1\), was 1.0"),
+        ("{mode: secure, adversarialClientRate: -0.1}", r"Rate must be in \[0, 1\), was -0.1"),
         ("{mode: secure, maxDropoutRate: .nan}", "maxDropoutRate must be in"),
         ("secure", "aggregation must be a mapping, was 'secure'"),
     ],
@@ -441,6 +459,7 @@ def test_the_spec_reads_the_aggregation_section_and_the_secure_topic(tmp_path: P
 def test_a_bad_aggregation_section_is_refused(section: str, message: str) -> None:
     import yaml
 
-    root = yaml.safe_load(f"jobId: a\nmodel: {{tensors: [{{name: w, shape: [2]}}]}}\naggregation: {section}\n")
+    spec = "jobId: a\nmodel: {tensors: [{name: w, shape: [2]}]}\naggregation: "
+    root = yaml.safe_load(spec + section)
     with pytest.raises(JobConfigError, match=message):
         JobConfig.from_spec_dict(root)

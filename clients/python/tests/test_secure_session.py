@@ -191,7 +191,7 @@ def _entries(r: Round) -> list[RosterEntry]:
 def test_a_roster_without_this_client_is_refused() -> None:
     r = Round(10, 5, 3)
     stranger = ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(99))
-    with pytest.raises(SecureProtocolError, match="lists this client's encryption public key 0 times"):
+    with pytest.raises(SecureProtocolError, match="lists this client's encryption public key 0"):
         stranger.on_roster(r.roster)
 
 
@@ -210,7 +210,8 @@ def test_a_neighbour_with_a_low_order_key_is_refused() -> None:
     neighbour = next(v for v in r.roster.neighbourhood(0) if v != 0)
     entries[neighbour] = replace(entries[neighbour], mask_public_key=bytes(32))
     fresh = ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(0))
-    with pytest.raises(SecureProtocolError, match=f"roster entry {neighbour}: its mask public key is unusable"):
+    message = f"roster entry {neighbour}: its mask public key is unusable"
+    with pytest.raises(SecureProtocolError, match=message):
         fresh.on_roster(replace(r.roster, entries=tuple(entries)))
 
 
@@ -266,7 +267,8 @@ def test_unmask_is_refused_when_fewer_than_t_of_the_neighbourhood_survived() -> 
     _masked(r, clients=range(10))
     others = [v for v in r.roster.neighbourhood(0) if v != 0]
     survivors = set(range(10)) - set(others[:3])  # itself and one neighbour: 2 < t = 3
-    with pytest.raises(UnmaskRefused, match="only 2 of this client's neighbourhood of 5 .* threshold 3"):
+    message = "only 2 of this client's neighbourhood of 5 .* threshold 3"
+    with pytest.raises(UnmaskRefused, match=message):
         r.sessions[0].unmask(range(10), survivors)
     survivors = set(range(10)) - set(others[:2])  # exactly t
     assert r.sessions[0].unmask(range(10), survivors).self_mask_shares
@@ -281,6 +283,19 @@ def test_unmask_is_refused_when_masked_inputs_came_from_clients_that_did_not_sha
         r.sessions[0].unmask(range(11), range(10))
 
 
+def test_unmask_is_refused_when_u2_disagrees_with_the_routed_shares() -> None:
+    r = Round(10, 5, 3, drop_at_share={0})
+    u = next(v for v in r.roster.neighbourhood(0) if v != 0)
+    other = next(v for v in r.roster.neighbourhood(u) if v not in (0, u))
+    _masked(r, clients=range(1, 10))
+    with pytest.raises(UnmaskRefused, match="include neighbour 0, whose shares were not routed"):
+        r.sessions[u].unmask(range(10), range(1, 10))
+    everyone_but_0 = set(range(1, 10))
+    with pytest.raises(UnmaskRefused, match=f"omit neighbour {other}, whose shares were routed"):
+        r.sessions[u].unmask(everyone_but_0 - {other}, everyone_but_0 - {other})
+    assert r.sessions[u].unmask(everyone_but_0, everyone_but_0).self_mask_shares
+
+
 def test_a_second_unmask_must_ask_for_the_same_split() -> None:
     r = Round(10, 5, 3)
     _masked(r, clients=range(10))
@@ -288,7 +303,7 @@ def test_a_second_unmask_must_ask_for_the_same_split() -> None:
     first = r.sessions[0].unmask(range(10), range(10))
     assert r.sessions[0].unmask(range(10), list(range(10))) == first
     # Now asking for the mask-key share of a neighbour whose self-mask share it revealed.
-    with pytest.raises(UnmaskRefused, match="already revealed one split"):
+    with pytest.raises(UnmaskRefused, match="other survivors among this client's neighbourhood"):
         r.sessions[0].unmask(range(10), set(range(10)) - {neighbour})
     assert isinstance(first, UnmaskShares)
 

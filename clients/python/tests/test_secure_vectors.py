@@ -75,8 +75,9 @@ def test_round_context() -> None:
 @pytest.mark.parametrize("client", CLIENTS, ids=lambda c: f"client {c['index']}")
 def test_client_keys_commitment_and_self_mask_key(client: dict[str, Any]) -> None:
     i, b = client["index"], _hex(client["selfMaskSeed"])
-    assert x25519_public_key(_hex(client["encryptionPrivateKey"])) == _hex(client["encryptionPublicKey"])
-    assert x25519_public_key(_hex(client["maskPrivateKey"])) == _hex(client["maskPublicKey"])
+    pairs = (("encryptionPrivateKey", "encryptionPublicKey"), ("maskPrivateKey", "maskPublicKey"))
+    for private, public in pairs:
+        assert x25519_public_key(_hex(client[private])) == _hex(client[public])
     assert self_mask_commitment(_ctx(), b) == _hex(client["selfMaskCommitment"])
     assert self_mask_key(_ctx(), b, i) == _hex(client["selfMaskKey"])
 
@@ -89,8 +90,9 @@ def test_pair_secrets_and_keys_from_both_sides(pair: dict[str, Any]) -> None:
         s_sk, s_pk = _hex(a["maskPrivateKey"]), _hex(b["maskPublicKey"])
         assert x25519(c_sk, c_pk) == _hex(pair["encryptionSharedSecret"])
         assert x25519(s_sk, s_pk) == _hex(pair["maskSharedSecret"])
-        assert share_encryption_key(_ctx(), c_sk, c_pk, a["index"], b["index"]) == _hex(pair["shareEncryptionKey"])
-        assert pairwise_mask_key(_ctx(), s_sk, s_pk, a["index"], b["index"]) == _hex(pair["pairwiseMaskKey"])
+        u, v = a["index"], b["index"]
+        assert share_encryption_key(_ctx(), c_sk, c_pk, u, v) == _hex(pair["shareEncryptionKey"])
+        assert pairwise_mask_key(_ctx(), s_sk, s_pk, u, v) == _hex(pair["pairwiseMaskKey"])
 
 
 @pytest.mark.parametrize("vector", VECTORS["masks"], ids=lambda m: m["key"][:8])
@@ -105,14 +107,15 @@ def test_shamir_shares_and_reconstruction() -> None:
     secret = int.from_bytes(_hex(s["secret"]), "big")
     coefficients = [int.from_bytes(_hex(c), "big") for c in s["coefficients"]]
     for k, c in enumerate(coefficients, start=1):
-        digest = hashlib.sha512(f"privagg-secagg-v1 test vector shamir coefficient {k}".encode()).digest()
+        label = f"privagg-secagg-v1 test vector shamir coefficient {k}"
+        digest = hashlib.sha512(label.encode()).digest()
         assert c == int.from_bytes(digest, "big")
     assert len(coefficients) == s["threshold"] - 1
     xs = [share["x"] for share in s["shares"]]
     computed = shamir.split(secret, coefficients, xs)
     for share in s["shares"]:
         assert shamir.share_to_bytes(computed[share["x"]]) == _hex(share["share"])
-    last_t = {share["x"]: shamir.share_from_bytes(_hex(share["share"])) for share in s["shares"][-3:]}
+    last_t = {e["x"]: shamir.share_from_bytes(_hex(e["share"])) for e in s["shares"][-3:]}
     assert shamir.reconstruct(last_t) == secret
 
 
@@ -150,7 +153,9 @@ def _sessions_through_phase_3() -> tuple[Roster, list[ClientSession], list[np.nd
     """The round's three clients as ClientSessions on the vectors' secrets and graph, and their
     masked inputs."""
     sessions = [
-        ClientSession(CONTEXT["jobId"], CONTEXT["round"], _hex(CONTEXT["session"]), _FixedSecrets(c))
+        ClientSession(
+            CONTEXT["jobId"], CONTEXT["round"], _hex(CONTEXT["session"]), _FixedSecrets(c)
+        )
         for c in CLIENTS
     ]
     roster = replace(
@@ -191,7 +196,8 @@ def test_the_dropout_correction_terms_and_sum() -> None:
         c = CLIENTS[u]
         expected_terms.add((self_mask_key(ctx, _hex(c["selfMaskSeed"]), u), -1))
         for w in sorted(dropped):
-            key = pairwise_mask_key(ctx, _hex(c["maskPrivateKey"]), _hex(CLIENTS[w]["maskPublicKey"]), u, w)
+            s_sk_u, s_pk_w = _hex(c["maskPrivateKey"]), _hex(CLIENTS[w]["maskPublicKey"])
+            key = pairwise_mask_key(ctx, s_sk_u, s_pk_w, u, w)
             expected_terms.add((key, -1 if u < w else +1))
     terms = {(_hex(t["key"]), t["sign"]) for t in dropout["correctionTerms"]}
     assert terms == expected_terms

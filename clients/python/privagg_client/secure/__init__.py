@@ -18,7 +18,7 @@ from .messages import (
     Survivors,
     UnmaskShares,
 )
-from .quantize import clip_bound, quantize, to_words
+from .quantize import quantize, to_words
 from .session import SYSTEM_RANDOMNESS, ClientSession, Randomness
 
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "Shares",
     "Survivors",
     "UnmaskShares",
-    "clip_bound",
     "quantize",
     "to_words",
 ]

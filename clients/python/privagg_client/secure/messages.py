@@ -88,7 +88,8 @@ class Roster:
             )
         if not 1 <= self.threshold <= self.degree:
             raise SecureProtocolError(
-                f"the roster's threshold must be in [1, degree = {self.degree}], was {self.threshold}"
+                f"the roster's threshold must be in [1, degree = {self.degree}], "
+                f"was {self.threshold}"
             )
         if sorted(self.permutation) != list(range(n)):
             raise SecureProtocolError(

@@ -113,7 +113,12 @@ def share_aad(ctx: bytes, sender: int, recipient: int) -> bytes:
 
 
 def encrypt_shares(
-    key: bytes, ctx: bytes, sender: int, recipient: int, plaintext: bytes, nonce: bytes | None = None
+    key: bytes,
+    ctx: bytes,
+    sender: int,
+    recipient: int,
+    plaintext: bytes,
+    nonce: bytes | None = None,
 ) -> bytes:
     """``nonce || AES-256-GCM ciphertext || tag`` (``nonce``: 12 random bytes unless given)."""
     nonce = os.urandom(NONCE_BYTES) if nonce is None else nonce
@@ -126,7 +131,9 @@ def decrypt_shares(key: bytes, ctx: bytes, sender: int, recipient: int, sealed: 
     """The plaintext of :func:`encrypt_shares`'s output. Raises
     ``cryptography.exceptions.InvalidTag`` when it was altered or is not for this pair."""
     if len(sealed) < NONCE_BYTES + TAG_BYTES:
-        raise ValueError(f"sealed shares are at least {NONCE_BYTES + TAG_BYTES} bytes, were {len(sealed)}")
+        raise ValueError(
+            f"sealed shares are at least {NONCE_BYTES + TAG_BYTES} bytes, were {len(sealed)}"
+        )
     nonce, body = sealed[:NONCE_BYTES], sealed[NONCE_BYTES:]
     return AESGCM(key).decrypt(nonce, body, share_aad(ctx, sender, recipient))
 

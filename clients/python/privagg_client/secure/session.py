@@ -112,7 +112,7 @@ class ClientSession:
         self._held: dict[int, tuple[int, int]] = {}
         self._masked_with: tuple[int, ...] = ()
         self._rejected: dict[int, str] = {}
-        self._revealed: UnmaskShares | None = None
+        self._revealed: tuple[tuple[int, ...], UnmaskShares] | None = None
 
     # -- phase 1 ----------------------------------------------------------------------------
 
@@ -147,13 +147,12 @@ class ClientSession:
         keys = {v: self._share_key(roster, index, v) for v in neighbours}
         self._check_mask_keys(roster, neighbours)
         xs = [index + 1, *(v + 1 for v in neighbours)]
-        t = roster.threshold
-        s_shares = shamir.split(
-            int.from_bytes(self._s_sk, "big"), shamir.random_coefficients(t, self._randbelow), xs
-        )
-        b_shares = shamir.split(
-            int.from_bytes(self._b, "big"), shamir.random_coefficients(t, self._randbelow), xs
-        )
+        coefficients = [
+            shamir.random_coefficients(roster.threshold, self._randomness.randbelow)
+            for _ in range(2)
+        ]
+        s_shares = shamir.split(int.from_bytes(self._s_sk, "big"), coefficients[0], xs)
+        b_shares = shamir.split(int.from_bytes(self._b, "big"), coefficients[1], xs)
         sealed = tuple(
             EncryptedShare(
                 v,
@@ -172,9 +171,6 @@ class ClientSession:
         self._own_shares = (s_shares[index + 1], b_shares[index + 1])
         self._phase = _Phase.SHARED
         return sealed
-
-    def _randbelow(self, n: int) -> int:
-        return self._randomness.randbelow(n)
 
     def _find_self(self, roster: Roster) -> int:
         mine = [
@@ -260,7 +256,9 @@ class ClientSession:
     def _open(self, sender: int, sealed: bytes) -> None:
         assert self._roster is not None
         if len(sealed) != SEALED_SHARES_BYTES:
-            self._rejected[sender] = f"sealed shares are {SEALED_SHARES_BYTES} bytes, were {len(sealed)}"
+            self._rejected[sender] = (
+                f"sealed shares are {SEALED_SHARES_BYTES} bytes, were {len(sealed)}"
+            )
             return
         key = self._share_key(self._roster, self._index, sender)
         try:
@@ -268,14 +266,18 @@ class ClientSession:
             s_share = shamir.share_from_bytes(plaintext[: shamir.SHARE_BYTES])
             b_share = shamir.share_from_bytes(plaintext[shamir.SHARE_BYTES :])
         except InvalidTag:
-            self._rejected[sender] = "the shares do not decrypt (altered, or not sealed for this pair)"
+            self._rejected[sender] = (
+                "the shares do not decrypt (altered, or not sealed for this pair)"
+            )
             return
         except ValueError as e:
             self._rejected[sender] = f"the shares are malformed: {e}"
             return
         self._held[sender] = (s_share, b_share)
 
-    def masked_input(self, x: npt.NDArray[np.int64] | npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    def masked_input(
+        self, x: npt.NDArray[np.int64] | npt.NDArray[np.uint64]
+    ) -> npt.NDArray[np.uint64]:
         """Phase 3, once per session: ``y = x + mask(self-mask key) + sum over`` :attr:`masked_with`
         ``v of sign(u, v) mask(pairwise mask key of u and v)``, modulo 2^64. ``x`` is the
         quantized update (signed 64-bit integers or their words)."""
@@ -290,7 +292,8 @@ class ClientSession:
         u = self._index
         add_mask(y, self_mask_key(self.context, self._b, u), +1)
         for v in self._masked_with:
-            key = pairwise_mask_key(self.context, self._s_sk, self._roster.entries[v].mask_public_key, u, v)
+            s_pk_v = self._roster.entries[v].mask_public_key
+            key = pairwise_mask_key(self.context, self._s_sk, s_pk_v, u, v)
             add_mask(y, key, +1 if u < v else -1)
         self._phase = _Phase.MASKED
         return y
@@ -302,15 +305,28 @@ class ClientSession:
         whose shares opened) and that is in ``shared`` (U2), the share of ``b_w`` if w is in
         ``masked_input`` (U3), else the share of ``s_sk_w``.
 
-        Raises :class:`UnmaskRefused` when this client sent no masked input, is not in U3,
-        fewer than t of its neighbourhood (itself included) are in U3, U3 is not a subset of
-        U2, or an earlier call revealed a different split (both kinds of share for one
-        neighbour would let the job unmask that neighbour's input)."""
+        Raises :class:`UnmaskRefused` when this client sent no masked input, is not in U3, U3
+        is not a subset of U2, U2 disagrees with the shares routed to it (a neighbour in U2
+        whose shares it did not get, or one not in U2 whose shares it got), fewer than t of its
+        neighbourhood (itself included) are in U3, or an earlier call had other survivors among
+        its neighbourhood (another split could reveal both kinds of share of a neighbour,
+        which would let the job unmask that neighbour's input). A repeated call with the same
+        survivors returns the same shares."""
         if self._phase != _Phase.MASKED:
             raise UnmaskRefused("this client sent no masked input in this session")
         assert self._roster is not None
         u2, u3 = set(shared), set(masked_input)
         self._check_survivors(u2, u3)
+        survivors = tuple(v for v in self._roster.neighbourhood(self._index) if v in u3)
+        if self._revealed is not None:
+            if survivors != self._revealed[0]:
+                raise UnmaskRefused(
+                    f"the job asks again with other survivors among this client's "
+                    f"neighbourhood ({list(survivors)}) than before "
+                    f"({list(self._revealed[0])}); this client already revealed one split of "
+                    "its shares and reveals no other"
+                )
+            return self._revealed[1]
         held = {self._index: self._own_shares, **self._held}
         revealed = UnmaskShares(
             self_mask_shares=tuple(
@@ -322,12 +338,7 @@ class ClientSession:
                 if w in u2 and w not in u3
             ),
         )
-        if self._revealed is not None and revealed != self._revealed:
-            raise UnmaskRefused(
-                "the job asks again with other survivors than before; this client already "
-                "revealed one split of its shares and reveals no other"
-            )
-        self._revealed = revealed
+        self._revealed = (survivors, revealed)
         return revealed
 
     def _check_survivors(self, u2: set[int], u3: set[int]) -> None:
@@ -343,6 +354,14 @@ class ClientSession:
             )
         if self._index not in u3:
             raise UnmaskRefused(f"this client ({self._index}) is not among the survivors")
+        for w in self._neighbours:
+            routed = w in self._masked_with
+            if (w in u2) != routed:
+                raise UnmaskRefused(
+                    f"the clients who shared keys (U2) {'omit' if routed else 'include'} "
+                    f"neighbour {w}, whose shares were {'' if routed else 'not '}routed to this "
+                    "client"
+                )
         alive = sum(1 for v in self._roster.neighbourhood(self._index) if v in u3)
         if alive < self._roster.threshold:
             raise UnmaskRefused(

@@ -17,7 +17,8 @@ SHARE_BYTES = 66
 def random_coefficients(
     threshold: int, randbelow: Callable[[int], int] = secrets.randbelow
 ) -> list[int]:
-    """The ``threshold - 1`` non-constant coefficients of a sharing polynomial, uniform in [0, p)."""
+    """The ``threshold - 1`` non-constant coefficients of a sharing polynomial, uniform in
+    [0, p)."""
     if threshold < 1:
         raise ValueError(f"threshold must be >= 1, was {threshold}")
     return [randbelow(PRIME) for _ in range(threshold - 1)]
