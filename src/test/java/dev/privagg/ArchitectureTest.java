@@ -21,11 +21,12 @@ class ArchitectureTest {
 
   /**
    * The math packages: privacy (mechanisms, accountants), optimizer (server steps, which only
-   * post-process the private average) and correlated (BLT matrix factorization) import no Flink, no
-   * Kafka and no other privagg package.
+   * post-process the private average), correlated (BLT matrix factorization) and secagg (the secure
+   * aggregation protocol, shared by clients and job) import no Flink, no Kafka and no other privagg
+   * package.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"privacy", "optimizer", "correlated"})
+  @ValueSource(strings = {"privacy", "optimizer", "correlated", "secagg"})
   void mathPackage_importsNoFlinkKafkaOrOtherPrivaggPackage(String name) throws IOException {
     assertThat(importsOutside(name, Set.of(name))).isEmpty();
   }

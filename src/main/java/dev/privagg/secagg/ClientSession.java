@@ -1,0 +1,402 @@
+package dev.privagg.secagg;
+
+import dev.privagg.secagg.UnmaskShares.RevealedShare;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * One client's part in one protocol instance ({@link RoundContext}), as a state machine fed with
+ * the job's messages: {@link #advertise()} (phase 1), {@link #onRoster} (phase 2), {@link
+ * #onShares} and {@link #maskedInput} (phase 3), {@link #unmask} (phase 4). It holds the client's
+ * secrets, so it is never persisted or reused for another context.
+ *
+ * <p>Which pairwise masks: the client masks with exactly the neighbours that appear as senders in
+ * its {@code Shares} message, whether or not their ciphertext decrypts. The job routes a share from
+ * every client whose {@code ShareKeys} it accepted (U2), so it knows the same set: U2 among the
+ * client's neighbours.
+ *
+ * <p>Guards for phase 4 (Bonawitz et al., CCS 2017, Section 4; Bell et al., CCS 2020): the client
+ * answers only after sending its masked input, only if it is in U3, U3 is within U2, U2 agrees with
+ * the shares it was routed and at least t of its neighbourhood are in U3; and never for two
+ * different U3s, so it never reveals both the self-mask seed and the mask key of one neighbour.
+ */
+public final class ClientSession {
+  /** An encrypted pair of shares for the neighbour {@code recipient} (phase 2). */
+  public record EncryptedShare(int recipient, byte[] ciphertext) {
+    public EncryptedShare {
+      ciphertext = ciphertext.clone();
+    }
+
+    @Override
+    public byte[] ciphertext() {
+      return ciphertext.clone();
+    }
+  }
+
+  /** An encrypted pair of shares from the neighbour {@code sender}, as the job routes it. */
+  public record RoutedShare(int sender, byte[] ciphertext) {
+    public RoutedShare {
+      ciphertext = ciphertext.clone();
+    }
+
+    @Override
+    public byte[] ciphertext() {
+      return ciphertext.clone();
+    }
+  }
+
+  /** A routed share the client could not use, and why. */
+  public record FailedShare(int sender, String reason) {}
+
+  private enum Phase {
+    ADVERTISE,
+    SHARE,
+    MASK,
+    MASKED
+  }
+
+  private final RoundContext ctx;
+  private final String clientId;
+  private final SecureRandom random;
+  private final X25519Keys encryptionKeys;
+  private final X25519Keys maskKeys;
+  private final byte[] selfMaskSeed;
+  private final AdvertisedKeys advertised;
+
+  private Phase phase = Phase.ADVERTISE;
+  private int index;
+  private int n;
+  private int threshold;
+  private int[] neighbourhood;
+  private final Map<Integer, byte[]> shareEncryptionKeys = new TreeMap<>();
+  private final Map<Integer, byte[]> pairwiseMaskKeys = new TreeMap<>();
+  private final Map<Integer, byte[]> heldMaskKeyShares = new TreeMap<>();
+  private final Map<Integer, byte[]> heldSelfMaskShares = new TreeMap<>();
+  private int[] maskedWith;
+  private long[] maskedUnits;
+  private byte[] maskedInputBytes;
+  private int[] unmaskedSurvivors;
+  private UnmaskShares unmaskShares;
+
+  ClientSession(
+      RoundContext ctx,
+      String clientId,
+      SecureRandom random,
+      X25519Keys encryptionKeys,
+      X25519Keys maskKeys,
+      byte[] selfMaskSeed) {
+    if (ctx == null || clientId == null || random == null) {
+      throw new IllegalArgumentException("ctx, clientId and random must not be null");
+    }
+    this.ctx = ctx;
+    this.clientId = clientId;
+    this.random = random;
+    this.encryptionKeys = encryptionKeys;
+    this.maskKeys = maskKeys;
+    this.selfMaskSeed = Bytes.requireLength("selfMaskSeed", selfMaskSeed, 32).clone();
+    this.advertised =
+        new AdvertisedKeys(
+            encryptionKeys.publicKey(),
+            maskKeys.publicKey(),
+            DerivedKeys.selfMaskCommitment(ctx, selfMaskSeed));
+  }
+
+  /**
+   * Starts a session: draws the encryption and mask key pairs and the self-mask seed b.
+   *
+   * @param clientId the client's id, for messages
+   */
+  public static ClientSession start(RoundContext ctx, String clientId, SecureRandom random) {
+    byte[] seed = new byte[32];
+    X25519Keys encryptionKeys = X25519Keys.generate(random);
+    X25519Keys maskKeys = X25519Keys.generate(random);
+    random.nextBytes(seed);
+    return new ClientSession(ctx, clientId, random, encryptionKeys, maskKeys, seed);
+  }
+
+  /** Phase 1: the public keys and commitment to send. */
+  public AdvertisedKeys advertise() {
+    return advertised;
+  }
+
+  /**
+   * Phase 2: finds this client in the roster by its encryption key, and shares its mask private key
+   * and self-mask seed among its neighbourhood (share for neighbour v at {@code x = v + 1}).
+   *
+   * @param roster every admitted client's keys, in index order
+   * @param degree k, the neighbourhood's size with the client itself (odd)
+   * @param threshold t, in [1, k]
+   * @param permutation the Harary graph's node permutation, of 0..n-1
+   * @return the encrypted shares for the client's k - 1 other neighbours, by recipient
+   * @throws IllegalArgumentException if the roster or graph is malformed, lists this client's
+   *     encryption key other than exactly once or with other keys, or holds a key of small order
+   */
+  public List<EncryptedShare> onRoster(
+      List<AdvertisedKeys> roster, int degree, int threshold, int[] permutation) {
+    requirePhase(Phase.ADVERTISE, "onRoster");
+    int size = roster.size();
+    if (permutation.length != size) {
+      throw new IllegalArgumentException(
+          "permutation must have one entry per roster entry ("
+              + size
+              + "), had "
+              + permutation.length);
+    }
+    HararyNeighbourhood.validate(degree, permutation);
+    if (!(threshold >= 1 && threshold <= degree)) {
+      throw new IllegalArgumentException(
+          "threshold must be in [1, " + degree + "] (the degree), was " + threshold);
+    }
+    int self = ownIndex(roster);
+    int[] neighbours = HararyNeighbourhood.of(self, degree, permutation);
+    int[] xs = new int[degree];
+    for (int i = 0; i < degree; i++) {
+      xs[i] = neighbours[i] + 1;
+    }
+    byte[][] maskKeyShares = Shamir.share(maskKeys.privateKey(), threshold, xs, random);
+    byte[][] selfMaskShares = Shamir.share(selfMaskSeed, threshold, xs, random);
+    List<EncryptedShare> out = new ArrayList<>(degree - 1);
+    for (int i = 0; i < degree; i++) {
+      int v = neighbours[i];
+      if (v == self) {
+        heldMaskKeyShares.put(self, maskKeyShares[i]);
+        heldSelfMaskShares.put(self, selfMaskShares[i]);
+        continue;
+      }
+      AdvertisedKeys peer = roster.get(v);
+      byte[] encryptionKey =
+          DerivedKeys.shareEncryptionKey(
+              ctx, encryptionKeys.privateKey(), self, peer.encryptionPublicKey(), v);
+      shareEncryptionKeys.put(v, encryptionKey);
+      pairwiseMaskKeys.put(
+          v,
+          DerivedKeys.pairwiseMaskKey(ctx, maskKeys.privateKey(), self, peer.maskPublicKey(), v));
+      byte[] plaintext = Bytes.concat(maskKeyShares[i], selfMaskShares[i]);
+      out.add(
+          new EncryptedShare(
+              v, ShareCipher.encrypt(encryptionKey, ctx, self, v, plaintext, random)));
+    }
+    this.index = self;
+    this.n = size;
+    this.threshold = threshold;
+    this.neighbourhood = neighbours;
+    phase = Phase.SHARE;
+    return out;
+  }
+
+  /** This client's roster index (after {@link #onRoster}). */
+  public int index() {
+    if (phase == Phase.ADVERTISE) {
+      throw new IllegalStateException(clientId + ": no roster yet, so no index");
+    }
+    return index;
+  }
+
+  /**
+   * Phase 3 starts: takes the shares the job routed to this client. Shares that are not from a
+   * neighbour, repeat a sender, or do not decrypt are left out and reported, never thrown.
+   *
+   * @return the shares left out, with the reason for each
+   */
+  public List<FailedShare> onShares(List<RoutedShare> routed) {
+    requirePhase(Phase.SHARE, "onShares");
+    List<FailedShare> failed = new ArrayList<>();
+    boolean[] seen = new boolean[n];
+    List<Integer> senders = new ArrayList<>();
+    for (RoutedShare share : routed) {
+      int v = share.sender();
+      if (!(v >= 0 && v < n)) {
+        failed.add(new FailedShare(v, "sender " + v + " is not in the roster of " + n));
+      } else if (v == index || Arrays.binarySearch(neighbourhood, v) < 0) {
+        failed.add(new FailedShare(v, "sender " + v + " is not a neighbour of " + index));
+      } else if (seen[v]) {
+        failed.add(new FailedShare(v, "sender " + v + " appears more than once"));
+      } else {
+        seen[v] = true;
+        senders.add(v);
+        try {
+          byte[] plaintext =
+              ShareCipher.decrypt(shareEncryptionKeys.get(v), ctx, v, index, share.ciphertext());
+          heldMaskKeyShares.put(v, Arrays.copyOfRange(plaintext, 0, Shamir.SHARE_BYTES));
+          heldSelfMaskShares.put(
+              v, Arrays.copyOfRange(plaintext, Shamir.SHARE_BYTES, ShareCipher.PLAINTEXT_BYTES));
+        } catch (ForgedShareException e) {
+          failed.add(new FailedShare(v, e.getMessage()));
+        }
+      }
+    }
+    maskedWith = senders.stream().mapToInt(Integer::intValue).sorted().toArray();
+    phase = Phase.MASK;
+    return failed;
+  }
+
+  /**
+   * Phase 3: {@code y = x + mask(self-mask key) + sum of sign(u, v) mask(pairwise key of u, v)}
+   * over the neighbours v whose shares were routed here, modulo 2^64, as 8d bytes little-endian.
+   * Computed once per session: the same units again give the same bytes, other units are refused
+   * (two masked inputs under one self-mask would reveal their difference).
+   */
+  public byte[] maskedInput(long[] units) {
+    if (phase == Phase.MASKED) {
+      if (!Arrays.equals(units, maskedUnits)) {
+        throw new IllegalStateException(
+            clientId + ": a masked input of other units was already computed in this session");
+      }
+      return maskedInputBytes.clone();
+    }
+    requirePhase(Phase.MASK, "maskedInput");
+    int d = units.length;
+    long[] y = units.clone();
+    new MaskStream(DerivedKeys.selfMaskKey(ctx, selfMaskSeed, index)).addTo(y, 0, d, 1);
+    for (int v : maskedWith) {
+      new MaskStream(pairwiseMaskKeys.get(v)).addTo(y, 0, d, index < v ? 1 : -1);
+    }
+    maskedUnits = units.clone();
+    maskedInputBytes = littleEndian(y);
+    phase = Phase.MASKED;
+    return maskedInputBytes.clone();
+  }
+
+  /**
+   * Phase 4: the shares this client reveals, given who shared keys ({@code shared}, U2) and who
+   * sent a masked input ({@code maskedInput}, U3): of the self-mask seed of each neighbour in U3
+   * (itself included), of the mask key of each neighbour in U2 \ U3, for those whose shares it
+   * holds.
+   *
+   * @throws IllegalArgumentException if an index is outside the roster or repeats
+   * @throws IllegalStateException if a guard of the protocol refuses (see the class comment)
+   */
+  public UnmaskShares unmask(int[] shared, int[] maskedInput) {
+    boolean[] inShared = members("shared", shared);
+    boolean[] inMaskedInput = members("maskedInput", maskedInput);
+    if (phase != Phase.MASKED) {
+      throw new IllegalStateException(clientId + ": unmask before sending a masked input");
+    }
+    if (!inMaskedInput[index]) {
+      throw new IllegalStateException(
+          clientId + ": not in maskedInput (U3), though it sent its masked input");
+    }
+    for (int w : maskedInput) {
+      if (!inShared[w]) {
+        throw new IllegalStateException(
+            clientId + ": maskedInput (U3) must be within shared (U2), but " + w + " is not");
+      }
+    }
+    List<Integer> survivors = new ArrayList<>();
+    for (int w : neighbourhood) {
+      boolean routed = w != index && Arrays.binarySearch(maskedWith, w) >= 0;
+      if (w != index && inShared[w] != routed) {
+        throw new IllegalStateException(
+            clientId
+                + ": shared (U2) "
+                + (routed ? "omits" : "includes")
+                + " neighbour "
+                + w
+                + ", whose shares were "
+                + (routed ? "" : "not ")
+                + "routed to this client");
+      }
+      if (inMaskedInput[w]) {
+        survivors.add(w);
+      }
+    }
+    if (survivors.size() < threshold) {
+      throw new IllegalStateException(
+          clientId
+              + ": only "
+              + survivors.size()
+              + " of its neighbourhood are in maskedInput (U3), fewer than the threshold "
+              + threshold);
+    }
+    int[] split = survivors.stream().mapToInt(Integer::intValue).toArray();
+    if (unmaskShares != null) {
+      if (!Arrays.equals(split, unmaskedSurvivors)) {
+        throw new IllegalStateException(
+            clientId
+                + ": already unmasked with neighbours "
+                + Arrays.toString(unmaskedSurvivors)
+                + " in U3; another split could reveal both shares of a neighbour");
+      }
+      return unmaskShares;
+    }
+    List<RevealedShare> selfMaskShares = new ArrayList<>();
+    List<RevealedShare> maskKeyShares = new ArrayList<>();
+    for (int w : neighbourhood) {
+      if (inMaskedInput[w] && heldSelfMaskShares.containsKey(w)) {
+        selfMaskShares.add(new RevealedShare(w, heldSelfMaskShares.get(w)));
+      } else if (inShared[w] && !inMaskedInput[w] && heldMaskKeyShares.containsKey(w)) {
+        maskKeyShares.add(new RevealedShare(w, heldMaskKeyShares.get(w)));
+      }
+    }
+    unmaskedSurvivors = split;
+    unmaskShares = new UnmaskShares(selfMaskShares, maskKeyShares);
+    return unmaskShares;
+  }
+
+  private int ownIndex(List<AdvertisedKeys> roster) {
+    int found = -1;
+    for (int i = 0; i < roster.size(); i++) {
+      if (Arrays.equals(roster.get(i).encryptionPublicKey(), advertised.encryptionPublicKey())) {
+        if (found >= 0) {
+          throw new IllegalArgumentException(
+              clientId
+                  + ": its encryption key appears twice in the roster, at "
+                  + found
+                  + " and "
+                  + i);
+        }
+        found = i;
+      }
+    }
+    if (found < 0) {
+      throw new IllegalArgumentException(clientId + ": its encryption key is not in the roster");
+    }
+    AdvertisedKeys entry = roster.get(found);
+    if (!Arrays.equals(entry.maskPublicKey(), advertised.maskPublicKey())
+        || !Arrays.equals(entry.selfMaskCommitment(), advertised.selfMaskCommitment())) {
+      throw new IllegalArgumentException(
+          clientId + ": roster entry " + found + " has its encryption key but other keys");
+    }
+    return found;
+  }
+
+  private boolean[] members(String name, int[] indices) {
+    if (phase == Phase.ADVERTISE) {
+      throw new IllegalStateException(clientId + ": unmask before the roster");
+    }
+    boolean[] in = new boolean[n];
+    for (int i : indices) {
+      if (!(i >= 0 && i < n) || in[i]) {
+        throw new IllegalArgumentException(
+            name + " must hold distinct roster indices in [0, " + n + "), found " + i);
+      }
+      in[i] = true;
+    }
+    return in;
+  }
+
+  private void requirePhase(Phase expected, String call) {
+    if (phase != expected) {
+      throw new IllegalStateException(
+          clientId
+              + ": "
+              + call
+              + " is for phase "
+              + expected
+              + ", but the session is at "
+              + phase);
+    }
+  }
+
+  private static byte[] littleEndian(long[] words) {
+    ByteBuffer out = ByteBuffer.allocate(8 * words.length).order(ByteOrder.LITTLE_ENDIAN);
+    out.asLongBuffer().put(words);
+    return out.array();
+  }
+}

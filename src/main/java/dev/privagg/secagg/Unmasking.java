@@ -1,0 +1,236 @@
+package dev.privagg.secagg;
+
+import dev.privagg.secagg.UnmaskShares.RevealedShare;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import java.util.random.RandomGenerator;
+
+/**
+ * The job's side of phase 4: from the shares the survivors reveal, it reconstructs the self-mask
+ * seed {@code b_u} of every client u in U3 and the mask private key {@code s_sk_w} of every client
+ * w in U2 \ U3, checks each against what the client advertised (the commitment, the public key),
+ * and derives the {@link MaskCorrection}: for each u in U3 its self-mask with sign -1, and for each
+ * dropped w and each neighbour u of w in U3 the pair's pairwise mask with sign {@code -sign(u, w)}
+ * (u masked with w because w's shares were routed to it, w being in U2).
+ *
+ * <p>Clients may lie in phase 4. A secret is reconstructed from t shares of its holders, sorted by
+ * holder; if the result fails its check, the next window of t consecutive holders is tried, at most
+ * {@code m - t + 1} windows for m shares. A target is recovered when some window of t holders tells
+ * the truth; the targets that are not are reported, and no correction is made.
+ */
+public final class Unmasking {
+  /** Random t-subsets tried per secret after the windows fail. */
+  static final int RANDOM_SUBSETS = 100;
+
+  private Unmasking() {}
+
+  /**
+   * The outcome: a correction when every secret was recovered; otherwise the targets that were not
+   * (too few shares, or no window of t consistent ones).
+   */
+  public record Result(
+      Optional<MaskCorrection> correction,
+      List<Integer> unrecoveredSelfMaskSeeds,
+      List<Integer> unrecoveredMaskKeys) {
+    public Result {
+      unrecoveredSelfMaskSeeds = List.copyOf(unrecoveredSelfMaskSeeds);
+      unrecoveredMaskKeys = List.copyOf(unrecoveredMaskKeys);
+    }
+  }
+
+  /**
+   * @param roster every admitted client's advertised keys, in index order
+   * @param neighbourhoods the neighbourhood of each client, itself included (symmetric)
+   * @param threshold t, the shares that determine a secret
+   * @param shared U2, the clients whose shares were routed
+   * @param maskedInput U3, the clients whose masked input is in the sum (within U2)
+   * @param responses the phase-4 message of each responding client, by its index
+   * @param random picks subsets when lies spoil the windows: a CSPRNG in the job, so that liars
+   *     cannot foresee them
+   * @throws IllegalArgumentException if the graph or the sets are malformed (the job's own data,
+   *     not the clients')
+   */
+  public static Result reconstruct(
+      RoundContext ctx,
+      List<AdvertisedKeys> roster,
+      int[][] neighbourhoods,
+      int threshold,
+      int[] shared,
+      int[] maskedInput,
+      Map<Integer, UnmaskShares> responses,
+      RandomGenerator random) {
+    int n = roster.size();
+    validateGraph(neighbourhoods, n);
+    if (threshold < 1) {
+      throw new IllegalArgumentException("threshold must be >= 1, was " + threshold);
+    }
+    boolean[] inShared = members("shared", shared, n);
+    boolean[] inMaskedInput = members("maskedInput", maskedInput, n);
+    for (int u : maskedInput) {
+      if (!inShared[u]) {
+        throw new IllegalArgumentException(
+            "maskedInput (U3) must be within shared (U2), but " + u + " is not");
+      }
+    }
+
+    List<MaskCorrection.Term> terms = new ArrayList<>();
+    List<Integer> unrecoveredSeeds = new ArrayList<>();
+    List<Integer> unrecoveredKeys = new ArrayList<>();
+    for (int u : sorted(maskedInput)) {
+      List<Shamir.Share> shares =
+          sharesOf(u, neighbourhoods[u], responses, UnmaskShares::selfMaskShares);
+      byte[] commitment = roster.get(u).selfMaskCommitment();
+      Optional<byte[]> seed =
+          recover(
+              shares,
+              threshold,
+              b -> Arrays.equals(DerivedKeys.selfMaskCommitment(ctx, b), commitment),
+              random);
+      if (seed.isPresent()) {
+        terms.add(new MaskCorrection.Term(DerivedKeys.selfMaskKey(ctx, seed.get(), u), -1));
+      } else {
+        unrecoveredSeeds.add(u);
+      }
+    }
+    for (int w : sorted(shared)) {
+      if (inMaskedInput[w]) {
+        continue;
+      }
+      List<Shamir.Share> shares =
+          sharesOf(w, neighbourhoods[w], responses, UnmaskShares::maskKeyShares);
+      byte[] publicKey = roster.get(w).maskPublicKey();
+      Optional<byte[]> maskKey =
+          recover(
+              shares, threshold, s -> Arrays.equals(X25519Keys.publicKeyOf(s), publicKey), random);
+      if (maskKey.isEmpty()) {
+        unrecoveredKeys.add(w);
+        continue;
+      }
+      for (int u : neighbourhoods[w]) {
+        if (u != w && inMaskedInput[u]) {
+          byte[] key =
+              DerivedKeys.pairwiseMaskKey(ctx, maskKey.get(), w, roster.get(u).maskPublicKey(), u);
+          terms.add(new MaskCorrection.Term(key, u < w ? -1 : 1));
+        }
+      }
+    }
+    boolean complete = unrecoveredSeeds.isEmpty() && unrecoveredKeys.isEmpty();
+    return new Result(
+        complete ? Optional.of(new MaskCorrection(terms)) : Optional.empty(),
+        unrecoveredSeeds,
+        unrecoveredKeys);
+  }
+
+  /**
+   * The shares of {@code target}'s secret of one kind, one per responding neighbour (its first, if
+   * it sent more), at {@code x = holder + 1}, sorted by holder.
+   */
+  private static List<Shamir.Share> sharesOf(
+      int target,
+      int[] neighbourhood,
+      Map<Integer, UnmaskShares> responses,
+      Function<UnmaskShares, List<RevealedShare>> kind) {
+    List<Shamir.Share> shares = new ArrayList<>();
+    for (int holder : sorted(neighbourhood)) {
+      UnmaskShares response = responses.get(holder);
+      if (response == null) {
+        continue;
+      }
+      kind.apply(response).stream()
+          .filter(share -> share.index() == target)
+          .findFirst()
+          .ifPresent(share -> shares.add(new Shamir.Share(holder + 1, share.share())));
+    }
+    return shares;
+  }
+
+  /** A secret that passes {@code check}, from a window of t shares or else a random t-subset. */
+  private static Optional<byte[]> recover(
+      List<Shamir.Share> shares, int threshold, Predicate<byte[]> check, RandomGenerator random) {
+    int m = shares.size();
+    for (int start = 0; start + threshold <= m; start++) {
+      Optional<byte[]> secret = tryShares(shares.subList(start, start + threshold), check);
+      if (secret.isPresent()) {
+        return secret;
+      }
+    }
+    if (m <= threshold) {
+      return Optional.empty();
+    }
+    List<Shamir.Share> pool = new ArrayList<>(shares);
+    for (int attempt = 0; attempt < RANDOM_SUBSETS; attempt++) {
+      // A partial Fisher-Yates shuffle puts a uniform t-subset at the front.
+      for (int i = 0; i < threshold; i++) {
+        Collections.swap(pool, i, i + random.nextInt(m - i));
+      }
+      Optional<byte[]> secret = tryShares(pool.subList(0, threshold), check);
+      if (secret.isPresent()) {
+        return secret;
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static Optional<byte[]> tryShares(List<Shamir.Share> shares, Predicate<byte[]> check) {
+    try {
+      byte[] secret = Shamir.reconstruct(shares, shares.size());
+      return check.test(secret) ? Optional.of(secret) : Optional.empty();
+    } catch (IllegalArgumentException malformedOrInconsistent) {
+      // A lying or malformed share among these: the caller tries others.
+      return Optional.empty();
+    }
+  }
+
+  private static void validateGraph(int[][] neighbourhoods, int n) {
+    if (neighbourhoods.length != n) {
+      throw new IllegalArgumentException(
+          "neighbourhoods must number the roster's "
+              + n
+              + " clients, were "
+              + neighbourhoods.length);
+    }
+    boolean[][] adjacent = new boolean[n][];
+    for (int i = 0; i < n; i++) {
+      adjacent[i] = members("neighbourhoods[" + i + "]", neighbourhoods[i], n);
+      if (!adjacent[i][i]) {
+        throw new IllegalArgumentException("neighbourhoods[" + i + "] must include " + i);
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      for (int j : neighbourhoods[i]) {
+        if (!adjacent[j][i]) {
+          throw new IllegalArgumentException(
+              "neighbourhoods must be symmetric, but "
+                  + j
+                  + " is in that of "
+                  + i
+                  + " and not back");
+        }
+      }
+    }
+  }
+
+  private static boolean[] members(String name, int[] indices, int n) {
+    boolean[] in = new boolean[n];
+    for (int i : indices) {
+      if (!(i >= 0 && i < n) || in[i]) {
+        throw new IllegalArgumentException(
+            name + " must hold distinct roster indices in [0, " + n + "), found " + i);
+      }
+      in[i] = true;
+    }
+    return in;
+  }
+
+  private static int[] sorted(int[] indices) {
+    int[] copy = indices.clone();
+    Arrays.sort(copy);
+    return copy;
+  }
+}

@@ -1,0 +1,224 @@
+package dev.privagg.secagg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.privagg.secagg.ClientSession.EncryptedShare;
+import dev.privagg.secagg.ClientSession.FailedShare;
+import dev.privagg.secagg.ClientSession.RoutedShare;
+import dev.privagg.secagg.UnmaskShares.RevealedShare;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/** One client's state machine: what it sends in each phase and what it refuses. */
+class ClientSessionTest {
+  private static final int N = 9;
+  private static final int DEGREE = 5;
+  private static final int THRESHOLD = 3;
+
+  private final SecAggCohort cohort = new SecAggCohort(N, DEGREE, THRESHOLD, 77);
+
+  @Test
+  void onRoster_findsItsIndexByItsKey_andEncryptsOneShareForEachOtherNeighbour() {
+    ClientSession client = cohort.clients.get(4);
+
+    List<EncryptedShare> shares =
+        client.onRoster(cohort.roster, DEGREE, THRESHOLD, cohort.permutation);
+
+    assertThat(client.index()).isEqualTo(4);
+    assertThat(shares)
+        .extracting(EncryptedShare::recipient)
+        .containsExactly(
+            IntStream.of(cohort.neighbourhoods[4])
+                .filter(v -> v != 4)
+                .boxed()
+                .toArray(Integer[]::new));
+    assertThat(shares)
+        .allSatisfy(share -> assertThat(share.ciphertext()).hasSize(ShareCipher.CIPHERTEXT_BYTES));
+  }
+
+  @Test
+  void onRoster_refusesARosterWithoutItsKeyWithItTwiceOrWithItsKeyBesideOtherKeys() {
+    ClientSession client = cohort.clients.get(0);
+    List<AdvertisedKeys> without = new ArrayList<>(cohort.roster);
+    without.set(0, cohort.roster.get(1));
+    List<AdvertisedKeys> twice = new ArrayList<>(cohort.roster);
+    twice.set(5, cohort.roster.get(0));
+    List<AdvertisedKeys> altered = new ArrayList<>(cohort.roster);
+    AdvertisedKeys own = cohort.roster.get(0);
+    altered.set(
+        0,
+        new AdvertisedKeys(
+            own.encryptionPublicKey(),
+            cohort.roster.get(1).maskPublicKey(),
+            own.selfMaskCommitment()));
+
+    assertThatThrownBy(() -> client.onRoster(without, DEGREE, THRESHOLD, cohort.permutation))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("client-0: its encryption key is not in the roster");
+    assertThatThrownBy(() -> client.onRoster(twice, DEGREE, THRESHOLD, cohort.permutation))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("client-0: its encryption key appears twice in the roster, at 0 and 5");
+    assertThatThrownBy(() -> client.onRoster(altered, DEGREE, THRESHOLD, cohort.permutation))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("client-0: roster entry 0 has its encryption key but other keys");
+  }
+
+  @Test
+  void onRoster_refusesAThresholdAboveTheDegreeAndAPermutationOfAnotherSize() {
+    ClientSession client = cohort.clients.get(0);
+
+    assertThatThrownBy(() -> client.onRoster(cohort.roster, DEGREE, 6, cohort.permutation))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("threshold must be in [1, 5] (the degree), was 6");
+    assertThatThrownBy(() -> client.onRoster(cohort.roster, DEGREE, 0, cohort.permutation))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("threshold must be in [1, 5] (the degree), was 0");
+    assertThatThrownBy(() -> client.onRoster(cohort.roster, DEGREE, 3, new int[] {0, 1, 2}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("permutation must have one entry per roster entry (9), had 3");
+    assertThatThrownBy(() -> client.onRoster(cohort.roster, 4, 3, cohort.permutation))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("degree must be odd and in [1, 9] (the roster's size), was 4");
+  }
+
+  @Test
+  void onShares_reportsStrangersRepeatsAndForgeries_andKeepsTheRest() {
+    cohort.shareKeys(i -> true);
+    int me = 0;
+    int[] neighbours = IntStream.of(cohort.neighbourhoods[me]).filter(v -> v != me).toArray();
+    int stranger =
+        IntStream.range(0, N)
+            .filter(v -> !contains(cohort.neighbourhoods[me], v))
+            .min()
+            .orElseThrow();
+    List<RoutedShare> honest = cohort.routedTo(me);
+    RoutedShare first = honest.get(0);
+    byte[] forged = honest.get(1).ciphertext();
+    forged[20] ^= 1;
+    List<RoutedShare> routed = new ArrayList<>(honest);
+    routed.set(1, new RoutedShare(honest.get(1).sender(), forged));
+    routed.add(first);
+    routed.add(new RoutedShare(stranger, first.ciphertext()));
+    routed.add(new RoutedShare(me, first.ciphertext()));
+    routed.add(new RoutedShare(99, first.ciphertext()));
+
+    List<FailedShare> failed = cohort.clients.get(me).onShares(routed);
+
+    assertThat(failed)
+        .containsExactly(
+            new FailedShare(
+                honest.get(1).sender(),
+                "forged share from sender "
+                    + honest.get(1).sender()
+                    + " to recipient 0: the GCM tag does not verify"),
+            new FailedShare(first.sender(), "sender " + first.sender() + " appears more than once"),
+            new FailedShare(stranger, "sender " + stranger + " is not a neighbour of 0"),
+            new FailedShare(me, "sender 0 is not a neighbour of 0"),
+            new FailedShare(99, "sender 99 is not in the roster of 9"));
+    // The forged sender was routed, so it was still masked with; its share is just not held.
+    cohort.clients.get(me).maskedInput(new long[3]);
+    int[] everyone = IntStream.range(0, N).toArray();
+    UnmaskShares revealed = cohort.clients.get(me).unmask(everyone, everyone);
+    assertThat(revealed.selfMaskShares())
+        .extracting(RevealedShare::index)
+        .containsExactlyInAnyOrder(
+            IntStream.concat(
+                    IntStream.of(me),
+                    IntStream.of(neighbours).filter(v -> v != honest.get(1).sender()))
+                .boxed()
+                .toArray(Integer[]::new));
+  }
+
+  @Test
+  void maskedInput_isComputedOnce_theSameUnitsGiveTheSameBytes_otherUnitsAreRefused() {
+    cohort.shareKeys(i -> true);
+    ClientSession client = cohort.clients.get(2);
+    assertThatThrownBy(() -> client.maskedInput(new long[] {1, 2}))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("client-2: maskedInput is for phase MASK, but the session is at SHARE");
+    client.onShares(cohort.routedTo(2));
+
+    byte[] first = client.maskedInput(new long[] {1, 2});
+
+    assertThat(first).hasSize(16);
+    assertThat(client.maskedInput(new long[] {1, 2})).isEqualTo(first);
+    assertThatThrownBy(() -> client.maskedInput(new long[] {1, 3}))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("client-2: a masked input of other units was already computed in this session");
+  }
+
+  @Test
+  void unmask_revealsSeedSharesOfSurvivorsAndKeySharesOfDropouts_ownSeedShareIncluded() {
+    int me = 0;
+    int dropped =
+        IntStream.of(cohort.neighbourhoods[me]).filter(v -> v != me).findFirst().orElseThrow();
+    int[] shared = cohort.shareKeys(i -> true);
+    int[] masked = cohort.maskedInputs(SecAggCohort.allBut(dropped), new long[N][4]);
+
+    UnmaskShares revealed = cohort.clients.get(me).unmask(shared, masked);
+
+    assertThat(revealed.selfMaskShares())
+        .extracting(RevealedShare::index)
+        .containsExactly(
+            IntStream.of(cohort.neighbourhoods[me])
+                .filter(v -> v != dropped)
+                .boxed()
+                .toArray(Integer[]::new));
+    assertThat(revealed.maskKeyShares()).extracting(RevealedShare::index).containsExactly(dropped);
+    assertThat(cohort.clients.get(me).unmask(shared, masked)).isSameAs(revealed);
+  }
+
+  @Test
+  void unmask_refusesWhatCouldRevealBothSharesOfANeighbourOrTooLittle() {
+    int me = 0;
+    int[] others = IntStream.of(cohort.neighbourhoods[me]).filter(v -> v != me).toArray();
+    int[] shared = cohort.shareKeys(SecAggCohort.allBut());
+    ClientSession client = cohort.clients.get(me);
+    int[] everyone = IntStream.range(0, N).toArray();
+    assertThatThrownBy(() -> client.unmask(everyone, everyone))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("client-0: unmask before sending a masked input");
+    cohort.maskedInputs(i -> true, new long[N][4]);
+    int[] withoutMe = IntStream.range(1, N).toArray();
+    int[] withoutTwoNeighbours =
+        IntStream.range(0, N)
+            .filter(v -> v != others[0] && v != others[1] && v != others[2])
+            .toArray();
+    int[] withoutOneNeighbour = IntStream.range(0, N).filter(v -> v != others[0]).toArray();
+
+    assertThatThrownBy(() -> client.unmask(shared, withoutMe))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("client-0: not in maskedInput (U3), though it sent its masked input");
+    assertThatThrownBy(() -> client.unmask(withoutOneNeighbour, everyone))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage(
+            "client-0: maskedInput (U3) must be within shared (U2), but " + others[0] + " is not");
+    assertThatThrownBy(() -> client.unmask(withoutOneNeighbour, withoutOneNeighbour))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage(
+            "client-0: shared (U2) omits neighbour "
+                + others[0]
+                + ", whose shares were routed to this client");
+    assertThatThrownBy(() -> client.unmask(shared, withoutTwoNeighbours))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage(
+            "client-0: only 2 of its neighbourhood are in maskedInput (U3), fewer than the"
+                + " threshold 3");
+    assertThatThrownBy(() -> client.unmask(shared, new int[] {0, 0}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maskedInput must hold distinct roster indices in [0, 9), found 0");
+
+    client.unmask(shared, everyone);
+    assertThatThrownBy(() -> client.unmask(shared, withoutOneNeighbour))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageStartingWith("client-0: already unmasked with neighbours ")
+        .hasMessageEndingWith(" in U3; another split could reveal both shares of a neighbour");
+  }
+
+  private static boolean contains(int[] sorted, int v) {
+    return IntStream.of(sorted).anyMatch(x -> x == v);
+  }
+}

@@ -1,0 +1,151 @@
+package dev.privagg.secagg;
+
+import dev.privagg.secagg.ClientSession.EncryptedShare;
+import dev.privagg.secagg.ClientSession.RoutedShare;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.function.IntPredicate;
+import java.util.stream.IntStream;
+
+/**
+ * A simulated round of n clients and an honest job, phase by phase, with the job's routing: the
+ * fixture of the end-to-end tests. Each phase takes which clients act in it, so a test drops
+ * clients where it likes.
+ */
+final class SecAggCohort {
+  final RoundContext ctx;
+  final int n;
+  final int degree;
+  final int threshold;
+  final int[] permutation;
+  final int[][] neighbourhoods;
+  final List<ClientSession> clients = new ArrayList<>();
+  final List<AdvertisedKeys> roster = new ArrayList<>();
+  private final Map<Integer, List<EncryptedShare>> shareKeys = new TreeMap<>();
+  final Map<Integer, byte[]> maskedInputs = new TreeMap<>();
+
+  SecAggCohort(int n, int degree, int threshold, long seed) {
+    Random random = new Random(seed);
+    byte[] session = new byte[16];
+    random.nextBytes(session);
+    this.ctx = new RoundContext("cohort-job", 1 + random.nextInt(100), session);
+    this.n = n;
+    this.degree = degree;
+    this.threshold = threshold;
+    this.permutation = HararyNeighbourhoodTest.permutation(n, random);
+    this.neighbourhoods = new int[n][];
+    SecureRandom secure = seeded(seed);
+    for (int i = 0; i < n; i++) {
+      ClientSession client = ClientSession.start(ctx, "client-" + i, secure);
+      clients.add(client);
+      roster.add(client.advertise());
+      neighbourhoods[i] = HararyNeighbourhood.of(i, degree, permutation);
+    }
+  }
+
+  /** Phase 2: the clients in {@code sharing} send their ShareKeys; they form U2. */
+  int[] shareKeys(IntPredicate sharing) {
+    for (int i = 0; i < n; i++) {
+      List<EncryptedShare> shares = clients.get(i).onRoster(roster, degree, threshold, permutation);
+      if (sharing.test(i)) {
+        shareKeys.put(i, shares);
+      }
+    }
+    return shareKeys.keySet().stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  /** The job's Shares message for {@code recipient}: what U2 addressed to it. */
+  List<RoutedShare> routedTo(int recipient) {
+    List<RoutedShare> routed = new ArrayList<>();
+    shareKeys.forEach(
+        (sender, shares) ->
+            shares.stream()
+                .filter(share -> share.recipient() == recipient)
+                .forEach(share -> routed.add(new RoutedShare(sender, share.ciphertext()))));
+    return routed;
+  }
+
+  /** Phase 3: the clients in {@code sending} (within U2) mask their units; they form U3. */
+  int[] maskedInputs(IntPredicate sending, long[][] units) {
+    for (int i : shareKeys.keySet()) {
+      clients.get(i).onShares(routedTo(i));
+      if (sending.test(i)) {
+        maskedInputs.put(i, clients.get(i).maskedInput(units[i]));
+      }
+    }
+    return maskedInputs.keySet().stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  /**
+   * Phase 4: the clients in {@code responding} (within U3) answer the job's Survivors message;
+   * those whose guards refuse do not answer.
+   */
+  Map<Integer, UnmaskShares> unmask(IntPredicate responding, int[] shared, int[] masked) {
+    Map<Integer, UnmaskShares> responses = new HashMap<>();
+    for (int i : masked) {
+      if (responding.test(i)) {
+        try {
+          responses.put(i, clients.get(i).unmask(shared, masked));
+        } catch (IllegalStateException refused) {
+          // A client whose neighbourhood has fewer than t survivors stays silent.
+        }
+      }
+    }
+    return responses;
+  }
+
+  Unmasking.Result reconstruct(int[] shared, int[] masked, Map<Integer, UnmaskShares> responses) {
+    return Unmasking.reconstruct(
+        ctx, roster, neighbourhoods, threshold, shared, masked, responses, new Random(n));
+  }
+
+  /** The sum of U3's masked inputs, modulo 2^64. */
+  long[] sumOfMaskedInputs(int d) {
+    long[] sum = new long[d];
+    for (byte[] bytes : maskedInputs.values()) {
+      long[] words = words(bytes);
+      for (int j = 0; j < d; j++) {
+        sum[j] += words[j];
+      }
+    }
+    return sum;
+  }
+
+  static long[] words(byte[] littleEndian) {
+    long[] words = new long[littleEndian.length / 8];
+    ByteBuffer.wrap(littleEndian).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(words);
+    return words;
+  }
+
+  static long[] plainSum(long[][] units, int[] clients, int d) {
+    long[] sum = new long[d];
+    for (int i : clients) {
+      for (int j = 0; j < d; j++) {
+        sum[j] += units[i][j];
+      }
+    }
+    return sum;
+  }
+
+  static IntPredicate allBut(int... dropped) {
+    return i -> IntStream.of(dropped).noneMatch(x -> x == i);
+  }
+
+  /** A SecureRandom that repeats: SHA1PRNG seeded before first use is deterministic. */
+  static SecureRandom seeded(long seed) {
+    try {
+      SecureRandom random = SecureRandom.getInstance("SHA1PRNG");
+      random.setSeed(seed);
+      return random;
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
