@@ -218,8 +218,8 @@ def test_a_neighbour_with_a_low_order_key_is_refused() -> None:
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"degree": 4}, "degree must be odd and in \\[1, 10\\]"),
-        ({"degree": 11}, "degree must be odd and in \\[1, 10\\]"),
+        ({"degree": 4}, "degree must be odd and in \\[1, 10\\), or 10 \\(the complete graph\\)"),
+        ({"degree": 11}, "degree must be odd and in \\[1, 10\\), or 10"),
         ({"threshold": 6}, "threshold must be in \\[1, degree = 5\\], was 6"),
         ({"threshold": 0}, "threshold must be in"),
         ({"permutation": (0,) * 10}, "permutation must hold each index 0..9 once"),
@@ -334,3 +334,10 @@ def test_sealed_shares_go_to_each_other_neighbour_in_index_order() -> None:
     assert [s.index for s in sealed] == list(fresh.neighbours)
     assert len(sealed) == 6 and 2 not in fresh.neighbours
     assert all(isinstance(s, EncryptedShare) and len(s.ciphertext) == 160 for s in sealed)
+
+
+def test_a_roster_of_size_n_is_the_complete_graph_whatever_n_s_parity() -> None:
+    for n in (2, 3, 4, 6):
+        roster = replace(Round(n, 1, 1).roster, degree=n, threshold=n)
+        for node in range(n):
+            assert roster.neighbourhood(node) == tuple(range(n))

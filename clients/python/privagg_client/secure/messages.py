@@ -81,9 +81,9 @@ class Roster:
         n = len(self.entries)
         if n < 1:
             raise SecureProtocolError("the roster lists no client")
-        if not (1 <= self.degree <= n and self.degree % 2 == 1):
+        if not (self.degree == n or (1 <= self.degree < n and self.degree % 2 == 1)):
             raise SecureProtocolError(
-                f"the roster's degree must be odd and in [1, {n}] (the number of clients), "
+                f"the roster's degree must be odd and in [1, {n}), or {n} (the complete graph), "
                 f"was {self.degree}"
             )
         if not 1 <= self.threshold <= self.degree:
@@ -111,6 +111,8 @@ class Roster:
         """The ``degree`` nodes within ``(degree - 1) / 2`` positions of ``node``'s position on
         the cycle, ``node`` itself included, in index order."""
         n = len(self.entries)
+        if self.degree == n:
+            return tuple(range(n))
         position = self.permutation.index(node)
         half = (self.degree - 1) // 2
         return tuple(sorted({self.permutation[(position + o) % n] for o in range(-half, half + 1)}))

@@ -148,13 +148,13 @@ public final class ClientSession {
               + "), had "
               + permutation.length);
     }
-    HararyNeighbourhood.validate(degree, permutation);
+    HararyGraph graph = HararyGraph.ofNeighbourhoodSize(degree, permutation);
     if (!(threshold >= 1 && threshold <= degree)) {
       throw new IllegalArgumentException(
           "threshold must be in [1, " + degree + "] (the degree), was " + threshold);
     }
     int self = ownIndex(roster);
-    int[] neighbours = HararyNeighbourhood.of(self, degree, permutation);
+    int[] neighbours = graph.neighbourhood(self);
     int[] xs = new int[degree];
     for (int i = 0; i < degree; i++) {
       xs[i] = neighbours[i] + 1;

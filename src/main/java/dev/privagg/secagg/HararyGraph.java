@@ -84,6 +84,46 @@ public final class HararyGraph {
     return new HararyGraph(identity(numberOfNodes), numberOfNodes - 1, true);
   }
 
+  /**
+   * The graph a Roster message describes (docs/secure-aggregation.md): neighbourhoods of {@code
+   * neighbourhoodSize} nodes, each node itself included. Size n is the complete graph, whatever n's
+   * parity; any smaller size is odd, the Harary graph of degree {@code neighbourhoodSize - 1} with
+   * node {@code permutation[q]} at ring position q.
+   *
+   * @throws IllegalArgumentException naming the rule the size or the permutation breaks
+   */
+  public static HararyGraph ofNeighbourhoodSize(int neighbourhoodSize, int[] permutation) {
+    int n = permutation.length;
+    checkedPermutation(permutation);
+    if (neighbourhoodSize == n) {
+      return complete(n);
+    }
+    if (!(neighbourhoodSize >= 1 && neighbourhoodSize < n && neighbourhoodSize % 2 == 1)) {
+      throw new IllegalArgumentException(
+          "the neighbourhood size must be odd and in [1, "
+              + n
+              + "), or "
+              + n
+              + " (the complete graph), was "
+              + neighbourhoodSize);
+    }
+    return new HararyGraph(neighbourhoodSize - 1, permutation);
+  }
+
+  /** The size of each neighbourhood, the node itself included: a Roster's degree. */
+  public int neighbourhoodSize() {
+    return degree + 1;
+  }
+
+  /** {@code node} and the nodes joined to it, in increasing order. */
+  public int[] neighbourhood(int node) {
+    int[] others = neighbours(node);
+    int[] all = Arrays.copyOf(others, others.length + 1);
+    all[others.length] = node;
+    Arrays.sort(all);
+    return all;
+  }
+
   /** The number of nodes n; node ids are [0, n). */
   public int numberOfNodes() {
     return nodeAt.length;

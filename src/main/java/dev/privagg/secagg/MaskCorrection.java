@@ -26,7 +26,7 @@ public final class MaskCorrection {
 
   private final List<Term> terms;
 
-  MaskCorrection(List<Term> terms) {
+  public MaskCorrection(List<Term> terms) {
     this.terms = List.copyOf(terms);
   }
 

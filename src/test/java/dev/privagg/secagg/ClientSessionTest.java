@@ -81,7 +81,8 @@ class ClientSessionTest {
         .hasMessage("permutation must have one entry per roster entry (9), had 3");
     assertThatThrownBy(() -> client.onRoster(cohort.roster, 4, 3, cohort.permutation))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("degree must be odd and in [1, 9] (the roster's size), was 4");
+        .hasMessage(
+            "the neighbourhood size must be odd and in [1, 9), or 9 (the complete graph), was 4");
   }
 
   @Test

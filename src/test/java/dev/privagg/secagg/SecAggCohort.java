@@ -39,14 +39,14 @@ final class SecAggCohort {
     this.n = n;
     this.degree = degree;
     this.threshold = threshold;
-    this.permutation = HararyNeighbourhoodTest.permutation(n, random);
+    this.permutation = RosterGraphTest.permutation(n, random);
     this.neighbourhoods = new int[n][];
     SecureRandom secure = seeded(seed);
     for (int i = 0; i < n; i++) {
       ClientSession client = ClientSession.start(ctx, "client-" + i, secure);
       clients.add(client);
       roster.add(client.advertise());
-      neighbourhoods[i] = HararyNeighbourhood.of(i, degree, permutation);
+      neighbourhoods[i] = HararyGraph.ofNeighbourhoodSize(degree, permutation).neighbourhood(i);
     }
   }
 

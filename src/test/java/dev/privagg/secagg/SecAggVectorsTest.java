@@ -85,7 +85,7 @@ class SecAggVectorsTest {
     }
     int[][] neighbourhoods = new int[clients.size()][];
     for (int u = 0; u < clients.size(); u++) {
-      neighbourhoods[u] = HararyNeighbourhood.of(u, degree, permutation);
+      neighbourhoods[u] = HararyGraph.ofNeighbourhoodSize(degree, permutation).neighbourhood(u);
     }
     MaskCorrection correction =
         Unmasking.reconstruct(

@@ -224,7 +224,7 @@ final class SecurePhases {
   /** Phase 2's shares must go to each of the sender's neighbours but itself, once each. */
   private String shareProblem(SecureRoundState s, int sender, SecureUpdate update) {
     ShareKeys keys = (ShareKeys) decode(update).getBody();
-    int[] neighbours = SecureUnmasking.neighbours(s, sender);
+    int[] neighbours = SecureUnmasking.graphOf(s).neighbourhood(sender);
     BitSet expected = new BitSet();
     for (int v : neighbours) {
       if (v != sender) {
@@ -256,7 +256,7 @@ final class SecurePhases {
   private String unmaskProblem(SecureRoundState s, int holder, SecureUpdate update) {
     UnmaskShares shares = (UnmaskShares) decode(update).getBody();
     BitSet neighbours = new BitSet();
-    for (int v : SecureUnmasking.neighbours(s, holder)) {
+    for (int v : SecureUnmasking.graphOf(s).neighbourhood(holder)) {
       neighbours.set(v);
     }
     BitSet seen = new BitSet();
@@ -288,9 +288,9 @@ final class SecurePhases {
       s.degree = 0;
       return;
     }
-    s.degree = graph.degree();
+    s.degree = graph.graph().neighbourhoodSize();
     s.threshold = graph.threshold();
-    s.permutation = graph.permutation();
+    s.permutation = graph.graph().permutation();
     List<RosterEntry> entries = new ArrayList<>(n);
     for (byte[] e : s.advertised) {
       entries.add(
@@ -364,7 +364,7 @@ final class SecurePhases {
     }
     SecureUnmasking.Outcome outcome =
         s.phase == SecureUpdate.UNMASK
-            ? SecureUnmasking.corrections(spec, s)
+            ? SecureUnmasking.corrections(spec, s, random)
             : SecureUnmasking.Outcome.failed("the roster admitted no neighbour graph");
     if (outcome.terms() == null) {
       out.unmaskFailed(s.round, round.contributions, outcome.problem());

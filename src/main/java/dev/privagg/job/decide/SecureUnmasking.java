@@ -1,23 +1,25 @@
 package dev.privagg.job.decide;
 
 import dev.privagg.avro.RevealedShare;
-import dev.privagg.avro.UnmaskShares;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.job.SecureRoundState;
-import dev.privagg.secagg.DerivedKeys;
+import dev.privagg.secagg.AdvertisedKeys;
 import dev.privagg.secagg.GraphParameters;
 import dev.privagg.secagg.HararyGraph;
+import dev.privagg.secagg.MaskCorrection;
 import dev.privagg.secagg.RoundContext;
-import dev.privagg.secagg.Shamir;
 import dev.privagg.secagg.ThreatModel;
-import dev.privagg.secagg.X25519Keys;
+import dev.privagg.secagg.UnmaskShares;
+import dev.privagg.secagg.Unmasking;
 import dev.privagg.spec.JobSpec;
 import java.io.ByteArrayOutputStream;
-import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.random.RandomGenerator;
 
 /**
  * The decider's cryptography of a secure round, over the pure {@code dev.privagg.secagg} classes:
@@ -26,32 +28,36 @@ import java.util.List;
 final class SecureUnmasking {
   private SecureUnmasking() {}
 
-  /** A roster's graph: k (the node itself included, as on the wire), t and the permutation. */
-  record Graph(int degree, int threshold, int[] permutation) {}
-
   /**
-   * The graph of a roster of {@code n}: FCP's Harary parameters, or for cohorts too small for a
-   * sparse graph the complete graph at the smallest threshold FCP's rules allow; null when even
-   * that is infeasible (fewer than two clients).
+   * The graph of a roster of {@code n}: FCP's sparse Harary graph where its parameter finder finds
+   * one, else (small cohorts) the complete graph at the smallest threshold FCP's full-graph rules
+   * allow; null when none is feasible (fewer than two clients, or rates no threshold meets).
    */
   static Graph graph(JobSpec spec, int n, SecureRandom random) {
     ThreatModel threat = threatModel(spec);
     try {
       GraphParameters p = GraphParameters.find(n, threat);
       HararyGraph g = HararyGraph.shuffled(n, p.degree(), random);
-      return new Graph(p.degree() + 1, p.threshold(), g.permutation());
-    } catch (IllegalArgumentException sparseInfeasible) {
+      return new Graph(g, p.threshold());
+    } catch (IllegalArgumentException noSparseGraph) {
       for (int t = 2; t <= n; t++) {
-        try {
-          GraphParameters.checkFullGraph(n, t, threat);
-        } catch (IllegalArgumentException tooLow) {
-          continue;
+        if (fullGraphAllows(n, t, threat)) {
+          return new Graph(HararyGraph.complete(n), t);
         }
-        int[] identity = new int[n];
-        Arrays.setAll(identity, i -> i);
-        return new Graph(n, t, identity);
       }
       return null;
+    }
+  }
+
+  /** A roster's graph and threshold. */
+  record Graph(HararyGraph graph, int threshold) {}
+
+  private static boolean fullGraphAllows(int n, int threshold, ThreatModel threat) {
+    try {
+      GraphParameters.checkFullGraph(n, threshold, threat);
+      return true;
+    } catch (IllegalArgumentException tooLowOrTooHigh) {
+      return false;
     }
   }
 
@@ -62,20 +68,12 @@ final class SecureUnmasking {
         ThreatModel.AdversaryClass.CURIOUS_SERVER);
   }
 
-  /** Node {@code i}'s neighbourhood on the round's graph, itself included. */
-  static int[] neighbours(SecureRoundState s, int i) {
-    int[] others = hararyOf(s).neighbours(i);
-    int[] all = Arrays.copyOf(others, others.length + 1);
-    all[others.length] = i;
-    Arrays.sort(all);
-    return all;
+  /** The round's graph, as its Roster stated it. */
+  static HararyGraph graphOf(SecureRoundState s) {
+    return HararyGraph.ofNeighbourhoodSize(s.degree, s.permutation);
   }
 
-  private static HararyGraph hararyOf(SecureRoundState s) {
-    return new HararyGraph(s.degree - 1, s.permutation);
-  }
-
-  /** The correction terms (sign byte, 32-byte key each), or null and why not. */
+  /** The correction terms (a sign byte and a 32-byte key each), or null and why not. */
   record Outcome(byte[] terms, String problem) {
     static Outcome failed(String problem) {
       return new Outcome(null, problem);
@@ -83,116 +81,81 @@ final class SecureUnmasking {
   }
 
   /**
-   * Reconstructs each survivor's self-mask seed (checked against its commitment) and each dropped
-   * client's mask key (checked against its advertised key) from the unmask shares, and returns the
-   * terms that remove every mask left in the sum of the survivors' masked inputs.
+   * Reconstructs each survivor's self-mask seed and each dropped client's mask key from the unmask
+   * shares ({@link Unmasking}, which checks each against what the client advertised and outvotes
+   * lying holders where it can), and returns the terms that remove every mask left in the sum.
    */
-  static Outcome corrections(JobSpec spec, SecureRoundState s) {
+  static Outcome corrections(JobSpec spec, SecureRoundState s, RandomGenerator random) {
     int n = s.size();
-    RoundContext ctx = new RoundContext(spec.jobId(), s.round, s.session);
-    List<List<Shamir.Share>> selfShares = new ArrayList<>();
-    List<List<Shamir.Share>> keyShares = new ArrayList<>();
+    HararyGraph graph = graphOf(s);
+    List<AdvertisedKeys> roster = new ArrayList<>(n);
+    int[][] neighbourhoods = new int[n][];
+    List<Integer> shared = new ArrayList<>();
+    List<Integer> masked = new ArrayList<>();
+    Map<Integer, UnmaskShares> responses = new HashMap<>();
     for (int i = 0; i < n; i++) {
-      selfShares.add(new ArrayList<>());
-      keyShares.add(new ArrayList<>());
-    }
-    for (int holder = 0; holder < n; holder++) {
-      if (s.unmaskMessages[holder] == null) {
-        continue;
+      byte[] e = s.advertised[i];
+      roster.add(
+          new AdvertisedKeys(
+              Arrays.copyOfRange(e, 0, 32),
+              Arrays.copyOfRange(e, 32, 64),
+              Arrays.copyOfRange(e, 64, 96)));
+      neighbourhoods[i] = graph.neighbourhood(i);
+      if (s.shareMessages[i] != null) {
+        shared.add(i);
       }
-      UnmaskShares shares =
-          (UnmaskShares) AvroCodec.decodeSecureMessage(s.unmaskMessages[holder]).getBody();
-      for (RevealedShare r : shares.getSelfMaskShares()) {
-        selfShares.get(r.getIndex()).add(new Shamir.Share(holder + 1, bytes(r)));
+      if (s.maskedInput[i]) {
+        masked.add(i);
       }
-      for (RevealedShare r : shares.getMaskKeyShares()) {
-        keyShares.get(r.getIndex()).add(new Shamir.Share(holder + 1, bytes(r)));
-      }
-    }
-    ByteArrayOutputStream terms = new ByteArrayOutputStream();
-    for (int u = 0; u < n; u++) {
-      if (!s.maskedInput[u]) {
-        continue;
-      }
-      byte[] commitment = Arrays.copyOfRange(s.advertised[u], 64, 96);
-      byte[] seed =
-          reconstruct(
-              selfShares.get(u),
-              s.threshold,
-              b -> MessageDigest.isEqual(DerivedKeys.selfMaskCommitment(ctx, b), commitment));
-      if (seed == null) {
-        return Outcome.failed(problem("self-mask seed", u, selfShares.get(u).size(), s.threshold));
-      }
-      term(terms, -1, DerivedKeys.selfMaskKey(ctx, seed, u));
-    }
-    HararyGraph graph = hararyOf(s);
-    for (int w = 0; w < n; w++) {
-      if (s.maskedInput[w] || s.shareMessages[w] == null) {
-        continue; // survived (its pairwise masks cancel), or never masked anyone
-      }
-      byte[] maskPublicKey = Arrays.copyOfRange(s.advertised[w], 32, 64);
-      byte[] maskKey =
-          reconstruct(
-              keyShares.get(w),
-              s.threshold,
-              k -> MessageDigest.isEqual(X25519Keys.publicKeyOf(k), maskPublicKey));
-      if (maskKey == null) {
-        return Outcome.failed(problem("mask key", w, keyShares.get(w).size(), s.threshold));
-      }
-      for (int u : graph.neighbours(w)) {
-        if (s.maskedInput[u]) {
-          // u added sign(u, w) * mask(u, w); w is gone, so nothing cancels it.
-          byte[] uPublicKey = Arrays.copyOfRange(s.advertised[u], 32, 64);
-          term(terms, u < w ? -1 : 1, DerivedKeys.pairwiseMaskKey(ctx, maskKey, w, uPublicKey, u));
-        }
+      if (s.unmaskMessages[i] != null) {
+        var body =
+            (dev.privagg.avro.UnmaskShares)
+                AvroCodec.decodeSecureMessage(s.unmaskMessages[i]).getBody();
+        responses.put(
+            i,
+            new UnmaskShares(
+                revealed(body.getSelfMaskShares()), revealed(body.getMaskKeyShares())));
       }
     }
-    return new Outcome(terms.toByteArray(), null);
-  }
-
-  private static String problem(String what, int index, int shares, int threshold) {
-    return "the "
-        + what
-        + " of roster index "
-        + index
-        + " did not reconstruct from its "
-        + shares
-        + " shares (threshold "
-        + threshold
-        + ")";
-  }
-
-  private interface Check {
-    boolean holds(byte[] secret);
-  }
-
-  /**
-   * The secret of {@code shares} that passes {@code check}: from the first t shares, then from each
-   * window of t consecutive shares, so that a wrong share (a lying client) costs a window, not the
-   * round; null if none passes.
-   */
-  private static byte[] reconstruct(List<Shamir.Share> shares, int threshold, Check check) {
-    for (int start = 0; start + threshold <= shares.size(); start++) {
-      try {
-        byte[] secret = Shamir.reconstruct(shares.subList(start, start + threshold), threshold);
-        if (check.holds(secret)) {
-          return secret;
-        }
-      } catch (IllegalArgumentException notOneSecret) {
-        // a share that is not of a 32-byte secret: try the next window
-      }
+    Unmasking.Result result =
+        Unmasking.reconstruct(
+            new RoundContext(spec.jobId(), s.round, s.session),
+            roster,
+            neighbourhoods,
+            s.threshold,
+            shared.stream().mapToInt(Integer::intValue).toArray(),
+            masked.stream().mapToInt(Integer::intValue).toArray(),
+            responses,
+            random);
+    if (result.correction().isEmpty()) {
+      return Outcome.failed(
+          "too few consistent shares (threshold "
+              + s.threshold
+              + ") for the self-mask seeds of roster indices "
+              + result.unrecoveredSelfMaskSeeds()
+              + " and the mask keys of "
+              + result.unrecoveredMaskKeys());
     }
-    return null;
+    return new Outcome(encode(result.correction().get()), null);
   }
 
-  private static void term(ByteArrayOutputStream out, int sign, byte[] key) {
-    out.write(sign);
-    out.writeBytes(key);
-  }
-
-  private static byte[] bytes(RevealedShare r) {
-    byte[] out = new byte[r.getShare().remaining()];
-    r.getShare().duplicate().get(out);
+  private static List<UnmaskShares.RevealedShare> revealed(List<RevealedShare> shares) {
+    List<UnmaskShares.RevealedShare> out = new ArrayList<>(shares.size());
+    for (RevealedShare r : shares) {
+      byte[] share = new byte[r.getShare().remaining()];
+      r.getShare().duplicate().get(share);
+      out.add(new UnmaskShares.RevealedShare(r.getIndex(), share));
+    }
     return out;
+  }
+
+  /** Terms as a sign byte and a 32-byte key each: what an {@code UnmaskRequest} carries. */
+  static byte[] encode(MaskCorrection correction) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    for (MaskCorrection.Term term : correction.terms()) {
+      out.write(term.sign());
+      out.writeBytes(term.key());
+    }
+    return out.toByteArray();
   }
 }

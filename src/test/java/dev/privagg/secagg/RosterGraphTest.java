@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
  * their positions on the cycle (where {@code permutation[q]} sits at position q) are at most {@code
  * (k - 1) / 2} apart, counting around the cycle; i is its own neighbour.
  */
-class HararyNeighbourhoodTest {
+/** The Roster's graph rule (docs/secure-aggregation.md), checked by cycle distance. */
+class RosterGraphTest {
   @Test
   void neighbourhood_isTheNodesWithinHalfTheDegreeOnTheCycle_forRandomGraphs() {
     Random random = new Random(3);
@@ -25,7 +26,7 @@ class HararyNeighbourhoodTest {
       int[] permutation = permutation(n, random);
 
       for (int node = 0; node < n; node++) {
-        assertThat(HararyNeighbourhood.of(node, degree, permutation))
+        assertThat(HararyGraph.ofNeighbourhoodSize(degree, permutation).neighbourhood(node))
             .as("n %d, k %d, node %d", n, degree, node)
             .containsExactly(byCycleDistance(node, degree, permutation));
       }
@@ -37,22 +38,37 @@ class HararyNeighbourhoodTest {
     // Positions 0..6 hold 3 0 6 1 5 2 4; node 0 sits at 1, so with k = 3 its positions are 0..2.
     int[] permutation = {3, 0, 6, 1, 5, 2, 4};
 
-    assertThat(HararyNeighbourhood.of(0, 3, permutation)).containsExactly(0, 3, 6);
-    assertThat(HararyNeighbourhood.of(3, 3, permutation)).containsExactly(0, 3, 4);
-    assertThat(HararyNeighbourhood.of(4, 5, permutation)).containsExactly(0, 2, 3, 4, 5);
+    assertThat(HararyGraph.ofNeighbourhoodSize(3, permutation).neighbourhood(0))
+        .containsExactly(0, 3, 6);
+    assertThat(HararyGraph.ofNeighbourhoodSize(3, permutation).neighbourhood(3))
+        .containsExactly(0, 3, 4);
+    assertThat(HararyGraph.ofNeighbourhoodSize(5, permutation).neighbourhood(4))
+        .containsExactly(0, 2, 3, 4, 5);
   }
 
   @Test
-  void graph_refusesAnEvenOrOversizedDegreeAndANonPermutation() {
-    assertThatThrownBy(() -> HararyNeighbourhood.validate(4, new int[] {0, 1, 2, 3, 4}))
+  void sizeN_isTheCompleteGraph_whateverNsParity() {
+    for (int n = 1; n <= 8; n++) {
+      int[] permutation = permutation(n, new Random(n));
+      for (int node = 0; node < n; node++) {
+        assertThat(HararyGraph.ofNeighbourhoodSize(n, permutation).neighbourhood(node))
+            .containsExactly(IntStream.range(0, n).toArray());
+      }
+    }
+  }
+
+  @Test
+  void graph_refusesAnEvenOrOversizedSizeAndANonPermutation() {
+    assertThatThrownBy(() -> HararyGraph.ofNeighbourhoodSize(4, new int[] {0, 1, 2, 3, 4}))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("degree must be odd and in [1, 5] (the roster's size), was 4");
-    assertThatThrownBy(() -> HararyNeighbourhood.validate(5, new int[] {0, 1, 2}))
+        .hasMessage(
+            "the neighbourhood size must be odd and in [1, 5), or 5 (the complete graph), was 4");
+    assertThatThrownBy(() -> HararyGraph.ofNeighbourhoodSize(5, new int[] {0, 1, 2}))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("degree must be odd and in [1, 3] (the roster's size), was 5");
-    assertThatThrownBy(() -> HararyNeighbourhood.validate(1, new int[] {0, 2, 2}))
+        .hasMessageContaining("was 5");
+    assertThatThrownBy(() -> HararyGraph.ofNeighbourhoodSize(1, new int[] {0, 2, 2}))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("permutation must hold each of 0..2 once, found 2 out of place");
+        .hasMessageContaining("permutation");
   }
 
   private static int[] byCycleDistance(int node, int degree, int[] permutation) {
