@@ -136,7 +136,11 @@ public final class PrivaggJob {
     String name = KafkaPreflight.clientPrefix(specs);
     long maxRecord =
         specs.stream()
-            .mapToLong(s -> Math.max(s.maxRecordBytes(), s.maxModelRecordBytes()))
+            .mapToLong(
+                s ->
+                    Math.max(
+                        Math.max(s.maxRecordBytes(), s.maxModelRecordBytes()),
+                        s.maxSecureRecordBytes()))
             .max()
             .orElseThrow();
 

@@ -357,6 +357,18 @@ public record JobSpec(
   }
 
   /**
+   * Largest record the job writes to the secure topic: a Roster of {@code rounds.maxClients}
+   * entries (three 32-byte fields and a permutation entry, at most 104 bytes each) and 1 MiB for
+   * the rest; 0 for a plaintext job.
+   */
+  public long maxSecureRecordBytes() {
+    return secureAggregation() ? (1 << 20) + SECURE_ROSTER_ENTRY_BYTES * rounds.maxClients() : 0;
+  }
+
+  /** Bytes of one Roster entry at most: three length-prefixed 32-byte fields and an int. */
+  public static final long SECURE_ROSTER_ENTRY_BYTES = 104;
+
+  /**
    * The Gaussian mechanism on the sum of updates clipped to {@code clipNorm} (a round's C). With
    * correlated noise its noise is the fresh Z_t, sigma = z * C * plannedSensitivity, before the
    * combiner correlates it.

@@ -165,6 +165,16 @@ public final class JobSpecReader {
     JobSpec.Privacy privacy = privacy(privacySection, rounds);
     JobSpec.Aggregation aggregation =
         aggregation(spec.optionalSection("aggregation"), rounds, privacy);
+    long largestMaskedInput = 8L * model.dimension() + 1024 + maxClientIdBytes;
+    if (aggregation.secure() && maxRecordBytes < largestMaskedInput) {
+      throw spec.fail(
+          "maxRecordBytes",
+          "must be at least "
+              + largestMaskedInput
+              + " under aggregation.mode: secure (a masked input is 8 bytes per model coordinate),"
+              + " was "
+              + maxRecordBytes);
+    }
     JobSpec.Sampling sampling = privacy.sampling();
     if (sampling.mode().equals("server-poisson")
         && rounds.maxClients() < Math.ceil(rounds.expectedClients() / sampling.rate())) {
@@ -276,6 +286,15 @@ public final class JobSpecReader {
               + " themselves, to the C the job announces), was "
               + privacy.clipping()
               + (privacy.adaptiveClipping() != null ? " with adaptive clipping" : ""));
+    }
+    long maxRoster = (JobSpec.MAX_RECORD_BYTES - (1 << 20)) / JobSpec.SECURE_ROSTER_ENTRY_BYTES;
+    if (rounds.maxClients() > maxRoster) {
+      throw s.fail(
+          "mode",
+          "secure needs rounds.maxClients <= "
+              + maxRoster
+              + " (a round's roster is one record on the secure topic), was "
+              + rounds.maxClients());
     }
     return new JobSpec.Aggregation(mode, dropout, adversarial, advertise, share, masked);
   }

@@ -153,7 +153,27 @@ final class SecurePhases {
               + " messages");
       return false;
     }
+    if (update.phase == SecureUpdate.ADVERTISE && advertisedBefore(s, update)) {
+      // Clients find their roster index by this key: two entries with it would share an index.
+      out.reject(
+          update,
+          RejectReason.SECURE_PROTOCOL,
+          "its encryption public key is already on round " + s.round + "'s roster");
+      return false;
+    }
     return true;
+  }
+
+  private static boolean advertisedBefore(SecureRoundState s, SecureUpdate update) {
+    var keys = (dev.privagg.avro.AdvertiseKeys) decode(update).getBody();
+    byte[] key = new byte[32];
+    keys.getEncryptionPublicKey().duplicate().get(key);
+    for (byte[] entry : s.advertised) {
+      if (Arrays.equals(entry, 0, 32, key, 0, 32)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** An admitted client's advertised keys join the roster. */

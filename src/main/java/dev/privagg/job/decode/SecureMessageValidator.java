@@ -12,6 +12,7 @@ import dev.privagg.io.SecureMessageReader;
 import dev.privagg.io.UpdateReader;
 import dev.privagg.job.RawUpdate;
 import dev.privagg.job.SecureUpdate;
+import dev.privagg.secagg.X25519Keys;
 import dev.privagg.spec.JobSpec;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
@@ -122,6 +123,12 @@ final class SecureMessageValidator implements Serializable {
         || a.getSelfMaskCommitment().remaining() != KEY_BYTES) {
       return "public keys and commitment must have " + KEY_BYTES + " bytes each";
     }
+    for (ByteBuffer key : List.of(a.getEncryptionPublicKey(), a.getMaskPublicKey())) {
+      if (hasSmallOrder(bytes(key))) {
+        // Every key agreement with it is all zero: its shares and masks would be no secret.
+        return "a public key has small order (RFC 7748 section 6.1); send a fresh X25519 key";
+      }
+    }
     return null;
   }
 
@@ -155,6 +162,21 @@ final class SecureMessageValidator implements Serializable {
       }
     }
     return null;
+  }
+
+  private static final byte[] PROBE_KEY = new byte[32];
+
+  static {
+    PROBE_KEY[0] = 1; // any private key: X25519 clamps it to a multiple of 8
+  }
+
+  private static boolean hasSmallOrder(byte[] publicKey) {
+    try {
+      X25519Keys.agree(PROBE_KEY, publicKey);
+      return false;
+    } catch (IllegalArgumentException allZero) {
+      return true;
+    }
   }
 
   private static byte[] bytes(ByteBuffer buffer) {

@@ -68,6 +68,9 @@ public final class KafkaPreflight {
       topics.put(topic, readWrite);
     }
     topics.put(t.rejects(), Set.of(AclOperation.WRITE, AclOperation.DESCRIBE_CONFIGS));
+    if (anySecure(specs)) {
+      topics.put(t.secure(), Set.of(AclOperation.WRITE, AclOperation.DESCRIBE_CONFIGS));
+    }
     String prefix = clientPrefix(specs);
     List<String> names = List.of(prefix, prefix + "-publisher");
     return new KafkaAccess.Needs(topics, names, names);
@@ -130,15 +133,32 @@ public final class KafkaPreflight {
                 "max.message.bytes",
                 maxUpdate + OUTPUT_HEADROOM_BYTES,
                 "a reject carries the update's bytes; one the topic refuses fails the job"));
-    return TopicAdmin.ensure(
-        kafka,
-        List.of(
-            new TopicAdmin.TopicPlan(t.updates(), updatePartitions, updates),
-            new TopicAdmin.TopicPlan(t.models(), 1, latestModels),
-            new TopicAdmin.TopicPlan(t.rounds(), 1, List.of()),
-            new TopicAdmin.TopicPlan(t.ledger(), 1, ledger),
-            new TopicAdmin.TopicPlan(t.rejects(), 1, rejects),
-            new TopicAdmin.TopicPlan(t.releases(), 1, latestModels)));
+    List<TopicAdmin.TopicPlan> plans =
+        new java.util.ArrayList<>(
+            List.of(
+                new TopicAdmin.TopicPlan(t.updates(), updatePartitions, updates),
+                new TopicAdmin.TopicPlan(t.models(), 1, latestModels),
+                new TopicAdmin.TopicPlan(t.rounds(), 1, List.of()),
+                new TopicAdmin.TopicPlan(t.ledger(), 1, ledger),
+                new TopicAdmin.TopicPlan(t.rejects(), 1, rejects),
+                new TopicAdmin.TopicPlan(t.releases(), 1, latestModels)));
+    if (anySecure(specs)) {
+      long maxSecure = specs.stream().mapToLong(JobSpec::maxSecureRecordBytes).max().orElseThrow();
+      plans.add(
+          new TopicAdmin.TopicPlan(
+              t.secure(),
+              1,
+              List.of(
+                  TopicAdmin.Requirement.atLeast(
+                      "max.message.bytes",
+                      maxSecure,
+                      "a round's roster of rounds.maxClients clients is one record"))));
+    }
+    return TopicAdmin.ensure(kafka, plans);
+  }
+
+  private static boolean anySecure(List<JobSpec> specs) {
+    return specs.stream().anyMatch(JobSpec::secureAggregation);
   }
 
   private static String jobIds(List<JobSpec> specs) {
