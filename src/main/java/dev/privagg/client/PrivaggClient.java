@@ -34,6 +34,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 public final class PrivaggClient implements AutoCloseable {
   private final JobSpec spec;
+  private final KafkaConnection kafka;
+  private final java.security.SecureRandom random = new java.security.SecureRandom();
   private final KafkaProducer<byte[], byte[]> producer;
   private final KafkaConsumer<byte[], byte[]> consumer;
   private final Map<Long, RoundAnnouncement> rounds = new ConcurrentHashMap<>();
@@ -56,6 +58,7 @@ public final class PrivaggClient implements AutoCloseable {
    */
   public PrivaggClient(JobSpec spec, KafkaConnection kafka) {
     this.spec = spec;
+    this.kafka = kafka;
     long modelBytes = spec.maxModelRecordBytes();
     Properties p = kafka.clientProperties();
     p.putAll(ProducerSizing.forRecordsUpTo(Math.min(Integer.MAX_VALUE, spec.maxRecordBytes())));
@@ -100,8 +103,20 @@ public final class PrivaggClient implements AutoCloseable {
     }
   }
 
-  /** Sends an update for {@code round} (tensors in the spec's order); returns when acknowledged. */
+  /**
+   * Sends an update for {@code round} (tensors in the spec's order); returns when acknowledged. For
+   * a job with {@code aggregation.mode: secure} it takes part in the round's four phases instead
+   * (docs/secure-aggregation.md), clipping and masking the update here, and returns once its last
+   * message is acknowledged (or at once if the job left it off the round's roster, as sampling
+   * may).
+   *
+   * @throws IllegalStateException if the update cannot be sent, naming the phase in secure mode
+   */
   public void send(long round, String clientId, float[][] tensors) {
+    if (spec.secureAggregation()) {
+      sendSecure(round, clientId, tensors);
+      return;
+    }
     byte[] value = ClientUpdates.encode(spec, round, clientId, tensors);
     try {
       producer
@@ -121,8 +136,42 @@ public final class PrivaggClient implements AutoCloseable {
     }
   }
 
-  /** Sends without waiting; call {@link #flush()} to wait for all. */
+  private void sendSecure(long round, String clientId, float[][] tensors) {
+    sendSecure(round, clientId, tensors, 4);
+  }
+
+  /**
+   * Secure aggregation only: takes part in the first {@code phases} (1 to 4) phases of round {@code
+   * round} and then goes silent, as a client that drops out would: for simulations and tests of
+   * dropout tolerance. {@code phases = 4} is {@link #send}.
+   */
+  public void sendSecure(long round, String clientId, float[][] tensors, int phases) {
+    if (!spec.secureAggregation()) {
+      throw new IllegalStateException(
+          "job " + spec.jobId() + " aggregates in plaintext: call send()");
+    }
+    // The job answers each phase at its deadline and commits it at a checkpoint after that.
+    Duration timeout = Duration.ofMillis(Math.max(30_000, spec.rounds().timeoutMillis()));
+    try (SecureRoundClient secure = new SecureRoundClient(spec, kafka, producer, random)) {
+      secure.run(round, clientId, tensors, timeout, phases);
+    } catch (TimeoutException e) {
+      throw new IllegalStateException(
+          "client " + clientId + " could not finish round " + round + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Sends without waiting; call {@link #flush()} to wait for all. Plaintext jobs only: a secure
+   * round needs the job's answers between phases ({@link #send}).
+   */
   public void sendAsync(long round, String clientId, float[][] tensors) {
+    if (spec.secureAggregation()) {
+      throw new IllegalStateException(
+          "job "
+              + spec.jobId()
+              + " aggregates securely: call send(), which runs the round's phases, from a thread"
+              + " per client");
+    }
     producer.send(
         new ProducerRecord<>(
             spec.topics().updates(),

@@ -246,6 +246,13 @@ abstract class KafkaFlinkTestBase {
 
   private final Map<String, List<Object>> readCache = new ConcurrentHashMap<>();
 
+  /** Forgets what was read, for a test that deletes topics and creates them again. */
+  void forgetReads() {
+    consumers.values().forEach(KafkaConsumer::close);
+    consumers.clear();
+    readCache.clear();
+  }
+
   List<GlobalModel> modelsUntil(JobSpec spec, Predicate<List<GlobalModel>> done, Duration timeout) {
     return readUntil(spec.topics().models(), AvroCodec::decodeModel, done, timeout);
   }

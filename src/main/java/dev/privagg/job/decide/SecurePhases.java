@@ -371,9 +371,10 @@ final class SecurePhases {
   /**
    * The round closes at its deadline: ends any phase still open, reconstructs the survivors' self-
    * mask seeds and the dropped clients' mask keys, and asks each unmask block for its coordinates'
-   * correction; the round's shard list gains the blocks. A round that cannot be unmasked carries no
-   * sum: its shards drop what they summed and it is released with noise alone, charged as any round
-   * (whether a round is released must not depend on who sent what: design.md invariant 10).
+   * correction; the combiner waits for the blocks besides the shards. A round that cannot be
+   * unmasked carries no sum: its shards drop what they summed and it is released with noise alone,
+   * charged as any round (whether a round is released must not depend on who sent what: design.md
+   * invariant 10).
    */
   void unmask(
       RoundStore store, OpenRound round, long closedAt, ShardPlan shards, RoundDecisions out) {
@@ -390,6 +391,7 @@ final class SecurePhases {
       out.unmaskFailed(s.round, round.contributions, outcome.problem());
       out.discard(s.round, round);
       round.shardKeys = new String[0];
+      round.shardCounts = new long[0];
       round.contributions = 0;
       return;
     }
@@ -401,9 +403,7 @@ final class SecurePhases {
       out.unmask(
           new UnmaskRequest(spec.jobId(), s.round, blocks[b], from, to - from, outcome.terms()));
     }
-    String[] members = round.shardKeys == null ? new String[0] : round.shardKeys;
-    round.shardKeys = Arrays.copyOf(members, members.length + blocks.length);
-    System.arraycopy(blocks, 0, round.shardKeys, members.length, blocks.length);
+    round.unmaskBlocks = blocks;
   }
 
   private SecureRound message(SecureRoundState s, Object body) {

@@ -1,0 +1,311 @@
+package dev.privagg.client;
+
+import dev.privagg.avro.AdvertiseKeys;
+import dev.privagg.avro.MaskedInput;
+import dev.privagg.avro.Opened;
+import dev.privagg.avro.RevealedShare;
+import dev.privagg.avro.Roster;
+import dev.privagg.avro.RosterEntry;
+import dev.privagg.avro.SecureMessage;
+import dev.privagg.avro.SecureRound;
+import dev.privagg.avro.ShareKeys;
+import dev.privagg.avro.Shares;
+import dev.privagg.avro.Survivors;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.io.KafkaConnection;
+import dev.privagg.secagg.AdvertisedKeys;
+import dev.privagg.secagg.ClientSession;
+import dev.privagg.secagg.Quantizer;
+import dev.privagg.secagg.RoundContext;
+import dev.privagg.secagg.UnmaskShares;
+import dev.privagg.spec.JobSpec;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * One client's part in one secure-aggregation round (docs/secure-aggregation.md) over Kafka: it
+ * follows the job's secure topic (read_committed) for the round's Opened, Roster, Shares and
+ * Survivors, and answers each with its phase's message on the updates topic, through {@link
+ * ClientSession}. It clips and quantizes the update itself; the job never sees it unmasked.
+ */
+final class SecureRoundClient implements AutoCloseable {
+  private final JobSpec spec;
+  private final KafkaProducer<byte[], byte[]> producer;
+  private final KafkaConsumer<byte[], byte[]> consumer;
+  private final SecureRandom random;
+
+  SecureRoundClient(
+      JobSpec spec,
+      KafkaConnection kafka,
+      KafkaProducer<byte[], byte[]> producer,
+      SecureRandom random) {
+    this.spec = spec;
+    this.producer = producer;
+    this.random = random;
+    Properties c = kafka.clientProperties();
+    c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    c.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
+    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    c.put(
+        ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG,
+        (int) Math.min(Integer.MAX_VALUE, spec.maxSecureRecordBytes()));
+    consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+  }
+
+  /**
+   * What the round came to for this client: {@code index} is its roster index, or -1 when the job
+   * did not admit it to the roster (sampling, the round's cap, participation limits); {@code
+   * survivors} how many masked inputs the job announced.
+   */
+  record Result(long round, String session, int index, int survivors) {}
+
+  /**
+   * Takes part in round {@code round} with {@code tensors} (the spec's order): returns once its
+   * unmask shares are acknowledged, or once the roster shows it was not admitted; with {@code
+   * phases} below 4, once it sent that phase's message (a client dropping out).
+   *
+   * @throws TimeoutException if a message of the job does not come within {@code timeout} of the
+   *     deadline it follows
+   * @throws IllegalStateException naming the phase when the round cannot go on for this client
+   */
+  Result run(long round, String clientId, float[][] tensors, Duration timeout, int phases)
+      throws TimeoutException {
+    if (!(phases >= 1 && phases <= 4)) {
+      throw new IllegalArgumentException("phases must be in [1, 4], was " + phases);
+    }
+    follow(timeout);
+    Opened opened = null;
+    byte[] session = null;
+    while (opened == null) {
+      SecureRound m = next(round, null, Long.MAX_VALUE, timeout, "the round's Opened message");
+      if (m.getBody() instanceof Opened o) {
+        opened = o;
+        session = bytes(m.getSession());
+      }
+    }
+    if (System.currentTimeMillis() >= opened.getAdvertiseDeadlineMillis()) {
+      throw new IllegalStateException(
+          "phase 1: round " + round + "'s advertise deadline has passed; join the next round");
+    }
+    RoundContext ctx = new RoundContext(spec.jobId(), round, session);
+    ClientSession client = ClientSession.start(ctx, clientId, random);
+    AdvertisedKeys keys = client.advertise();
+    send(
+        clientId,
+        message(
+            ctx,
+            clientId,
+            new AdvertiseKeys(
+                ByteBuffer.wrap(keys.encryptionPublicKey()),
+                ByteBuffer.wrap(keys.maskPublicKey()),
+                ByteBuffer.wrap(keys.selfMaskCommitment()))));
+    if (phases == 1) {
+      return new Result(round, HexFormat.of().formatHex(session), -1, 0);
+    }
+
+    Roster roster =
+        (Roster) await(round, session, Roster.class, opened.getAdvertiseDeadlineMillis(), timeout);
+    List<AdvertisedKeys> entries = new ArrayList<>();
+    for (RosterEntry e : roster.getEntries()) {
+      entries.add(
+          new AdvertisedKeys(
+              bytes(e.getEncryptionPublicKey()),
+              bytes(e.getMaskPublicKey()),
+              bytes(e.getSelfMaskCommitment())));
+    }
+    if (entries.stream()
+        .noneMatch(e -> Arrays.equals(e.encryptionPublicKey(), keys.encryptionPublicKey()))) {
+      return new Result(round, HexFormat.of().formatHex(session), -1, 0);
+    }
+    int[] permutation = roster.getPermutation().stream().mapToInt(Integer::intValue).toArray();
+    List<ClientSession.EncryptedShare> shares =
+        client.onRoster(entries, roster.getDegree(), roster.getThreshold(), permutation);
+    List<dev.privagg.avro.EncryptedShare> out = new ArrayList<>();
+    for (ClientSession.EncryptedShare s : shares) {
+      out.add(new dev.privagg.avro.EncryptedShare(s.recipient(), ByteBuffer.wrap(s.ciphertext())));
+    }
+    send(clientId, message(ctx, clientId, new ShareKeys(out)));
+    int index = client.index();
+    if (phases == 2) {
+      return new Result(round, HexFormat.of().formatHex(session), index, 0);
+    }
+
+    Shares routed = null;
+    while (routed == null) {
+      Shares s =
+          (Shares) await(round, session, Shares.class, opened.getShareDeadlineMillis(), timeout);
+      routed = s.getRecipient() == index ? s : null;
+    }
+    List<ClientSession.RoutedShare> received = new ArrayList<>();
+    routed
+        .getShares()
+        .forEach(
+            r ->
+                received.add(
+                    new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext()))));
+    client.onShares(received);
+    long[] units = new Quantizer(opened.getClipNorm()).quantize(tensors, random);
+    byte[] masked = client.maskedInput(units);
+    send(clientId, message(ctx, clientId, new MaskedInput(ByteBuffer.wrap(masked))));
+    if (phases == 3) {
+      return new Result(round, HexFormat.of().formatHex(session), index, 0);
+    }
+
+    Survivors survivors =
+        (Survivors)
+            await(round, session, Survivors.class, opened.getMaskedInputDeadlineMillis(), timeout);
+    int[] shared = survivors.getShared().stream().mapToInt(Integer::intValue).toArray();
+    int[] maskedInput = survivors.getMaskedInput().stream().mapToInt(Integer::intValue).toArray();
+    UnmaskShares reveal = client.unmask(shared, maskedInput);
+    send(
+        clientId,
+        message(
+            ctx,
+            clientId,
+            new dev.privagg.avro.UnmaskShares(
+                revealed(reveal.selfMaskShares()), revealed(reveal.maskKeyShares()))));
+    return new Result(round, HexFormat.of().formatHex(session), index, maskedInput.length);
+  }
+
+  private static List<RevealedShare> revealed(List<UnmaskShares.RevealedShare> shares) {
+    List<RevealedShare> out = new ArrayList<>();
+    for (UnmaskShares.RevealedShare s : shares) {
+      out.add(new RevealedShare(s.index(), ByteBuffer.wrap(s.share())));
+    }
+    return out;
+  }
+
+  private SecureMessage message(RoundContext ctx, String clientId, Object body) {
+    return new SecureMessage(
+        spec.jobId(), ctx.round(), ByteBuffer.wrap(ctx.session()), clientId, body);
+  }
+
+  private void send(String clientId, SecureMessage message) {
+    try {
+      producer
+          .send(
+              new ProducerRecord<>(
+                  spec.topics().updates(),
+                  clientId.getBytes(StandardCharsets.UTF_8),
+                  AvroCodec.encode(message)))
+          .get();
+    } catch (Exception e) {
+      throw new IllegalStateException(
+          "could not send " + clientId + "'s secure-aggregation message: " + e.getMessage(), e);
+    }
+  }
+
+  /** The round's next message of {@code type} in {@code session}, due after {@code deadline}. */
+  private Object await(long round, byte[] session, Class<?> type, long deadline, Duration timeout)
+      throws TimeoutException {
+    while (true) {
+      SecureRound m = next(round, session, deadline, timeout, type.getSimpleName());
+      if (type.isInstance(m.getBody())) {
+        return m.getBody();
+      }
+      if (m.getBody() instanceof Opened) {
+        throw new IllegalStateException(
+            "round "
+                + round
+                + " was opened again with a new session (the job restored an earlier state);"
+                + " this client's keys were for the old one: send again");
+      }
+    }
+  }
+
+  private final List<SecureRound> pending = new ArrayList<>();
+
+  /**
+   * The next message of this job's round {@code round} (and {@code session}, unless null; Opened
+   * messages of any session come through), waiting until {@code timeout} after {@code deadline}.
+   */
+  private SecureRound next(long round, byte[] session, long deadline, Duration timeout, String what)
+      throws TimeoutException {
+    long end =
+        deadline == Long.MAX_VALUE
+            ? System.currentTimeMillis() + timeout.toMillis()
+            : Math.max(deadline, System.currentTimeMillis()) + timeout.toMillis();
+    while (true) {
+      while (!pending.isEmpty()) {
+        SecureRound m = pending.remove(0);
+        boolean ours =
+            m.getJobId().equals(spec.jobId())
+                && m.getRound() == round
+                && (session == null
+                    || m.getBody() instanceof Opened
+                    || Arrays.equals(session, bytes(m.getSession())));
+        if (ours) {
+          return m;
+        }
+      }
+      if (System.currentTimeMillis() > end) {
+        throw new TimeoutException(
+            what + " of round " + round + " of job " + spec.jobId() + " did not come in time");
+      }
+      for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+        pending.add(AvroCodec.decodeSecureRound(r.value()));
+      }
+    }
+  }
+
+  /**
+   * Assigns the secure topic from one round timeout and the timeout before now (by broker time),
+   * where the round's Opened message lies if the round is open.
+   */
+  private void follow(Duration timeout) throws TimeoutException {
+    String topic = spec.topics().secure();
+    List<PartitionInfo> infos = consumer.partitionsFor(topic, timeout);
+    if (infos == null || infos.isEmpty()) {
+      throw new TimeoutException("the secure topic " + topic + " does not exist yet");
+    }
+    List<TopicPartition> partitions = new ArrayList<>();
+    infos.forEach(i -> partitions.add(new TopicPartition(topic, i.partition())));
+    consumer.assign(partitions);
+    long from =
+        System.currentTimeMillis()
+            - spec.rounds().timeoutMillis()
+            - spec.rounds().startGraceMillis()
+            - timeout.toMillis();
+    Map<TopicPartition, Long> times = new HashMap<>();
+    partitions.forEach(p -> times.put(p, from));
+    Map<TopicPartition, OffsetAndTimestamp> offsets = consumer.offsetsForTimes(times);
+    for (TopicPartition p : partitions) {
+      OffsetAndTimestamp at = offsets.get(p);
+      if (at != null) {
+        consumer.seek(p, at.offset());
+      } else {
+        consumer.seekToEnd(List.of(p));
+      }
+    }
+  }
+
+  private static byte[] bytes(ByteBuffer buffer) {
+    byte[] out = new byte[buffer.remaining()];
+    buffer.duplicate().get(out);
+    return out;
+  }
+
+  @Override
+  public void close() {
+    consumer.close(Duration.ofSeconds(5));
+  }
+}

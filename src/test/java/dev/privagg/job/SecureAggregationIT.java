@@ -1,0 +1,178 @@
+package dev.privagg.job;
+
+import static dev.privagg.job.JobFixtures.weights;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.privagg.avro.RejectedUpdate;
+import dev.privagg.client.ClientUpdates;
+import dev.privagg.client.PrivaggClient;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.spec.JobSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.kafka.clients.admin.Admin;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Secure aggregation end to end (docs/secure-aggregation.md): Java clients on a real broker run the
+ * four phases against the job on a MiniCluster, with clients dropping out after each phase, and the
+ * released model is bit for bit the one plaintext mode releases from the survivors' updates under
+ * the same seeded noise.
+ */
+class SecureAggregationIT extends KafkaFlinkTestBase {
+  private static final int CLIENTS = 12;
+  private static final int DIMENSION = 36;
+
+  private static final String BODY =
+      """
+      model:
+        tensors:
+          - {name: w, shape: [8, 4]}
+          - {name: b, shape: [4]}
+      rounds:
+        timeout: 16s
+        startGrace: 4s
+        expectedClients: 10
+      privacy:
+        clipNorm: 1.0
+        noiseMultiplier: 1.0
+        delta: 1.0e-5
+        budgetEpsilon: 1000
+        noise: {source: seeded, seed: 11}
+      serverLearningRate: 1.0
+      %s
+      """;
+
+  private static final String SECURE =
+      """
+      aggregation:
+        mode: secure
+        maxDropoutRate: 0.3
+        adversarialClientRate: 0.1
+        phases: {advertise: 4s, share: 4s, maskedInput: 4s}
+      """;
+
+  @Test
+  void secureRound_withDropoutsAtEachPhase_releasesThePlaintextModelOfItsSurvivors()
+      throws Exception {
+    JobSpec secure = spec(BODY.formatted(SECURE));
+    float[][][] updates = onGridUpdates(new Random(5));
+    // Clients 0 and 1 stop after phase 1, 2 after phase 2, 3 after phase 3; the rest finish.
+    int[] phases = new int[CLIENTS];
+    java.util.Arrays.fill(phases, 4);
+    phases[0] = 1;
+    phases[1] = 1;
+    phases[2] = 2;
+    phases[3] = 3;
+
+    JobClient job = startJob(secure, 2);
+    awaitModel(secure, 0);
+    awaitRound(secure, 1);
+    runSecureRound(secure, 1, updates, phases);
+    float[] secureModel = weights(awaitModel(secure, 1));
+    job.cancel().get();
+
+    List<RejectedUpdate> rejects = rejects(secure);
+    assertThat(rejects).as("rejected secure messages").isEmpty();
+
+    // Plaintext mode on the same topics and job id (so the same seeded noise stream), after the
+    // secure run's topics are gone: only clients that sent a masked input (3 to 11) count.
+    deleteTopics(secure);
+    forgetReads();
+    JobSpec plaintext = siblingSpec(secure, secure.jobId(), BODY.formatted(""));
+    startJob(plaintext, 2);
+    awaitModel(plaintext, 0);
+    awaitRound(plaintext, 1);
+    List<byte[]> plain = new ArrayList<>();
+    for (int c = 3; c < CLIENTS; c++) {
+      plain.add(ClientUpdates.encode(plaintext, 1, "client-" + c, updates[c]));
+    }
+    produce(plaintext.topics().updates(), null, plain.toArray(new byte[0][]));
+    float[] plaintextModel = weights(awaitModel(plaintext, 1));
+
+    assertThat(secureModel)
+        .as("secure model vs plaintext model, bit for bit")
+        .isEqualTo(plaintextModel);
+    assertThat(nonZero(secureModel)).as("the round moved the model").isTrue();
+  }
+
+  /**
+   * Updates on the fixed-point grid (k 2^-20 with C = 1, so 2^16 k units), well inside the clip
+   * norm: the job clips and truncates them to the same integers the secure clients' randomized
+   * rounding gives.
+   */
+  private static float[][][] onGridUpdates(Random random) {
+    float[][][] updates = new float[CLIENTS][][];
+    for (int c = 0; c < CLIENTS; c++) {
+      float[] w = new float[32];
+      float[] b = new float[4];
+      for (float[] t : new float[][] {w, b}) {
+        for (int i = 0; i < t.length; i++) {
+          t[i] = (random.nextInt(2049) - 1024) / (float) (1 << 20);
+        }
+      }
+      updates[c] = new float[][] {w, b};
+    }
+    return updates;
+  }
+
+  private void runSecureRound(JobSpec spec, long round, float[][][] updates, int[] phases)
+      throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
+    try (PrivaggClient client = new PrivaggClient(spec, bootstrap)) {
+      List<Future<?>> done = new ArrayList<>();
+      for (int c = 0; c < CLIENTS; c++) {
+        int id = c;
+        done.add(
+            pool.submit(
+                () -> {
+                  client.sendSecure(round, "client-" + id, updates[id], phases[id]);
+                  return null;
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private List<RejectedUpdate> rejects(JobSpec spec) {
+    List<RejectedUpdate> out = new ArrayList<>();
+    readUncommitted(spec.topics().rejects())
+        .forEach(r -> out.add(AvroCodec.decodeReject(r.value())));
+    return out;
+  }
+
+  private void deleteTopics(JobSpec spec) throws Exception {
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+      List<String> topics = new ArrayList<>(spec.topics().all());
+      topics.add(spec.topics().secure());
+      admin.deleteTopics(topics).all().get();
+      long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (admin.listTopics().names().get().stream().anyMatch(topics::contains)) {
+        if (System.nanoTime() > end) {
+          throw new AssertionError("topics were not deleted: " + topics);
+        }
+        Thread.sleep(200);
+      }
+    }
+  }
+
+  private static boolean nonZero(float[] values) {
+    for (float v : values) {
+      if (v != 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+}
