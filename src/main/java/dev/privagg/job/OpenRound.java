@@ -21,12 +21,6 @@ public class OpenRound {
 
   public long[] shardCounts;
 
-  /**
-   * A closing secure round's unmask blocks, whose partials the combiner waits for besides the
-   * shards'. Set when the round closes and used at once: never kept in state.
-   */
-  public transient String[] unmaskBlocks;
-
   /** Scale of {@link #units}; 0 in state from versions that did not record it (then 2^40). */
   public int fractionBits;
 

@@ -78,10 +78,7 @@ public class RoundSignal {
     s.round = closed.round();
     s.release = release;
     s.baseModelRound = baseModelRound;
-    String[] shards = members.shardKeys == null ? new String[0] : members.shardKeys;
-    String[] blocks = members.unmaskBlocks == null ? new String[0] : members.unmaskBlocks;
-    s.shards = java.util.Arrays.copyOf(shards, shards.length + blocks.length);
-    System.arraycopy(blocks, 0, s.shards, shards.length, blocks.length);
+    s.shards = members.shardKeys == null ? new String[0] : members.shardKeys.clone();
     s.contributions = closed.contributions();
     s.epsilonSpent = closed.epsilonSpent();
     s.ledger = LedgerCodec.write(closed.ledger());

@@ -138,8 +138,14 @@ final class DecisionEmitter implements RoundDecisions {
         problem);
   }
 
+  // The unmask blocks asked for while handling this event, for the seal of their round.
+  private final java.util.List<String> unmaskBlocks = new java.util.ArrayList<>();
+  private long unmaskRound = -1;
+
   @Override
   public void unmask(UnmaskRequest request) {
+    unmaskRound = request.round;
+    unmaskBlocks.add(request.blockKey);
     ctx.output(DecideFunction.UNMASK_REQUESTS, request);
   }
 
@@ -221,6 +227,15 @@ final class DecisionEmitter implements RoundDecisions {
           ShardCommand.seal(spec.jobId(), keys[i], round.round(), members.shardCounts[i]));
     }
     RoundSignal sealed = RoundSignal.sealed(round, release, baseModelRound, members, spec.jobId());
+    if (!unmaskBlocks.isEmpty() && unmaskRound == round.round()) {
+      // A secure round: the combiner also waits for the mask corrections asked for just now.
+      int n = sealed.shards.length;
+      sealed.shards = java.util.Arrays.copyOf(sealed.shards, n + unmaskBlocks.size());
+      for (int i = 0; i < unmaskBlocks.size(); i++) {
+        sealed.shards[n + i] = unmaskBlocks.get(i);
+      }
+      unmaskBlocks.clear();
+    }
     sealed.carriedModel = carriedBase;
     ctx.output(DecideFunction.ROUND_SIGNALS, sealed);
   }

@@ -403,7 +403,6 @@ final class SecurePhases {
       out.unmask(
           new UnmaskRequest(spec.jobId(), s.round, blocks[b], from, to - from, outcome.terms()));
     }
-    round.unmaskBlocks = blocks;
   }
 
   private SecureRound message(SecureRoundState s, Object body) {
