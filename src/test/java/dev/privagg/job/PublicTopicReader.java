@@ -76,6 +76,18 @@ final class PublicTopicReader implements AutoCloseable {
         });
   }
 
+  /** The job's secure-aggregation messages (the secure topic), read the same way. */
+  static PublicTopicReader secure(String bootstrap, String topic, String isolation) {
+    return new PublicTopicReader(
+        bootstrap,
+        topic,
+        isolation,
+        b -> {
+          dev.privagg.avro.SecureRound m = AvroCodec.decodeSecureRound(b);
+          return new RoundKey(m.getJobId(), m.getRound());
+        });
+  }
+
   /** The operator-internal ledger, read the same way (to check it against the public topics). */
   static PublicTopicReader ledger(String bootstrap, String topic, String isolation) {
     return new PublicTopicReader(
