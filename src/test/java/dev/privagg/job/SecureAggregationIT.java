@@ -3,10 +3,13 @@ package dev.privagg.job;
 import static dev.privagg.job.JobFixtures.weights;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.privagg.avro.MaskedInput;
 import dev.privagg.avro.RejectedUpdate;
+import dev.privagg.avro.SecureMessage;
 import dev.privagg.client.ClientUpdates;
 import dev.privagg.client.PrivaggClient;
 import dev.privagg.io.AvroCodec;
+import dev.privagg.io.SecureMessageReader;
 import dev.privagg.spec.JobSpec;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -81,6 +84,7 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
 
     List<RejectedUpdate> rejects = rejects(secure);
     assertThat(rejects).as("rejected secure messages").isEmpty();
+    assertMaskedInputsLookUniform(secure);
 
     // Plaintext mode on the same topics and job id (so the same seeded noise stream), after the
     // secure run's topics are gone: only clients that sent a masked input (3 to 11) count.
@@ -143,6 +147,38 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  /**
+   * What the job receives of the clients' updates, the masked inputs on the updates topic, is
+   * uniform bytes: a chi-square test of their byte counts (255 degrees of freedom) against the 1e-6
+   * tails of its distribution (so a false failure once in 500,000 runs). The quantized updates
+   * themselves (units of at most 2^26 in magnitude) fail it: most of their bytes are 0x00 or 0xFF.
+   */
+  private void assertMaskedInputsLookUniform(JobSpec spec) {
+    long[] counts = new long[256];
+    long bytes = 0;
+    for (var record : readUncommitted(spec.topics().updates())) {
+      if (!SecureMessageReader.isSecureMessage(record.value())) {
+        continue; // a heartbeat tick
+      }
+      SecureMessage m = AvroCodec.decodeSecureMessage(record.value());
+      if (m.getBody() instanceof MaskedInput input) {
+        java.nio.ByteBuffer values = input.getValues().duplicate();
+        while (values.hasRemaining()) {
+          counts[values.get() & 0xFF]++;
+          bytes++;
+        }
+      }
+    }
+    assertThat(bytes).as("masked input bytes").isEqualTo(9L * 8 * DIMENSION);
+    double expected = bytes / 256.0;
+    double chiSquare = 0;
+    for (long c : counts) {
+      chiSquare += (c - expected) * (c - expected) / expected;
+    }
+    // scipy.stats.chi2.ppf(1e-6, 255) and chi2.ppf(1 - 1e-6, 255)
+    assertThat(chiSquare).as("chi-square of the masked bytes").isBetween(161.65, 377.08);
   }
 
   private List<RejectedUpdate> rejects(JobSpec spec) {
