@@ -126,15 +126,16 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
           continue; // joined late: this round's deadline has passed
         }
         double clipNorm = latestClipNorm(client, jobSpec);
-        int sent = 0;
+        List<String> ids = new ArrayList<>();
+        List<float[][]> canaryUpdates = new ArrayList<>();
         for (int i = 0; i < count; i++) {
           if (schedule.sends(canaries, i, lastRound)) {
-            client.sendAsync(
-                lastRound, canaries.clientId(clientPrefix, i), updates.update(i, clipNorm));
-            sent++;
+            ids.add(canaries.clientId(clientPrefix, i));
+            canaryUpdates.add(updates.update(i, clipNorm));
           }
         }
-        client.flush();
+        client.sendAll(lastRound, ids, canaryUpdates);
+        int sent = ids.size();
         sentUpdates += sent;
         out.printf("round %d: %d canaries sent%n", lastRound, sent);
         out.flush();

@@ -210,6 +210,15 @@ final class SimulationOptions {
   String noiseSource;
 
   @Option(
+      names = "--aggregation",
+      defaultValue = "plaintext",
+      description =
+          "plaintext or secure: SecAgg+, the clients mask their updates and the job learns only"
+              + " each round's sum; needs --round-timeout-ms of at least 8000 and a fixed clip norm"
+              + " (default plaintext).")
+  String aggregation;
+
+  @Option(
       names = "--seed",
       defaultValue = "1",
       description = "Seed of data split, partition and training (default 1).")
@@ -241,6 +250,9 @@ final class SimulationOptions {
    */
   SimulationConfig config(
       Flags flags, double noiseMultiplier, double targetEpsilon, Double defaultQuantile) {
+    if (!aggregation.equals("plaintext") && !aggregation.equals("secure")) {
+      throw flags.fail("--aggregation must be plaintext or secure, was '" + aggregation + "'");
+    }
     if (!"checkin".equals(sampling) && schemaGiven(flags)) {
       throw flags.fail(
           (flags.given("--min-separation") ? "--min-separation" : "--max-participations")
@@ -469,6 +481,11 @@ final class SimulationOptions {
         .noiseSource(noiseSource)
         .seed(seed)
         .canaries(canaries)
+        .secureAggregation(secureAggregation())
         .build();
+  }
+
+  private boolean secureAggregation() {
+    return aggregation.equals("secure");
   }
 }

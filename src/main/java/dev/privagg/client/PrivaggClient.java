@@ -179,6 +179,52 @@ public final class PrivaggClient implements AutoCloseable {
             ClientUpdates.encode(spec, round, clientId, tensors)));
   }
 
+  /**
+   * Sends the updates of several clients for {@code round} ({@code updates} in the order of {@code
+   * clientIds}) and returns once all are acknowledged. In secure mode each client runs the round's
+   * phases on a thread of its own, all at once, as separate devices would.
+   *
+   * @throws IllegalStateException if any client's update could not be sent, naming the first
+   */
+  public void sendAll(long round, List<String> clientIds, List<float[][]> updates) {
+    if (clientIds.size() != updates.size()) {
+      throw new IllegalArgumentException(
+          clientIds.size() + " client ids for " + updates.size() + " updates");
+    }
+    if (!spec.secureAggregation()) {
+      for (int i = 0; i < updates.size(); i++) {
+        sendAsync(round, clientIds.get(i), updates.get(i));
+      }
+      flush();
+      return;
+    }
+    if (clientIds.isEmpty()) {
+      return;
+    }
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(clientIds.size());
+    try {
+      List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
+      for (int i = 0; i < updates.size(); i++) {
+        String clientId = clientIds.get(i);
+        float[][] update = updates.get(i);
+        sends.add(pool.submit(() -> send(round, clientId, update)));
+      }
+      for (java.util.concurrent.Future<?> f : sends) {
+        f.get();
+      }
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw e.getCause() instanceof RuntimeException r
+          ? r
+          : new IllegalStateException(e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while sending round " + round, e);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   public void flush() {
     producer.flush();
   }

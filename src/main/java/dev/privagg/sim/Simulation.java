@@ -220,14 +220,16 @@ public final class Simulation {
                                         clientNoise.forRound("client-" + c, roundNo))
                                     .update())
                 .collect(Collectors.toList());
-        int sent = 0;
+        List<String> senders = new ArrayList<>();
+        List<float[][]> sending = new ArrayList<>();
         for (int k = 0; k < cohort.length; k++) {
           if (updates.get(k) != null) {
-            client.sendAsync(r, "client-" + cohort[k], updates.get(k));
-            sent++;
+            senders.add("client-" + cohort[k]);
+            sending.add(updates.get(k));
           }
         }
-        client.flush();
+        client.sendAll(r, senders, sending);
+        int sent = senders.size();
         boolean late = System.currentTimeMillis() > round.getDeadlineMillis();
         if (late) {
           System.err.println(
@@ -435,8 +437,8 @@ public final class Simulation {
           delta: %s
           sampling: %s
           noise: %s%s
-        server: %s
-        topics: {updates: %s.updates, models: %s.models, rounds: %s.rounds, ledger: %s.ledger, rejects: %s.rejects}
+        server: %s%s
+        topics: {updates: %s.updates, models: %s.models, rounds: %s.rounds, ledger: %s.ledger, rejects: %s.rejects, secure: %s.secure}
         """
         .formatted(
             id,
@@ -451,6 +453,10 @@ public final class Simulation {
             noiseSource,
             adaptive,
             serverYaml(c.serverOptimizer()),
+            c.secureAggregation()
+                ? "\naggregation: {mode: secure, maxDropoutRate: 0.1, adversarialClientRate: 0.1}"
+                : "",
+            id,
             id,
             id,
             id,

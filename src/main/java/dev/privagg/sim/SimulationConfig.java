@@ -44,7 +44,8 @@ public record SimulationConfig(
     long roundTimeoutMillis,
     String noiseSource,
     long seed,
-    int canaries) {
+    int canaries,
+    boolean secureAggregation) {
 
   /**
    * The job spec's {@code privacy.adaptiveClipping} (Andrew et al. 2021): the target fraction of
@@ -169,6 +170,7 @@ public record SimulationConfig(
     private String noiseSource;
     private long seed;
     private int canaries;
+    private boolean secureAggregation;
 
     private Builder() {}
 
@@ -305,6 +307,15 @@ public record SimulationConfig(
     }
 
     /**
+     * Secure aggregation (SecAgg+, docs/secure-aggregation.md): the clients mask their updates and
+     * the job learns only each round's sum; default false.
+     */
+    public Builder secureAggregation(boolean secureAggregation) {
+      this.secureAggregation = secureAggregation;
+      return this;
+    }
+
+    /**
      * The simulation, once every value is allowed; the first that is not fails with an {@link
      * IllegalArgumentException} naming the field, the rule and the value.
      */
@@ -359,6 +370,17 @@ public record SimulationConfig(
             "roundTimeoutMillis must be >= 500, was " + roundTimeoutMillis);
       }
       given("noiseSource", noiseSource);
+      if (secureAggregation && adaptiveClipping != null) {
+        throw new IllegalArgumentException(
+            "secure aggregation needs a fixed clip norm: clients clip themselves to the C the job"
+                + " announces; drop adaptive clipping or secure aggregation");
+      }
+      if (secureAggregation && roundTimeoutMillis < 8000) {
+        throw new IllegalArgumentException(
+            "secure aggregation's four phases need roundTimeoutMillis >= 8000 (each phase waits"
+                + " for a checkpoint), was "
+                + roundTimeoutMillis);
+      }
       if (canaries == 1 || !(canaries >= 0 && canaries < clients)) {
         throw new IllegalArgumentException(
             "canaries must be 0 (no audit) or at least 2 and fewer than clients ("
@@ -389,7 +411,8 @@ public record SimulationConfig(
           roundTimeoutMillis,
           noiseSource,
           seed,
-          canaries);
+          canaries,
+          secureAggregation);
     }
 
     private static void given(String field, Object value) {
