@@ -134,8 +134,11 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
             canaryUpdates.add(updates.update(i, clipNorm));
           }
         }
-        client.sendAll(lastRound, ids, canaryUpdates);
-        int sent = ids.size();
+        List<String> failures = client.sendAll(lastRound, ids, canaryUpdates);
+        for (String failure : failures) {
+          out.printf("round %d: canary %s%n", lastRound, failure);
+        }
+        int sent = ids.size() - failures.size();
         sentUpdates += sent;
         out.printf("round %d: %d canaries sent%n", lastRound, sent);
         out.flush();

@@ -182,11 +182,13 @@ public final class PrivaggClient implements AutoCloseable {
   /**
    * Sends the updates of several clients for {@code round} ({@code updates} in the order of {@code
    * clientIds}) and returns once all are acknowledged. In secure mode each client runs the round's
-   * phases on a thread of its own, all at once, as separate devices would.
+   * phases on a thread of its own, all at once, as separate devices would, and a client that cannot
+   * finish (a missed phase deadline, say) does not stop the others.
    *
-   * @throws IllegalStateException if any client's update could not be sent, naming the first
+   * @return why clients could not finish, one line each (always empty in plaintext mode, where a
+   *     failed send throws)
    */
-  public void sendAll(long round, List<String> clientIds, List<float[][]> updates) {
+  public List<String> sendAll(long round, List<String> clientIds, List<float[][]> updates) {
     if (clientIds.size() != updates.size()) {
       throw new IllegalArgumentException(
           clientIds.size() + " client ids for " + updates.size() + " updates");
@@ -196,10 +198,10 @@ public final class PrivaggClient implements AutoCloseable {
         sendAsync(round, clientIds.get(i), updates.get(i));
       }
       flush();
-      return;
+      return List.of();
     }
     if (clientIds.isEmpty()) {
-      return;
+      return List.of();
     }
     java.util.concurrent.ExecutorService pool =
         java.util.concurrent.Executors.newFixedThreadPool(clientIds.size());
@@ -210,13 +212,15 @@ public final class PrivaggClient implements AutoCloseable {
         float[][] update = updates.get(i);
         sends.add(pool.submit(() -> send(round, clientId, update)));
       }
-      for (java.util.concurrent.Future<?> f : sends) {
-        f.get();
+      List<String> failures = new ArrayList<>();
+      for (int i = 0; i < sends.size(); i++) {
+        try {
+          sends.get(i).get();
+        } catch (java.util.concurrent.ExecutionException e) {
+          failures.add(clientIds.get(i) + ": " + e.getCause().getMessage());
+        }
       }
-    } catch (java.util.concurrent.ExecutionException e) {
-      throw e.getCause() instanceof RuntimeException r
-          ? r
-          : new IllegalStateException(e.getCause());
+      return failures;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while sending round " + round, e);

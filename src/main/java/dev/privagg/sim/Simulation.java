@@ -228,8 +228,11 @@ public final class Simulation {
             sending.add(updates.get(k));
           }
         }
-        client.sendAll(r, senders, sending);
-        int sent = senders.size();
+        List<String> failures = client.sendAll(r, senders, sending);
+        for (String failure : failures) {
+          System.err.println("warning: round " + r + ", " + failure);
+        }
+        int sent = senders.size() - failures.size();
         boolean late = System.currentTimeMillis() > round.getDeadlineMillis();
         if (late) {
           System.err.println(

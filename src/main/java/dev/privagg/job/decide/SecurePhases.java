@@ -60,10 +60,17 @@ final class SecurePhases {
     s.round = round;
     s.session = new byte[16];
     random.nextBytes(s.session);
-    s.advertiseDeadlineMillis = opensAt + a.advertiseMillis();
-    s.shareDeadlineMillis = s.advertiseDeadlineMillis + a.shareMillis();
-    s.maskedInputDeadlineMillis = s.shareDeadlineMillis + a.maskedInputMillis();
+    // Counted back from the deadline: a round longer than the timeout (round 1's start grace)
+    // gives the extra time to phase 1, while the job comes up and clients learn the session.
+    long unmaskMillis =
+        spec.rounds().timeoutMillis()
+            - a.advertiseMillis()
+            - a.shareMillis()
+            - a.maskedInputMillis();
     s.unmaskDeadlineMillis = deadline;
+    s.maskedInputDeadlineMillis = deadline - unmaskMillis;
+    s.shareDeadlineMillis = s.maskedInputDeadlineMillis - a.maskedInputMillis();
+    s.advertiseDeadlineMillis = s.shareDeadlineMillis - a.shareMillis();
     s.clipNorm = clipNorm;
     s.phase = SecureUpdate.ADVERTISE;
     store.saveSecureRound(s);
