@@ -394,7 +394,12 @@ class PrivaggClient:
         self._last_sent_round = max(self._last_sent_round, round_number)
 
     def send_secure_update(
-        self, round_number: int, update: Mapping[str, Any], timeout: float = 30.0
+        self,
+        round_number: int,
+        update: Mapping[str, Any],
+        timeout: float = 30.0,
+        *,
+        phases: int = 4,
     ) -> SecureRoundResult:
         """Takes part in round ``round_number``'s secure aggregation with ``update`` and returns
         what it did, once its last message (phase 4) was acknowledged.
@@ -410,6 +415,11 @@ class PrivaggClient:
         passed, a job message did not arrive, or this client refused to unmask, as the protocol
         requires); :class:`TensorShapeError` and :class:`NonFiniteValuesError` before anything
         is sent; :class:`SendError` when the broker does not acknowledge a message.
+
+        ``phases`` below 4 simulates a client that drops out: it returns once its message of
+        phase ``phases`` (1 advertise, 2 share, 3 masked input) was acknowledged and sends
+        nothing more for the round, as the Java client's ``sendSecure(round, clientId, tensors,
+        phases)`` does. For tests and simulations of the job's dropout tolerance.
         """
         check_sender(self.job, round_number, self.client_id)
         values = np.concatenate([v.ravel() for _, v in check_update(self.job, update)])
@@ -422,8 +432,11 @@ class PrivaggClient:
             values,
             open_timeout=timeout,
             grace=timeout,
+            phases=phases,
         )
         self._last_sent_round = max(self._last_sent_round, round_number)
+        if phases < 4:
+            return result
         log.info(
             "job %s round %d: secure aggregation done as client %d of %d survivors",
             self.job.job_id,

@@ -147,7 +147,10 @@ class SecureRoundResult:
 
     ``index``: its roster index; ``masked_with``: the neighbours its masked input carries
     pairwise masks with; ``rejected_shares``: routed shares it could not use, by sender, with
-    the reason; ``survivors``: how many clients' masked inputs the job counted (U3)."""
+    the reason; ``survivors``: how many clients' masked inputs the job counted (U3).
+
+    A client that stopped early (``phases`` below 4) knows less: after phase 1 ``index`` is -1,
+    before phase 3 ``masked_with`` is empty, and ``survivors`` is 0."""
 
     round_number: int
     session: bytes
@@ -181,6 +184,7 @@ class _SecureRound:
         grace: float,
         randomness: Randomness,
         rng: np.random.Generator | None,
+        phases: int,
     ) -> None:
         self._transport = transport
         self._job = job
@@ -191,6 +195,7 @@ class _SecureRound:
         self._grace = grace
         self._randomness = randomness
         self._rng = rng
+        self._phases = phases
         self._step = _Step.WAIT_OPENED
         self._opened: Opened | None = None
         self._session_id = b""
@@ -280,8 +285,7 @@ class _SecureRound:
         if "advertiseDeadlineMillis" in record.fields:
             body = record.body()
             assert isinstance(body, Opened)
-            self._on_opened(record.session, body)
-            return None
+            return self._on_opened(record.session, body)
         if record.session != self._session_id or self._missed_advertise:
             return None  # an earlier session of the round, or one this client is not in
         try:
@@ -289,16 +293,38 @@ class _SecureRound:
         except SecureProtocolError as e:
             raise self._fail(2, f"the job's Roster is malformed: {e}") from e
         if isinstance(body, Roster) and self._step == _Step.WAIT_ROSTER:
-            self._on_roster(body)
-        elif isinstance(body, Shares) and self._step == _Step.WAIT_SHARES:
-            self._on_shares(body)
-        elif isinstance(body, Survivors):
+            return self._on_roster(body)
+        if isinstance(body, Shares) and self._step == _Step.WAIT_SHARES:
+            return self._on_shares(body)
+        if isinstance(body, Survivors):
             return self._on_survivors(body)
         return None
 
-    def _on_opened(self, session: bytes, opened: Opened) -> None:
+    def _stopped(self, phase: int) -> SecureRoundResult | None:
+        """The result of a client that stops after ``phase`` (``phases``), else None."""
+        if phase < self._phases:
+            return None
+        assert self._session is not None
+        log.info(
+            "job %s round %d: %s stops after phase %d (%s), as a client dropping out",
+            self._job.job_id,
+            self._round,
+            self._client_id,
+            phase,
+            PHASE_NAMES[phase],
+        )
+        return SecureRoundResult(
+            self._round,
+            self._session_id,
+            self._session.index if phase >= 2 else -1,
+            self._session.masked_with if phase >= 3 else (),
+            self._session.rejected_shares,
+            0,
+        )
+
+    def _on_opened(self, session: bytes, opened: Opened) -> SecureRoundResult | None:
         if session == self._session_id:
-            return
+            return None
         if self._step == _Step.WAIT_SURVIVORS:
             raise self._fail(
                 4,
@@ -311,10 +337,12 @@ class _SecureRound:
         self._session = ClientSession(self._job.job_id, self._round, session, self._randomness)
         self._step = _Step.WAIT_ROSTER
         self._missed_advertise = self._transport.now() >= opened.advertise_deadline_millis / 1000
-        if not self._missed_advertise:
-            self._send(self._session.advertise())
+        if self._missed_advertise:
+            return None
+        self._send(self._session.advertise())
+        return self._stopped(1)
 
-    def _on_roster(self, roster: Roster) -> None:
+    def _on_roster(self, roster: Roster) -> SecureRoundResult | None:
         assert self._session is not None and self._opened is not None
         mine = self._session.advertise().encryption_public_key
         if all(e.encryption_public_key != mine for e in roster.entries):
@@ -330,11 +358,12 @@ class _SecureRound:
         self._before(self._opened.share_deadline_millis, 2, "the roster arrived")
         self._send(sealed)
         self._step = _Step.WAIT_SHARES
+        return self._stopped(2)
 
-    def _on_shares(self, shares: Shares) -> None:
+    def _on_shares(self, shares: Shares) -> SecureRoundResult | None:
         assert self._session is not None and self._opened is not None
         if shares.recipient != self._session.index:
-            return
+            return None
         self._session.on_shares(shares)
         for sender, reason in self._session.rejected_shares.items():
             log.warning(
@@ -351,6 +380,7 @@ class _SecureRound:
         self._before(deadline, 3, "the masked input was ready")
         self._send(y)
         self._step = _Step.WAIT_SURVIVORS
+        return self._stopped(3)
 
     def _on_survivors(self, survivors: Survivors) -> SecureRoundResult:
         assert self._session is not None and self._opened is not None
@@ -392,6 +422,7 @@ def send_secure_update(
     grace: float = 30.0,
     randomness: Randomness = SYSTEM_RANDOMNESS,
     rng: np.random.Generator | None = None,
+    phases: int = 4,
 ) -> SecureRoundResult:
     """Takes part in round ``round_number``'s secure aggregation with ``values`` (the update's
     d values in the spec's tensor order) and returns once this client's ``UnmaskShares`` were
@@ -401,8 +432,15 @@ def send_secure_update(
     seconds for its ``Opened`` record, and each later job message until ``grace`` seconds after
     the deadline of the phase before (the job writes them at the deadlines, committed at its
     next checkpoint). Raises :class:`SecureRoundError` naming the phase that failed and why.
+
+    ``phases`` below 4 (1 to 3) simulates a client dropping out, for tests and simulations of
+    the job's dropout tolerance (as the Java client's ``sendSecure(round, clientId, tensors,
+    phases)``): it returns once the message of phase ``phases`` was acknowledged and sends
+    nothing more for the round.
     """
+    if isinstance(phases, bool) or not isinstance(phases, int) or not 1 <= phases <= 4:
+        raise ValueError(f"phases must be an integer in [1, 4], was {phases!r}")
     flat = np.asarray(values, dtype=np.float64).ravel()
     return _SecureRound(
-        transport, job, client_id, round_number, flat, open_timeout, grace, randomness, rng
+        transport, job, client_id, round_number, flat, open_timeout, grace, randomness, rng, phases
     ).run()

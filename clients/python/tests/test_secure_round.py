@@ -311,6 +311,53 @@ def test_peers_dropping_out_in_phases_2_and_3_leave_the_sum_exact() -> None:
     assert result.survivors == 16 - 4
 
 
+@pytest.mark.parametrize(
+    "phases, sent",
+    [
+        (1, ["encryptionPublicKey"]),
+        (2, ["encryptionPublicKey", "shares"]),
+        (3, ["encryptionPublicKey", "shares", "values"]),
+    ],
+)
+def test_phases_below_4_stop_after_that_phase_as_a_dropout_and_the_sum_stays_exact(
+    phases: int, sent: list[str]
+) -> None:
+    job = FakeSecureJob()
+    result = _drive(job, phases=phases)
+
+    assert _phases_sent(job) == sent and job.rejected == []
+    assert job.now_ < job.deadlines[phases - 1]  # it returned once that phase's message was sent
+    assert result.session == job.session and result.survivors == 0
+    assert result.index == (job.client_index if phases >= 2 else -1)
+    assert len(result.masked_with) == (job.degree - 1 if phases == 3 else 0)
+    job.advance_to(job.deadlines[3])
+    assert job.result is not None
+    # Dropped after phase 1: not in U2; after 2: in U2 only, its pairwise masks removed from its
+    # s_sk's shares; after 3: in U3, its self-mask removed from its b's shares held by others.
+    in_sum = phases == 3
+    assert (job.client_index in job.survivors) == in_sum
+    np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
+
+
+def test_send_secure_update_passes_phases_and_refuses_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    job = FakeSecureJob()
+    job.now_ = OPEN + 1.0
+    client = _client_with(job, monkeypatch)
+    update = {"w": VALUES[:6].reshape(3, 2), "b": VALUES[6:]}
+    for bad in (0, 5, True, 2.0):
+        message = rf"phases must be an integer in \[1, 4\], was {bad!r}"
+        with pytest.raises(ValueError, match=message):
+            client.send_secure_update(ROUND, update, timeout=5.0, phases=bad)  # type: ignore
+    assert job.sent == []
+
+    result = client.send_secure_update(ROUND, update, timeout=5.0, phases=2)
+
+    assert _phases_sent(job) == ["encryptionPublicKey", "shares"]
+    assert result.index == job.client_index
+
+
 def test_a_client_that_reads_the_opening_after_the_advertise_deadline_fails_in_phase_1() -> None:
     job = FakeSecureJob()
     message = r"round 4 of job sj failed in phase 1 \(advertise\): the round's advertise deadline"

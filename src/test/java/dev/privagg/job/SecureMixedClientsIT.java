@@ -1,0 +1,298 @@
+package dev.privagg.job;
+
+import static dev.privagg.job.JobFixtures.weights;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.privagg.avro.RejectedUpdate;
+import dev.privagg.client.PrivaggClient;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Java and Python clients in one secure round (docs/secure-aggregation.md): the Python package
+ * installed as its README says, several clients in threads of one Python process ({@code
+ * src/test/resources/python/secure_mixed_clients.py}), and Java clients ({@link PrivaggClient})
+ * beside them, on a real broker against the job on a MiniCluster. Each side has clients that drop
+ * out after phase 2 (shares sent, no masked input) and after phase 3 (masked input, no unmask
+ * shares), so each side's masks are removed from shares the other side holds. Without noise, the
+ * released model is exactly the average of the masked-input senders' on-grid updates.
+ */
+class SecureMixedClientsIT extends KafkaFlinkTestBase {
+  private static final Path WORK = Path.of("target", "secure-mixed-it").toAbsolutePath();
+  private static final String SCRIPT = "src/test/resources/python/secure_mixed_clients.py";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /**
+   * Round 2, not 1: round 1's advertise window starts at the submission (RoundLifecycle opens it
+   * then; the start grace lengthens only its unmask phase), so on a loaded machine the job's first
+   * checkpoint, which makes its Opened record visible, can come after it. Round 2 opens on a
+   * running job. Round 1 has no clients and releases the base model unchanged (no noise).
+   */
+  private static final long ROUND = 2;
+
+  private static final int PYTHON_TIMEOUT_SECONDS = 60;
+
+  /** A client of the round: its id, its side, how many phases it takes part in, and its call. */
+  private record Client(String id, boolean python, int phases, String call) {
+    boolean sendsMaskedInput() {
+      return phases >= 3;
+    }
+  }
+
+  /**
+   * Eleven on the roster (if all advertise in time), ten who share (U2), eight masked inputs (U3),
+   * six who unmask. One full Python client goes through {@code send_update}, the plain call.
+   */
+  private static final List<Client> CLIENTS =
+      List.of(
+          new Client("java-0", false, 4, "send"),
+          new Client("java-1", false, 4, "send"),
+          new Client("java-2", false, 4, "send"),
+          new Client("java-drops-after-2", false, 2, "sendSecure"),
+          new Client("java-drops-after-3", false, 3, "sendSecure"),
+          new Client("py-0", true, 4, "send_update"),
+          new Client("py-1", true, 4, "send_secure_update"),
+          new Client("py-2", true, 4, "send_secure_update"),
+          new Client("py-drops-after-2", true, 2, "send_secure_update"),
+          new Client("py-drops-after-3", true, 3, "send_secure_update"),
+          new Client("py-drops-after-1", true, 1, "send_secure_update"));
+
+  private static final int SURVIVORS =
+      (int) CLIENTS.stream().filter(Client::sendsMaskedInput).count();
+
+  /**
+   * m = the 8 masked-input senders, so the release is their average (a power of two: exact). For 11
+   * clients at these rates FCP's parameter finder gives degree 8 (neighbourhoods of 9) and
+   * threshold 2: every neighbourhood misses only 2 of the 11, so it holds at least 4 of the 6
+   * clients that unmask, whatever the job's random permutation.
+   */
+  private static String specYaml(String id) {
+    return """
+        jobId: %s
+        model:
+          tensors:
+            - {name: w, shape: [8, 4]}
+            - {name: b, shape: [4]}
+        rounds:
+          timeout: 16s
+          startGrace: 0s
+          expectedClients: %d
+        privacy:
+          clipNorm: 1.0
+          noiseMultiplier: 0
+          delta: 1.0e-5
+          budgetEpsilon: .inf
+        serverLearningRate: 1.0
+        aggregation:
+          mode: secure
+          maxDropoutRate: 0.6
+          adversarialClientRate: 0.1
+          phases: {advertise: 4s, share: 4s, maskedInput: 4s}
+        topics:
+          updates: %s.updates
+          models: %s.models
+          rounds: %s.rounds
+          ledger: %s.ledger
+          rejects: %s.rejects
+          secure: %s.secure
+        """
+        .formatted(id, SURVIVORS, id, id, id, id, id, id);
+  }
+
+  @Test
+  void javaAndPythonClients_inOneSecureRound_withDropoutsOnBothSides_releaseTheSurvivorsAverage()
+      throws Exception {
+    Path python = PythonEnvironment.python(); // before the job: the venv takes a while
+    String id = "mixed-" + UUID.randomUUID().toString().substring(0, 8);
+    Files.createDirectories(WORK);
+    Path specFile = WORK.resolve(id + ".yaml");
+    Files.writeString(specFile, specYaml(id));
+    JobSpec spec = JobSpecReader.parse(specFile.toString(), Files.readString(specFile));
+    Map<String, float[][]> updates = onGridUpdates(spec, new Random(17));
+    Path config = WORK.resolve(id + "-clients.json");
+    Files.writeString(config, pythonConfig(specFile, updates));
+
+    startJob(spec, 2);
+    ExecutorService pool = Executors.newFixedThreadPool(CLIENTS.size());
+    try {
+      // The Python process waits for the round's Opened record itself; started now, its start-up
+      // is over long before the round opens.
+      Future<String> pythonRun =
+          pool.submit(
+              () ->
+                  PythonEnvironment.run(
+                      List.of(python.toString(), SCRIPT, config.toString()),
+                      Map.of(),
+                      WORK.resolve(id + "-python.log"),
+                      4L * PYTHON_TIMEOUT_SECONDS));
+      float[] base = weights(awaitModel(spec, ROUND - 1));
+      awaitRound(spec, ROUND);
+      runJavaClients(spec, pool, updates);
+      String pythonOutput = pythonRun.get();
+      float[] model = weights(awaitModel(spec, ROUND));
+
+      assertThat(pythonOutput).contains("privagg_client from " + PythonEnvironment.VENV);
+      Map<String, JsonNode> results = pythonResults(pythonOutput);
+      assertThat(results.keySet())
+          .as("Python clients that reported")
+          .containsExactlyInAnyOrderElementsOf(
+              CLIENTS.stream().filter(Client::python).map(Client::id).toList());
+      for (Client c : CLIENTS.stream().filter(Client::python).toList()) {
+        JsonNode r = results.get(c.id());
+        assertThat(r.get("ok").asBoolean()).as("%s succeeded: %s", c.id(), r).isTrue();
+        if (c.call().equals("send_secure_update")) {
+          assertThat(r.get("rejected_shares").size())
+              .as("%s: routed shares it could not open (Java's and Python's alike)", c.id())
+              .isZero();
+          if (c.phases() == 4) {
+            assertThat(r.get("survivors").asInt())
+                .as("%s: masked inputs the job counted, Java's and Python's", c.id())
+                .isEqualTo(SURVIVORS);
+          }
+        }
+      }
+
+      assertThat(rejects(spec)).as("rejected secure messages").isEmpty();
+      float[] expected = average(base, updates, Client::sendsMaskedInput);
+      assertThat(model).as("released model vs the survivors' average").isEqualTo(expected);
+      assertThat(model)
+          .as("the phase-2 dropouts' updates are not in it")
+          .isNotEqualTo(average(base, updates, c -> c.phases() >= 2));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /**
+   * Updates on the fixed-point grid (k 2^-20 with C = 1, so 2^16 k units, |k| <= 1024), far inside
+   * the clip norm: quantization is exact on both sides, and so is their average over 8.
+   */
+  private static Map<String, float[][]> onGridUpdates(JobSpec spec, Random random) {
+    Map<String, float[][]> out = new LinkedHashMap<>();
+    for (Client c : CLIENTS) {
+      List<JobSpec.TensorSpec> tensors = spec.model().tensors();
+      float[][] update = new float[tensors.size()][];
+      for (int t = 0; t < update.length; t++) {
+        update[t] = new float[tensors.get(t).size()];
+        for (int i = 0; i < update[t].length; i++) {
+          update[t][i] = (random.nextInt(2049) - 1024) / (float) (1 << 20);
+        }
+      }
+      out.put(c.id(), update);
+    }
+    return out;
+  }
+
+  /** What secure_mixed_clients.py reads: the Python clients, each update as nested lists. */
+  private String pythonConfig(Path specFile, Map<String, float[][]> updates) throws Exception {
+    ObjectNode root = JSON.createObjectNode();
+    root.put("bootstrap", bootstrap);
+    root.put("spec", specFile.toString());
+    root.put("round", ROUND);
+    root.put("timeout", PYTHON_TIMEOUT_SECONDS);
+    ArrayNode clients = root.putArray("clients");
+    JobSpec spec = JobSpecReader.parse(specFile.toString(), Files.readString(specFile));
+    for (Client c : CLIENTS.stream().filter(Client::python).toList()) {
+      ObjectNode client = clients.addObject();
+      client.put("id", c.id());
+      client.put("phases", c.phases());
+      client.put("call", c.call());
+      ObjectNode update = client.putObject("update");
+      float[][] values = updates.get(c.id());
+      List<JobSpec.TensorSpec> tensors = spec.model().tensors();
+      for (int t = 0; t < tensors.size(); t++) {
+        JobSpec.TensorSpec tensor = tensors.get(t);
+        ArrayNode rows = update.putArray(tensor.name());
+        int[] shape = tensor.shape();
+        int columns = shape.length == 1 ? values[t].length : shape[1];
+        for (int i = 0; i < values[t].length; i += columns) {
+          ArrayNode row = shape.length == 1 ? rows : rows.addArray();
+          for (int j = i; j < i + columns; j++) {
+            row.add((double) values[t][j]); // exact: k 2^-20
+          }
+        }
+      }
+    }
+    return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root);
+  }
+
+  private static void runJavaClients(
+      JobSpec spec, ExecutorService pool, Map<String, float[][]> updates) throws Exception {
+    try (PrivaggClient client = new PrivaggClient(spec, bootstrap)) {
+      List<Future<?>> done = new ArrayList<>();
+      for (Client c : CLIENTS.stream().filter(c -> !c.python()).toList()) {
+        done.add(
+            pool.submit(
+                () -> {
+                  if (c.call().equals("send")) {
+                    client.send(ROUND, c.id(), updates.get(c.id()));
+                  } else {
+                    client.sendSecure(ROUND, c.id(), updates.get(c.id()), c.phases());
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    }
+  }
+
+  /** {@code base} plus the average over m = SURVIVORS of the updates of {@code counted}. */
+  private static float[] average(
+      float[] base, Map<String, float[][]> updates, Predicate<Client> counted) {
+    double[] sum = new double[base.length];
+    for (Client c : CLIENTS) {
+      if (!counted.test(c)) {
+        continue;
+      }
+      int i = 0;
+      for (float[] tensor : updates.get(c.id())) {
+        for (float v : tensor) {
+          sum[i++] += v;
+        }
+      }
+    }
+    float[] out = new float[base.length];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = (float) (base[i] + sum[i] / SURVIVORS);
+    }
+    return out;
+  }
+
+  private static Map<String, JsonNode> pythonResults(String output) throws Exception {
+    Map<String, JsonNode> out = new LinkedHashMap<>();
+    for (String line : output.split("\n")) {
+      if (line.startsWith("RESULT ")) {
+        JsonNode r = JSON.readTree(line.substring("RESULT ".length()));
+        out.put(r.get("id").asText(), r);
+      }
+    }
+    return out;
+  }
+
+  private List<RejectedUpdate> rejects(JobSpec spec) {
+    List<RejectedUpdate> out = new ArrayList<>();
+    readUncommitted(spec.topics().rejects())
+        .forEach(r -> out.add(AvroCodec.decodeReject(r.value())));
+    return out;
+  }
+}
