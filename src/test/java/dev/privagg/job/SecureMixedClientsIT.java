@@ -41,12 +41,10 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /**
-   * Round 2, not 1: round 1's advertise window starts at the submission (RoundLifecycle opens it
-   * then; the start grace lengthens only its unmask phase), so on a loaded machine the job's first
-   * checkpoint, which makes its Opened record visible, can come after it. Round 2 opens on a
-   * running job. Round 1 has no clients and releases the base model unchanged (no noise).
+   * Round 1: its start grace goes to the advertise phase (phases count back from the deadline), so
+   * the clients can advertise once the job's first checkpoint makes the Opened record visible.
    */
-  private static final long ROUND = 2;
+  private static final long ROUND = 1;
 
   private static final int PYTHON_TIMEOUT_SECONDS = 60;
 
@@ -93,7 +91,7 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
             - {name: b, shape: [4]}
         rounds:
           timeout: 16s
-          startGrace: 0s
+          startGrace: 8s
           expectedClients: %d
         privacy:
           clipNorm: 1.0
