@@ -253,6 +253,17 @@ final class SimulationOptions {
     if (!aggregation.equals("plaintext") && !aggregation.equals("secure")) {
       throw flags.fail("--aggregation must be plaintext or secure, was '" + aggregation + "'");
     }
+    if (secureAggregation() && roundTimeoutMillis < 8000) {
+      throw flags.fail(
+          "--aggregation secure: the four phases each wait for a checkpoint; give"
+              + " --round-timeout-ms 8000 or more (was "
+              + roundTimeoutMillis
+              + ")");
+    }
+    if (secureAggregation() && flags.given("--adaptive-clipping")) {
+      throw flags.fail(
+          "--aggregation secure: clients clip themselves to a fixed C; drop --adaptive-clipping");
+    }
     if (!"checkin".equals(sampling) && schemaGiven(flags)) {
       throw flags.fail(
           (flags.given("--min-separation") ? "--min-separation" : "--max-participations")

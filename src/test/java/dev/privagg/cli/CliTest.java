@@ -262,6 +262,12 @@ class CliTest {
         "simulate --server-optimizer yogi --server-beta2 1 | --server-beta2 must be in [0, 1),"
             + " was 1.0",
         "simulate --server-lr 0 | --server-lr must be > 0 and finite, was 0.0",
+        "simulate --aggregation sealed | --aggregation must be plaintext or secure, was 'sealed'",
+        "simulate --aggregation secure | --aggregation secure: the four phases each wait for a"
+            + " checkpoint; give --round-timeout-ms 8000 or more (was 1500)",
+        "simulate --aggregation secure --round-timeout-ms 9000 --adaptive-clipping 0.5 |"
+            + " --aggregation secure: clients clip themselves to a fixed C; drop"
+            + " --adaptive-clipping",
         "evaluate --target-epsilon 4 | --target-epsilon sets the epsilon of a comparison: add"
             + " --variants",
         "evaluate --variants fixed-sgd,adam | --variants: variant 'adam' must read"
