@@ -150,7 +150,9 @@ class SecureRoundResult:
     the reason; ``survivors``: how many clients' masked inputs the job counted (U3).
 
     A client that stopped early (``phases`` below 4) knows less: after phase 1 ``index`` is -1,
-    before phase 3 ``masked_with`` is empty, and ``survivors`` is 0."""
+    before phase 3 ``masked_with`` is empty, and ``survivors`` is 0. A client the roster does not
+    list (the job's sampling, the round's cap or a participation limit left it out) gets ``index``
+    -1 and nothing else, as Java's client does."""
 
     round_number: int
     session: bytes
@@ -346,11 +348,15 @@ class _SecureRound:
         assert self._session is not None and self._opened is not None
         mine = self._session.advertise().encryption_public_key
         if all(e.encryption_public_key != mine for e in roster.entries):
-            raise self._fail(
-                1,
-                "the job's roster does not list this client (its keys arrived late or were "
-                "rejected)",
+            # The job's sampling, the round's cap or a participation limit left it out (or its keys
+            # came late): like an unsampled plaintext update, not an error.
+            log.info(
+                "job %s round %d: the roster does not list %s; it takes no further part",
+                self._job.job_id,
+                self._round,
+                self._client_id,
             )
+            return SecureRoundResult(self._round, self._session_id, -1, (), {}, 0)
         try:
             sealed = self._session.on_roster(roster)
         except SecureProtocolError as e:

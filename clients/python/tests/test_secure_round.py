@@ -375,11 +375,11 @@ def test_no_opening_fails_in_phase_1_after_the_open_timeout() -> None:
     assert job.now_ == pytest.approx(OPEN + 1.0 + 5.0, abs=0.6)
 
 
-def test_a_roster_without_this_client_fails_in_phase_1() -> None:
+def test_a_roster_without_this_client_ends_its_round_quietly_with_index_minus_one() -> None:
     job = FakeSecureJob(lose_advertisement=True)
-    message = r"phase 1 \(advertise\): the job's roster does not list this client"
-    with pytest.raises(SecureRoundError, match=message):
-        _drive(job)
+    result = _drive(job)
+    assert result.index == -1 and result.survivors == 0
+    assert _phases_sent(job) == ["encryptionPublicKey"]
 
 
 @pytest.mark.parametrize(
