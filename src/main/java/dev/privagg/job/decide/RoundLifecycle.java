@@ -922,6 +922,8 @@ final class RoundLifecycle {
     round.atCurrentScale();
     if (secure != null) {
       secure.unmask(store, round, closedAt, shards, out);
+    } else {
+      SecurePhases.closeUnderPlaintext(store, round, out);
     }
     if (round.turnedAway) {
       out.reportFull(r, round.seen);

@@ -395,11 +395,7 @@ final class SecurePhases {
             ? SecureUnmasking.corrections(spec, s, random)
             : SecureUnmasking.Outcome.failed("the roster admitted no neighbour graph");
     if (outcome.terms() == null) {
-      out.unmaskFailed(s.round, round.contributions, outcome.problem());
-      out.discard(s.round, round);
-      round.shardKeys = new String[0];
-      round.shardCounts = new long[0];
-      round.contributions = 0;
+      withoutSum(s.round, round, outcome.problem(), out);
       return;
     }
     String[] blocks = shards.blockKeys(spec.jobId() + "#unmask");
@@ -409,6 +405,34 @@ final class SecurePhases {
       int to = (int) ((long) (b + 1) * dimension / blocks.length);
       out.unmask(
           new UnmaskRequest(spec.jobId(), s.round, blocks[b], from, to - from, outcome.terms()));
+    }
+  }
+
+  /**
+   * A round whose masked inputs will not be unmasked: its shards drop their sums and it is released
+   * with noise alone.
+   */
+  private static void withoutSum(
+      long roundNumber, OpenRound round, String problem, RoundDecisions out) {
+    out.unmaskFailed(roundNumber, round.contributions, problem);
+    out.discard(roundNumber, round);
+    round.shardKeys = new String[0];
+    round.shardCounts = new long[0];
+    round.contributions = 0;
+  }
+
+  /**
+   * A job restored under a plaintext spec while a secure round was open: the shards hold masked
+   * inputs that nothing will unmask, so the round is released with noise alone.
+   */
+  static void closeUnderPlaintext(RoundStore store, OpenRound round, RoundDecisions out) {
+    SecureRoundState s = store.secureRound();
+    if (s != null && round.contributions > 0) {
+      withoutSum(
+          s.round,
+          round,
+          "the job was restored with aggregation.mode plaintext while the round was open",
+          out);
     }
   }
 
