@@ -40,7 +40,7 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
           - {name: w, shape: [8, 4]}
           - {name: b, shape: [4]}
       rounds:
-        timeout: 16s
+        timeout: %s
         startGrace: 4s
         expectedClients: 10
       privacy:
@@ -59,13 +59,13 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
         mode: secure
         maxDropoutRate: 0.3
         adversarialClientRate: 0.1
-        phases: {advertise: 4s, share: 4s, maskedInput: 4s}
+        phases: {advertise: 3s, share: 3s, maskedInput: 3s}
       """;
 
   @Test
   void secureRound_withDropoutsAtEachPhase_releasesThePlaintextModelOfItsSurvivors()
       throws Exception {
-    JobSpec secure = spec(BODY.formatted(SECURE));
+    JobSpec secure = spec(BODY.formatted("12s", SECURE));
     float[][][] updates = onGridUpdates(new Random(5));
     // Clients 0 and 1 stop after phase 1, 2 after phase 2, 3 after phase 3; the rest finish.
     int[] phases = new int[CLIENTS];
@@ -90,7 +90,7 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
     // secure run's topics are gone: only clients that sent a masked input (3 to 11) count.
     deleteTopics(secure);
     forgetReads();
-    JobSpec plaintext = siblingSpec(secure, secure.jobId(), BODY.formatted(""));
+    JobSpec plaintext = siblingSpec(secure, secure.jobId(), BODY.formatted("3s", ""));
     startJob(plaintext, 2);
     awaitModel(plaintext, 0);
     awaitRound(plaintext, 1);
