@@ -62,6 +62,13 @@ final class SecureMessageValidator implements Serializable {
               + "' aggregates in plaintext (no aggregation.mode: secure): send ClientUpdate records",
           m);
     }
+    if (raw.value.length > spec.maxRecordBytes()) {
+      // The caller checked only the roomiest job's limit; this job's is what its clients were told.
+      return reject(
+          RejectReason.RECORD_TOO_LARGE,
+          raw.value.length + " bytes exceeds the job's limit of " + spec.maxRecordBytes(),
+          m);
+    }
     if (m.getClientId().getBytes(StandardCharsets.UTF_8).length > spec.maxClientIdBytes()) {
       return reject(
           RejectReason.CLIENT_ID_TOO_LONG,
