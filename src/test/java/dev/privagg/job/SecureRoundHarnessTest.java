@@ -155,6 +155,12 @@ class SecureRoundHarnessTest {
 
   /** Runs a three-client round, restarting the operators after {@code restartAfterPhase}. */
   private void threeClientRound(int restartAfterPhase, boolean drain) throws Exception {
+    threeClientRound(restartAfterPhase, drain, 3);
+  }
+
+  /** As above, with only the first {@code unmasking} clients answering the Survivors message. */
+  private void threeClientRound(int restartAfterPhase, boolean drain, int unmasking)
+      throws Exception {
     start(null);
     harness.processElement2(JOB, 0);
     collect();
@@ -247,7 +253,7 @@ class SecureRoundHarnessTest {
     int[] shared = survivors.getShared().stream().mapToInt(Integer::intValue).toArray();
     int[] masked = survivors.getMaskedInput().stream().mapToInt(Integer::intValue).toArray();
     assertThat(masked).containsExactly(0, 1, 2);
-    for (Client c : clients) {
+    for (Client c : clients.subList(0, unmasking)) {
       var reveal = c.session().unmask(shared, masked);
       send(
           c.id(),
@@ -323,5 +329,26 @@ class SecureRoundHarnessTest {
       harness.close();
       harness = null;
     }
+  }
+
+  @Test
+  void aRoundThatCannotBeUnmasked_isReleasedWithNoiseAlone_andItsShardsLetGoOfTheirSums()
+      throws Exception {
+    // Three clients on the complete graph need all three to unmask: one stays silent.
+    threeClientRound(0, false, 2);
+
+    assertThat(ledger(out))
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.getOutcome()).isEqualTo(LedgerOutcome.RELEASED);
+              assertThat(e.getContributions()).isZero();
+            });
+    assertThat(models(out).stream().filter(m -> m.getRound() == 1).toList())
+        .singleElement()
+        .satisfies(m -> assertThat(weights(m)).containsExactly(0f, 0f, 0f));
+    assertThat(harness.numSummingStateEntries())
+        .as("the shards dropped round 1's sums; the combiner holds the model")
+        .isEqualTo(1);
   }
 }
