@@ -7,6 +7,7 @@ import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.secagg.GraphParameters;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
@@ -613,18 +614,30 @@ class JobSpecReaderTest {
   }
 
   @Test
-  void aRosterTooLargeForOneRecord_isRefused_throughMaxClients() {
-    long maxRoster = (JobSpec.MAX_RECORD_BYTES - (1 << 20)) / JobSpec.SECURE_ROSTER_ENTRY_BYTES;
+  void aRosterLargerThanTheGraphFinderTakes_isRefused_throughMaxClients() {
+    // FCP's parameter finder covers up to 1,000,000 clients; a larger roster would fall back to the
+    // complete graph, where every client must share with every other (and no ShareKeys fits a
+    // record). The roster's record would fit up to about 20 million.
+    long recordBound = (JobSpec.MAX_RECORD_BYTES - (1 << 20)) / JobSpec.SECURE_ROSTER_ENTRY_BYTES;
+    assertThat(recordBound).isGreaterThan(GraphParameters.MAX_NUMBER_OF_CLIENTS);
 
-    assertThatThrownBy(() -> secureWith("", "\n  maxClients: " + (maxRoster + 1), ""))
-        .isInstanceOf(SpecException.class)
-        .hasMessage(
-            "t: aggregation.mode secure needs rounds.maxClients <= "
-                + maxRoster
-                + " (a round's roster is one record on the secure topic), was "
-                + (maxRoster + 1));
-    JobSpec largest = secureWith("", "\n  maxClients: " + maxRoster, "");
+    for (long tooMany : new long[] {GraphParameters.MAX_NUMBER_OF_CLIENTS + 1L, recordBound + 1}) {
+      assertThatThrownBy(() -> secureWith("", "\n  maxClients: " + tooMany, ""))
+          .isInstanceOf(SpecException.class)
+          .hasMessage(
+              "t: aggregation.mode secure needs rounds.maxClients <= 1000000 (SecAgg+'s"
+                  + " neighbour graph is chosen for at most that many clients, and a round's"
+                  + " roster is one record on the secure topic), was "
+                  + tooMany);
+    }
+    JobSpec largest =
+        secureWith("", "\n  maxClients: " + GraphParameters.MAX_NUMBER_OF_CLIENTS, "");
     assertThat(largest.maxSecureRecordBytes()).isLessThanOrEqualTo(JobSpec.MAX_RECORD_BYTES);
+    assertThat(
+            JobSpecReader.parse(
+                "t", MINIMAL.replace("timeout: 2s", "timeout: 2s\n  maxClients: 2000000")))
+        .as("a plaintext job is not bound by it")
+        .isNotNull();
   }
 
   @Test
