@@ -245,6 +245,12 @@ class SecureMessageValidatorTest {
 
     assertThat(r.reason()).isEqualTo(RejectReason.RECORD_TOO_LARGE);
     assertThat(r.detail()).contains(value.length + " bytes exceeds the job's limit of 2048");
+    assertThat(r.clientId()).isEqualTo("client-0");
+    // An id over the job's limit is refused as such first: the reject never copies it.
+    UpdateValidator.Rejection longId =
+        rejected(message(SECURE_JOB, session, "c".repeat(1000), new ShareKeys(many)));
+    assertThat(longId.reason()).isEqualTo(RejectReason.CLIENT_ID_TOO_LONG);
+    assertThat(longId.clientId()).isEmpty();
   }
 
   // Sizes of the fields.
