@@ -13,6 +13,7 @@ import dev.privagg.privacy.ClippedSum;
 import dev.privagg.privacy.CorrelatedNoiseAccounting;
 import dev.privagg.privacy.NoisePlanner;
 import dev.privagg.privacy.RoundCharge;
+import dev.privagg.secagg.GraphParameters;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -287,13 +288,19 @@ public final class JobSpecReader {
               + privacy.clipping()
               + (privacy.adaptiveClipping() != null ? " with adaptive clipping" : ""));
     }
-    long maxRoster = (JobSpec.MAX_RECORD_BYTES - (1 << 20)) / JobSpec.SECURE_ROSTER_ENTRY_BYTES;
+    // Beyond the graph finder's range a roster would get the complete graph, where every client
+    // shares with every other: no round of that size could finish.
+    long maxRoster =
+        Math.min(
+            GraphParameters.MAX_NUMBER_OF_CLIENTS,
+            (JobSpec.MAX_RECORD_BYTES - (1 << 20)) / JobSpec.SECURE_ROSTER_ENTRY_BYTES);
     if (rounds.maxClients() > maxRoster) {
       throw s.fail(
           "mode",
           "secure needs rounds.maxClients <= "
               + maxRoster
-              + " (a round's roster is one record on the secure topic), was "
+              + " (SecAgg+'s neighbour graph is chosen for at most that many clients, and a"
+              + " round's roster is one record on the secure topic), was "
               + rounds.maxClients());
     }
     return new JobSpec.Aggregation(mode, dropout, adversarial, advertise, share, masked);

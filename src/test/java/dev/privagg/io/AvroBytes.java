@@ -1,8 +1,10 @@
 package dev.privagg.io;
 
 import dev.privagg.avro.ClientUpdate;
+import dev.privagg.avro.SecureMessage;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
 
 /**
@@ -14,9 +16,18 @@ public final class AvroBytes {
 
   /** A buffer that starts with the ClientUpdate single-object header (C3 01 + fingerprint). */
   public static AvroBytes clientUpdateHeader() {
+    return header(ClientUpdate.getClassSchema());
+  }
+
+  /** A buffer that starts with the SecureMessage single-object header (C3 01 + fingerprint). */
+  public static AvroBytes secureMessageHeader() {
+    return header(SecureMessage.getClassSchema());
+  }
+
+  private static AvroBytes header(Schema schema) {
     AvroBytes bytes = new AvroBytes();
     bytes.raw(0xC3, 0x01);
-    long fp = SchemaNormalization.parsingFingerprint64(ClientUpdate.getClassSchema());
+    long fp = SchemaNormalization.parsingFingerprint64(schema);
     for (int i = 0; i < 8; i++) {
       bytes.raw((int) (fp >>> (8 * i)) & 0xFF);
     }

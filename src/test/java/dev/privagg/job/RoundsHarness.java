@@ -1,6 +1,7 @@
 package dev.privagg.job;
 
 import dev.privagg.job.combine.CombineFunction;
+import dev.privagg.job.combine.UnmaskBlockFunction;
 import dev.privagg.job.decide.DecideFunction;
 import dev.privagg.job.decode.ClientKeys;
 import dev.privagg.job.ledger.LedgerFloor;
@@ -20,8 +21,9 @@ import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 /**
  * The job's three round operators in Flink's operator test harnesses, wired as the pipeline wires
  * them: an update's values go to its shard and the rest to the decider; the decider's commands go
- * to the shards, its signals and the shards' partial sums to the combiner. Outputs of the decider
- * and the combiner come out as one list, as they reach the sink.
+ * to the shards, its signals, the shards' partial sums and (secure jobs) the unmask blocks'
+ * partials to the combiner. Outputs of the decider and the combiner come out as one list, as they
+ * reach the sink.
  */
 final class RoundsHarness implements AutoCloseable {
   /** The three operators' state at one checkpoint. */
@@ -187,6 +189,15 @@ final class RoundsHarness implements AutoCloseable {
       combiner.processElement1(partial, 0);
     }
     shards.getOutput().clear();
+    var unmaskRequests = decider.getSideOutput(DecideFunction.UNMASK_REQUESTS);
+    if (unmaskRequests != null) {
+      // A secure job's unmask blocks, stateless: their partials reach the combiner last, after the
+      // seal and the shards' partials, the order in which a seal that forgot them shows.
+      for (StreamRecord<UnmaskRequest> request : List.copyOf(unmaskRequests)) {
+        combiner.processElement1(new UnmaskBlockFunction().map(request.getValue()), 0);
+      }
+      unmaskRequests.clear();
+    }
     output.addAll(combiner.extractOutputValues());
     combiner.getOutput().clear();
   }

@@ -7,6 +7,7 @@ import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.secagg.GraphParameters;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
@@ -460,6 +461,219 @@ class JobSpecReaderTest {
     assertThatThrownBy(
             () -> JobSpecReader.parse("t", MINIMAL + "server: {optimizer: adam, momentum: 0.9}\n"))
         .hasMessageStartingWith("t: server.momentum is not a known key");
+  }
+
+  // Secure aggregation (docs/secure-aggregation.md, The job spec).
+
+  private static JobSpec secure(String aggregation) {
+    return JobSpecReader.parse("t", MINIMAL + "aggregation: {mode: secure" + aggregation + "}\n");
+  }
+
+  private static JobSpec secureWith(String privacyLines, String roundsLines, String topLevel) {
+    return JobSpecReader.parse(
+        "t",
+        MINIMAL
+                .replace("budgetEpsilon: 10", "budgetEpsilon: 10" + privacyLines)
+                .replace("expectedClients: 4", "expectedClients: 4" + roundsLines)
+            + topLevel
+            + "aggregation: {mode: secure}\n");
+  }
+
+  @Test
+  void aggregation_isPlaintextByDefault_andWhenSaidSo() {
+    for (String spec : new String[] {MINIMAL, MINIMAL + "aggregation: {mode: plaintext}\n"}) {
+      JobSpec parsed = JobSpecReader.parse("t", spec);
+
+      assertThat(parsed.aggregation()).isEqualTo(JobSpec.Aggregation.PLAINTEXT);
+      assertThat(parsed.secureAggregation()).isFalse();
+      assertThat(parsed.maxSecureRecordBytes()).isZero();
+      assertThat(parsed.topics().secure()).isEqualTo("privagg.secure");
+    }
+    assertThatThrownBy(() -> JobSpecReader.parse("t", MINIMAL + "aggregation: {mode: masked}\n"))
+        .hasMessageContaining("aggregation.mode must be one of [plaintext, secure], was 'masked'");
+  }
+
+  @Test
+  void secureAggregation_takesTheDocumentedDefaults_quarterPhasesAndRatesOfOneTenth() {
+    JobSpec spec = secure("");
+
+    assertThat(spec.secureAggregation()).isTrue();
+    JobSpec.Aggregation a = spec.aggregation();
+    assertThat(a.mode()).isEqualTo("secure");
+    assertThat(a.maxDropoutRate()).isEqualTo(0.1);
+    assertThat(a.adversarialClientRate()).isEqualTo(0.1);
+    // rounds.timeout 2s: each of the first three phases a quarter, unmasking the rest.
+    assertThat(a.advertiseMillis()).isEqualTo(500);
+    assertThat(a.shareMillis()).isEqualTo(500);
+    assertThat(a.maskedInputMillis()).isEqualTo(500);
+    assertThat(spec.maxSecureRecordBytes())
+        .isEqualTo((1 << 20) + JobSpec.SECURE_ROSTER_ENTRY_BYTES * spec.rounds().maxClients());
+  }
+
+  @Test
+  void secureAggregation_readsDeclaredRatesAndPhases_defaultingTheOnesLeftOut() {
+    JobSpec spec =
+        secure(
+            ", maxDropoutRate: 0.3, adversarialClientRate: 0.05,"
+                + " phases: {advertise: 300ms, maskedInput: 1s}");
+
+    JobSpec.Aggregation a = spec.aggregation();
+    assertThat(a.maxDropoutRate()).isEqualTo(0.3);
+    assertThat(a.adversarialClientRate()).isEqualTo(0.05);
+    assertThat(a.advertiseMillis()).isEqualTo(300);
+    assertThat(a.shareMillis()).isEqualTo(500);
+    assertThat(a.maskedInputMillis()).isEqualTo(1000);
+  }
+
+  @Test
+  void ratesOutOfRangeOrNaN_areRefused_namingTheRate() {
+    for (String rate : new String[] {"1.0", "-0.1", "NaN", ".inf"}) {
+      assertThatThrownBy(() -> secure(", maxDropoutRate: " + rate))
+          .as(rate)
+          .isInstanceOf(SpecException.class)
+          .hasMessageStartingWith("t: aggregation.maxDropoutRate must be in [0, 1), was ");
+      assertThatThrownBy(() -> secure(", adversarialClientRate: " + rate))
+          .as(rate)
+          .isInstanceOf(SpecException.class)
+          .hasMessageStartingWith("t: aggregation.adversarialClientRate must be in [0, 1), was ");
+    }
+    assertThatThrownBy(() -> secure(", maxDropoutRate: NaN"))
+        .hasMessage("t: aggregation.maxDropoutRate must be in [0, 1), was NaN");
+  }
+
+  @Test
+  void dropoutAndAdversarialRatesAbove0_9Together_areRefused_asFcpsParameterFinderDoes() {
+    assertThatThrownBy(() -> secure(", maxDropoutRate: 0.5, adversarialClientRate: 0.41"))
+        .isInstanceOf(SpecException.class)
+        .hasMessage(
+            "t: aggregation.adversarialClientRate maxDropoutRate + adversarialClientRate must be"
+                + " <= 0.9, was 0.5 + 0.41");
+    assertThat(secure(", maxDropoutRate: 0.5, adversarialClientRate: 0.4").secureAggregation())
+        .isTrue();
+  }
+
+  @Test
+  void phasesThatLeaveNoTimeToUnmask_orTakeNoTime_areRefused_namingTheTimeout() {
+    assertThatThrownBy(() -> secure(", phases: {advertise: 1s, share: 500ms, maskedInput: 500ms}"))
+        .isInstanceOf(SpecException.class)
+        .hasMessage(
+            "t: aggregation.phases advertise, share and maskedInput must each be > 0 and leave"
+                + " time for the unmask phase within rounds.timeout (2000 ms), were [1000, 500,"
+                + " 500] ms");
+    assertThatThrownBy(() -> secure(", phases: {share: 0ms}"))
+        .hasMessageContaining(
+            "aggregation.phases advertise, share and maskedInput must each be > 0")
+        .hasMessageContaining("were [500, 0, 500] ms");
+    assertThatThrownBy(() -> secure(", phases: {advertise: 5s}"))
+        .hasMessageContaining("were [5000, 500, 500] ms");
+    assertThatThrownBy(() -> secure(", phases: {advertise: soon}"))
+        .hasMessageContaining("aggregation.phases.advertise must be a duration");
+    assertThat(secure(", phases: {advertise: 1s, share: 499ms, maskedInput: 500ms}"))
+        .as("1 ms left to unmask is enough for the spec")
+        .isNotNull();
+  }
+
+  @Test
+  void secureAggregation_refusesWhatTheJobCannotDoWithoutSeeingUpdates() {
+    assertThatThrownBy(() -> secureWith("", "\n  closeEarly: true", ""))
+        .isInstanceOf(SpecException.class)
+        .hasMessageStartingWith(
+            "t: aggregation.mode secure cannot be combined with rounds.closeEarly or"
+                + " rounds.minimumCohort");
+    assertThatThrownBy(() -> secureWith("", "\n  minimumCohort: {count: 2, noiseStd: 1.0}", ""))
+        .hasMessageStartingWith(
+            "t: aggregation.mode secure cannot be combined with rounds.closeEarly or"
+                + " rounds.minimumCohort");
+    assertThatThrownBy(() -> secureWith("\n  adaptiveClipping: {targetQuantile: 0.5}", "", ""))
+        .hasMessage(
+            "t: aggregation.mode secure needs privacy.clipping: flat with a fixed"
+                + " privacy.clipNorm (clients clip themselves, to the C the job announces), was"
+                + " flat with adaptive clipping");
+    assertThatThrownBy(() -> secureWith("\n  clipping: per-layer", "", ""))
+        .hasMessage(
+            "t: aggregation.mode secure needs privacy.clipping: flat with a fixed"
+                + " privacy.clipNorm (clients clip themselves, to the C the job announces), was"
+                + " per-layer");
+  }
+
+  @Test
+  void maxRecordBytesTooSmallForAMaskedInput_isRefusedForASecureJobOnly() {
+    // Model of 8 coordinates: a masked input takes 64 bytes, plus 1024 and the longest id (16).
+    String small = "maxClientIdBytes: 16\nmaxMetadataBytes: 0\nmaxRecordBytes: 1000\n";
+    assertThat(JobSpecReader.parse("t", MINIMAL + small).maxRecordBytes()).isEqualTo(1000);
+
+    assertThatThrownBy(() -> secureWith("", "", small))
+        .isInstanceOf(SpecException.class)
+        .hasMessage(
+            "t: maxRecordBytes must be at least 1104 under aggregation.mode: secure (a masked"
+                + " input is 8 bytes per model coordinate), was 1000");
+    assertThat(
+            secureWith("", "", small.replace("maxRecordBytes: 1000", "maxRecordBytes: 1104"))
+                .maxRecordBytes())
+        .isEqualTo(1104);
+  }
+
+  @Test
+  void aRosterLargerThanTheGraphFinderTakes_isRefused_throughMaxClients() {
+    // FCP's parameter finder covers up to 1,000,000 clients; a larger roster would fall back to the
+    // complete graph, where every client must share with every other (and no ShareKeys fits a
+    // record). The roster's record would fit up to about 20 million.
+    long recordBound = (JobSpec.MAX_RECORD_BYTES - (1 << 20)) / JobSpec.SECURE_ROSTER_ENTRY_BYTES;
+    assertThat(recordBound).isGreaterThan(GraphParameters.MAX_NUMBER_OF_CLIENTS);
+
+    for (long tooMany : new long[] {GraphParameters.MAX_NUMBER_OF_CLIENTS + 1L, recordBound + 1}) {
+      assertThatThrownBy(() -> secureWith("", "\n  maxClients: " + tooMany, ""))
+          .isInstanceOf(SpecException.class)
+          .hasMessage(
+              "t: aggregation.mode secure needs rounds.maxClients <= 1000000 (SecAgg+'s"
+                  + " neighbour graph is chosen for at most that many clients, and a round's"
+                  + " roster is one record on the secure topic), was "
+                  + tooMany);
+    }
+    JobSpec largest =
+        secureWith("", "\n  maxClients: " + GraphParameters.MAX_NUMBER_OF_CLIENTS, "");
+    assertThat(largest.maxSecureRecordBytes()).isLessThanOrEqualTo(JobSpec.MAX_RECORD_BYTES);
+    assertThat(
+            JobSpecReader.parse(
+                "t", MINIMAL.replace("timeout: 2s", "timeout: 2s\n  maxClients: 2000000")))
+        .as("a plaintext job is not bound by it")
+        .isNotNull();
+  }
+
+  @Test
+  void theSecureTopic_mustDifferFromEveryOtherTopic() {
+    for (String other :
+        new String[] {
+          "privagg.updates",
+          "privagg.models",
+          "privagg.rounds",
+          "privagg.ledger",
+          "privagg.rejects",
+          "privagg.releases"
+        }) {
+      assertThatThrownBy(() -> secureWith("", "", "topics: {secure: " + other + "}\n"))
+          .as(other)
+          .isInstanceOf(SpecException.class)
+          .hasMessageContaining("must name seven different topics");
+    }
+    assertThat(secureWith("", "", "topics: {secure: team.secure}\n").topics().secure())
+        .isEqualTo("team.secure");
+  }
+
+  @Test
+  void unknownAggregationKeys_areRefused_inEitherMode() {
+    assertThatThrownBy(() -> secure(", dropoutRate: 0.2"))
+        .isInstanceOf(SpecException.class)
+        .hasMessageContaining("aggregation.dropoutRate");
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t", MINIMAL + "aggregation: {mode: plaintext, maxDropoutRate: 0.2}\n"))
+        .isInstanceOf(SpecException.class)
+        .hasMessageContaining("aggregation.maxDropoutRate");
+    assertThatThrownBy(() -> secure(", phases: {unmask: 1s}"))
+        .isInstanceOf(SpecException.class)
+        .hasMessageContaining("aggregation.phases.unmask");
   }
 
   private static JobSpec withPrivacy(String lines) {

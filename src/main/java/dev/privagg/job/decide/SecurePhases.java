@@ -144,7 +144,13 @@ final class SecurePhases {
           "session is not round " + update.round + "'s (read it from the round's Opened message)");
       return false;
     }
-    if (update.phase != s.phase || time >= deadline(s, update.phase)) {
+    // Decided at once when read after event time passed its broker time (the broker's clock
+    // stepped back): its phase window is still its broker time's, as when decided in its turn.
+    boolean beforeItsPhase =
+        update.phase == s.phase
+            && update.phase > SecureUpdate.ADVERTISE
+            && time < deadline(s, update.phase - 1);
+    if (update.phase != s.phase || time >= deadline(s, update.phase) || beforeItsPhase) {
       out.reject(
           update,
           RejectReason.SECURE_PROTOCOL,
@@ -152,12 +158,21 @@ final class SecurePhases {
               + update.phase
               + " message at broker time "
               + time
-              + ", while round "
-              + s.round
-              + " takes phase "
-              + s.phase
-              + (s.phase <= SecureUpdate.UNMASK ? " until " + deadline(s, s.phase) : " no more")
-              + " messages");
+              + (beforeItsPhase
+                  ? ", before round "
+                      + s.round
+                      + "'s phase "
+                      + update.phase
+                      + " opened at "
+                      + deadline(s, update.phase - 1)
+                  : ", while round "
+                      + s.round
+                      + " takes phase "
+                      + s.phase
+                      + (s.phase <= SecureUpdate.UNMASK
+                          ? " until " + deadline(s, s.phase)
+                          : " no more")
+                      + " messages"));
       return false;
     }
     if (update.phase == SecureUpdate.ADVERTISE && advertisedBefore(s, update)) {

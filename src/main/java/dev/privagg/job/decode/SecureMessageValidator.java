@@ -68,6 +68,13 @@ final class SecureMessageValidator implements Serializable {
           "client id exceeds " + spec.maxClientIdBytes() + " UTF-8 bytes",
           new SecureMessage(m.getJobId(), m.getRound(), m.getSession(), "", m.getBody()));
     }
+    if (raw.value.length > spec.maxRecordBytes()) {
+      // The caller checked only the roomiest job's limit; this job's is what its clients were told.
+      return reject(
+          RejectReason.RECORD_TOO_LARGE,
+          raw.value.length + " bytes exceeds the job's limit of " + spec.maxRecordBytes(),
+          m);
+    }
     if (m.getSession().remaining() != SESSION_BYTES) {
       return reject(
           RejectReason.SECURE_PROTOCOL,

@@ -2,6 +2,7 @@ package dev.privagg.job.decide;
 
 import dev.privagg.job.DecodedUpdate;
 import dev.privagg.job.ledger.LedgerFloor;
+import dev.privagg.job.shard.ShardPlan;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.spec.JobSpec;
 
@@ -35,6 +36,12 @@ final class LifecycleDriver {
   void start(JobSpec spec, NoiseSource noise, LedgerFloor floor, long nowMillis) {
     decided = LifecycleFakes.Recorder.releasing(spec, noise, floor);
     start(new RoundLifecycle(spec, noise, floor), nowMillis);
+  }
+
+  /** {@link #start(JobSpec, NoiseSource, LedgerFloor, long)} with {@code shards} shards. */
+  void start(JobSpec spec, NoiseSource noise, LedgerFloor floor, long nowMillis, ShardPlan shards) {
+    decided = LifecycleFakes.Recorder.releasing(spec, noise, floor);
+    start(new RoundLifecycle(spec, noise, floor, Long.MAX_VALUE, shards), nowMillis);
   }
 
   /** Starts (or restarts) {@code lifecycle} on this driver's store and recorder. */

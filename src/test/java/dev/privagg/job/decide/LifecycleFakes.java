@@ -259,6 +259,8 @@ final class LifecycleFakes {
     final List<String> admittedFrom = new ArrayList<>();
     final List<String> rejects = new ArrayList<>();
     final List<String> rejectedFrom = new ArrayList<>();
+    // Each reject as "clientId REASON: detail".
+    final List<String> rejectDetails = new ArrayList<>();
     final List<String> announced = new ArrayList<>();
     final List<Double> announcedClipNorms = new ArrayList<>();
     final List<ClosedRound> closed = new ArrayList<>();
@@ -266,7 +268,13 @@ final class LifecycleFakes {
     final List<float[]> models = new ArrayList<>();
     // With a spec (see releasing): one in-memory shard and combiner compute each release.
     private ShardSums shard;
-    private final ShardStore shardStore = new ShardStore();
+    // One store per shard key, as each shard keeps its own keyed state.
+    final Map<String, ShardStore> shardStores = new HashMap<>();
+
+    private ShardStore shardStore(String shardKey) {
+      return shardStores.computeIfAbsent(shardKey, k -> new ShardStore());
+    }
+
     private CombinedRounds combiner;
     final CombinerStore combinerStore = new CombinerStore();
 
@@ -345,7 +353,8 @@ final class LifecycleFakes {
       admitted.add(update.clientId);
       admittedFrom.add(position(update));
       if (shard != null) {
-        shard.command(shardStore, ShardCommand.admit(update, shardKey, clipNorm), toCombiner);
+        shard.command(
+            shardStore(shardKey), ShardCommand.admit(update, shardKey, clipNorm), toCombiner);
       }
     }
 
@@ -355,6 +364,7 @@ final class LifecycleFakes {
     @Override
     public void reject(DecodedUpdate update, RejectReason reason, String detail) {
       rejects.add(update.clientId + " " + reason);
+      rejectDetails.add(update.clientId + " " + reason + ": " + detail);
       rejectedFrom.add(position(update));
     }
 
@@ -374,13 +384,30 @@ final class LifecycleFakes {
       String[] keys = members.shardKeys == null ? new String[0] : members.shardKeys;
       for (int i = 0; i < keys.length; i++) {
         shard.command(
-            shardStore,
+            shardStore(keys[i]),
             ShardCommand.seal(JobFixtures.JOB, keys[i], round.round(), members.shardCounts[i]),
             toCombiner);
       }
       RoundSignal sealed = RoundSignal.sealed(round, release, base, members, JobFixtures.JOB);
       sealed.carriedModel = carriedBase;
+      // As the decision emitter seals a secure round: the combiner waits for its unmask blocks too,
+      // each computed as the unmask block operator computes it.
+      List<dev.privagg.job.UnmaskRequest> blocks =
+          unmaskBlocks.stream().filter(b -> b.round == round.round()).toList();
+      unmaskBlocks.removeAll(blocks);
+      String[] shards =
+          java.util.Arrays.copyOf(sealed.shards, sealed.shards.length + blocks.size());
+      for (int b = 0; b < blocks.size(); b++) {
+        shards[sealed.shards.length + b] = blocks.get(b).blockKey;
+      }
+      sealed.shards = shards;
       combiner.sealed(combinerStore, sealed, released());
+      for (dev.privagg.job.UnmaskRequest block : blocks) {
+        combiner.partial(
+            combinerStore,
+            new dev.privagg.job.combine.UnmaskBlockFunction().map(block),
+            released());
+      }
       if (noiseBlocks != null) {
         // As the noise blocks answer the seal: each from its own buffers.
         for (int b = 0; b < noiseBlocks.blocks(); b++) {
@@ -406,6 +433,12 @@ final class LifecycleFakes {
     @Override
     public void discard(long round, OpenRound members) {
       discarded.add(round);
+      if (shard != null && members.shardKeys != null) {
+        for (String key : members.shardKeys) {
+          shard.command(
+              shardStore(key), ShardCommand.discard(JobFixtures.JOB, key, round), toCombiner);
+        }
+      }
     }
 
     @Override
@@ -445,9 +478,15 @@ final class LifecycleFakes {
       unmaskFailures.add(round + ": " + problem);
     }
 
+    // A releasing recorder's unmask requests, until the seal of their round takes them.
+    private final List<dev.privagg.job.UnmaskRequest> unmaskBlocks = new ArrayList<>();
+
     @Override
     public void unmask(dev.privagg.job.UnmaskRequest request) {
       unmaskRequests.add(request);
+      if (combiner != null) {
+        unmaskBlocks.add(request);
+      }
     }
 
     @Override

@@ -10,6 +10,7 @@ import dev.privagg.job.JobFixtures;
 import dev.privagg.job.RoundPartial;
 import dev.privagg.job.ShardCommand;
 import dev.privagg.job.shard.ShardSums;
+import dev.privagg.spec.JobSpec;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -102,5 +103,57 @@ class ShardSumsTest {
     shard.command(store, ShardCommand.discard(JobFixtures.JOB, SHARD, 1), out);
     assertThat(store.rounds.byRound).isEmpty();
     assertThat(partials).isEmpty();
+  }
+
+  @Test
+  void aSecureJobsShard_addsMaskedInputsModulo2To64_neitherReadingThemAsFloatsNorClipping() {
+    JobSpec secure =
+        JobFixtures.spec(
+            "noiseMultiplier: 0\nbudgetEpsilon: .inf", "", "aggregation: {mode: secure}");
+    ShardSums masked = new ShardSums(secure);
+    List<Boolean> clips = new ArrayList<>();
+    ShardSums.Output secureOut =
+        new ShardSums.Output() {
+          @Override
+          public void partial(RoundPartial partial) {
+            partials.add(partial);
+          }
+
+          @Override
+          public void clipped(boolean clipped, long nanos) {
+            clips.add(clipped);
+          }
+        };
+    // Read as float32, -1 words are NaN and Long.MAX_VALUE words far beyond C.
+    DecodedUpdate a = maskedInput(1, Long.MAX_VALUE, -1, 7);
+    DecodedUpdate b = maskedInput(2, 1, -1, Long.MIN_VALUE);
+    masked.values(store, a, secureOut);
+    masked.command(store, admit(a), secureOut);
+    masked.command(store, admit(b), secureOut); // b's values come after the seal
+    masked.command(store, ShardCommand.seal(JobFixtures.JOB, SHARD, 1, 2), secureOut);
+    assertThat(partials).isEmpty();
+    masked.values(store, b, secureOut);
+
+    RoundPartial partial = partials.get(0);
+    assertThat(partial.units).containsExactly(Long.MIN_VALUE, -2L, Long.MIN_VALUE + 7);
+    assertThat(partial.contributions).isEqualTo(2);
+    assertThat(partial.clipped).isZero();
+    assertThat(partial.unitsOffset).isZero();
+    assertThat(clips).as("nothing to clip: its client clipped it").isEmpty();
+  }
+
+  private static DecodedUpdate maskedInput(long offset, long... words) {
+    java.nio.ByteBuffer bytes =
+        java.nio.ByteBuffer.allocate(8 * words.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    bytes.asLongBuffer().put(words);
+    DecodedUpdate u =
+        new DecodedUpdate(
+            JobFixtures.JOB,
+            "c" + offset,
+            1,
+            new byte[][] {bytes.array()},
+            new dev.privagg.job.RawUpdate("updates", 0, offset, null));
+    u.shardKey = SHARD;
+    return u;
   }
 }

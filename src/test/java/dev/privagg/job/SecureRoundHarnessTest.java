@@ -1,0 +1,354 @@
+package dev.privagg.job;
+
+import static dev.privagg.job.JobFixtures.JOB;
+import static dev.privagg.job.JobFixtures.ledger;
+import static dev.privagg.job.JobFixtures.models;
+import static dev.privagg.job.JobFixtures.rejects;
+import static dev.privagg.job.JobFixtures.weights;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.privagg.avro.AdvertiseKeys;
+import dev.privagg.avro.EncryptedShare;
+import dev.privagg.avro.LedgerOutcome;
+import dev.privagg.avro.MaskedInput;
+import dev.privagg.avro.Opened;
+import dev.privagg.avro.RevealedShare;
+import dev.privagg.avro.Roster;
+import dev.privagg.avro.RosterEntry;
+import dev.privagg.avro.RoutedShare;
+import dev.privagg.avro.SecureMessage;
+import dev.privagg.avro.SecureRound;
+import dev.privagg.avro.ShareKeys;
+import dev.privagg.avro.Shares;
+import dev.privagg.avro.Survivors;
+import dev.privagg.avro.UnmaskShares;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.job.ledger.LedgerFloor;
+import dev.privagg.secagg.AdvertisedKeys;
+import dev.privagg.secagg.ClientSession;
+import dev.privagg.secagg.Quantizer;
+import dev.privagg.secagg.RoundContext;
+import dev.privagg.spec.JobSpec;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A secure round through the three round operators in Flink's test harnesses: the decider's
+ * messages reach the secure topic, its state ("secure-round", held SecureUpdates) survives a
+ * checkpoint and a drain's savepoint mid-round, the unmask requests reach the combiner through the
+ * unmask blocks and the seal waits for them, and the released model is the survivors' average.
+ */
+class SecureRoundHarnessTest {
+  private static final String EXACT = "noiseMultiplier: 0\nbudgetEpsilon: .inf";
+  private final JobSpec spec =
+      JobFixtures.spec(
+          EXACT,
+          "",
+          "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1}");
+  private final SecureRandom random = seeded(9);
+  private RoundsHarness harness;
+  private final List<OutboundRecord> out = new ArrayList<>();
+  private long offset;
+
+  private static SecureRandom seeded(long seed) {
+    try {
+      SecureRandom random = SecureRandom.getInstance("SHA1PRNG");
+      random.setSeed(seed);
+      return random;
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private void start(RoundsHarness.Snapshot restoreFrom) throws Exception {
+    harness = new RoundsHarness(List.of(spec), Map.<String, LedgerFloor>of());
+    harness.setProcessingTime(0);
+    if (restoreFrom != null) {
+      harness.initializeState(restoreFrom);
+    }
+    harness.open();
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    if (harness != null) {
+      harness.close();
+    }
+  }
+
+  private void advanceTo(long millis) throws Exception {
+    harness.processBothWatermarks(new Watermark(millis));
+    collect();
+  }
+
+  private void collect() {
+    out.addAll(harness.extractOutputValues());
+    harness.getOutput().clear();
+  }
+
+  private RoundsHarness.Snapshot restart(boolean drain) throws Exception {
+    if (drain) {
+      advanceTo(Long.MAX_VALUE);
+    }
+    RoundsHarness.Snapshot snapshot = harness.snapshot(1, 0);
+    harness.close();
+    start(snapshot);
+    return snapshot;
+  }
+
+  private List<SecureRound> secureMessages() {
+    return out.stream()
+        .filter(r -> r.topic.equals(spec.topics().secure()))
+        .map(r -> AvroCodec.decodeSecureRound(r.value))
+        .toList();
+  }
+
+  private <T> T last(Class<T> type) {
+    List<T> found =
+        secureMessages().stream()
+            .map(SecureRound::getBody)
+            .filter(type::isInstance)
+            .map(type::cast)
+            .toList();
+    assertThat(found).as(type.getSimpleName()).isNotEmpty();
+    return found.get(found.size() - 1);
+  }
+
+  private static byte[] bytes(ByteBuffer b) {
+    byte[] out = new byte[b.remaining()];
+    b.duplicate().get(out);
+    return out;
+  }
+
+  /** A client's message as the decode step makes it, appended at {@code at}. */
+  private void send(String clientId, byte[] session, Object body, long at) throws Exception {
+    byte[] record =
+        AvroCodec.encode(new SecureMessage(JOB, 1L, ByteBuffer.wrap(session), clientId, body));
+    int phase =
+        body instanceof AdvertiseKeys
+            ? SecureUpdate.ADVERTISE
+            : body instanceof ShareKeys
+                ? SecureUpdate.SHARE
+                : body instanceof MaskedInput ? SecureUpdate.MASKED_INPUT : SecureUpdate.UNMASK;
+    byte[][] values = body instanceof MaskedInput m ? new byte[][] {bytes(m.getValues())} : null;
+    harness.processElement1(
+        new SecureUpdate(
+            JOB,
+            clientId,
+            1,
+            phase,
+            session,
+            values == null ? record : null,
+            values,
+            new RawUpdate("updates", 0, offset++, record)),
+        at);
+    collect();
+  }
+
+  private record Client(String id, ClientSession session, float[] values) {}
+
+  /** Runs a three-client round, restarting the operators after {@code restartAfterPhase}. */
+  private void threeClientRound(int restartAfterPhase, boolean drain) throws Exception {
+    threeClientRound(restartAfterPhase, drain, 3);
+  }
+
+  /** As above, with only the first {@code unmasking} clients answering the Survivors message. */
+  private void threeClientRound(int restartAfterPhase, boolean drain, int unmasking)
+      throws Exception {
+    start(null);
+    harness.processElement2(JOB, 0);
+    collect();
+    SecureRound opened = secureMessages().get(0);
+    assertThat(opened.getBody()).isInstanceOf(Opened.class);
+    byte[] session = bytes(opened.getSession());
+    List<Client> clients = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      clients.add(
+          new Client(
+              "c" + i,
+              ClientSession.start(new RoundContext(JOB, 1, session), "c" + i, random),
+              new float[] {(i + 1) / 8f, -0.25f, 1 / 16f}));
+      AdvertisedKeys k = clients.get(i).session().advertise();
+      send(
+          "c" + i,
+          session,
+          new AdvertiseKeys(
+              ByteBuffer.wrap(k.encryptionPublicKey()),
+              ByteBuffer.wrap(k.maskPublicKey()),
+              ByteBuffer.wrap(k.selfMaskCommitment())),
+          10 + i);
+    }
+    if (restartAfterPhase == 1) {
+      restart(drain);
+      if (drain) {
+        // A heartbeat's keep-alive re-arms the timers the drain fired.
+        harness.processElement1(DecodedUpdate.keepAlive(JOB), 20);
+      }
+    }
+    advanceTo(249);
+
+    Roster roster = last(Roster.class);
+    List<AdvertisedKeys> entries = new ArrayList<>();
+    for (RosterEntry e : roster.getEntries()) {
+      entries.add(
+          new AdvertisedKeys(
+              bytes(e.getEncryptionPublicKey()),
+              bytes(e.getMaskPublicKey()),
+              bytes(e.getSelfMaskCommitment())));
+    }
+    int[] permutation = roster.getPermutation().stream().mapToInt(Integer::intValue).toArray();
+    for (Client c : clients) {
+      List<EncryptedShare> shares = new ArrayList<>();
+      for (ClientSession.EncryptedShare s :
+          c.session().onRoster(entries, roster.getDegree(), roster.getThreshold(), permutation)) {
+        shares.add(new EncryptedShare(s.recipient(), ByteBuffer.wrap(s.ciphertext())));
+      }
+      send(c.id(), session, new ShareKeys(shares), 300 + c.session().index());
+    }
+    if (restartAfterPhase == 2) {
+      restart(drain);
+      if (drain) {
+        harness.processElement1(DecodedUpdate.keepAlive(JOB), 310);
+      }
+    }
+    advanceTo(499);
+
+    for (Client c : clients) {
+      Shares inbox =
+          secureMessages().stream()
+              .map(SecureRound::getBody)
+              .filter(b -> b instanceof Shares s && s.getRecipient() == c.session().index())
+              .map(Shares.class::cast)
+              .findFirst()
+              .orElseThrow();
+      List<ClientSession.RoutedShare> routed = new ArrayList<>();
+      for (RoutedShare r : inbox.getShares()) {
+        routed.add(new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext())));
+      }
+      assertThat(c.session().onShares(routed)).isEmpty();
+      long[] units =
+          new Quantizer(1.0)
+              .quantize(new float[][] {{c.values()[0], c.values()[1]}, {c.values()[2]}}, random);
+      send(
+          c.id(),
+          session,
+          new MaskedInput(ByteBuffer.wrap(c.session().maskedInput(units))),
+          600 + c.session().index());
+    }
+    if (restartAfterPhase == 3) {
+      restart(drain);
+      if (drain) {
+        harness.processElement1(DecodedUpdate.keepAlive(JOB), 610);
+      }
+    }
+    advanceTo(749);
+
+    Survivors survivors = last(Survivors.class);
+    int[] shared = survivors.getShared().stream().mapToInt(Integer::intValue).toArray();
+    int[] masked = survivors.getMaskedInput().stream().mapToInt(Integer::intValue).toArray();
+    assertThat(masked).containsExactly(0, 1, 2);
+    for (Client c : clients.subList(0, unmasking)) {
+      var reveal = c.session().unmask(shared, masked);
+      send(
+          c.id(),
+          session,
+          new UnmaskShares(revealed(reveal.selfMaskShares()), revealed(reveal.maskKeyShares())),
+          800 + c.session().index());
+    }
+    advanceTo(999);
+  }
+
+  private static List<RevealedShare> revealed(
+      List<dev.privagg.secagg.UnmaskShares.RevealedShare> shares) {
+    List<RevealedShare> out = new ArrayList<>();
+    for (dev.privagg.secagg.UnmaskShares.RevealedShare s : shares) {
+      out.add(new RevealedShare(s.index(), ByteBuffer.wrap(s.share())));
+    }
+    return out;
+  }
+
+  private void assertReleasedTheAverageOfTheThree() {
+    assertThat(rejects(out)).isEmpty();
+    assertThat(ledger(out))
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.getOutcome()).isEqualTo(LedgerOutcome.RELEASED);
+              assertThat(e.getContributions()).isEqualTo(3);
+            });
+    // (1/8 + 2/8 + 3/8, -0.75, 3/16) / m = 2, exactly: every value is on the grid.
+    assertThat(models(out).stream().filter(m -> m.getRound() == 1).toList())
+        .singleElement()
+        .satisfies(m -> assertThat(weights(m)).containsExactly(0.375f, -0.375f, 0.09375f));
+    assertThat(secureMessages())
+        .as("round 2 opened with a session of its own")
+        .filteredOn(m -> m.getRound() == 2 && m.getBody() instanceof Opened)
+        .singleElement()
+        .satisfies(
+            m ->
+                assertThat(bytes(m.getSession()))
+                    .isNotEqualTo(bytes(secureMessages().get(0).getSession())));
+  }
+
+  @Test
+  void aSecureRound_throughTheOperators_releasesTheAverageOfItsClients() throws Exception {
+    threeClientRound(0, false);
+
+    assertReleasedTheAverageOfTheThree();
+    assertThat(secureMessages())
+        .filteredOn(m -> m.getRound() == 1)
+        .extracting(m -> m.getBody().getClass().getSimpleName())
+        .containsExactly("Opened", "Roster", "Shares", "Shares", "Shares", "Survivors");
+  }
+
+  @Test
+  void aCheckpointInEachPhase_restoresTheSecureRoundsStateAndItsHeldMessages() throws Exception {
+    for (int phase = 1; phase <= 3; phase++) {
+      out.clear();
+      threeClientRound(phase, false);
+
+      assertReleasedTheAverageOfTheThree();
+      harness.close();
+      harness = null;
+    }
+  }
+
+  @Test
+  void aDrainsSavepointInEachPhase_thenAKeepAlive_finishesTheRound() throws Exception {
+    for (int phase = 1; phase <= 3; phase++) {
+      out.clear();
+      threeClientRound(phase, true);
+
+      assertReleasedTheAverageOfTheThree();
+      harness.close();
+      harness = null;
+    }
+  }
+
+  @Test
+  void aRoundThatCannotBeUnmasked_isReleasedWithNoiseAlone_andItsShardsLetGoOfTheirSums()
+      throws Exception {
+    // Three clients on the complete graph need all three to unmask: one stays silent.
+    threeClientRound(0, false, 2);
+
+    assertThat(ledger(out))
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.getOutcome()).isEqualTo(LedgerOutcome.RELEASED);
+              assertThat(e.getContributions()).isZero();
+            });
+    assertThat(models(out).stream().filter(m -> m.getRound() == 1).toList())
+        .singleElement()
+        .satisfies(m -> assertThat(weights(m)).containsExactly(0f, 0f, 0f));
+    assertThat(harness.numSummingStateEntries())
+        .as("the shards dropped round 1's sums; the combiner holds the model")
+        .isEqualTo(1);
+  }
+}

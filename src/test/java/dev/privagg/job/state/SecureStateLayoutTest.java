@@ -1,0 +1,178 @@
+package dev.privagg.job.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.privagg.job.DecodedUpdate;
+import dev.privagg.job.RawUpdate;
+import dev.privagg.job.SecureRoundState;
+import dev.privagg.job.SecureUpdate;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HexFormat;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Secure aggregation's state: a held or waiting {@link SecureUpdate} keeps its class and its phase,
+ * session and message through {@link DecodedUpdateLayout} version 2 (and Flink's copy), a plain
+ * update stays plain, version 1 still reads; a secure round's state keeps the messages of the
+ * clients that sent them and the gaps of those that did not.
+ */
+class SecureStateLayoutTest {
+  private static final Path STORED = Path.of("src/test/resources/state-layouts");
+
+  private static <T> byte[] bytes(StateLayout<T> layout, T value) throws IOException {
+    DataOutputSerializer out = new DataOutputSerializer(256);
+    layout.write(value, out);
+    return out.getCopyOfBuffer();
+  }
+
+  private static <T> T read(StateLayout<T> layout, int version, byte[] bytes) throws IOException {
+    DataInputDeserializer in = new DataInputDeserializer(bytes);
+    T value = layout.read(version, in);
+    assertThat(in.available()).as("bytes left").isZero();
+    return value;
+  }
+
+  private static SecureUpdate secureUpdate(int phase) {
+    byte[] session = new byte[16];
+    for (int i = 0; i < 16; i++) {
+      session[i] = (byte) (0xA0 + i);
+    }
+    byte[][] values =
+        phase == SecureUpdate.MASKED_INPUT ? new byte[][] {{1, 2, 3, 4, 5, 6, 7, 8}} : null;
+    byte[] message = phase == SecureUpdate.MASKED_INPUT ? null : new byte[] {(byte) 0xC3, 1, 9, 9};
+    SecureUpdate u =
+        new SecureUpdate(
+            "job-a",
+            "client-7",
+            3,
+            phase,
+            session,
+            message,
+            values,
+            new RawUpdate("updates", 2, 41, null));
+    u.clientKey = "key-7";
+    u.shardKey = "job-a#0.1";
+    return u;
+  }
+
+  @Test
+  void aSecureUpdateOfEachPhase_survivesARoundTrip_asASecureUpdate() throws Exception {
+    for (int phase = SecureUpdate.ADVERTISE; phase <= SecureUpdate.UNMASK; phase++) {
+      SecureUpdate update = secureUpdate(phase);
+
+      DecodedUpdate back =
+          read(DecodedUpdateLayout.INSTANCE, 2, bytes(DecodedUpdateLayout.INSTANCE, update));
+
+      assertThat(back).as("phase %d", phase).isExactlyInstanceOf(SecureUpdate.class);
+      assertThat(back).usingRecursiveComparison().isEqualTo(update);
+      assertThat(back.carriesValues()).isEqualTo(phase == SecureUpdate.MASKED_INPUT);
+    }
+  }
+
+  @Test
+  void aMaskedInputHeldWithoutItsValues_keepsItsSizeAndPhase() throws Exception {
+    DecodedUpdate light = secureUpdate(SecureUpdate.MASKED_INPUT).withoutValues();
+
+    DecodedUpdate back =
+        read(DecodedUpdateLayout.INSTANCE, 2, bytes(DecodedUpdateLayout.INSTANCE, light));
+
+    assertThat(back).isExactlyInstanceOf(SecureUpdate.class);
+    assertThat(((SecureUpdate) back).phase).isEqualTo(SecureUpdate.MASKED_INPUT);
+    assertThat(back.tensorData).isNull();
+    assertThat(back.valueBytes()).isEqualTo(8);
+    assertThat(back.carriesValues()).isTrue();
+  }
+
+  @Test
+  void aPlainUpdate_staysAPlainUpdate() throws Exception {
+    DecodedUpdate plain =
+        new DecodedUpdate(
+            "job-a", "client-1", 2, new byte[][] {{1, 2, 3, 4}}, new RawUpdate("u", 0, 5, null));
+    plain.norm = 0.5;
+
+    DecodedUpdate back =
+        read(DecodedUpdateLayout.INSTANCE, 2, bytes(DecodedUpdateLayout.INSTANCE, plain));
+
+    assertThat(back).isExactlyInstanceOf(DecodedUpdate.class);
+    assertThat(back).usingRecursiveComparison().isEqualTo(plain);
+  }
+
+  @Test
+  void version1Bytes_stillReadAsAPlainUpdate_andWriteAgainAsVersion2() throws Exception {
+    byte[] v1 = Files.readAllBytes(STORED.resolve("decoded-update-v1.bin"));
+
+    DecodedUpdate back = read(DecodedUpdateLayout.INSTANCE, 1, v1);
+
+    assertThat(back).isExactlyInstanceOf(DecodedUpdate.class);
+    assertThat(back.jobId).isNotNull();
+    byte[] v2 = bytes(DecodedUpdateLayout.INSTANCE, back);
+    assertThat(v2).hasSize(v1.length + 1).startsWith(v1); // one more byte: "not secure"
+    assertThat(v2[v1.length]).isZero();
+    assertThat(read(DecodedUpdateLayout.INSTANCE, 2, v2))
+        .usingRecursiveComparison()
+        .isEqualTo(back);
+  }
+
+  @Test
+  void theVersion2BytesOfASecureUpdate_arePinned() throws Exception {
+    // The secure part after the common fields: flag 1, phase, session, message (null: -1).
+    byte[] written = bytes(DecodedUpdateLayout.INSTANCE, secureUpdate(SecureUpdate.MASKED_INPUT));
+    byte[] common =
+        bytes(DecodedUpdateLayout.INSTANCE, copyCommon(secureUpdate(SecureUpdate.MASKED_INPUT)));
+
+    assertThat(HexFormat.of().formatHex(written, common.length - 1, written.length))
+        .isEqualTo("01" + "00000003" + "00000010a0a1a2a3a4a5a6a7a8a9aaabacadaeaf" + "ffffffff");
+  }
+
+  private static DecodedUpdate copyCommon(SecureUpdate u) {
+    DecodedUpdate d =
+        new DecodedUpdate(
+            u.jobId, u.clientId, u.round, u.tensorData, new RawUpdate("updates", 2, 41, null));
+    d.clientKey = u.clientKey;
+    d.shardKey = u.shardKey;
+    return d;
+  }
+
+  @Test
+  void flinksCopyOfHeldState_keepsTheSecureUpdate() {
+    SecureUpdate update = secureUpdate(SecureUpdate.SHARE);
+
+    DecodedUpdate copy = StateSerializers.DECODED_UPDATE.copy(update);
+
+    assertThat(copy).isExactlyInstanceOf(SecureUpdate.class).isNotSameAs(update);
+    assertThat(copy).usingRecursiveComparison().isEqualTo(update);
+  }
+
+  @Test
+  void aSecureRoundsState_keepsWhoSentWhat_withGapsForThoseWhoDidNot() throws Exception {
+    SecureRoundState s = new SecureRoundState();
+    s.round = 4;
+    s.session = new byte[16];
+    s.advertiseDeadlineMillis = 250;
+    s.shareDeadlineMillis = 500;
+    s.maskedInputDeadlineMillis = 750;
+    s.unmaskDeadlineMillis = 1000;
+    s.clipNorm = 1.5;
+    s.phase = SecureUpdate.UNMASK;
+    s.clientKeys = new String[] {"k0", "k1", "k2"};
+    s.shardKeys = new String[] {"s0", "s1", "s0"};
+    s.advertised = new byte[][] {new byte[96], new byte[96], new byte[96]};
+    s.degree = 3;
+    s.threshold = 2;
+    s.permutation = new int[] {2, 0, 1};
+    s.shareMessages = new byte[][] {{1}, null, {3, 3}};
+    s.maskedInput = new boolean[] {true, false, true};
+    s.unmaskMessages = new byte[][] {null, null, {7}};
+
+    SecureRoundState back =
+        read(SecureRoundLayout.INSTANCE, 1, bytes(SecureRoundLayout.INSTANCE, s));
+
+    assertThat(back).usingRecursiveComparison().isEqualTo(s);
+    assertThat(back.shareMessages[1]).isNull();
+    assertThat(back.indexOf("k2")).isEqualTo(2);
+  }
+}
