@@ -88,8 +88,10 @@ class StateMigrationTest {
       if (this == HASHMAP) {
         return new HashMapStateBackend();
       }
-      // Incremental, as privagg bench runs it; a canonical savepoint takes the full format.
-      EmbeddedRocksDBStateBackend rocksDb = new EmbeddedRocksDBStateBackend(true);
+      // Full snapshots: a restored incremental backend may hand back the SST files it restored as
+      // placeholders, which only a checkpoint coordinator resolves, so a harness restoring its own
+      // snapshot failed now and then. The serializers under test are the same either way.
+      EmbeddedRocksDBStateBackend rocksDb = new EmbeddedRocksDBStateBackend(false);
       rocksDb.setDbStoragePath(dir.toString());
       return rocksDb;
     }
