@@ -347,9 +347,10 @@ class _SecureRound:
     def _on_roster(self, roster: Roster) -> SecureRoundResult | None:
         assert self._session is not None and self._opened is not None
         mine = self._session.advertise().encryption_public_key
-        if all(e.encryption_public_key != mine for e in roster.entries):
+        if roster.degree == 0 or all(e.encryption_public_key != mine for e in roster.entries):
             # The job's sampling, the round's cap or a participation limit left it out (or its keys
-            # came late): like an unsampled plaintext update, not an error.
+            # came late), or the roster is too small for a graph (degree 0): like an unsampled
+            # plaintext update, not an error.
             log.info(
                 "job %s round %d: the roster does not list %s; it takes no further part",
                 self._job.job_id,

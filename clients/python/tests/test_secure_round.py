@@ -6,7 +6,7 @@ sum at the end (tests/secagg_server.py). The driver's own code runs as is."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,7 @@ class FakeSecureJob:
     drop_client_from_survivors: bool = False
     reopen_at: float | None = None
     lose_advertisement: bool = False
+    no_graph: bool = False
     now_: float = OPEN
     published: list[tuple[float, bytes]] = field(default_factory=list)
     read: int = 0
@@ -135,7 +136,10 @@ class FakeSecureJob:
         keys = [s.advertise() for s in self.sessions]
         if self.client_keys is not None:
             keys.append(self.client_keys)
-        return make_roster(keys, self.degree, self.threshold, seed=self.session_number)
+        roster = make_roster(keys, self.degree, self.threshold, seed=self.session_number)
+        if self.no_graph:
+            return replace(roster, degree=0, threshold=0, permutation=())
+        return roster
 
     def _event(self, name: str, at: float) -> None:
         if name == "roster":
@@ -510,3 +514,10 @@ def test_a_bad_aggregation_section_is_refused(section: str, message: str) -> Non
     root = yaml.safe_load(spec + section)
     with pytest.raises(JobConfigError, match=message):
         JobConfig.from_spec_dict(root)
+
+
+def test_a_roster_of_degree_zero_ends_the_round_quietly_after_advertising() -> None:
+    job = FakeSecureJob(peers=0, degree=1, threshold=1, no_graph=True)
+    result = _drive(job)
+    assert result.index == -1 and result.survivors == 0
+    assert _phases_sent(job) == ["encryptionPublicKey"]

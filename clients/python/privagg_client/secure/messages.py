@@ -81,6 +81,8 @@ class Roster:
         n = len(self.entries)
         if n < 1:
             raise SecureProtocolError("the roster lists no client")
+        if self.degree == 0 and self.threshold == 0 and not self.permutation:
+            return  # too few clients for a graph: the round has no secure sum
         if not (self.degree == n or (1 <= self.degree < n and self.degree % 2 == 1)):
             raise SecureProtocolError(
                 f"the roster's degree must be odd and in [1, {n}), or {n} (the complete graph), "

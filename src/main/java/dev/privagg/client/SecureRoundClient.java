@@ -132,8 +132,10 @@ final class SecureRoundClient implements AutoCloseable {
               bytes(e.getMaskPublicKey()),
               bytes(e.getSelfMaskCommitment())));
     }
-    if (entries.stream()
-        .noneMatch(e -> Arrays.equals(e.encryptionPublicKey(), keys.encryptionPublicKey()))) {
+    // Left off the roster (sampling, the cap, a limit), or a roster too small to secure a sum.
+    if (roster.getDegree() == 0
+        || entries.stream()
+            .noneMatch(e -> Arrays.equals(e.encryptionPublicKey(), keys.encryptionPublicKey()))) {
       return new Result(round, HexFormat.of().formatHex(session), -1, 0);
     }
     int[] permutation = roster.getPermutation().stream().mapToInt(Integer::intValue).toArray();

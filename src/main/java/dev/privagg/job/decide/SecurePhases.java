@@ -327,13 +327,26 @@ final class SecurePhases {
     s.unmaskMessages = new byte[n][];
     SecureUnmasking.Graph graph = SecureUnmasking.graph(spec, n, random);
     if (graph == null) {
+      // Too few clients for any graph: degree 0 tells a lone client the round has no secure sum.
       s.degree = 0;
+      if (n > 0) {
+        out.secureRound(message(s, new Roster(rosterEntries(s), 0, 0, List.of())));
+      }
       return;
     }
     s.degree = graph.graph().neighbourhoodSize();
     s.threshold = graph.threshold();
     s.permutation = graph.graph().permutation();
-    List<RosterEntry> entries = new ArrayList<>(n);
+    List<RosterEntry> entries = rosterEntries(s);
+    List<Integer> permutation = new ArrayList<>(n);
+    for (int p : s.permutation) {
+      permutation.add(p);
+    }
+    out.secureRound(message(s, new Roster(entries, s.degree, s.threshold, permutation)));
+  }
+
+  private static List<RosterEntry> rosterEntries(SecureRoundState s) {
+    List<RosterEntry> entries = new ArrayList<>(s.size());
     for (byte[] e : s.advertised) {
       entries.add(
           new RosterEntry(
@@ -341,11 +354,7 @@ final class SecurePhases {
               ByteBuffer.wrap(e, 32, 32).slice(),
               ByteBuffer.wrap(e, 64, 32).slice()));
     }
-    List<Integer> permutation = new ArrayList<>(n);
-    for (int p : s.permutation) {
-      permutation.add(p);
-    }
-    out.secureRound(message(s, new Roster(entries, s.degree, s.threshold, permutation)));
+    return entries;
   }
 
   /**

@@ -882,7 +882,7 @@ class SecurePhasesTest {
   }
 
   @Test
-  void aRosterOfOne_admitsNoGraph_soItsLaterMessagesAreRejected_andTheRoundHasNoSum() {
+  void aRosterOfOne_getsARosterOfDegreeZero_itsLaterMessagesAreRejected_andTheRoundHasNoSum() {
     start();
     Client alone = clients(1).get(0);
     advertise(List.of(alone), 10);
@@ -890,7 +890,16 @@ class SecurePhasesTest {
     send(alone.id, new ShareKeys(List.of()), 300);
     driver.advanceTo(DEADLINE - 1);
 
-    assertThat(published(1, Roster.class)).isEmpty();
+    // Degree 0: no graph, so the lone client stops at once instead of waiting for its timeout.
+    assertThat(published(1, Roster.class))
+        .singleElement()
+        .satisfies(
+            r -> {
+              assertThat(r.getDegree()).isZero();
+              assertThat(r.getThreshold()).isZero();
+              assertThat(r.getPermutation()).isEmpty();
+              assertThat(r.getEntries()).hasSize(1);
+            });
     assertThat(rejectsOf(alone.id))
         .containsExactly(
             "client-0 SECURE_PROTOCOL: a phase 2 message at broker time 300, while round 1 takes"
