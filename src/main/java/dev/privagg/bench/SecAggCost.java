@@ -175,7 +175,8 @@ public final class SecAggCost {
    * The job's CPU milliseconds on one round's values, medians over the repetitions: plaintext's
    * clip and fixed-point sum of the survivors' updates (their float32 bytes read as the shard does)
    * against the sum of their masked inputs, the reconstruction of the secrets from the unmask
-   * shares, and the mask correction ({@code correctionTerms} masks) over all d coordinates.
+   * shares, and the mask correction ({@code correctionTerms} masks, a median too: it depends on
+   * which clients dropped) over all d coordinates.
    */
   public record ServerCpu(
       double plaintextSum,
@@ -619,7 +620,7 @@ public final class SecAggCost {
             medianOf(rounds, r -> r.maskedSumMillis),
             medianOf(rounds, r -> r.reconstructMillis),
             medianOf(rounds, r -> r.correctionMillis),
-            rounds.get(0).correctionTerms);
+            (int) medianOf(rounds, r -> r.correctionTerms));
     Round last = rounds.get(rounds.size() - 1);
     return new Result(
         settings,
