@@ -32,6 +32,7 @@ import picocli.CommandLine.Spec;
       ClusterCommands.Cancel.class,
       ClusterCommands.Savepoint.class,
       BenchCommand.class,
+      SecAggCostCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -19,6 +19,7 @@ import dev.privagg.job.SecureRoundState;
 import dev.privagg.job.SecureUpdate;
 import dev.privagg.job.UnmaskRequest;
 import dev.privagg.job.shard.ShardPlan;
+import dev.privagg.secagg.RoundGraph;
 import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
@@ -325,7 +326,7 @@ final class SecurePhases {
     s.shareMessages = new byte[n][];
     s.maskedInput = new boolean[n];
     s.unmaskMessages = new byte[n][];
-    SecureUnmasking.Graph graph = SecureUnmasking.graph(spec, n, random);
+    RoundGraph graph = SecureUnmasking.graph(spec, n, random);
     if (graph == null) {
       // Too few clients for any graph: degree 0 tells a lone client the round has no secure sum.
       s.degree = 0;

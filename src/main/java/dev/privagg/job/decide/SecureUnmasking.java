@@ -4,11 +4,10 @@ import dev.privagg.avro.RevealedShare;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.job.SecureRoundState;
 import dev.privagg.secagg.AdvertisedKeys;
-import dev.privagg.secagg.GraphParameters;
 import dev.privagg.secagg.HararyGraph;
 import dev.privagg.secagg.MaskCorrection;
 import dev.privagg.secagg.RoundContext;
-import dev.privagg.secagg.ThreatModel;
+import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.UnmaskShares;
 import dev.privagg.secagg.Unmasking;
 import dev.privagg.spec.JobSpec;
@@ -28,44 +27,14 @@ import java.util.random.RandomGenerator;
 final class SecureUnmasking {
   private SecureUnmasking() {}
 
-  /**
-   * The graph of a roster of {@code n}: FCP's sparse Harary graph where its parameter finder finds
-   * one, else (small cohorts) the complete graph at the smallest threshold FCP's full-graph rules
-   * allow; null when none is feasible (fewer than two clients, or rates no threshold meets).
-   */
-  static Graph graph(JobSpec spec, int n, SecureRandom random) {
-    ThreatModel threat = threatModel(spec);
-    try {
-      GraphParameters p = GraphParameters.find(n, threat);
-      HararyGraph g = HararyGraph.shuffled(n, p.degree(), random);
-      return new Graph(g, p.threshold());
-    } catch (IllegalArgumentException noSparseGraph) {
-      for (int t = 2; t <= n; t++) {
-        if (fullGraphAllows(n, t, threat)) {
-          return new Graph(HararyGraph.complete(n), t);
-        }
-      }
-      return null;
-    }
-  }
-
-  /** A roster's graph and threshold. */
-  record Graph(HararyGraph graph, int threshold) {}
-
-  private static boolean fullGraphAllows(int n, int threshold, ThreatModel threat) {
-    try {
-      GraphParameters.checkFullGraph(n, threshold, threat);
-      return true;
-    } catch (IllegalArgumentException tooLowOrTooHigh) {
-      return false;
-    }
-  }
-
-  static ThreatModel threatModel(JobSpec spec) {
-    return new ThreatModel(
-        spec.aggregation().adversarialClientRate(),
-        spec.aggregation().maxDropoutRate(),
-        ThreatModel.AdversaryClass.CURIOUS_SERVER);
+  /** The graph of a roster of {@code n} ({@link RoundGraph}); null when none is feasible. */
+  static RoundGraph graph(JobSpec spec, int n, SecureRandom random) {
+    return RoundGraph.choose(
+            n,
+            spec.aggregation().maxDropoutRate(),
+            spec.aggregation().adversarialClientRate(),
+            random)
+        .orElse(null);
   }
 
   /** The round's graph, as its Roster stated it. */

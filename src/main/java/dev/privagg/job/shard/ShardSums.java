@@ -8,6 +8,7 @@ import dev.privagg.job.state.RoundTable;
 import dev.privagg.privacy.ClipResult;
 import dev.privagg.privacy.ClippedSum;
 import dev.privagg.privacy.ClippingPolicy;
+import dev.privagg.secagg.MaskedSum;
 import dev.privagg.spec.JobSpec;
 
 /**

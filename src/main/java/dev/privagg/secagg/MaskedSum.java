@@ -1,15 +1,15 @@
-package dev.privagg.job.shard;
+package dev.privagg.secagg;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.LongBuffer;
 
 /** Adds masked inputs (64-bit little-endian words) into a sum, modulo 2^64. */
-final class MaskedSum {
+public final class MaskedSum {
   private MaskedSum() {}
 
   /** Adds the {@code units.length} words of {@code words} to {@code units}, wrapping. */
-  static void add(long[] units, byte[] words) {
+  public static void add(long[] units, byte[] words) {
     if (words.length != 8L * units.length) {
       throw new IllegalArgumentException(
           "masked input has " + words.length + " bytes, expected " + 8L * units.length);

@@ -1,0 +1,214 @@
+"""One Python client's CPU in a secure aggregation round (docs/secure-aggregation.md, "What it
+costs"), against the same client's plaintext encode, printed as JSON.
+
+A roster of ``--clients`` sessions on the job's Harary graph: the other clients only advertise
+and share (phases 1 and 2), so that the measured client is routed real sealed shares; a
+``--dropout-rate`` of them (never the measured one) drop out after phase 2, so its unmask reveals
+mask-key shares too. Only the measured client does the d-sized work. Times are the thread's CPU
+time (``time.thread_time``), medians over ``--rounds`` rounds after ``--warmup-rounds``.
+
+The graph is an input: ``--degree`` (neighbourhood size k, the node included) and ``--threshold``
+default to what the job chooses for 100 clients at dropout and adversarial rates of 0.1, as
+``privagg secagg-cost`` reports it.
+
+    /usr/bin/python3 clients/python/benchmarks/secagg_cost.py --dimension 10000,1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import random
+import secrets
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import cryptography
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from privagg_client.job import JobConfig  # noqa: E402
+from privagg_client.secure import (  # noqa: E402
+    ClientSession,
+    Roster,
+    RosterEntry,
+    RoutedShare,
+    Shares,
+    quantize,
+)
+from privagg_client.secure_round import encode_secure_message  # noqa: E402
+from privagg_client.updates import encode_update  # noqa: E402
+
+JOB_ID = "secagg-cost"
+CLIP_NORM = 1.0
+MAX_GRID_STEPS = 1024
+PHASES = ("advertise", "onRoster", "onShares", "quantize", "maskedInput", "unmask", "encode")
+
+
+def grid_step(d: int) -> float:
+    """2^-e, e >= 20, so that d values of at most 1024 steps have norm at most C / 2 (as the
+    Java ``SecAggCost``): on the grid, inside the clip norm, exact in float32."""
+    e = 20
+    while math.sqrt(d) * MAX_GRID_STEPS * 2.0**-e > CLIP_NORM / 2:
+        e += 1
+    return 2.0**-e
+
+
+def timed(clock: dict[str, float], phase: str, work: Callable[[], Any]) -> Any:
+    started = time.thread_time()
+    result = work()
+    clock[phase] = clock.get(phase, 0.0) + 1000 * (time.thread_time() - started)
+    return result
+
+
+def one_round(
+    d: int, m: int, degree: int, threshold: int, dropped: int, round_number: int
+) -> dict[str, float]:
+    """One round; returns the measured client's CPU milliseconds per phase, and its bytes."""
+    session_id = secrets.token_bytes(16)
+    me = random.randrange(m)
+    client_id = f"client-{me:05d}"
+    steps = np.random.default_rng(round_number).integers(-MAX_GRID_STEPS, MAX_GRID_STEPS + 1, d)
+    values = (steps * grid_step(d)).astype(np.float32)
+    clock: dict[str, float] = {}
+
+    def message(body: Any) -> bytes:
+        return timed(
+            clock,
+            "encode",
+            lambda: encode_secure_message(JOB_ID, round_number, session_id, client_id, body),
+        )
+
+    # Phase 1: everyone advertises; the job's roster puts them on a random Harary cycle.
+    sessions: list[ClientSession] = []
+    for c in range(m):
+        if c == me:
+            session = timed(
+                clock, "advertise", lambda: ClientSession(JOB_ID, round_number, session_id)
+            )
+            timed(clock, "advertise", session.advertise)
+        else:
+            session = ClientSession(JOB_ID, round_number, session_id)
+        sessions.append(session)
+    client = sessions[me]
+    encoded = [message(client.advertise())]
+    permutation = list(range(m))
+    random.shuffle(permutation)
+    keys = [s.advertise() for s in sessions]
+    entries = tuple(
+        RosterEntry(k.encryption_public_key, k.mask_public_key, k.self_mask_commitment)
+        for k in keys
+    )
+    roster = Roster(entries, degree, threshold, tuple(permutation))
+
+    # Phase 2: the neighbours seal shares for the measured client (untimed), and it for them.
+    neighbours = [v for v in roster.neighbourhood(me) if v != me]
+    routed = [
+        RoutedShare(c, share.ciphertext)
+        for c in neighbours
+        for share in sessions[c].on_roster(roster)
+        if share.index == me
+    ]
+    sealed = timed(clock, "onRoster", lambda: client.on_roster(roster))
+    encoded.append(message(sealed))
+
+    # A dropout rate of the others stop after phase 2: U2 is everyone, U3 the rest.
+    gone = set(random.sample([c for c in range(m) if c != me], dropped))
+    shared = tuple(range(m))
+    survivors = tuple(c for c in range(m) if c not in gone)
+
+    # Phases 3 and 4, as the client library runs them (quantize with a CSPRNG-seeded generator).
+    timed(clock, "onShares", lambda: client.on_shares(Shares(me, tuple(routed))))
+    x = timed(clock, "quantize", lambda: quantize(values, CLIP_NORM))
+    exact = np.rint(values.astype(np.float64) * 2.0**36).astype(np.int64)
+    if not np.array_equal(x, exact):
+        raise AssertionError("values on the grid must quantize to their exact units")
+    y = timed(clock, "maskedInput", lambda: client.masked_input(x))
+    encoded.append(message(y))
+    revealed = timed(clock, "unmask", lambda: client.unmask(shared, survivors))
+    encoded.append(message(revealed))
+    if len(revealed.mask_key_shares) != len(gone & set(neighbours)):
+        raise AssertionError("the client must reveal a mask-key share for each dropped neighbour")
+
+    job = JobConfig(JOB_ID, {"update": (d,)})
+    plaintext = timed(
+        clock,
+        "plaintextEncode",
+        lambda: encode_update(job, round_number, client_id, {"update": values}),
+    )
+    clock["secureTotal"] = sum(clock[p] for p in PHASES)
+    clock["maskedInputBytes"] = len(encoded[2])
+    clock["plaintextBytes"] = len(plaintext)
+    return clock
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument(
+        "--dimension", default="10000,1000000", help="model sizes d (default 10000,1000000)"
+    )
+    parser.add_argument("--clients", type=int, default=100, help="roster size m (default 100)")
+    parser.add_argument(
+        "--degree", type=int, default=23, help="neighbourhood size k with the node (default 23)"
+    )
+    parser.add_argument("--threshold", type=int, default=11, help="threshold t (default 11)")
+    parser.add_argument(
+        "--dropout-rate", type=float, default=0.1, help="share dropping after phase 2 (0.1)"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="measured rounds per d (3)")
+    parser.add_argument("--warmup-rounds", type=int, default=1, help="untimed rounds first (1)")
+    args = parser.parse_args()
+
+    dropped = int(math.floor(args.dropout_rate * args.clients + 1e-9))
+    results = []
+    for d in (int(v) for v in args.dimension.split(",")):
+        rounds = []
+        for r in range(1, args.warmup_rounds + args.rounds + 1):
+            started = time.monotonic()
+            clock = one_round(d, args.clients, args.degree, args.threshold, dropped, r)
+            warmup = r <= args.warmup_rounds
+            print(
+                f"d {d}, {'warm-up ' if warmup else ''}round {r}: client "
+                f"{clock['secureTotal']:.1f} ms CPU ({time.monotonic() - started:.1f} s with "
+                "the roster)",
+                file=sys.stderr,
+            )
+            if not warmup:
+                rounds.append(clock)
+        results.append(
+            {
+                "dimension": d,
+                "clients": args.clients,
+                "neighbourhoodSize": args.degree,
+                "threshold": args.threshold,
+                "dropped": dropped,
+                "rounds": args.rounds,
+                "maskedInputBytes": rounds[0]["maskedInputBytes"],
+                "plaintextBytes": rounds[0]["plaintextBytes"],
+                "cpuMillis": {
+                    k: round(statistics.median(c[k] for c in rounds), 3)
+                    for k in ("plaintextEncode", *PHASES, "secureTotal")
+                },
+            }
+        )
+    print(
+        json.dumps(
+            {
+                "python": platform.python_version(),
+                "numpy": np.__version__,
+                "cryptography": cryptography.__version__,
+                "results": results,
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,683 @@
+package dev.privagg.bench;
+
+import dev.privagg.avro.AdvertiseKeys;
+import dev.privagg.avro.MaskedInput;
+import dev.privagg.avro.Opened;
+import dev.privagg.avro.RevealedShare;
+import dev.privagg.avro.Roster;
+import dev.privagg.avro.RosterEntry;
+import dev.privagg.avro.RoutedShare;
+import dev.privagg.avro.SecureMessage;
+import dev.privagg.avro.SecureRound;
+import dev.privagg.avro.ShareKeys;
+import dev.privagg.avro.Shares;
+import dev.privagg.avro.Survivors;
+import dev.privagg.client.ClientUpdates;
+import dev.privagg.io.AvroCodec;
+import dev.privagg.io.Float32;
+import dev.privagg.job.DecodedUpdate;
+import dev.privagg.privacy.ClippedSum;
+import dev.privagg.secagg.AdvertisedKeys;
+import dev.privagg.secagg.ClientSession;
+import dev.privagg.secagg.MaskCorrection;
+import dev.privagg.secagg.MaskedSum;
+import dev.privagg.secagg.Quantizer;
+import dev.privagg.secagg.RoundContext;
+import dev.privagg.secagg.RoundGraph;
+import dev.privagg.secagg.UnmaskShares;
+import dev.privagg.secagg.Unmasking;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.SplittableRandom;
+import java.util.function.Consumer;
+import java.util.stream.IntStream;
+
+/**
+ * What secure aggregation (docs/secure-aggregation.md) costs against plaintext mode, measured side
+ * by side in one process, with no broker and no Flink: a roster of real {@link ClientSession}s on
+ * the graph the job would choose ({@link RoundGraph}) runs the four phases, a fraction of the
+ * clients dropping out after phase 2 so that the unmasking reconstructs their mask keys; the same
+ * updates go through plaintext mode's client encoding and the job's clip and fixed-point sum.
+ *
+ * <p>Measured: the Avro bytes each client sends and reads (message payloads, without Kafka's record
+ * and batch overhead; the model both modes read is left out), each phase's CPU time on the client
+ * against plaintext's encode, and the job's work on the round's values: clip and sum of the updates
+ * against the 64-bit sum of the masked inputs, the reconstruction of the secrets and the mask
+ * correction over all d coordinates. Times are the measuring thread's CPU time, so other load on
+ * the machine disturbs them less than wall time; the job spreads the correction over its unmask
+ * blocks, here it runs on one thread.
+ *
+ * <p>The updates lie on the fixed-point grid within the clip norm, so the client's randomized
+ * rounding and the job's truncation give the same integers: the unmasked sum must equal the
+ * plaintext sum of the survivors unit for unit, or the run fails.
+ */
+public final class SecAggCost {
+  static final String JOB_ID = "secagg-cost";
+
+  private static final double CLIP_NORM = 1.0;
+
+  /** The largest |k| of an update value {@code k 2^-e}. */
+  private static final int MAX_GRID_STEPS = 1024;
+
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
+  private SecAggCost() {}
+
+  /**
+   * @param dimension d, the model's float32 parameters
+   * @param clients m, the roster's size
+   * @param dropoutRate the fraction of the roster that drops out after phase 2 (rounded down), and
+   *     the job's {@code aggregation.maxDropoutRate}
+   * @param adversarialClientRate the job's {@code aggregation.adversarialClientRate}
+   * @param warmupRounds untimed rounds before the measured ones
+   * @param repetitions rounds measured; each figure is a median over them (and over clients)
+   */
+  public record Settings(
+      int dimension,
+      int clients,
+      double dropoutRate,
+      double adversarialClientRate,
+      int warmupRounds,
+      int repetitions) {
+    public Settings {
+      if (!(dimension >= 1 && dimension <= JobSpec.MAX_DIMENSION)) {
+        throw new IllegalArgumentException(
+            "dimension must be in [1, " + JobSpec.MAX_DIMENSION + "], was " + dimension);
+      }
+      if (clients < 2) {
+        throw new IllegalArgumentException("clients must be >= 2, was " + clients);
+      }
+      if (!(dropoutRate >= 0 && dropoutRate < 1)) {
+        throw new IllegalArgumentException("dropoutRate must be in [0, 1), was " + dropoutRate);
+      }
+      if (!(adversarialClientRate >= 0 && adversarialClientRate < 1)) {
+        throw new IllegalArgumentException(
+            "adversarialClientRate must be in [0, 1), was " + adversarialClientRate);
+      }
+      if (!(dropoutRate + adversarialClientRate <= 0.9)) {
+        throw new IllegalArgumentException(
+            "dropoutRate + adversarialClientRate must be <= 0.9, was "
+                + (dropoutRate + adversarialClientRate));
+      }
+      if (warmupRounds < 0) {
+        throw new IllegalArgumentException("warmupRounds must be >= 0, was " + warmupRounds);
+      }
+      if (repetitions < 1) {
+        throw new IllegalArgumentException("repetitions must be >= 1, was " + repetitions);
+      }
+    }
+
+    /** The clients that drop out after phase 2. */
+    public int dropped() {
+      return (int) Math.floor(dropoutRate * clients + 1e-9);
+    }
+  }
+
+  /**
+   * Bytes one surviving client sends (up) and reads (down) in one round, medians over the
+   * survivors: a plaintext update, and the payload of each secure phase's message.
+   */
+  public record Bytes(
+      long plaintextUp,
+      long advertiseUp,
+      long shareKeysUp,
+      long maskedInputUp,
+      long unmaskUp,
+      long openedDown,
+      long rosterDown,
+      long sharesDown,
+      long survivorsDown,
+      long secureUp,
+      long secureDown) {
+    /** Secure bytes sent over plaintext bytes sent. */
+    public double expansionUp() {
+      return (double) secureUp / plaintextUp;
+    }
+
+    /** Secure bytes sent and read over plaintext bytes sent. */
+    public double expansionTotal() {
+      return (double) (secureUp + secureDown) / plaintextUp;
+    }
+  }
+
+  /**
+   * One client's CPU milliseconds per update, medians over the survivors and the repetitions:
+   * plaintext mode's encode against each secure phase ({@code advertise} includes drawing the key
+   * pairs and seed; {@code encode} is the Avro encoding of the four messages). {@code secureTotal}
+   * is the median of each client's sum, so the phases need not add up to it exactly.
+   */
+  public record ClientCpu(
+      double plaintextEncode,
+      double advertise,
+      double onRoster,
+      double onShares,
+      double quantize,
+      double maskedInput,
+      double unmask,
+      double encode,
+      double secureTotal) {
+    public double ratio() {
+      return secureTotal / plaintextEncode;
+    }
+  }
+
+  /**
+   * The job's CPU milliseconds on one round's values, medians over the repetitions: plaintext's
+   * clip and fixed-point sum of the survivors' updates (their float32 bytes read as the shard does)
+   * against the sum of their masked inputs, the reconstruction of the secrets from the unmask
+   * shares, and the mask correction ({@code correctionTerms} masks, a median too: it depends on
+   * which clients dropped) over all d coordinates.
+   */
+  public record ServerCpu(
+      double plaintextSum,
+      double maskedSum,
+      double reconstruct,
+      double correction,
+      int correctionTerms) {
+    public double secureTotal() {
+      return maskedSum + reconstruct + correction;
+    }
+
+    public double ratio() {
+      return secureTotal() / plaintextSum;
+    }
+  }
+
+  /**
+   * @param neighbourhoodSize k, the Roster's degree: each client with its k - 1 neighbours
+   * @param threshold t
+   * @param survivors clients that sent a masked input and unmask shares
+   */
+  public record Result(
+      Settings settings,
+      int neighbourhoodSize,
+      int threshold,
+      int survivors,
+      Bytes bytes,
+      ClientCpu clientCpu,
+      ServerCpu serverCpu) {}
+
+  /**
+   * Runs {@code settings.warmupRounds()} untimed rounds, so that the JIT has compiled the hot loops
+   * at this d, then {@code settings.repetitions()} measured rounds.
+   *
+   * @param progress receives a line per phase and per tenth of the masked inputs
+   * @throws IllegalStateException if the roster admits no graph, the round cannot be unmasked, or
+   *     the unmasked sum differs from the plaintext sum of the survivors
+   */
+  public static Result run(Settings settings, Consumer<String> progress) {
+    int total = settings.warmupRounds() + settings.repetitions();
+    List<Round> measured = new ArrayList<>();
+    for (int r = 1; r <= total; r++) {
+      boolean warmup = r <= settings.warmupRounds();
+      String label =
+          warmup
+              ? "warm-up round " + r + " of " + settings.warmupRounds()
+              : "round " + (r - settings.warmupRounds()) + " of " + settings.repetitions();
+      Round round =
+          new Round(
+              settings,
+              r,
+              line -> progress.accept("d " + settings.dimension() + ", " + label + ": " + line));
+      round.run();
+      if (!warmup) {
+        measured.add(round);
+      }
+    }
+    return summarize(settings, measured);
+  }
+
+  /** The job spec the costs are measured for: one tensor of d parameters, secure aggregation. */
+  static JobSpec spec(Settings s) {
+    return JobSpecReader.parse(
+        "secagg-cost",
+        """
+        jobId: %s
+        model:
+          tensors:
+            - {name: update, shape: [%d]}
+        rounds:
+          timeout: 60s
+          expectedClients: %d
+        privacy:
+          clipNorm: %s
+          noiseMultiplier: 1.0
+          delta: 1.0e-5
+          budgetEpsilon: .inf
+        aggregation:
+          mode: secure
+          maxDropoutRate: %s
+          adversarialClientRate: %s
+        """
+            .formatted(
+                JOB_ID,
+                s.dimension(),
+                s.clients(),
+                CLIP_NORM,
+                s.dropoutRate(),
+                s.adversarialClientRate()));
+  }
+
+  /** One measured round: the job's side and every client's, in phase order. */
+  private static final class Round {
+    private final Settings settings;
+    private final JobSpec spec;
+    private final int round;
+    private final Consumer<String> progress;
+    private final int d;
+    private final int m;
+
+    // Per survivor, in the order they masked.
+    final List<long[]> bytesUp = new ArrayList<>();
+    final List<long[]> bytesDown = new ArrayList<>();
+    final List<double[]> clientMillis = new ArrayList<>();
+    double plaintextSumMillis;
+    double maskedSumMillis;
+    double reconstructMillis;
+    double correctionMillis;
+    int correctionTerms;
+    int neighbourhoodSize;
+    int threshold;
+
+    Round(Settings settings, int round, Consumer<String> progress) {
+      this.settings = settings;
+      this.spec = spec(settings);
+      this.round = round;
+      this.progress = progress;
+      this.d = settings.dimension();
+      this.m = settings.clients();
+    }
+
+    void run() {
+      SecureRandom jobRandom = new SecureRandom();
+      byte[] session = new byte[RoundContext.SESSION_BYTES];
+      jobRandom.nextBytes(session);
+      RoundContext ctx = new RoundContext(JOB_ID, round, session);
+      long now = System.currentTimeMillis();
+      long openedBytes =
+          AvroCodec.encode(
+                  jobMessage(
+                      ctx,
+                      new Opened(now + 5_000, now + 10_000, now + 20_000, now + 60_000, CLIP_NORM)))
+              .length;
+
+      // Phase 1: every client draws its keys and advertises them.
+      long started = System.nanoTime();
+      ClientSession[] clients = new ClientSession[m];
+      SecureRandom[] randoms = new SecureRandom[m];
+      double[][] millis = new double[m][Phase.values().length];
+      long[][] up = new long[m][4];
+      List<AdvertisedKeys> roster = new ArrayList<>(m);
+      for (int c = 0; c < m; c++) {
+        randoms[c] = new SecureRandom();
+        long t0 = cpuNanos();
+        clients[c] = ClientSession.start(ctx, clientId(c), randoms[c]);
+        AdvertisedKeys keys = clients[c].advertise();
+        long t1 = cpuNanos();
+        byte[] message =
+            AvroCodec.encode(
+                clientMessage(
+                    ctx,
+                    clientId(c),
+                    new AdvertiseKeys(
+                        ByteBuffer.wrap(keys.encryptionPublicKey()),
+                        ByteBuffer.wrap(keys.maskPublicKey()),
+                        ByteBuffer.wrap(keys.selfMaskCommitment()))));
+        long t2 = cpuNanos();
+        millis[c][Phase.ADVERTISE.ordinal()] = millis(t1 - t0);
+        millis[c][Phase.ENCODE.ordinal()] += millis(t2 - t1);
+        up[c][0] = message.length;
+        roster.add(keys);
+      }
+
+      // The job's graph for the roster, and its Roster message.
+      RoundGraph graph =
+          RoundGraph.choose(m, settings.dropoutRate(), settings.adversarialClientRate(), jobRandom)
+              .orElseThrow(
+                  () ->
+                      new IllegalStateException(
+                          "a roster of "
+                              + m
+                              + " admits no neighbour graph at dropout rate "
+                              + settings.dropoutRate()
+                              + " and adversarial client rate "
+                              + settings.adversarialClientRate()));
+      neighbourhoodSize = graph.graph().neighbourhoodSize();
+      threshold = graph.threshold();
+      int[] permutation = graph.graph().permutation();
+      List<RosterEntry> entries = new ArrayList<>(m);
+      for (AdvertisedKeys k : roster) {
+        entries.add(
+            new RosterEntry(
+                ByteBuffer.wrap(k.encryptionPublicKey()),
+                ByteBuffer.wrap(k.maskPublicKey()),
+                ByteBuffer.wrap(k.selfMaskCommitment())));
+      }
+      long rosterBytes =
+          AvroCodec.encode(
+                  jobMessage(
+                      ctx,
+                      new Roster(
+                          entries,
+                          neighbourhoodSize,
+                          threshold,
+                          IntStream.of(permutation).boxed().toList())))
+              .length;
+
+      // Phase 2: every client shares its secrets with its neighbours; the job routes the shares.
+      List<List<RoutedShare>> inbox = new ArrayList<>(m);
+      for (int c = 0; c < m; c++) {
+        inbox.add(new ArrayList<>());
+      }
+      for (int c = 0; c < m; c++) {
+        long t0 = cpuNanos();
+        List<ClientSession.EncryptedShare> shares =
+            clients[c].onRoster(roster, neighbourhoodSize, threshold, permutation);
+        long t1 = cpuNanos();
+        List<dev.privagg.avro.EncryptedShare> out = new ArrayList<>(shares.size());
+        for (ClientSession.EncryptedShare s : shares) {
+          out.add(
+              new dev.privagg.avro.EncryptedShare(s.recipient(), ByteBuffer.wrap(s.ciphertext())));
+        }
+        byte[] message = AvroCodec.encode(clientMessage(ctx, clientId(c), new ShareKeys(out)));
+        long t2 = cpuNanos();
+        millis[c][Phase.ON_ROSTER.ordinal()] = millis(t1 - t0);
+        millis[c][Phase.ENCODE.ordinal()] += millis(t2 - t1);
+        up[c][1] = message.length;
+        for (ClientSession.EncryptedShare s : shares) {
+          inbox.get(s.recipient()).add(new RoutedShare(c, ByteBuffer.wrap(s.ciphertext())));
+        }
+      }
+      progress.accept(
+          String.format(
+              "keys and shares of %d clients (%.1f s)", m, (System.nanoTime() - started) / 1e9));
+
+      // Who drops out after phase 2 (U2 \ U3): its shares were routed, its input never comes.
+      boolean[] dropped = new boolean[m];
+      List<Integer> order = new ArrayList<>(IntStream.range(0, m).boxed().toList());
+      java.util.Collections.shuffle(order, new Random(round));
+      order.subList(0, settings.dropped()).forEach(c -> dropped[c] = true);
+      int[] shared = IntStream.range(0, m).toArray();
+      int[] survivors = IntStream.range(0, m).filter(c -> !dropped[c]).toArray();
+      long survivorsBytes =
+          AvroCodec.encode(
+                  jobMessage(
+                      ctx,
+                      new Survivors(
+                          IntStream.of(shared).boxed().toList(),
+                          IntStream.of(survivors).boxed().toList())))
+              .length;
+
+      // Phases 3 and 4 for each survivor, and the job's sums as the values arrive. A survivor
+      // answers the Survivors message right after masking (U3 is fixed in advance here), so that
+      // its session, which holds its masked input, can go before the next one masks.
+      ClippedSum plaintext = new ClippedSum(spec.clippingPolicy(), spec.model().tensorSizes());
+      long[] maskedSum = new long[d];
+      float[][] scratch = {new float[d]};
+      Map<Integer, UnmaskShares> responses = new HashMap<>();
+      Quantizer quantizer = new Quantizer(CLIP_NORM);
+      int done = 0;
+      started = System.nanoTime();
+      for (int c : survivors) {
+        ClientSession client = clients[c];
+        clients[c] = null;
+        List<RoutedShare> routed = inbox.get(c);
+        long sharesBytes = AvroCodec.encode(jobMessage(ctx, new Shares(c, routed))).length;
+        List<ClientSession.RoutedShare> received = new ArrayList<>(routed.size());
+        for (RoutedShare r : routed) {
+          received.add(new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext())));
+        }
+        float[][] update = {update(c)};
+
+        long t0 = cpuNanos();
+        client.onShares(received);
+        long t1 = cpuNanos();
+        long[] units = quantizer.quantize(update, randoms[c]);
+        long t2 = cpuNanos();
+        byte[] masked = client.maskedInput(units);
+        long t3 = cpuNanos();
+        byte[] maskedMessage =
+            AvroCodec.encode(
+                clientMessage(ctx, clientId(c), new MaskedInput(ByteBuffer.wrap(masked))));
+        long t4 = cpuNanos();
+        UnmaskShares reveal = client.unmask(shared, survivors);
+        long t5 = cpuNanos();
+        byte[] unmaskMessage =
+            AvroCodec.encode(
+                clientMessage(
+                    ctx,
+                    clientId(c),
+                    new dev.privagg.avro.UnmaskShares(
+                        revealed(reveal.selfMaskShares()), revealed(reveal.maskKeyShares()))));
+        long t6 = cpuNanos();
+        byte[] plaintextUpdate = ClientUpdates.encode(spec, round, clientId(c), update);
+        long t7 = cpuNanos();
+        double[] ms = millis[c];
+        ms[Phase.ON_SHARES.ordinal()] = millis(t1 - t0);
+        ms[Phase.QUANTIZE.ordinal()] = millis(t2 - t1);
+        ms[Phase.MASKED_INPUT.ordinal()] = millis(t3 - t2);
+        ms[Phase.UNMASK.ordinal()] = millis(t5 - t4);
+        ms[Phase.ENCODE.ordinal()] += millis(t4 - t3) + millis(t6 - t5);
+        ms[Phase.PLAINTEXT_ENCODE.ordinal()] = millis(t7 - t6);
+        up[c][2] = maskedMessage.length;
+        up[c][3] = unmaskMessage.length;
+        responses.put(c, reveal);
+
+        // The job: the shard's work on each arriving value bytes, in either mode.
+        byte[][] values = {Float32.write(update[0], 0, d).array()};
+        long s0 = cpuNanos();
+        DecodedUpdate.readValues(values, scratch);
+        plaintext.add(scratch);
+        long s1 = cpuNanos();
+        MaskedSum.add(maskedSum, masked);
+        long s2 = cpuNanos();
+        plaintextSumMillis += millis(s1 - s0);
+        maskedSumMillis += millis(s2 - s1);
+
+        bytesUp.add(new long[] {plaintextUpdate.length, up[c][0], up[c][1], up[c][2], up[c][3]});
+        bytesDown.add(new long[] {openedBytes, rosterBytes, sharesBytes, survivorsBytes});
+        clientMillis.add(ms);
+        done++;
+        if (done % Math.max(1, survivors.length / 10) == 0 || done == survivors.length) {
+          progress.accept(
+              String.format(
+                  "%d of %d masked inputs (%.1f s)",
+                  done, survivors.length, (System.nanoTime() - started) / 1e9));
+        }
+      }
+
+      // The round closes: the job reconstructs the secrets and removes the masks.
+      int[][] neighbourhoods = new int[m][];
+      for (int i = 0; i < m; i++) {
+        neighbourhoods[i] = graph.graph().neighbourhood(i);
+      }
+      long u0 = cpuNanos();
+      Unmasking.Result result =
+          Unmasking.reconstruct(
+              ctx, roster, neighbourhoods, threshold, shared, survivors, responses, jobRandom);
+      long u1 = cpuNanos();
+      MaskCorrection correction =
+          result
+              .correction()
+              .orElseThrow(
+                  () ->
+                      new IllegalStateException(
+                          "the round could not be unmasked: self-mask seeds of "
+                              + result.unrecoveredSelfMaskSeeds()
+                              + " and mask keys of "
+                              + result.unrecoveredMaskKeys()
+                              + " not recovered"));
+      correction.applyTo(maskedSum, 0, d);
+      long u2 = cpuNanos();
+      reconstructMillis = millis(u1 - u0);
+      correctionMillis = millis(u2 - u1);
+      correctionTerms = correction.terms().size();
+      progress.accept(
+          String.format(
+              "unmasked: reconstruct %.0f ms, correction of %d masks %.0f ms",
+              reconstructMillis, correctionTerms, correctionMillis));
+      requireEqual(maskedSum, plaintext.units());
+    }
+
+    /** Client c's update: values k 2^-e on the grid, with a norm of at most C / 2. */
+    private float[] update(int c) {
+      SplittableRandom random = new SplittableRandom(31L * round + c);
+      double scale = gridStep(d);
+      float[] values = new float[d];
+      for (int j = 0; j < d; j++) {
+        values[j] = (float) ((random.nextInt(2 * MAX_GRID_STEPS + 1) - MAX_GRID_STEPS) * scale);
+      }
+      return values;
+    }
+  }
+
+  /**
+   * The grid step 2^-e, e >= 20, small enough that d values of at most {@link #MAX_GRID_STEPS}
+   * steps have norm at most C / 2: well inside C' = C (1 - sqrt(d) 2^-36), so neither mode clips,
+   * and exact in float32 and in units of C 2^-36.
+   */
+  static double gridStep(int d) {
+    int e = 20;
+    while (Math.sqrt(d) * MAX_GRID_STEPS * Math.scalb(1.0, -e) > CLIP_NORM / 2) {
+      e++;
+    }
+    return Math.scalb(1.0, -e);
+  }
+
+  private static void requireEqual(long[] secure, long[] plaintext) {
+    for (int j = 0; j < secure.length; j++) {
+      if (secure[j] != plaintext[j]) {
+        throw new IllegalStateException(
+            "the unmasked secure sum differs from the plaintext sum of the survivors at coordinate "
+                + j
+                + ": "
+                + secure[j]
+                + " against "
+                + plaintext[j]
+                + " units");
+      }
+    }
+  }
+
+  /** Client CPU columns, in {@code millis} rows. */
+  private enum Phase {
+    ADVERTISE,
+    ON_ROSTER,
+    ON_SHARES,
+    QUANTIZE,
+    MASKED_INPUT,
+    UNMASK,
+    ENCODE,
+    PLAINTEXT_ENCODE
+  }
+
+  private static Result summarize(Settings settings, List<Round> rounds) {
+    List<long[]> up = new ArrayList<>();
+    List<long[]> down = new ArrayList<>();
+    List<double[]> cpu = new ArrayList<>();
+    for (Round r : rounds) {
+      up.addAll(r.bytesUp);
+      down.addAll(r.bytesDown);
+      cpu.addAll(r.clientMillis);
+    }
+    Bytes bytes =
+        new Bytes(
+            medianLong(up, row -> row[0]),
+            medianLong(up, row -> row[1]),
+            medianLong(up, row -> row[2]),
+            medianLong(up, row -> row[3]),
+            medianLong(up, row -> row[4]),
+            medianLong(down, row -> row[0]),
+            medianLong(down, row -> row[1]),
+            medianLong(down, row -> row[2]),
+            medianLong(down, row -> row[3]),
+            medianLong(up, row -> row[1] + row[2] + row[3] + row[4]),
+            medianLong(down, row -> row[0] + row[1] + row[2] + row[3]));
+    ClientCpu client =
+        new ClientCpu(
+            median(cpu, row -> row[Phase.PLAINTEXT_ENCODE.ordinal()]),
+            median(cpu, row -> row[Phase.ADVERTISE.ordinal()]),
+            median(cpu, row -> row[Phase.ON_ROSTER.ordinal()]),
+            median(cpu, row -> row[Phase.ON_SHARES.ordinal()]),
+            median(cpu, row -> row[Phase.QUANTIZE.ordinal()]),
+            median(cpu, row -> row[Phase.MASKED_INPUT.ordinal()]),
+            median(cpu, row -> row[Phase.UNMASK.ordinal()]),
+            median(cpu, row -> row[Phase.ENCODE.ordinal()]),
+            median(cpu, row -> Arrays.stream(row, 0, Phase.PLAINTEXT_ENCODE.ordinal()).sum()));
+    ServerCpu server =
+        new ServerCpu(
+            medianOf(rounds, r -> r.plaintextSumMillis),
+            medianOf(rounds, r -> r.maskedSumMillis),
+            medianOf(rounds, r -> r.reconstructMillis),
+            medianOf(rounds, r -> r.correctionMillis),
+            (int) medianOf(rounds, r -> r.correctionTerms));
+    Round last = rounds.get(rounds.size() - 1);
+    return new Result(
+        settings,
+        last.neighbourhoodSize,
+        last.threshold,
+        settings.clients() - settings.dropped(),
+        bytes,
+        client,
+        server);
+  }
+
+  private static long medianLong(
+      List<long[]> rows, java.util.function.ToLongFunction<long[]> field) {
+    return (long) Percentiles.of(rows.stream().mapToDouble(field::applyAsLong).toArray(), 50);
+  }
+
+  private static double median(
+      List<double[]> rows, java.util.function.ToDoubleFunction<double[]> field) {
+    return Percentiles.of(rows.stream().mapToDouble(field).toArray(), 50);
+  }
+
+  private static double medianOf(
+      List<Round> rounds, java.util.function.ToDoubleFunction<Round> field) {
+    return Percentiles.of(rounds.stream().mapToDouble(field).toArray(), 50);
+  }
+
+  private static String clientId(int c) {
+    return String.format("client-%05d", c);
+  }
+
+  private static SecureMessage clientMessage(RoundContext ctx, String clientId, Object body) {
+    return new SecureMessage(JOB_ID, ctx.round(), ByteBuffer.wrap(ctx.session()), clientId, body);
+  }
+
+  private static SecureRound jobMessage(RoundContext ctx, Object body) {
+    return new SecureRound(JOB_ID, ctx.round(), ByteBuffer.wrap(ctx.session()), body);
+  }
+
+  private static List<RevealedShare> revealed(List<UnmaskShares.RevealedShare> shares) {
+    List<RevealedShare> out = new ArrayList<>(shares.size());
+    for (UnmaskShares.RevealedShare s : shares) {
+      out.add(new RevealedShare(s.index(), ByteBuffer.wrap(s.share())));
+    }
+    return out;
+  }
+
+  private static byte[] bytes(ByteBuffer buffer) {
+    byte[] out = new byte[buffer.remaining()];
+    buffer.duplicate().get(out);
+    return out;
+  }
+
+  private static long cpuNanos() {
+    return THREADS.getCurrentThreadCpuTime();
+  }
+
+  private static double millis(long nanos) {
+    return nanos / 1e6;
+  }
+}
