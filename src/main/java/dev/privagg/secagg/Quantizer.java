@@ -77,13 +77,44 @@ public final class Quantizer {
     double limit = (UNITS_AT_NORM - Math.sqrt(d)) * (1 - (d + 16) * 0x1p-50);
     boolean clip = !(norm * (UNITS_AT_NORM / clipNorm) <= limit);
     double unitsPerValue = limit / norm;
+    Coins coins = new Coins(random);
     for (int j = 0; j < d; j++) {
       // Unclipped values scale as v 2^36 / C, exact for a value on the grid.
       double a = clip ? update[j] * unitsPerValue : update[j] * UNITS_AT_NORM / clipNorm;
       double floor = Math.floor(a);
-      units[j] = (long) floor + (random.nextDouble() < a - floor ? 1 : 0);
+      units[j] = (long) floor + (coins.next() < a - floor ? 1 : 0);
     }
     return units;
+  }
+
+  /**
+   * Uniform doubles in [0, 1) for the rounding, one per coordinate: 53 bits of each word of an
+   * AES-CTR keystream ({@link MaskStream}) under a key drawn from {@code random}, in blocks. One
+   * draw from a JDK SecureRandom per coordinate took 150 ns, 90% of a client's time at d = 10^6;
+   * the keystream is as unpredictable to the job and a few hundred times faster.
+   */
+  private static final class Coins {
+    private static final int BLOCK = 8192;
+    private final MaskStream stream;
+    private final long[] words = new long[BLOCK];
+    private int next = BLOCK;
+    private int offset;
+
+    Coins(RandomGenerator random) {
+      byte[] key = new byte[32];
+      random.nextBytes(key);
+      stream = new MaskStream(key);
+    }
+
+    double next() {
+      if (next == BLOCK) {
+        java.util.Arrays.fill(words, 0);
+        stream.addTo(words, offset, offset + BLOCK, 1);
+        offset += BLOCK;
+        next = 0;
+      }
+      return (words[next++] >>> 11) * 0x1p-53;
+    }
   }
 
   /** The L2 norm, scaled by the largest magnitude so that squares neither overflow nor vanish. */
