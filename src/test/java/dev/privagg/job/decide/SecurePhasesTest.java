@@ -956,4 +956,57 @@ class SecurePhasesTest {
     assertThat(store.secure).isNull();
     assertThat(driver.decided.secureMessages).isEmpty();
   }
+
+  // Restores under the other aggregation mode.
+
+  @Test
+  void restoredInPlaintextMode_aHeldMaskedInputIsRejected_andTheRoundIsReleasedWithNoiseAlone() {
+    List<Client> clients = sharedRound(3);
+    driver.advanceTo(SHARE_DEADLINE - 1);
+    mask(clients.subList(0, 2), 600);
+    driver.advanceTo(650);
+    // client-2's masked input is read, but event time has not reached its broker time: the
+    // decider holds it (and its shard its values) when the savepoint is taken.
+    mask(clients.subList(2, 3), 700);
+    assertThat(store.held).containsKey(700L);
+
+    JobSpec plain = JobFixtures.exactSpec("");
+    driver.start(plain, NoiseSources.forSpec(plain), LedgerFloor.NONE, 0);
+    driver.lifecycle.keepAlive(store, driver.decided); // as the first heartbeat re-arms timers
+    driver.advanceTo(DEADLINE - 1);
+
+    assertThat(driver.decided.rejectDetails)
+        .singleElement()
+        .asString()
+        .startsWith("client-2 WRONG_AGGREGATION: ");
+    assertThat(driver.decided.unmaskFailures)
+        .singleElement()
+        .asString()
+        .contains("restored with aggregation.mode plaintext");
+    assertThat(driver.decided.released).containsExactly(1L);
+    assertThat(driver.decided.closed).extracting(ClosedRound::contributions).containsExactly(0L);
+  }
+
+  @Test
+  void restoredInSecureMode_aHeldPlaintextUpdateIsRejected_andNeverReachesAShardAsAMaskedInput() {
+    JobSpec plain = JobFixtures.exactSpec("");
+    driver.start(plain, NoiseSources.forSpec(plain), LedgerFloor.NONE, 0);
+    driver.read(JobFixtures.readFrom(0, 1, JobFixtures.update("a", 1, 0.5f, 0, 0)), 100);
+    driver.advanceTo(100);
+    assertThat(driver.decided.admitted).containsExactly("a");
+    // Read, but held: event time is still before its broker time.
+    driver.read(JobFixtures.readFrom(0, 2, JobFixtures.update("b", 1, 0.25f, 0, 0)), 200);
+
+    driver.start(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE, 0);
+    driver.lifecycle.keepAlive(store, driver.decided);
+    driver.advanceTo(DEADLINE - 1);
+
+    assertThat(driver.decided.rejectDetails)
+        .singleElement()
+        .asString()
+        .startsWith("b WRONG_AGGREGATION: ");
+    assertThat(driver.decided.admitted).isEmpty();
+    assertThat(driver.decided.released).containsExactly(1L);
+    assertThat(driver.decided.closed).extracting(ClosedRound::contributions).containsExactly(1L);
+  }
 }
