@@ -493,6 +493,50 @@ class SecureMessageValidatorTest {
   }
 
   @Test
+  void
+      aRecordOfTheJobsLimitFullOfEmptyShares_isRejected_allocatingAboutItsSizeNotAnObjectPerByte() {
+    // A model of 2^17 coordinates: masked inputs of 1 MiB, and maxRecordBytes of 2 MiB by default.
+    JobSpec large =
+        JobSpecReader.parse(
+            "large",
+            """
+            jobId: %s
+            model:
+              tensors:
+                - {name: w, shape: [131072]}
+            rounds: {timeout: 1s, expectedClients: 2}
+            privacy: {clipNorm: 1.0, noiseMultiplier: 0, delta: 1.0e-5, budgetEpsilon: .inf}
+            aggregation: {mode: secure}
+            """
+                .formatted(SECURE_JOB));
+    UpdateValidator v = new UpdateValidator(List.of(large));
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    // Each item two bytes (index 0, an empty share): about a million of them, each of which
+    // Avro's reader would make an object, a ByteBuffer and an array of.
+    long items = (large.maxRecordBytes() - 64) / 2;
+    for (int kind : new int[] {1, 3}) {
+      AvroBytes record = upToBody().varint(kind).varint(items);
+      byte[] empty = new byte[2 * (int) items];
+      record.raw(empty).varint(0);
+      if (kind == 3) {
+        record.varint(0); // no mask-key shares
+      }
+      byte[] value = record.toByteArray();
+      assertThat((long) value.length).isLessThanOrEqualTo(large.maxRecordBytes());
+      v.validate(raw(value)); // warm up
+      long before = threads.getCurrentThreadAllocatedBytes();
+      UpdateValidator.Result result = v.validate(raw(value));
+      long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+
+      assertThat(result.update()).isNull();
+      assertThat(allocated)
+          .as("bytes allocated to reject a %d-byte record of %d empty items", value.length, items)
+          .isLessThan(4L * value.length);
+    }
+  }
+
+  @Test
   void everyTruncationOfAGenuineMessage_isUndecodable_neverAnException() {
     for (byte[] genuine :
         List.of(
