@@ -272,6 +272,10 @@ public final class Unmasking {
     }
   }
 
+  /**
+   * Checks the neighbourhoods in memory of the graph itself (a roster of a million has a few
+   * hundred MB of it at most), never a table of n by n.
+   */
   private static void validateGraph(int[][] neighbourhoods, int n) {
     if (neighbourhoods.length != n) {
       throw new IllegalArgumentException(
@@ -280,16 +284,28 @@ public final class Unmasking {
               + " clients, were "
               + neighbourhoods.length);
     }
-    boolean[][] adjacent = new boolean[n][];
+    int[][] sorted = new int[n][];
     for (int i = 0; i < n; i++) {
-      adjacent[i] = members("neighbourhoods[" + i + "]", neighbourhoods[i], n);
-      if (!adjacent[i][i]) {
+      int[] nodes = sorted(neighbourhoods[i]);
+      for (int j = 0; j < nodes.length; j++) {
+        if (!(nodes[j] >= 0 && nodes[j] < n) || (j > 0 && nodes[j] == nodes[j - 1])) {
+          throw new IllegalArgumentException(
+              "neighbourhoods["
+                  + i
+                  + "] must hold distinct roster indices in [0, "
+                  + n
+                  + "), found "
+                  + nodes[j]);
+        }
+      }
+      if (Arrays.binarySearch(nodes, i) < 0) {
         throw new IllegalArgumentException("neighbourhoods[" + i + "] must include " + i);
       }
+      sorted[i] = nodes;
     }
     for (int i = 0; i < n; i++) {
-      for (int j : neighbourhoods[i]) {
-        if (!adjacent[j][i]) {
+      for (int j : sorted[i]) {
+        if (Arrays.binarySearch(sorted[j], i) < 0) {
           throw new IllegalArgumentException(
               "neighbourhoods must be symmetric, but "
                   + j

@@ -210,6 +210,43 @@ class SecAggRoundTest {
     assertThat(sum).isEqualTo(SecAggCohort.plainSum(units, masked, D));
   }
 
+  @Test
+  void aLargeRoster_isReconstructedInMemoryOfItsGraph_notOfItsSizeSquared() {
+    // 10,000 clients on a sparse graph (neighbourhoods of 55): the graph is about 2 MB of ints;
+    // the job unmasks at the round's deadline, in the decider, for rosters up to 1,000,000.
+    int n = 10_000;
+    HararyGraph graph = HararyGraph.shuffled(n, 54, new Random(6));
+    int[][] neighbourhoods = new int[n][];
+    List<AdvertisedKeys> roster = new ArrayList<>();
+    Random random = new Random(7);
+    for (int i = 0; i < n; i++) {
+      neighbourhoods[i] = graph.neighbourhood(i);
+      byte[] key = new byte[32];
+      random.nextBytes(key);
+      roster.add(new AdvertisedKeys(key, key, key));
+    }
+    int[] everyone = IntStream.range(0, n).toArray();
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    long before = threads.getCurrentThreadAllocatedBytes();
+
+    // Everyone shared and nobody answered: nothing is recovered, but the graph is checked.
+    Unmasking.Result result =
+        Unmasking.reconstruct(
+            new RoundContext("job", 1, new byte[16]),
+            roster,
+            neighbourhoods,
+            28,
+            everyone,
+            new int[0],
+            Map.of(),
+            new Random(8));
+
+    long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+    assertThat(result.unrecoveredMaskKeys()).hasSize(n);
+    assertThat(allocated).as("bytes allocated to unmask a roster of %d", n).isLessThan(32L << 20);
+  }
+
   /**
    * One client's masked input of a constant update (80,000 bytes), binned by byte value: uniform
    * bytes give a chi-square statistic with 255 degrees of freedom; the test fails above its 1 -
