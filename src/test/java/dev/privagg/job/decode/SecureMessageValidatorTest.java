@@ -231,6 +231,40 @@ class SecureMessageValidatorTest {
   }
 
   @Test
+  void aRejectOfAnUnknownJobOrTheWrongMode_neverCopiesIdsBeyondTheLimits_soItFitsTheRejectsTopic() {
+    // A record of the roomiest job's size whose job id and client id take half of it each: the
+    // reject carries the record and must fit what the sink and the rejects topic take (the record
+    // plus 1 MiB); copying both ids (and the job id again as the key) would need 2.5 times it,
+    // fail the sink, and replay the record forever.
+    int half = (int) (PLAIN.maxRecordBytes() / 2) - 200;
+    byte[] unknownJob = message("j".repeat(half), session, "c".repeat(half), advertiseKeys());
+    byte[] plainJob = message(PLAIN_JOB, session, "c".repeat(2 * half), advertiseKeys());
+    for (byte[] value : List.of(unknownJob, plainJob)) {
+      assertThat((long) value.length).isLessThanOrEqualTo(PLAIN.maxRecordBytes());
+      UpdateValidator.Rejection r = rejected(value);
+      assertThat(r.reason()).isIn(RejectReason.UNKNOWN_JOB, RejectReason.WRONG_AGGREGATION);
+
+      dev.privagg.job.OutboundRecord reject =
+          dev.privagg.job.Records.reject(
+              "rejects",
+              r.reason(),
+              r.detail(),
+              r.jobId(),
+              r.clientId(),
+              r.round(),
+              "updates",
+              0,
+              0,
+              value);
+      long size = reject.value.length + (reject.key == null ? 0 : reject.key.length);
+      assertThat(size)
+          .as("bytes of the %s reject of a %d-byte record", r.reason(), value.length)
+          .isLessThanOrEqualTo(
+              PLAIN.maxRecordBytes() + dev.privagg.job.kafka.KafkaPreflight.OUTPUT_HEADROOM_BYTES);
+    }
+  }
+
+  @Test
   void secureMessageLargerThanItsJobsRecordLimit_isRecordTooLarge_thoughAnotherJobTakesThatSize() {
     // 20 well-formed 160-byte ciphertexts: 3,200 bytes, within the plaintext job's 1 MiB but over
     // the secure job's 2,048.
