@@ -15,6 +15,16 @@ import org.apache.avro.specific.SpecificDatumReader;
  */
 public final class SecureMessageReader {
   private static final int HEADER_BYTES = 10;
+
+  /**
+   * Fewer bytes than the smallest item any valid message holds: a RevealedShare of index 0 takes 69
+   * (a one-byte index, a two-byte length and 66 bytes of share), an EncryptedShare 163. Avro's
+   * reader makes an object, a ByteBuffer and an array of every item, about 170 bytes of heap for an
+   * item of two bytes, so a record of the job's size full of empty items would cost a hundred times
+   * its size before any check could refuse it.
+   */
+  static final int MIN_ITEM_BYTES = 68;
+
   private static final long FINGERPRINT =
       SchemaNormalization.parsingFingerprint64(SecureMessage.getClassSchema());
   private static final SpecificDatumReader<SecureMessage> READER =
@@ -41,7 +51,8 @@ public final class SecureMessageReader {
    */
   public static SecureMessage read(byte[] bytes) throws UpdateReader.Rejected {
     try {
-      BoundedAvro.check(SecureMessage.getClassSchema(), bytes, HEADER_BYTES, bytes.length);
+      BoundedAvro.check(
+          SecureMessage.getClassSchema(), bytes, HEADER_BYTES, bytes.length / MIN_ITEM_BYTES);
     } catch (BoundedAvro.Malformed e) {
       throw new UpdateReader.Rejected(
           RejectReason.UNDECODABLE, "SecureMessage: " + e.getMessage(), null, null, null);

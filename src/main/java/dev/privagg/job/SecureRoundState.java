@@ -1,5 +1,12 @@
 package dev.privagg.job;
 
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+
 /**
  * The decider's state of one secure-aggregation round (docs/secure-aggregation.md): its session and
  * phase deadlines, the roster in admission order with each client's advertised keys, the neighbour
@@ -41,18 +48,83 @@ public class SecureRoundState {
 
   public SecureRoundState() {}
 
+  // While the roster grows (phase 1) its three arrays may hold spare room beyond the entries in
+  // use, so that a join does not copy the roster; -1: every slot is an entry. Neither this nor the
+  // indexes below are state: a copy or a restore has exact arrays and builds the indexes again.
+  private transient int entries = -1;
+  private transient Map<String, Integer> indexByKey;
+  private transient Set<ByteBuffer> encryptionKeys;
+
   /** The roster index of {@code clientKey}, or -1. */
   public int indexOf(String clientKey) {
-    for (int i = 0; i < clientKeys.length; i++) {
-      if (clientKeys[i].equals(clientKey)) {
-        return i;
+    if (indexByKey == null) {
+      int n = size();
+      indexByKey = new HashMap<>(2 * n + 16);
+      for (int i = 0; i < n; i++) {
+        indexByKey.putIfAbsent(clientKeys[i], i);
       }
     }
-    return -1;
+    Integer index = indexByKey.get(clientKey);
+    return index == null ? -1 : index;
+  }
+
+  /** Whether an entry of the roster has the encryption public key {@code key} (32 bytes). */
+  public boolean hasEncryptionKey(byte[] key) {
+    if (encryptionKeys == null) {
+      int n = size();
+      encryptionKeys = new HashSet<>(2 * n + 16);
+      for (int i = 0; i < n; i++) {
+        encryptionKeys.add(ByteBuffer.wrap(advertised[i], 0, 32));
+      }
+    }
+    return encryptionKeys.contains(ByteBuffer.wrap(key, 0, 32));
+  }
+
+  /**
+   * Adds a client to the roster: its key, its shard and its 96 advertised bytes (encryption key,
+   * mask key, commitment), in amortized constant time.
+   */
+  public void join(String clientKey, String shardKey, byte[] entry) {
+    int n = size();
+    if (n == clientKeys.length) {
+      int capacity = Math.max(16, 2 * n);
+      clientKeys = Arrays.copyOf(clientKeys, capacity);
+      shardKeys = Arrays.copyOf(shardKeys, capacity);
+      advertised = Arrays.copyOf(advertised, capacity);
+    }
+    clientKeys[n] = clientKey;
+    shardKeys[n] = shardKey;
+    advertised[n] = entry;
+    entries = n + 1;
+    if (indexByKey != null) {
+      indexByKey.putIfAbsent(clientKey, n);
+    }
+    if (encryptionKeys != null) {
+      encryptionKeys.add(ByteBuffer.wrap(entry, 0, 32));
+    }
+  }
+
+  /** Ends the roster's growth: its arrays hold exactly its entries from now on. */
+  public void fixRoster() {
+    int n = size();
+    if (n != clientKeys.length) {
+      clientKeys = Arrays.copyOf(clientKeys, n);
+      shardKeys = Arrays.copyOf(shardKeys, n);
+      advertised = Arrays.copyOf(advertised, n);
+    }
+    entries = -1;
+  }
+
+  /**
+   * {@code array} (one of the roster's three) without the spare room it may hold while the roster
+   * grows: what state holds of it.
+   */
+  public <T> T[] inUse(T[] array) {
+    return entries >= 0 && entries != array.length ? Arrays.copyOf(array, entries) : array;
   }
 
   /** The roster's size. */
   public int size() {
-    return clientKeys.length;
+    return entries >= 0 ? entries : clientKeys.length;
   }
 }

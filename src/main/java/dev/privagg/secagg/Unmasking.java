@@ -20,9 +20,15 @@ import java.util.random.RandomGenerator;
  * (u masked with w because w's shares were routed to it, w being in U2).
  *
  * <p>Clients may lie in phase 4. A secret is reconstructed from t shares of its holders, sorted by
- * holder; if the result fails its check, the next window of t consecutive holders is tried, at most
- * {@code m - t + 1} windows for m shares. A target is recovered when some window of t holders tells
- * the truth; the targets that are not are reported, and no correction is made.
+ * holder; if the result fails its check, the next window of t consecutive holders is tried, then
+ * random t-subsets. When a secret is found after a failed try, every other share of it is checked
+ * against the polynomial (with t - 1 shares of the subset that passed), and a holder whose share is
+ * not on it is a proven liar: its shares of the later secrets are not used. The search of a whole
+ * round is bounded: after each secret's first try, at most {@code 2 u + 100 + k} further subsets in
+ * all for u secrets (k the largest neighbourhood), and none once a secret is lost (the round has no
+ * sum then anyway), since each subset costs an interpolation of O(t^2) products in the field of
+ * 2^521 - 1 and the job runs it at the round's deadline. The targets that are not recovered are
+ * reported, and no correction is made.
  */
 public final class Unmasking {
   /** Random t-subsets tried per secret after the windows fail. */
@@ -82,16 +88,23 @@ public final class Unmasking {
     List<MaskCorrection.Term> terms = new ArrayList<>();
     List<Integer> unrecoveredSeeds = new ArrayList<>();
     List<Integer> unrecoveredKeys = new ArrayList<>();
+    int largestNeighbourhood = 0;
+    for (int[] neighbourhood : neighbourhoods) {
+      largestNeighbourhood = Math.max(largestNeighbourhood, neighbourhood.length);
+    }
+    Search search =
+        new Search(
+            threshold,
+            random,
+            2L * shared.length + RANDOM_SUBSETS + largestNeighbourhood,
+            new boolean[n]);
     for (int u : sorted(maskedInput)) {
       List<Shamir.Share> shares =
-          sharesOf(u, neighbourhoods[u], responses, UnmaskShares::selfMaskShares);
+          search.trusted(sharesOf(u, neighbourhoods[u], responses, UnmaskShares::selfMaskShares));
       byte[] commitment = roster.get(u).selfMaskCommitment();
       Optional<byte[]> seed =
-          recover(
-              shares,
-              threshold,
-              b -> Arrays.equals(DerivedKeys.selfMaskCommitment(ctx, b), commitment),
-              random);
+          search.recover(
+              shares, b -> Arrays.equals(DerivedKeys.selfMaskCommitment(ctx, b), commitment));
       if (seed.isPresent()) {
         terms.add(new MaskCorrection.Term(DerivedKeys.selfMaskKey(ctx, seed.get(), u), -1));
       } else {
@@ -103,11 +116,10 @@ public final class Unmasking {
         continue;
       }
       List<Shamir.Share> shares =
-          sharesOf(w, neighbourhoods[w], responses, UnmaskShares::maskKeyShares);
+          search.trusted(sharesOf(w, neighbourhoods[w], responses, UnmaskShares::maskKeyShares));
       byte[] publicKey = roster.get(w).maskPublicKey();
       Optional<byte[]> maskKey =
-          recover(
-              shares, threshold, s -> Arrays.equals(X25519Keys.publicKeyOf(s), publicKey), random);
+          search.recover(shares, s -> Arrays.equals(X25519Keys.publicKeyOf(s), publicKey));
       if (maskKey.isEmpty()) {
         unrecoveredKeys.add(w);
         continue;
@@ -150,31 +162,104 @@ public final class Unmasking {
     return shares;
   }
 
-  /** A secret that passes {@code check}, from a window of t shares or else a random t-subset. */
-  private static Optional<byte[]> recover(
-      List<Shamir.Share> shares, int threshold, Predicate<byte[]> check, RandomGenerator random) {
-    int m = shares.size();
-    for (int start = 0; start + threshold <= m; start++) {
-      Optional<byte[]> secret = tryShares(shares.subList(start, start + threshold), check);
-      if (secret.isPresent()) {
-        return secret;
-      }
+  /**
+   * The search for a round's secrets: the subsets it may still try beyond each secret's first, and
+   * the holders proven to have lied.
+   */
+  private static final class Search {
+    private final int threshold;
+    private final RandomGenerator random;
+    private long subsetsLeft;
+    private final boolean[] liars;
+
+    Search(int threshold, RandomGenerator random, long subsets, boolean[] liars) {
+      this.threshold = threshold;
+      this.random = random;
+      this.subsetsLeft = subsets;
+      this.liars = liars;
     }
-    if (m <= threshold) {
+
+    /** {@code shares} without those of proven liars (a share's holder is {@code x - 1}). */
+    List<Shamir.Share> trusted(List<Shamir.Share> shares) {
+      List<Shamir.Share> out = new ArrayList<>(shares.size());
+      for (Shamir.Share share : shares) {
+        if (!liars[share.x() - 1]) {
+          out.add(share);
+        }
+      }
+      return out;
+    }
+
+    /**
+     * A secret that passes {@code check}: from the first t shares, else (within the round's bound)
+     * from another window of t consecutive shares or a random t-subset.
+     */
+    Optional<byte[]> recover(List<Shamir.Share> shares, Predicate<byte[]> check) {
+      int m = shares.size();
+      if (m < threshold) {
+        return Optional.empty();
+      }
+      Optional<byte[]> first = tryShares(shares.subList(0, threshold), check);
+      if (first.isPresent()) {
+        return first;
+      }
+      for (int start = 1; start + threshold <= m && take(); start++) {
+        List<Shamir.Share> window = shares.subList(start, start + threshold);
+        Optional<byte[]> secret = tryShares(window, check);
+        if (secret.isPresent()) {
+          findLiars(shares, window, secret.get());
+          return secret;
+        }
+      }
+      if (m > threshold) {
+        List<Shamir.Share> pool = new ArrayList<>(shares);
+        for (int attempt = 0; attempt < RANDOM_SUBSETS && take(); attempt++) {
+          // A partial Fisher-Yates shuffle puts a uniform t-subset at the front.
+          for (int i = 0; i < threshold; i++) {
+            Collections.swap(pool, i, i + random.nextInt(m - i));
+          }
+          List<Shamir.Share> subset = pool.subList(0, threshold);
+          Optional<byte[]> secret = tryShares(subset, check);
+          if (secret.isPresent()) {
+            findLiars(shares, List.copyOf(subset), secret.get());
+            return secret;
+          }
+        }
+      }
+      // Lost: the round has no sum, so no later secret is worth more than its first try.
+      subsetsLeft = 0;
       return Optional.empty();
     }
-    List<Shamir.Share> pool = new ArrayList<>(shares);
-    for (int attempt = 0; attempt < RANDOM_SUBSETS; attempt++) {
-      // A partial Fisher-Yates shuffle puts a uniform t-subset at the front.
-      for (int i = 0; i < threshold; i++) {
-        Collections.swap(pool, i, i + random.nextInt(m - i));
+
+    private boolean take() {
+      if (subsetsLeft <= 0) {
+        return false;
       }
-      Optional<byte[]> secret = tryShares(pool.subList(0, threshold), check);
-      if (secret.isPresent()) {
-        return secret;
+      subsetsLeft--;
+      return true;
+    }
+
+    /**
+     * Marks the holders of the shares that are not on the polynomial through {@code good} (t shares
+     * that gave {@code secret}): t - 1 of them and such a share give another secret. The first
+     * subset tried failed, so at least one liar is found each time this runs.
+     */
+    private void findLiars(List<Shamir.Share> shares, List<Shamir.Share> good, byte[] secret) {
+      java.util.Set<Integer> used = new java.util.HashSet<>();
+      good.forEach(share -> used.add(share.x()));
+      List<Shamir.Share> probe = new ArrayList<>(good.subList(1, threshold));
+      probe.add(null);
+      for (Shamir.Share share : shares) {
+        if (used.contains(share.x()) || !take()) {
+          continue;
+        }
+        probe.set(threshold - 1, share);
+        Optional<byte[]> other = tryShares(probe, b -> Arrays.equals(b, secret));
+        if (other.isEmpty()) {
+          liars[share.x() - 1] = true;
+        }
       }
     }
-    return Optional.empty();
   }
 
   private static Optional<byte[]> tryShares(List<Shamir.Share> shares, Predicate<byte[]> check) {
@@ -187,6 +272,10 @@ public final class Unmasking {
     }
   }
 
+  /**
+   * Checks the neighbourhoods in memory of the graph itself (a roster of a million has a few
+   * hundred MB of it at most), never a table of n by n.
+   */
   private static void validateGraph(int[][] neighbourhoods, int n) {
     if (neighbourhoods.length != n) {
       throw new IllegalArgumentException(
@@ -195,16 +284,28 @@ public final class Unmasking {
               + " clients, were "
               + neighbourhoods.length);
     }
-    boolean[][] adjacent = new boolean[n][];
+    int[][] sorted = new int[n][];
     for (int i = 0; i < n; i++) {
-      adjacent[i] = members("neighbourhoods[" + i + "]", neighbourhoods[i], n);
-      if (!adjacent[i][i]) {
+      int[] nodes = sorted(neighbourhoods[i]);
+      for (int j = 0; j < nodes.length; j++) {
+        if (!(nodes[j] >= 0 && nodes[j] < n) || (j > 0 && nodes[j] == nodes[j - 1])) {
+          throw new IllegalArgumentException(
+              "neighbourhoods["
+                  + i
+                  + "] must hold distinct roster indices in [0, "
+                  + n
+                  + "), found "
+                  + nodes[j]);
+        }
+      }
+      if (Arrays.binarySearch(nodes, i) < 0) {
         throw new IllegalArgumentException("neighbourhoods[" + i + "] must include " + i);
       }
+      sorted[i] = nodes;
     }
     for (int i = 0; i < n; i++) {
-      for (int j : neighbourhoods[i]) {
-        if (!adjacent[j][i]) {
+      for (int j : sorted[i]) {
+        if (Arrays.binarySearch(sorted[j], i) < 0) {
           throw new IllegalArgumentException(
               "neighbourhoods must be symmetric, but "
                   + j

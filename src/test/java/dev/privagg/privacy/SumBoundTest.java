@@ -86,4 +86,34 @@ class SumBoundTest {
     assertThat(sum[1]).isEqualTo(1.0);
     assertThat(sum[2]).isEqualTo(2.0);
   }
+
+  @Test
+  void fold_leavesEverySumOfHonestClientsAsItIs_andIsContinuousAcrossTheWrapAt2To63() {
+    long c = 1L << 36; // C in units
+    long[] honest = {3 * c, -3 * c, 0, 1};
+    assertThat(SumBound.fold(honest, 3)).isFalse();
+    assertThat(honest).containsExactly(3 * c, -3 * c, 0, 1);
+
+    // Either side of the wrap, and either side of each bound: neighbours stay neighbours.
+    long[][] neighbours = {
+      {Long.MAX_VALUE, Long.MIN_VALUE},
+      {3 * c, 3 * c + 1},
+      {-3 * c - 1, -3 * c},
+      {Long.MAX_VALUE - c, Long.MIN_VALUE + c},
+    };
+    for (long[] pair : neighbours) {
+      long[] folded = pair.clone();
+      SumBound.fold(folded, 3);
+      long apart = pair[1] - pair[0]; // modulo 2^64
+      assertThat(Math.abs(folded[1] - folded[0]))
+          .as("%s folded to %s", java.util.Arrays.toString(pair), java.util.Arrays.toString(folded))
+          .isLessThanOrEqualTo(Math.abs(apart) + 1);
+      for (long v : folded) {
+        assertThat(Math.abs(v)).isLessThanOrEqualTo(3 * c);
+      }
+    }
+    long[] antipode = {Long.MIN_VALUE};
+    assertThat(SumBound.fold(antipode, 3)).isTrue();
+    assertThat(antipode[0]).as("2^63, the farthest from any honest sum, folds to 0").isZero();
+  }
 }

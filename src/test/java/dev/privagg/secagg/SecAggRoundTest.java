@@ -123,6 +123,130 @@ class SecAggRoundTest {
     assertThat(sum).isEqualTo(SecAggCohort.plainSum(units, masked, D));
   }
 
+  /** Counts the t-subsets drawn: each random subset takes t bounded draws. */
+  private static final class CountingRandom implements java.util.random.RandomGenerator {
+    private final Random random = new Random(3);
+    long draws;
+
+    @Override
+    public long nextLong() {
+      return random.nextLong();
+    }
+
+    @Override
+    public int nextInt(int bound) {
+      draws++;
+      return random.nextInt(bound);
+    }
+  }
+
+  @Test
+  void liarsAtEveryTarget_costTheSearchABoundedNumberOfSubsets_forTheWholeRound() {
+    // 40 clients, neighbourhoods of 13, threshold 7; a third of them lie about every share. Each
+    // subset tried is a Lagrange interpolation over the field of 2^521 - 1 (O(t^2) products), and
+    // the search runs in the decider at the round's deadline: a round's search must not grow to
+    // 100 random subsets for every secret (123 interpolations of t = 27 per secret for n = 1000 at
+    // the default rates, a minute of one core for the round; an hour at t = 417).
+    int n = 40;
+    int k = 13;
+    int t = 7;
+    SecAggCohort cohort = new SecAggCohort(n, k, t, 31);
+    int[] shared = cohort.shareKeys(i -> true);
+    int[] masked = cohort.maskedInputs(i -> true, randomUnits(n, new Random(31)));
+    Map<Integer, UnmaskShares> responses = cohort.unmask(i -> true, shared, masked);
+    Random random = new Random(4);
+    for (int liar = 0; liar < n; liar += 3) {
+      responses.put(liar, randomized(responses.get(liar), random));
+    }
+    CountingRandom counting = new CountingRandom();
+
+    Unmasking.Result result =
+        Unmasking.reconstruct(
+            cohort.ctx,
+            cohort.roster,
+            cohort.neighbourhoods,
+            t,
+            shared,
+            masked,
+            responses,
+            counting);
+
+    assertThat(result.correction()).isEmpty();
+    long subsets = counting.draws / t;
+    assertThat(subsets)
+        .as("random subsets tried for the round's %d secrets", masked.length)
+        .isLessThanOrEqualTo(2L * masked.length + Unmasking.RANDOM_SUBSETS + k);
+  }
+
+  @Test
+  void aLiarFoundOutAtOneSecret_isNotTrustedAtTheNext_soFewLiarsCostLittle() {
+    int n = 40;
+    int k = 13;
+    int t = 7;
+    SecAggCohort cohort = new SecAggCohort(n, k, t, 32);
+    long[][] units = randomUnits(n, new Random(32));
+    int[] shared = cohort.shareKeys(i -> true);
+    int[] masked = cohort.maskedInputs(i -> true, units);
+    Map<Integer, UnmaskShares> responses = cohort.unmask(i -> true, shared, masked);
+    Random random = new Random(5);
+    for (int liar : new int[] {3, 17, 29}) {
+      responses.put(liar, randomized(responses.get(liar), random));
+    }
+    CountingRandom counting = new CountingRandom();
+
+    Unmasking.Result result =
+        Unmasking.reconstruct(
+            cohort.ctx,
+            cohort.roster,
+            cohort.neighbourhoods,
+            t,
+            shared,
+            masked,
+            responses,
+            counting);
+
+    long[] sum = cohort.sumOfMaskedInputs(D);
+    result.correction().orElseThrow().applyTo(sum, 0, D);
+    assertThat(sum).isEqualTo(SecAggCohort.plainSum(units, masked, D));
+  }
+
+  @Test
+  void aLargeRoster_isReconstructedInMemoryOfItsGraph_notOfItsSizeSquared() {
+    // 10,000 clients on a sparse graph (neighbourhoods of 55): the graph is about 2 MB of ints;
+    // the job unmasks at the round's deadline, in the decider, for rosters up to 1,000,000.
+    int n = 10_000;
+    HararyGraph graph = HararyGraph.shuffled(n, 54, new Random(6));
+    int[][] neighbourhoods = new int[n][];
+    List<AdvertisedKeys> roster = new ArrayList<>();
+    Random random = new Random(7);
+    for (int i = 0; i < n; i++) {
+      neighbourhoods[i] = graph.neighbourhood(i);
+      byte[] key = new byte[32];
+      random.nextBytes(key);
+      roster.add(new AdvertisedKeys(key, key, key));
+    }
+    int[] everyone = IntStream.range(0, n).toArray();
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    long before = threads.getCurrentThreadAllocatedBytes();
+
+    // Everyone shared and nobody answered: nothing is recovered, but the graph is checked.
+    Unmasking.Result result =
+        Unmasking.reconstruct(
+            new RoundContext("job", 1, new byte[16]),
+            roster,
+            neighbourhoods,
+            28,
+            everyone,
+            new int[0],
+            Map.of(),
+            new Random(8));
+
+    long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+    assertThat(result.unrecoveredMaskKeys()).hasSize(n);
+    assertThat(allocated).as("bytes allocated to unmask a roster of %d", n).isLessThan(32L << 20);
+  }
+
   /**
    * One client's masked input of a constant update (80,000 bytes), binned by byte value: uniform
    * bytes give a chi-square statistic with 255 degrees of freedom; the test fails above its 1 -

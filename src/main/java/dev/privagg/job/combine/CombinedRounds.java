@@ -249,6 +249,11 @@ public final class CombinedRounds {
     }
     // The shards' units are relative to the round's C, and so are the sensitivity and the noise.
     double clipNorm = clipNormOf(sealed.clipNorm);
+    // Secure aggregation: clients clipped themselves, so the sum is bounded here, by bounds fixed
+    // in the spec, never by the round's count: one honest client moves the bounded sum by at most
+    // C, whatever the others sent (SumBound).
+    long bound = spec.rounds().maxClients();
+    boolean folded = spec.secureAggregation() && SumBound.fold(units, bound);
     double[] sum =
         ClippedSum.wrap(
                 spec.clippingPolicy(clipNorm),
@@ -256,13 +261,13 @@ public final class CombinedRounds {
                 units,
                 combined.contributions)
             .toDoubles();
-    if (spec.secureAggregation() && SumBound.scaleToNorm(sum, combined.contributions, clipNorm)) {
+    if (spec.secureAggregation() && (SumBound.scaleToNorm(sum, bound, clipNorm) || folded)) {
       LOG.warn(
-          "job {}: round {}'s unmasked sum was longer than its {} clients clipped to C allow; it was"
-              + " scaled back (a client sent values beyond its clip norm)",
+          "job {}: round {}'s unmasked sum was beyond what rounds.maxClients ({}) clients clipped"
+              + " to C can send; it was bounded (a client sent values beyond its clip norm)",
           spec.jobId(),
           round,
-          combined.contributions);
+          bound);
     }
     Drawn noise = drawn.remove(round);
     if (correlated != null) {

@@ -233,6 +233,20 @@ final class RoundLifecycle {
   /** Decides one update at its broker time, against the round open at that time. */
   private void decide(
       RoundStore store, JobProgress progress, DecodedUpdate update, long time, RoundDecisions out) {
+    if ((update instanceof SecureUpdate) != (secure != null)) {
+      // Held across a restore that switched aggregation.mode: the validator refuses such records
+      // now, and neither the phases nor the shards could take one (a masked input is not an
+      // update, nor an update a masked input).
+      out.reject(
+          update,
+          RejectReason.WRONG_AGGREGATION,
+          "job '"
+              + spec.jobId()
+              + "' was restored with aggregation.mode "
+              + (secure != null ? "secure" : "plaintext")
+              + " while this record waited for its broker time");
+      return;
+    }
     if (progress.exhausted) {
       out.reject(
           update,

@@ -19,6 +19,7 @@ import dev.privagg.job.SecureRoundState;
 import dev.privagg.job.SecureUpdate;
 import dev.privagg.job.UnmaskRequest;
 import dev.privagg.job.shard.ShardPlan;
+import dev.privagg.secagg.HararyGraph;
 import dev.privagg.secagg.RoundGraph;
 import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
@@ -191,12 +192,7 @@ final class SecurePhases {
     var keys = (dev.privagg.avro.AdvertiseKeys) decode(update).getBody();
     byte[] key = new byte[32];
     keys.getEncryptionPublicKey().duplicate().get(key);
-    for (byte[] entry : s.advertised) {
-      if (Arrays.equals(entry, 0, 32, key, 0, 32)) {
-        return true;
-      }
-    }
-    return false;
+    return s.hasEncryptionKey(key);
   }
 
   /** An admitted client's advertised keys join the roster. */
@@ -207,13 +203,7 @@ final class SecurePhases {
     keys.getEncryptionPublicKey().duplicate().get(entry, 0, 32);
     keys.getMaskPublicKey().duplicate().get(entry, 32, 32);
     keys.getSelfMaskCommitment().duplicate().get(entry, 64, 32);
-    int n = s.size();
-    s.clientKeys = Arrays.copyOf(s.clientKeys, n + 1);
-    s.clientKeys[n] = clientKey;
-    s.shardKeys = Arrays.copyOf(s.shardKeys, n + 1);
-    s.shardKeys[n] = shardKey;
-    s.advertised = Arrays.copyOf(s.advertised, n + 1);
-    s.advertised[n] = entry;
+    s.join(clientKey, shardKey, entry);
     store.saveSecureRound(s);
   }
 
@@ -264,10 +254,25 @@ final class SecurePhases {
     return update.phase == SecureUpdate.MASKED_INPUT;
   }
 
+  // The graph of the round whose permutation this is: building one checks and inverts the whole
+  // permutation, which each message of phases 2 and 4 must not cost again.
+  private int[] graphPermutation;
+  private int graphDegree;
+  private HararyGraph graph;
+
+  private HararyGraph graphOf(SecureRoundState s) {
+    if (graph == null || graphPermutation != s.permutation || graphDegree != s.degree) {
+      graph = SecureUnmasking.graphOf(s);
+      graphPermutation = s.permutation;
+      graphDegree = s.degree;
+    }
+    return graph;
+  }
+
   /** Phase 2's shares must go to each of the sender's neighbours but itself, once each. */
   private String shareProblem(SecureRoundState s, int sender, SecureUpdate update) {
     ShareKeys keys = (ShareKeys) decode(update).getBody();
-    int[] neighbours = SecureUnmasking.graphOf(s).neighbourhood(sender);
+    int[] neighbours = graphOf(s).neighbourhood(sender);
     BitSet expected = new BitSet();
     for (int v : neighbours) {
       if (v != sender) {
@@ -299,7 +304,7 @@ final class SecurePhases {
   private String unmaskProblem(SecureRoundState s, int holder, SecureUpdate update) {
     UnmaskShares shares = (UnmaskShares) decode(update).getBody();
     BitSet neighbours = new BitSet();
-    for (int v : SecureUnmasking.graphOf(s).neighbourhood(holder)) {
+    for (int v : graphOf(s).neighbourhood(holder)) {
       neighbours.set(v);
     }
     BitSet seen = new BitSet();
@@ -322,6 +327,7 @@ final class SecurePhases {
 
   /** Phase 1 ends: fix the roster, choose the graph, and publish both. */
   private void closeRoster(SecureRoundState s, RoundDecisions out) {
+    s.fixRoster();
     int n = s.size();
     s.shareMessages = new byte[n][];
     s.maskedInput = new boolean[n];

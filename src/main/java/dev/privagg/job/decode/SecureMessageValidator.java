@@ -49,10 +49,22 @@ final class SecureMessageValidator implements Serializable {
     }
     JobSpec spec = specs.get(m.getJobId());
     if (spec == null) {
+      // Neither id was checked against any cap: the reject copies neither unless short, as
+      // UpdateReader never reads more of a ClientUpdate's (a reject carries the record too, and
+      // must fit the rejects topic).
+      int idBytes = utf8Length(m.getJobId());
+      boolean shortId = idBytes <= UpdateReader.MAX_JOB_ID_BYTES;
       return reject(
           RejectReason.UNKNOWN_JOB,
-          "no job '" + m.getJobId() + "' runs here; known jobs: " + specs.keySet(),
-          m);
+          shortId
+              ? "no job '" + m.getJobId() + "' runs here; known jobs: " + specs.keySet()
+              : "a job id of "
+                  + idBytes
+                  + " UTF-8 bytes: no job here has an id over "
+                  + UpdateReader.MAX_JOB_ID_BYTES,
+          shortId ? m.getJobId() : null,
+          null,
+          m.getRound());
     }
     if (!spec.secureAggregation()) {
       return reject(
@@ -60,7 +72,9 @@ final class SecureMessageValidator implements Serializable {
           "job '"
               + spec.jobId()
               + "' aggregates in plaintext (no aggregation.mode: secure): send ClientUpdate records",
-          m);
+          m.getJobId(),
+          utf8Length(m.getClientId()) <= spec.maxClientIdBytes() ? m.getClientId() : "",
+          m.getRound());
     }
     if (m.getClientId().getBytes(StandardCharsets.UTF_8).length > spec.maxClientIdBytes()) {
       return reject(
@@ -194,13 +208,21 @@ final class SecureMessageValidator implements Serializable {
 
   private static UpdateValidator.Result reject(
       RejectReason reason, String detail, SecureMessage m) {
+    return reject(
+        reason,
+        detail,
+        m == null ? null : m.getJobId(),
+        m == null ? null : m.getClientId(),
+        m == null ? null : m.getRound());
+  }
+
+  private static UpdateValidator.Result reject(
+      RejectReason reason, String detail, String jobId, String clientId, Long round) {
     return new UpdateValidator.Result(
-        null,
-        new UpdateValidator.Rejection(
-            reason,
-            detail,
-            m == null ? null : m.getJobId(),
-            m == null ? null : m.getClientId(),
-            m == null ? null : m.getRound()));
+        null, new UpdateValidator.Rejection(reason, detail, jobId, clientId, round));
+  }
+
+  private static int utf8Length(String s) {
+    return s.getBytes(StandardCharsets.UTF_8).length;
   }
 }

@@ -24,9 +24,10 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
     out.writeLong(v.unmaskDeadlineMillis);
     out.writeDouble(v.clipNorm);
     out.writeInt(v.phase);
-    Fields.writeStrings(v.clientKeys, out);
-    Fields.writeStrings(v.shardKeys, out);
-    Fields.writeByteArrays(v.advertised, out);
+    // While the roster grows its arrays may hold spare room: only the entries are state.
+    Fields.writeStrings(v.inUse(v.clientKeys), out);
+    Fields.writeStrings(v.inUse(v.shardKeys), out);
+    Fields.writeByteArrays(v.inUse(v.advertised), out);
     out.writeInt(v.degree);
     out.writeInt(v.threshold);
     out.writeInt(v.permutation.length);

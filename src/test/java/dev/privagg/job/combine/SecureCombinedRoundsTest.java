@@ -25,8 +25,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The combiner of a secure job: the shards' partials are sums of masked inputs, the unmask blocks'
  * partials the mask correction of their coordinates ({@code unitsOffset}); added modulo 2^64 in any
- * order they give the survivors' sum exactly, which is bounded to contributions * C before the
- * noise is added.
+ * order they give the survivors' sum exactly, which is bounded (folded around the 2^64 circle, then
+ * scaled to rounds.maxClients * C) before the noise is added, so that one honest client moves the
+ * release by at most C / m whatever the other inputs add up to.
  */
 class SecureCombinedRoundsTest {
   private static final String EXACT = "noiseMultiplier: 0\nbudgetEpsilon: .inf";
@@ -257,20 +258,36 @@ class SecureCombinedRoundsTest {
     return c;
   }
 
+  /** The secure spec with rounds.maxClients 2: the bound on a round's sum is 2 C. */
+  private final JobSpec capped = JobFixtures.spec(EXACT, "maxClients: 2", SECURE);
+
   @Test
-  void anUnmaskedSumLongerThanContributionsTimesC_isScaledToThatNorm() {
-    // One contribution whose sum is (3, 4, 0) C, norm 5 C: a client sent more than C.
+  void anUnmaskedSumLongerThanMaxClientsTimesC_isScaledToThatNorm_whateverTheRoundsCount() {
+    // One contribution whose sum is (1.5, 2, 0) C, norm 2.5 C: a client sent more than C.
     CombinedRounds combiner =
-        new CombinedRounds(secure, NoiseSources.forSpec(secure), LedgerFloor.NONE);
+        new CombinedRounds(capped, NoiseSources.forSpec(capped), LedgerFloor.NONE);
     Store store = new Store();
 
-    combiner.partial(store, shard("shard-a", 1, units(3), units(4), 0), out);
+    combiner.partial(store, shard("shard-a", 1, units(1.5), units(2), 0), out);
     combiner.sealed(store, sealed(1, "shard-a"), out);
 
-    // Scaled to norm 1 C: (0.6, 0.8, 0); averaged over m = 2.
-    assertThat(models.get(0)[0]).isCloseTo(0.3f, within(1e-7f));
-    assertThat(models.get(0)[1]).isCloseTo(0.4f, within(1e-7f));
+    // Scaled to norm 2 C (rounds.maxClients, not the one contribution): (1.2, 1.6, 0); averaged
+    // over m = 2.
+    assertThat(models.get(0)[0]).isCloseTo(0.6f, within(1e-7f));
+    assertThat(models.get(0)[1]).isCloseTo(0.8f, within(1e-7f));
     assertThat(models.get(0)[2]).isZero();
+  }
+
+  @Test
+  void anUnmaskedSumThatWrappedPast2To63_isFoldedBackNearZero_notReleasedAsAHugeNegativeSum() {
+    // A client's input put the first coordinate at 2^63 - 2^34 units; an honest 0.5 C carries it
+    // past 2^63, where it wraps to -2^63 + 2^34. Both fold to about 0, not to +-2^27 C.
+    long nearWrap = Long.MAX_VALUE - units(0.25) + 1;
+    float[] before = release(capped, shard("shard-a", 1, nearWrap, 0, 0));
+    float[] after = release(capped, shard("shard-a", 2, nearWrap + units(0.5), 0, 0));
+
+    assertThat(before[0]).isCloseTo(0f, within(1e-6f));
+    assertThat(after[0]).isCloseTo(0f, within(1e-6f));
   }
 
   @Test
@@ -298,16 +315,16 @@ class SecureCombinedRoundsTest {
     JobSpec noisy =
         JobFixtures.spec(
             "noiseMultiplier: 1.0\nbudgetEpsilon: .inf\nnoise: {source: seeded, seed: 7}",
-            "",
+            "maxClients: 2",
             SECURE);
     // Same seeded noise in both: the over-long sum's model minus the empty sum's is the scaled
-    // sum over m, exactly what scaling before the noise leaves.
-    float[] withSum = release(noisy, shard("shard-a", 1, units(3), units(4), 0));
+    // sum over m, exactly what scaling (to rounds.maxClients * C = 2 C) before the noise leaves.
+    float[] withSum = release(noisy, shard("shard-a", 1, units(1.5), units(2), 0));
     float[] noiseOnly = release(noisy, shard("shard-a", 1, 0, 0, 0));
 
     assertThat(noiseOnly[0]).as("the noise is there").isNotZero();
-    assertThat((double) withSum[0] - noiseOnly[0]).isCloseTo(0.3, within(1e-6));
-    assertThat((double) withSum[1] - noiseOnly[1]).isCloseTo(0.4, within(1e-6));
+    assertThat((double) withSum[0] - noiseOnly[0]).isCloseTo(0.6, within(1e-6));
+    assertThat((double) withSum[1] - noiseOnly[1]).isCloseTo(0.8, within(1e-6));
     assertThat((double) withSum[2] - noiseOnly[2]).isCloseTo(0.0, within(1e-6));
   }
 
@@ -318,5 +335,49 @@ class SecureCombinedRoundsTest {
     combiner.partial(store, partial, out);
     combiner.sealed(store, sealed(partial.contributions, partial.shardKey), out);
     return models.remove(models.size() - 1);
+  }
+
+  // Privacy: the release's sensitivity to one honest client, whatever the others send.
+
+  private static double distance(float[] a, float[] b) {
+    double s = 0;
+    for (int j = 0; j < a.length; j++) {
+      double d = (double) a[j] - b[j];
+      s += d * d;
+    }
+    return Math.sqrt(s);
+  }
+
+  @Test
+  void oneHonestClient_movesTheReleaseByAtMostCOverM_whateverTheOtherMaskedInputsAddUpTo() {
+    // Neighbouring rounds: the same other masked inputs (unmasked, their sum S of c clients, some
+    // of whom sent more than C), with and without one honest client's x, ||x|| <= C. The noise is
+    // scaled to sensitivity C, so with m = 2 a release may move by at most C / 2.
+    long nearWrap = Long.MAX_VALUE - units(0.25);
+    long[][] others = {
+      {units(3), 0, 0}, // longer than 2 C: the bound at contributions * C bound it
+      {units(1.5), units(1.5), 0},
+      {nearWrap, 0, 0}, // x's first coordinate carries the sum past 2^63, where it wraps
+      {nearWrap, units(0.5), units(-0.5)},
+    };
+    long[][] honest = {
+      {0, units(1), 0}, {units(0.5), 0, 0}, {units(0.6), units(-0.8), 0}, {units(-1), 0, 0},
+    };
+    for (long[] sum : others) {
+      for (long[] x : honest) {
+        long[] with = new long[3];
+        for (int j = 0; j < 3; j++) {
+          with[j] = sum[j] + x[j];
+        }
+        float[] without = release(secure, shard("shard-a", 2, sum.clone()));
+        float[] withX = release(secure, shard("shard-a", 3, with));
+
+        assertThat(distance(withX, without))
+            .as(
+                "others %s, honest %s",
+                java.util.Arrays.toString(sum), java.util.Arrays.toString(x))
+            .isLessThanOrEqualTo(0.5 + 1e-6);
+      }
+    }
   }
 }

@@ -965,4 +965,115 @@ class SecurePhasesTest {
     assertThat(store.secure).isNull();
     assertThat(driver.decided.secureMessages).isEmpty();
   }
+
+  // Work per message.
+
+  @Test
+  void aRosterOfSixThousand_costsTheDeciderWorkPerMessage_notPerMessageTimesTheRoster() {
+    // Made-up ids are free: a flood of keys fills the roster up to rounds.maxClients (1,000,000
+    // by default). Each message must cost about its own size, not a copy or scan of the roster
+    // (with those, phases 1 and 2 of 20,000 clients took 2.5 s of the decider, growing as n^2:
+    // about two hours at 1,000,000).
+    start();
+    int n = 6_000;
+    java.util.Random random = new java.util.Random(3);
+    for (int i = 0; i < n; i++) {
+      byte[] k = new byte[96];
+      random.nextBytes(k);
+      send(
+          "c" + i,
+          new AdvertiseKeys(
+              ByteBuffer.wrap(k, 0, 32).slice(),
+              ByteBuffer.wrap(k, 32, 32).slice(),
+              ByteBuffer.wrap(k, 64, 32).slice()),
+          10 + i / 100);
+    }
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    long before = threads.getCurrentThreadAllocatedBytes();
+    driver.advanceTo(ADVERTISE_DEADLINE - 2);
+    long advertising = threads.getCurrentThreadAllocatedBytes() - before;
+    assertThat(store.secure.size()).isEqualTo(n);
+    driver.advanceTo(ADVERTISE_DEADLINE - 1);
+
+    Roster roster = only(Roster.class);
+    int[] permutation = roster.getPermutation().stream().mapToInt(Integer::intValue).toArray();
+    var graph = dev.privagg.secagg.HararyGraph.ofNeighbourhoodSize(roster.getDegree(), permutation);
+    ByteBuffer ciphertext = ByteBuffer.wrap(new byte[160]);
+    for (int i = 0; i < n; i++) {
+      List<EncryptedShare> shares = new ArrayList<>();
+      for (int v : graph.neighbourhood(i)) {
+        if (v != i) {
+          shares.add(new EncryptedShare(v, ciphertext.duplicate()));
+        }
+      }
+      send("c" + i, new ShareKeys(shares), 300 + i / 200);
+    }
+    before = threads.getCurrentThreadAllocatedBytes();
+    driver.advanceTo(SHARE_DEADLINE - 2);
+    long sharing = threads.getCurrentThreadAllocatedBytes() - before;
+
+    assertThat(decided.rejects).isEmpty();
+    assertThat(Arrays.stream(store.secure.shareMessages).filter(m -> m == null)).isEmpty();
+    // About 2 KB per advertisement and 35 KB per ShareKeys of 52 shares, their records decoded,
+    // at any roster size; copying the roster at each join and the graph at each ShareKeys cost 38
+    // and 120 KB at 6,000, and grew with the roster.
+    assertThat(advertising)
+        .as("bytes allocated to decide %d advertisements", n)
+        .isLessThan(n * 8_000L);
+    assertThat(sharing).as("bytes allocated to decide %d ShareKeys", n).isLessThan(n * 60_000L);
+  }
+
+  // Restores under the other aggregation mode.
+
+  @Test
+  void restoredInPlaintextMode_aHeldMaskedInputIsRejected_andTheRoundIsReleasedWithNoiseAlone() {
+    List<Client> clients = sharedRound(3);
+    driver.advanceTo(SHARE_DEADLINE - 1);
+    mask(clients.subList(0, 2), 600);
+    driver.advanceTo(650);
+    // client-2's masked input is read, but event time has not reached its broker time: the
+    // decider holds it (and its shard its values) when the savepoint is taken.
+    mask(clients.subList(2, 3), 700);
+    assertThat(store.held).containsKey(700L);
+
+    JobSpec plain = JobFixtures.exactSpec("");
+    driver.start(plain, NoiseSources.forSpec(plain), LedgerFloor.NONE, 0);
+    driver.lifecycle.keepAlive(store, driver.decided); // as the first heartbeat re-arms timers
+    driver.advanceTo(DEADLINE - 1);
+
+    assertThat(driver.decided.rejectDetails)
+        .singleElement()
+        .asString()
+        .startsWith("client-2 WRONG_AGGREGATION: ");
+    assertThat(driver.decided.unmaskFailures)
+        .singleElement()
+        .asString()
+        .contains("restored with aggregation.mode plaintext");
+    assertThat(driver.decided.released).containsExactly(1L);
+    assertThat(driver.decided.closed).extracting(ClosedRound::contributions).containsExactly(0L);
+  }
+
+  @Test
+  void restoredInSecureMode_aHeldPlaintextUpdateIsRejected_andNeverReachesAShardAsAMaskedInput() {
+    JobSpec plain = JobFixtures.exactSpec("");
+    driver.start(plain, NoiseSources.forSpec(plain), LedgerFloor.NONE, 0);
+    driver.read(JobFixtures.readFrom(0, 1, JobFixtures.update("a", 1, 0.5f, 0, 0)), 100);
+    driver.advanceTo(100);
+    assertThat(driver.decided.admitted).containsExactly("a");
+    // Read, but held: event time is still before its broker time.
+    driver.read(JobFixtures.readFrom(0, 2, JobFixtures.update("b", 1, 0.25f, 0, 0)), 200);
+
+    driver.start(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE, 0);
+    driver.lifecycle.keepAlive(store, driver.decided);
+    driver.advanceTo(DEADLINE - 1);
+
+    assertThat(driver.decided.rejectDetails)
+        .singleElement()
+        .asString()
+        .startsWith("b WRONG_AGGREGATION: ");
+    assertThat(driver.decided.admitted).isEmpty();
+    assertThat(driver.decided.released).containsExactly(1L);
+    assertThat(driver.decided.closed).extracting(ClosedRound::contributions).containsExactly(1L);
+  }
 }

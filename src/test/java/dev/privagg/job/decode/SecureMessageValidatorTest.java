@@ -231,6 +231,40 @@ class SecureMessageValidatorTest {
   }
 
   @Test
+  void aRejectOfAnUnknownJobOrTheWrongMode_neverCopiesIdsBeyondTheLimits_soItFitsTheRejectsTopic() {
+    // A record of the roomiest job's size whose job id and client id take half of it each: the
+    // reject carries the record and must fit what the sink and the rejects topic take (the record
+    // plus 1 MiB); copying both ids (and the job id again as the key) would need 2.5 times it,
+    // fail the sink, and replay the record forever.
+    int half = (int) (PLAIN.maxRecordBytes() / 2) - 200;
+    byte[] unknownJob = message("j".repeat(half), session, "c".repeat(half), advertiseKeys());
+    byte[] plainJob = message(PLAIN_JOB, session, "c".repeat(2 * half), advertiseKeys());
+    for (byte[] value : List.of(unknownJob, plainJob)) {
+      assertThat((long) value.length).isLessThanOrEqualTo(PLAIN.maxRecordBytes());
+      UpdateValidator.Rejection r = rejected(value);
+      assertThat(r.reason()).isIn(RejectReason.UNKNOWN_JOB, RejectReason.WRONG_AGGREGATION);
+
+      dev.privagg.job.OutboundRecord reject =
+          dev.privagg.job.Records.reject(
+              "rejects",
+              r.reason(),
+              r.detail(),
+              r.jobId(),
+              r.clientId(),
+              r.round(),
+              "updates",
+              0,
+              0,
+              value);
+      long size = reject.value.length + (reject.key == null ? 0 : reject.key.length);
+      assertThat(size)
+          .as("bytes of the %s reject of a %d-byte record", r.reason(), value.length)
+          .isLessThanOrEqualTo(
+              PLAIN.maxRecordBytes() + dev.privagg.job.kafka.KafkaPreflight.OUTPUT_HEADROOM_BYTES);
+    }
+  }
+
+  @Test
   void secureMessageLargerThanItsJobsRecordLimit_isRecordTooLarge_thoughAnotherJobTakesThatSize() {
     // 20 well-formed 160-byte ciphertexts: 3,200 bytes, within the plaintext job's 1 MiB but over
     // the secure job's 2,048.
@@ -489,6 +523,50 @@ class SecureMessageValidatorTest {
       assertThat(result.rejection().reason()).as(c.name()).isEqualTo(c.reason());
       assertThat(result.rejection().detail()).as(c.name()).startsWith("SecureMessage: ");
       assertThat(allocated).as("bytes allocated to reject %s", c.name()).isLessThan(1L << 20);
+    }
+  }
+
+  @Test
+  void
+      aRecordOfTheJobsLimitFullOfEmptyShares_isRejected_allocatingAboutItsSizeNotAnObjectPerByte() {
+    // A model of 2^17 coordinates: masked inputs of 1 MiB, and maxRecordBytes of 2 MiB by default.
+    JobSpec large =
+        JobSpecReader.parse(
+            "large",
+            """
+            jobId: %s
+            model:
+              tensors:
+                - {name: w, shape: [131072]}
+            rounds: {timeout: 1s, expectedClients: 2}
+            privacy: {clipNorm: 1.0, noiseMultiplier: 0, delta: 1.0e-5, budgetEpsilon: .inf}
+            aggregation: {mode: secure}
+            """
+                .formatted(SECURE_JOB));
+    UpdateValidator v = new UpdateValidator(List.of(large));
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    // Each item two bytes (index 0, an empty share): about a million of them, each of which
+    // Avro's reader would make an object, a ByteBuffer and an array of.
+    long items = (large.maxRecordBytes() - 64) / 2;
+    for (int kind : new int[] {1, 3}) {
+      AvroBytes record = upToBody().varint(kind).varint(items);
+      byte[] empty = new byte[2 * (int) items];
+      record.raw(empty).varint(0);
+      if (kind == 3) {
+        record.varint(0); // no mask-key shares
+      }
+      byte[] value = record.toByteArray();
+      assertThat((long) value.length).isLessThanOrEqualTo(large.maxRecordBytes());
+      v.validate(raw(value)); // warm up
+      long before = threads.getCurrentThreadAllocatedBytes();
+      UpdateValidator.Result result = v.validate(raw(value));
+      long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+
+      assertThat(result.update()).isNull();
+      assertThat(allocated)
+          .as("bytes allocated to reject a %d-byte record of %d empty items", value.length, items)
+          .isLessThan(4L * value.length);
     }
   }
 
