@@ -104,10 +104,13 @@ public final class SecAggCost {
         throw new IllegalArgumentException(
             "adversarialClientRate must be in [0, 1), was " + adversarialClientRate);
       }
-      if (!(dropoutRate + adversarialClientRate <= 0.9)) {
+      if (!(adversarialClientRate + 2 * dropoutRate <= 0.9)) {
         throw new IllegalArgumentException(
-            "dropoutRate + adversarialClientRate must be <= 0.9, was "
-                + (dropoutRate + adversarialClientRate));
+            "adversarialClientRate + 2 * dropoutRate must be <= 0.9 (the job's default adversary,"
+                + " a semi-malicious server), was "
+                + adversarialClientRate
+                + " + 2 * "
+                + dropoutRate);
       }
       if (warmupRounds < 0) {
         throw new IllegalArgumentException("warmupRounds must be >= 0, was " + warmupRounds);
@@ -342,7 +345,13 @@ public final class SecAggCost {
 
       // The job's graph for the roster, and its Roster message.
       RoundGraph graph =
-          RoundGraph.choose(m, settings.dropoutRate(), settings.adversarialClientRate(), jobRandom)
+          RoundGraph.choose(
+                  m,
+                  RoundGraph.threatModel(
+                      settings.dropoutRate(),
+                      settings.adversarialClientRate(),
+                      spec.aggregation().adversary()),
+                  jobRandom)
               .orElseThrow(
                   () ->
                       new IllegalStateException(

@@ -270,17 +270,26 @@ public record JobSpec(
    *
    * @param maxDropoutRate fraction of the roster that may drop out before unmasking
    * @param adversarialClientRate fraction of the roster that may collude with the server
+   * @param adversary {@code semi-malicious-server} (the default: thresholds above half of each
+   *     neighbourhood, so no two survivor lists unmask a client) or {@code curious-server} (FCP's
+   *     lower thresholds for an honest-but-curious server)
    */
   public record Aggregation(
       String mode,
       double maxDropoutRate,
       double adversarialClientRate,
+      String adversary,
       long advertiseMillis,
       long shareMillis,
       long maskedInputMillis)
       implements Serializable {
     /** Plaintext aggregation: the job clips and sums updates itself. */
-    public static final Aggregation PLAINTEXT = new Aggregation("plaintext", 0, 0, 0, 0, 0);
+    public static final Aggregation PLAINTEXT =
+        new Aggregation("plaintext", 0, 0, "semi-malicious-server", 0, 0, 0);
+
+    /** The adversaries {@code aggregation.adversary} names. */
+    public static final java.util.List<String> ADVERSARIES =
+        java.util.List.of("semi-malicious-server", "curious-server");
 
     /** True for {@code aggregation.mode: secure}. */
     public boolean secure() {

@@ -240,9 +240,23 @@ public final class JobSpecReader {
     if (!(adversarial >= 0 && adversarial < 1)) {
       throw s.fail("adversarialClientRate", "must be in [0, 1), was " + adversarial);
     }
-    if (!(dropout + adversarial <= 0.9)) {
-      // federated-compute's graph parameter finder refuses more (fcp/secagg/server/
-      // graph_parameter_finder.cc): too few honest survivors would remain to both unmask and hide.
+    String adversary =
+        s.choice("adversary", "semi-malicious-server", JobSpec.Aggregation.ADVERSARIES);
+    // federated-compute's graph parameter finder refuses more (fcp/secagg/server/
+    // graph_parameter_finder.cc): against a server that may ask for both kinds of share of one
+    // client the threshold exceeds half of each neighbourhood, which the survivors must still
+    // reach.
+    boolean semiMalicious = adversary.equals("semi-malicious-server");
+    if (semiMalicious && !(adversarial + 2 * dropout <= 0.9)) {
+      throw s.fail(
+          "maxDropoutRate",
+          "adversarialClientRate + 2 * maxDropoutRate must be <= 0.9 against a semi-malicious"
+              + " server, was "
+              + adversarial
+              + " + 2 * "
+              + dropout);
+    }
+    if (!semiMalicious && !(adversarial + dropout <= 0.9)) {
       throw s.fail(
           "adversarialClientRate",
           "maxDropoutRate + adversarialClientRate must be <= 0.9, was "
@@ -303,7 +317,7 @@ public final class JobSpecReader {
               + " round's roster is one record on the secure topic), was "
               + rounds.maxClients());
     }
-    return new JobSpec.Aggregation(mode, dropout, adversarial, advertise, share, masked);
+    return new JobSpec.Aggregation(mode, dropout, adversarial, adversary, advertise, share, masked);
   }
 
   /**

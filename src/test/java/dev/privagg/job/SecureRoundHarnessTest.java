@@ -50,7 +50,8 @@ class SecureRoundHarnessTest {
       JobFixtures.spec(
           EXACT,
           "",
-          "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1}");
+          "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1,"
+              + " adversary: curious-server}");
   private final SecureRandom random = seeded(9);
   private RoundsHarness harness;
   private final List<OutboundRecord> out = new ArrayList<>();

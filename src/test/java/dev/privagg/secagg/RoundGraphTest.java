@@ -15,7 +15,7 @@ class RoundGraphTest {
   void choose_whereFcpsFinderFindsAGraph_takesItsDegreeAndThreshold() {
     GraphParameters p = GraphParameters.find(100, TEN_PERCENT_EACH);
 
-    RoundGraph chosen = RoundGraph.choose(100, 0.1, 0.1, new Random(1)).orElseThrow();
+    RoundGraph chosen = RoundGraph.choose(100, TEN_PERCENT_EACH, new Random(1)).orElseThrow();
 
     assertThat(chosen.graph().degree()).isEqualTo(p.degree());
     assertThat(chosen.graph().neighbourhoodSize()).isEqualTo(p.degree() + 1);
@@ -27,7 +27,7 @@ class RoundGraphTest {
     assertThatThrownBy(() -> GraphParameters.find(2, TEN_PERCENT_EACH))
         .isInstanceOf(IllegalArgumentException.class);
 
-    RoundGraph chosen = RoundGraph.choose(2, 0.1, 0.1, new Random(1)).orElseThrow();
+    RoundGraph chosen = RoundGraph.choose(2, TEN_PERCENT_EACH, new Random(1)).orElseThrow();
 
     assertThat(chosen.graph().neighbourhoodSize()).isEqualTo(2);
     // FCP's full-graph rules: t >= ceil(0.9 * 2) = 2 survivors, t > ceil(0.1 * 2) = 1 colluder.
@@ -36,6 +36,36 @@ class RoundGraphTest {
 
   @Test
   void choose_forOneClient_findsNoGraph() {
-    assertThat(RoundGraph.choose(1, 0.1, 0.1, new Random(1))).isEmpty();
+    assertThat(RoundGraph.choose(1, TEN_PERCENT_EACH, new Random(1))).isEmpty();
+  }
+
+  @Test
+  void againstASemiMaliciousServer_theThresholdExceedsHalfOfEveryNeighbourhood() {
+    // So two survivor lists shown to two halves of a client's neighbours never give t shares of
+    // both its secrets: each neighbour answers one list.
+    for (double dropout : new double[] {0, 0.1, 0.2, 0.3}) {
+      ThreatModel threat = RoundGraph.threatModel(dropout, 0.1, "semi-malicious-server");
+      for (int n : new int[] {3, 5, 10, 30, 100, 1000, 10000}) {
+        var chosen = RoundGraph.choose(n, threat, new Random(n));
+        if (chosen.isEmpty()) {
+          continue;
+        }
+        int k = chosen.get().graph().neighbourhoodSize();
+        assertThat(2 * chosen.get().threshold())
+            .as("2t against k = %d, n = %d, dropout %s", k, n, dropout)
+            .isGreaterThan(k);
+      }
+    }
+  }
+
+  @Test
+  void threatModel_namesTheSpecsAdversary_andRefusesOthers() {
+    assertThat(RoundGraph.threatModel(0.2, 0.1, "curious-server"))
+        .isEqualTo(new ThreatModel(0.1, 0.2, ThreatModel.AdversaryClass.CURIOUS_SERVER));
+    assertThat(RoundGraph.threatModel(0.2, 0.1, "semi-malicious-server").adversaryClass())
+        .isEqualTo(ThreatModel.AdversaryClass.SEMI_MALICIOUS_SERVER);
+    assertThatThrownBy(() -> RoundGraph.threatModel(0.2, 0.1, "malicious"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("adversary must be semi-malicious-server or curious-server, was 'malicious'");
   }
 }

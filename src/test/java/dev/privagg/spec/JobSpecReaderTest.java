@@ -542,14 +542,30 @@ class JobSpecReaderTest {
   }
 
   @Test
-  void dropoutAndAdversarialRatesAbove0_9Together_areRefused_asFcpsParameterFinderDoes() {
-    assertThatThrownBy(() -> secure(", maxDropoutRate: 0.5, adversarialClientRate: 0.41"))
+  void ratesBeyondFcpsFinder_areRefused_forTheSpecsAdversary() {
+    // The default, a semi-malicious server: thresholds above half of each neighbourhood.
+    assertThatThrownBy(() -> secure(", maxDropoutRate: 0.3, adversarialClientRate: 0.31"))
+        .isInstanceOf(SpecException.class)
+        .hasMessage(
+            "t: aggregation.maxDropoutRate adversarialClientRate + 2 * maxDropoutRate must be <="
+                + " 0.9 against a semi-malicious server, was 0.31 + 2 * 0.3");
+    assertThat(
+            secure(", maxDropoutRate: 0.3, adversarialClientRate: 0.3").aggregation().adversary())
+        .isEqualTo("semi-malicious-server");
+    // An honest-but-curious server: FCP's lower thresholds, to 0.9 together.
+    String curious = ", adversary: curious-server";
+    assertThatThrownBy(() -> secure(curious + ", maxDropoutRate: 0.5, adversarialClientRate: 0.41"))
         .isInstanceOf(SpecException.class)
         .hasMessage(
             "t: aggregation.adversarialClientRate maxDropoutRate + adversarialClientRate must be"
                 + " <= 0.9, was 0.5 + 0.41");
-    assertThat(secure(", maxDropoutRate: 0.5, adversarialClientRate: 0.4").secureAggregation())
+    assertThat(
+            secure(curious + ", maxDropoutRate: 0.5, adversarialClientRate: 0.4")
+                .secureAggregation())
         .isTrue();
+    assertThatThrownBy(() -> secure(", adversary: malicious"))
+        .isInstanceOf(SpecException.class)
+        .hasMessageContaining("aggregation.adversary");
   }
 
   @Test

@@ -8,6 +8,7 @@ import dev.privagg.secagg.HararyGraph;
 import dev.privagg.secagg.MaskCorrection;
 import dev.privagg.secagg.RoundContext;
 import dev.privagg.secagg.RoundGraph;
+import dev.privagg.secagg.ThreatModel;
 import dev.privagg.secagg.UnmaskShares;
 import dev.privagg.secagg.Unmasking;
 import dev.privagg.spec.JobSpec;
@@ -29,12 +30,13 @@ final class SecureUnmasking {
 
   /** The graph of a roster of {@code n} ({@link RoundGraph}); null when none is feasible. */
   static RoundGraph graph(JobSpec spec, int n, SecureRandom random) {
-    return RoundGraph.choose(
-            n,
-            spec.aggregation().maxDropoutRate(),
-            spec.aggregation().adversarialClientRate(),
-            random)
-        .orElse(null);
+    return RoundGraph.choose(n, threatModel(spec), random).orElse(null);
+  }
+
+  /** The job's two rates, against the adversary its spec names. */
+  static ThreatModel threatModel(JobSpec spec) {
+    JobSpec.Aggregation a = spec.aggregation();
+    return RoundGraph.threatModel(a.maxDropoutRate(), a.adversarialClientRate(), a.adversary());
   }
 
   /** The round's graph, as its Roster stated it. */

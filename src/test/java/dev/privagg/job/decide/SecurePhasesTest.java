@@ -58,7 +58,8 @@ class SecurePhasesTest {
   private static final String JOB = JobFixtures.JOB;
   private static final String EXACT = "noiseMultiplier: 0\nbudgetEpsilon: .inf";
   private static final String SECURE =
-      "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1}";
+      "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1,"
+          + " adversary: curious-server}";
   private static final ThreatModel THREAT =
       new ThreatModel(0.1, 0.3, ThreatModel.AdversaryClass.CURIOUS_SERVER);
   // rounds.timeout is 1000 ms: each of the first three phases takes a quarter, unmasking the rest.

@@ -1,4 +1,4 @@
-package dev.privagg.job.shard;
+package dev.privagg.secagg;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
