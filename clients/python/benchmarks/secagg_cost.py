@@ -155,9 +155,9 @@ def main() -> None:
     )
     parser.add_argument("--clients", type=int, default=100, help="roster size m (default 100)")
     parser.add_argument(
-        "--degree", type=int, default=23, help="neighbourhood size k with the node (default 23)"
+        "--degree", type=int, default=33, help="neighbourhood size k with the node (default 33)"
     )
-    parser.add_argument("--threshold", type=int, default=11, help="threshold t (default 11)")
+    parser.add_argument("--threshold", type=int, default=22, help="threshold t (default 22)")
     parser.add_argument(
         "--dropout-rate", type=float, default=0.1, help="share dropping after phase 2 (0.1)"
     )
