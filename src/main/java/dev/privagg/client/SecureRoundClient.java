@@ -224,12 +224,17 @@ final class SecureRoundClient implements AutoCloseable {
       if (type.isInstance(m.getBody())) {
         return m.getBody();
       }
-      if (m.getBody() instanceof Opened) {
+      if (m.getBody() instanceof Opened && !Arrays.equals(session, bytes(m.getSession()))) {
         throw new IllegalStateException(
             "round "
                 + round
-                + " was opened again with a new session (the job restored an earlier state);"
-                + " this client's keys were for the old one: send again");
+                + " was opened again with a new session (the job restored an earlier state); "
+                + (type == Survivors.class
+                    ? "this client's update was already masked and sent under the old one, and is"
+                        + " not sent again in this round (two sums over different clients could be"
+                        + " subtracted)"
+                    : "this client's keys were for the old one and its update was not sent: send"
+                        + " again"));
       }
     }
   }

@@ -134,8 +134,8 @@ abstract class KafkaFlinkTestBase {
     String id = "it-" + UUID.randomUUID().toString().substring(0, 8);
     String yaml =
         ("jobId: %s\n%s\ntopics:\n  updates: %s.updates\n  models: %s.models\n  rounds: %s.rounds\n"
-                + "  ledger: %s.ledger\n  rejects: %s.rejects\n")
-            .formatted(id, yamlBody, id, id, id, id, id);
+                + "  ledger: %s.ledger\n  rejects: %s.rejects\n  secure: %s.secure\n")
+            .formatted(id, yamlBody, id, id, id, id, id, id);
     return JobSpecReader.parse(id, yaml);
   }
 
@@ -143,9 +143,17 @@ abstract class KafkaFlinkTestBase {
   static JobSpec siblingSpec(JobSpec sibling, String jobId, String yamlBody) {
     JobSpec.Topics t = sibling.topics();
     String yaml =
-        "jobId: %s\n%s\ntopics:\n  updates: %s\n  models: %s\n  rounds: %s\n  ledger: %s\n  rejects: %s\n"
+        ("jobId: %s\n%s\ntopics:\n  updates: %s\n  models: %s\n  rounds: %s\n  ledger: %s\n"
+                + "  rejects: %s\n  secure: %s\n")
             .formatted(
-                jobId, yamlBody, t.updates(), t.models(), t.rounds(), t.ledger(), t.rejects());
+                jobId,
+                yamlBody,
+                t.updates(),
+                t.models(),
+                t.rounds(),
+                t.ledger(),
+                t.rejects(),
+                t.secure());
     return JobSpecReader.parse(jobId, yaml);
   }
 

@@ -66,6 +66,42 @@ class TopicChecksIT extends KafkaFlinkTestBase {
   }
 
   @Test
+  void aCompactedOrSmallSecureTopic_isRefused_andACreatedOneFitsAFullRoster() throws Exception {
+    String secureBody =
+        BODY.replace(
+                "rounds: {timeout: 5s, expectedClients: 2}",
+                "rounds: {timeout: 8s," + " expectedClients: 2, maxClients: 1000}")
+            + "aggregation: {mode: secure}\n";
+    JobSpec spec = spec(secureBody);
+    String secureTopic = spec.topics().secure();
+    try (Admin admin = admin()) {
+      admin
+          .createTopics(
+              List.of(
+                  new NewTopic(secureTopic, 1, (short) 1)
+                      .configs(Map.of("cleanup.policy", "compact", "max.message.bytes", "1000"))))
+          .all()
+          .get();
+    }
+    assertThatThrownBy(() -> KafkaPreflight.ensureTopics(kafka.connection(), List.of(spec), 2))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("topic " + secureTopic + " has cleanup.policy=compact")
+        .hasMessageContaining("topic " + secureTopic + " has max.message.bytes=1000");
+
+    JobSpec fresh = spec(secureBody);
+    KafkaPreflight.ensureTopics(kafka.connection(), List.of(fresh), 2);
+    try (Admin admin = admin()) {
+      var resource =
+          new org.apache.kafka.common.config.ConfigResource(
+              org.apache.kafka.common.config.ConfigResource.Type.TOPIC, fresh.topics().secure());
+      var config = admin.describeConfigs(List.of(resource)).all().get().get(resource);
+      assertThat(Long.parseLong(config.get("max.message.bytes").value()))
+          .isGreaterThanOrEqualTo(fresh.maxSecureRecordBytes());
+      assertThat(config.get("cleanup.policy").value()).isEqualTo("delete");
+    }
+  }
+
+  @Test
   void createdUpdatesTopic_refusesACompressedRecordFarAboveItsLimit() throws Exception {
     JobSpec spec = spec(BODY);
     KafkaPreflight.ensureTopics(kafka.connection(), List.of(spec), 2);

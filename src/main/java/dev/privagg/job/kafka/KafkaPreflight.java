@@ -152,7 +152,12 @@ public final class KafkaPreflight {
                   TopicAdmin.Requirement.atLeast(
                       "max.message.bytes",
                       maxSecure,
-                      "a round's roster of rounds.maxClients clients is one record"))));
+                      "a round's roster of rounds.maxClients clients is one record"),
+                  TopicAdmin.Requirement.exactly(
+                      "cleanup.policy",
+                      "delete",
+                      "compaction keeps one record per job id and would delete a round's Opened"
+                          + " and Roster before its clients read them"))));
     }
     return TopicAdmin.ensure(kafka, plans);
   }
