@@ -64,6 +64,14 @@ public final class PrivaggClient implements AutoCloseable {
     p.putAll(ProducerSizing.forRecordsUpTo(Math.min(Integer.MAX_VALUE, spec.maxRecordBytes())));
     p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
     producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+    consumer = committedReader(kafka, modelBytes);
+  }
+
+  /**
+   * A consumer of the job's committed records, by assignment, fetching records of up to {@code
+   * maxRecordBytes}.
+   */
+  static KafkaConsumer<byte[], byte[]> committedReader(KafkaConnection kafka, long maxRecordBytes) {
     Properties c = kafka.clientProperties();
     c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     // Looking up a topic the job has not created yet must not create it: with broker defaults
@@ -72,8 +80,8 @@ public final class PrivaggClient implements AutoCloseable {
     c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     c.put(
         ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG,
-        (int) Math.min(Integer.MAX_VALUE, modelBytes));
-    consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        (int) Math.min(Integer.MAX_VALUE, maxRecordBytes));
+    return new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
   }
 
   /**

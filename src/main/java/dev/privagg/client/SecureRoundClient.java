@@ -29,9 +29,7 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.TimeoutException;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
@@ -39,7 +37,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * One client's part in one secure-aggregation round (docs/secure-aggregation.md) over Kafka: it
@@ -61,14 +58,7 @@ final class SecureRoundClient implements AutoCloseable {
     this.spec = spec;
     this.producer = producer;
     this.random = random;
-    Properties c = kafka.clientProperties();
-    c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    c.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
-    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    c.put(
-        ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG,
-        (int) Math.min(Integer.MAX_VALUE, spec.maxSecureRecordBytes()));
-    consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    consumer = PrivaggClient.committedReader(kafka, spec.maxSecureRecordBytes());
   }
 
   /**

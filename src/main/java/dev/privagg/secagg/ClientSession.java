@@ -370,15 +370,7 @@ public final class ClientSession {
     if (phase == Phase.ADVERTISE) {
       throw new IllegalStateException(clientId + ": unmask before the roster");
     }
-    boolean[] in = new boolean[n];
-    for (int i : indices) {
-      if (!(i >= 0 && i < n) || in[i]) {
-        throw new IllegalArgumentException(
-            name + " must hold distinct roster indices in [0, " + n + "), found " + i);
-      }
-      in[i] = true;
-    }
-    return in;
+    return Unmasking.members(name, indices, n);
   }
 
   private void requirePhase(Phase expected, String call) {

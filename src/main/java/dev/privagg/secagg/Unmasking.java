@@ -317,7 +317,12 @@ public final class Unmasking {
     }
   }
 
-  private static boolean[] members(String name, int[] indices, int n) {
+  /**
+   * {@code indices} as membership flags over a roster of {@code n}.
+   *
+   * @throws IllegalArgumentException if an index repeats or lies outside the roster
+   */
+  static boolean[] members(String name, int[] indices, int n) {
     boolean[] in = new boolean[n];
     for (int i : indices) {
       if (!(i >= 0 && i < n) || in[i]) {
