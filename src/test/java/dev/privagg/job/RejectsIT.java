@@ -4,15 +4,18 @@ import static dev.privagg.job.JobFixtures.weights;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.privagg.avro.AdvertiseKeys;
 import dev.privagg.avro.ClientUpdate;
 import dev.privagg.avro.RejectReason;
 import dev.privagg.avro.RejectedUpdate;
 import dev.privagg.avro.RoundAnnouncement;
+import dev.privagg.avro.SecureMessage;
 import dev.privagg.avro.Tensor;
 import dev.privagg.client.ClientUpdates;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.io.Float32;
 import dev.privagg.spec.JobSpec;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -94,15 +97,32 @@ class RejectsIT extends KafkaFlinkTestBase {
         "c2",
         ClientUpdates.encode(a, 1, "c2", new float[][] {{0f, 0f, 3f}})); // clipped to 1
 
-    // ROUND_FULL is covered by DecideFunctionTest, CLIENT_TIMESTAMP by ProducerTimestampIT, and
-    // correlated noise's PARTICIPATION_LIMIT and TOO_SOON by CorrelatedNoiseIT.
+    // A secure-aggregation message to a job that aggregates in plaintext.
+    byte[] key = new byte[32];
+    key[0] = 9; // X25519's base point: a valid public key
+    produce(
+        topic,
+        "c13",
+        AvroCodec.encode(
+            new SecureMessage(
+                a.jobId(),
+                1L,
+                ByteBuffer.wrap(new byte[16]),
+                "c13",
+                new AdvertiseKeys(
+                    ByteBuffer.wrap(key), ByteBuffer.wrap(key), ByteBuffer.wrap(new byte[32])))));
+
+    // ROUND_FULL is covered by DecideFunctionTest, CLIENT_TIMESTAMP by ProducerTimestampIT,
+    // correlated noise's PARTICIPATION_LIMIT and TOO_SOON by CorrelatedNoiseIT, and a secure job's
+    // SECURE_PROTOCOL by SecureMessageValidatorTest and SecurePhasesTest.
     EnumSet<RejectReason> expected =
         EnumSet.complementOf(
             EnumSet.of(
                 RejectReason.ROUND_FULL,
                 RejectReason.CLIENT_TIMESTAMP,
                 RejectReason.PARTICIPATION_LIMIT,
-                RejectReason.TOO_SOON));
+                RejectReason.TOO_SOON,
+                RejectReason.SECURE_PROTOCOL));
     List<RejectedUpdate> rejects =
         rejectsUntil(
             a,
