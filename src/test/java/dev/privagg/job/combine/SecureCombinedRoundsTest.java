@@ -5,20 +5,15 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.privagg.job.CombinedRound;
 import dev.privagg.job.JobFixtures;
-import dev.privagg.job.ModelState;
-import dev.privagg.job.RoundNoise;
 import dev.privagg.job.RoundPartial;
 import dev.privagg.job.RoundSignal;
 import dev.privagg.job.ShardRound;
 import dev.privagg.job.UnmaskRequest;
 import dev.privagg.job.ledger.LedgerFloor;
-import dev.privagg.job.state.RoundTable;
 import dev.privagg.secagg.MaskCorrection;
 import dev.privagg.spec.JobSpec;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -35,57 +30,6 @@ class SecureCombinedRoundsTest {
   private static final double UNIT = 0x1p-36; // clipNorm 1: one unit is 2^-36
 
   private final JobSpec secure = JobFixtures.spec(EXACT, "", SECURE);
-
-  /** The combiner's state in memory. */
-  private static final class Store implements CombinedRounds.Store {
-    final Table<CombinedRound> rounds = new Table<>();
-    final Table<RoundNoise> noise = new Table<>();
-    ModelState model;
-
-    @Override
-    public RoundTable<CombinedRound> rounds() {
-      return rounds;
-    }
-
-    @Override
-    public ModelState model() {
-      return model;
-    }
-
-    @Override
-    public void saveModel(ModelState model) {
-      this.model = model;
-    }
-
-    @Override
-    public RoundTable<RoundNoise> noise() {
-      return noise;
-    }
-  }
-
-  private static final class Table<V> implements RoundTable<V> {
-    final Map<Long, V> byRound = new HashMap<>();
-
-    @Override
-    public V get(long round) {
-      return byRound.get(round);
-    }
-
-    @Override
-    public void put(long round, V value) {
-      byRound.put(round, value);
-    }
-
-    @Override
-    public void remove(long round) {
-      byRound.remove(round);
-    }
-
-    @Override
-    public Iterable<Long> rounds() {
-      return new ArrayList<>(byRound.keySet());
-    }
-  }
 
   private final List<float[]> models = new ArrayList<>();
   private final CombinedRounds.Output out =
@@ -195,7 +139,7 @@ class SecureCombinedRoundsTest {
       for (int order = 0; order < 4; order++) {
         CombinedRounds combiner =
             new CombinedRounds(secure, NoiseSources.forSpec(secure), LedgerFloor.NONE);
-        Store store = new Store();
+        MemoryCombinerStore store = new MemoryCombinerStore();
         List<RoundPartial> arrival = new ArrayList<>();
         for (RoundPartial p : partials) {
           arrival.add(copy(p)); // the combiner may keep an arriving array as its own
@@ -234,7 +178,7 @@ class SecureCombinedRoundsTest {
     all.add(m.b());
     CombinedRounds combiner =
         new CombinedRounds(secure, NoiseSources.forSpec(secure), LedgerFloor.NONE);
-    Store store = new Store();
+    MemoryCombinerStore store = new MemoryCombinerStore();
 
     combiner.sealed(store, sealed(3, keys(all)), out);
     combiner.partial(store, m.a(), out);
@@ -266,7 +210,7 @@ class SecureCombinedRoundsTest {
     // One contribution whose sum is (1.5, 2, 0) C, norm 2.5 C: a client sent more than C.
     CombinedRounds combiner =
         new CombinedRounds(capped, NoiseSources.forSpec(capped), LedgerFloor.NONE);
-    Store store = new Store();
+    MemoryCombinerStore store = new MemoryCombinerStore();
 
     combiner.partial(store, shard("shard-a", 1, units(1.5), units(2), 0), out);
     combiner.sealed(store, sealed(1, "shard-a"), out);
@@ -294,7 +238,7 @@ class SecureCombinedRoundsTest {
   void anUnmaskedSumWithinTheBound_isReleasedExactly_andAPlaintextSumIsNeverRescaled() {
     CombinedRounds combiner =
         new CombinedRounds(secure, NoiseSources.forSpec(secure), LedgerFloor.NONE);
-    Store store = new Store();
+    MemoryCombinerStore store = new MemoryCombinerStore();
     // Two contributions, norm 1.25 C <= 2 C.
     combiner.partial(store, shard("shard-a", 2, units(0.75), units(-1), 0), out);
     combiner.sealed(store, sealed(2, "shard-a"), out);
@@ -304,7 +248,7 @@ class SecureCombinedRoundsTest {
     JobSpec plain = JobFixtures.exactSpec("");
     CombinedRounds plaintext =
         new CombinedRounds(plain, NoiseSources.forSpec(plain), LedgerFloor.NONE);
-    Store plainStore = new Store();
+    MemoryCombinerStore plainStore = new MemoryCombinerStore();
     plaintext.partial(plainStore, shard("shard-a", 1, units(3), units(4), 0), out);
     plaintext.sealed(plainStore, sealed(1, "shard-a"), out);
     assertThat(models.remove(0)).containsExactly(1.5f, 2f, 0f);
@@ -331,7 +275,7 @@ class SecureCombinedRoundsTest {
   private float[] release(JobSpec spec, RoundPartial partial) {
     CombinedRounds combiner =
         new CombinedRounds(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE);
-    Store store = new Store();
+    MemoryCombinerStore store = new MemoryCombinerStore();
     combiner.partial(store, partial, out);
     combiner.sealed(store, sealed(partial.contributions, partial.shardKey), out);
     return models.remove(models.size() - 1);

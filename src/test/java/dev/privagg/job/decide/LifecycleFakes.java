@@ -6,20 +6,20 @@ import dev.privagg.job.CombinedRound;
 import dev.privagg.job.DecodedUpdate;
 import dev.privagg.job.JobFixtures;
 import dev.privagg.job.JobProgress;
-import dev.privagg.job.ModelState;
 import dev.privagg.job.NoiseBuffers;
 import dev.privagg.job.OpenRound;
 import dev.privagg.job.Participation;
-import dev.privagg.job.RoundNoise;
 import dev.privagg.job.RoundPartial;
 import dev.privagg.job.RoundSignal;
 import dev.privagg.job.SecureRoundState;
 import dev.privagg.job.ShardCommand;
 import dev.privagg.job.ShardRound;
 import dev.privagg.job.combine.CombinedRounds;
+import dev.privagg.job.combine.MemoryCombinerStore;
 import dev.privagg.job.combine.NoiseBlocks;
 import dev.privagg.job.ledger.LedgerFloor;
 import dev.privagg.job.shard.ShardSums;
+import dev.privagg.job.state.MemoryRoundTable;
 import dev.privagg.job.state.RoundTable;
 import dev.privagg.privacy.PrivacyEvent;
 import java.util.ArrayList;
@@ -168,36 +168,11 @@ final class LifecycleFakes {
     }
   }
 
-  /** Per-round state in memory. */
-  static final class MemoryRounds<V> implements RoundTable<V> {
-    final Map<Long, V> byRound = new HashMap<>();
-
-    @Override
-    public V get(long round) {
-      return byRound.get(round);
-    }
-
-    @Override
-    public void put(long round, V value) {
-      byRound.put(round, value);
-    }
-
-    @Override
-    public void remove(long round) {
-      byRound.remove(round);
-    }
-
-    @Override
-    public Iterable<Long> rounds() {
-      return new ArrayList<>(byRound.keySet());
-    }
-  }
-
   /** A shard's state in memory. */
   static final class ShardStore implements ShardSums.Store {
     final Map<String, DecodedUpdate> values = new HashMap<>();
     final Map<String, ShardCommand> commands = new HashMap<>();
-    final MemoryRounds<ShardRound> rounds = new MemoryRounds<>();
+    final MemoryRoundTable<ShardRound> rounds = new MemoryRoundTable<>();
 
     @Override
     public DecodedUpdate takeValues(String position) {
@@ -225,34 +200,6 @@ final class LifecycleFakes {
     }
   }
 
-  /** A combiner's state in memory. */
-  static final class CombinerStore implements CombinedRounds.Store {
-    final MemoryRounds<CombinedRound> rounds = new MemoryRounds<>();
-    ModelState model;
-
-    @Override
-    public RoundTable<CombinedRound> rounds() {
-      return rounds;
-    }
-
-    @Override
-    public ModelState model() {
-      return model;
-    }
-
-    @Override
-    public void saveModel(ModelState model) {
-      this.model = model;
-    }
-
-    final MemoryRounds<RoundNoise> noise = new MemoryRounds<>();
-
-    @Override
-    public RoundTable<RoundNoise> noise() {
-      return noise;
-    }
-  }
-
   /** Decisions as short strings and numbers that read well in assertions; timers as a set. */
   static final class Recorder implements RoundDecisions {
     final List<String> admitted = new ArrayList<>();
@@ -276,7 +223,7 @@ final class LifecycleFakes {
     }
 
     private CombinedRounds combiner;
-    final CombinerStore combinerStore = new CombinerStore();
+    final MemoryCombinerStore combinerStore = new MemoryCombinerStore();
 
     Recorder() {}
 

@@ -9,6 +9,7 @@ import dev.privagg.job.RoundPartial;
 import dev.privagg.job.RoundSignal;
 import dev.privagg.job.ShardRound;
 import dev.privagg.job.combine.CombinedRounds;
+import dev.privagg.job.combine.MemoryCombinerStore;
 import dev.privagg.job.combine.NoiseSources;
 import dev.privagg.job.ledger.LedgerCodec;
 import dev.privagg.job.ledger.LedgerFloor;
@@ -64,7 +65,7 @@ class PendingRoundAfterTakeOverTest {
   @Test
   void aRestoredPendingRound_finishingAfterANewerRelease_isDroppedNotKeptForever() {
     CombinedRounds combiner = combinerWithFloorAt(5);
-    LifecycleFakes.CombinerStore store = new LifecycleFakes.CombinerStore();
+    MemoryCombinerStore store = new MemoryCombinerStore();
     store.model = new ModelState(new float[spec.model().dimension()], 1);
     // Restored: round 2 sealed, its shard's partial still in flight.
     combiner.sealed(store, sealed(2, 1, "shard-x"), out);
@@ -90,7 +91,7 @@ class PendingRoundAfterTakeOverTest {
     // (committed) and was cancelled; the operator restores the savepoint. With secure noise a
     // second computation of round 3 has other bytes: a conflict that stops the restored run.
     CombinedRounds combiner = combinerWithFloorAt(3);
-    LifecycleFakes.CombinerStore store = new LifecycleFakes.CombinerStore();
+    MemoryCombinerStore store = new MemoryCombinerStore();
     store.model = new ModelState(new float[spec.model().dimension()], 2);
     combiner.sealed(store, sealed(3, 2), out);
     combiner.sealed(store, sealed(4, 3), out);
