@@ -383,7 +383,10 @@ class _SecureRound:
         deadline = self._opened.masked_input_deadline_millis
         self._before(deadline, 3, "this client's shares arrived")
         x = quantize(self._values, self._opened.clip_norm, self._rng)
-        y = self._session.masked_input(x)
+        try:
+            y = self._session.masked_input(x)
+        except SecureProtocolError as e:
+            raise self._fail(3, str(e)) from e
         self._before(deadline, 3, "the masked input was ready")
         self._send(y)
         self._step = _Step.WAIT_SURVIVORS

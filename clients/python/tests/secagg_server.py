@@ -14,6 +14,7 @@ from privagg_client.secure.messages import AdvertiseKeys
 from privagg_client.secure.primitives import (
     add_mask,
     pairwise_mask_key,
+    roster_permutation,
     self_mask_commitment,
     self_mask_key,
     x25519_public_key,
@@ -34,15 +35,20 @@ class SeededRandomness:
 
 
 def make_roster(
-    keys: Sequence[AdvertiseKeys], degree: int, threshold: int, seed: int = 0
+    keys: Sequence[AdvertiseKeys], degree: int, threshold: int, context: bytes = b""
 ) -> Roster:
-    """The roster of ``keys`` in order, on a Harary graph with a seeded random permutation."""
-    permutation = list(range(len(keys)))
-    random.Random(seed).shuffle(permutation)
+    """The roster of ``keys`` in order, on the graph the job would announce: the ring that
+    ``context`` and the keys derive, or the complete graph (``degree == len(keys)``)."""
     entries = tuple(
         RosterEntry(k.encryption_public_key, k.mask_public_key, k.self_mask_commitment)
         for k in keys
     )
+    if degree == len(keys):
+        permutation = list(range(len(keys)))
+    else:
+        triples = [(e.encryption_public_key, e.mask_public_key, e.self_mask_commitment)
+                   for e in entries]
+        permutation = roster_permutation(context, triples)
     return Roster(entries, degree, threshold, tuple(permutation))
 
 

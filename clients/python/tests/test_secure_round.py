@@ -37,6 +37,7 @@ from privagg_client.secure import (
 )
 from privagg_client.secure.primitives import round_context
 from privagg_client.secure_round import SecureRoundResult, send_secure_update
+from privagg_client.secure.primitives import round_context
 from secagg_server import SeededRandomness, make_roster, unmasked_sum
 
 JOB = JobConfig("sj", {"w": [3, 2], "b": [2]}, aggregation=Aggregation("secure", 0.1, 0.1))
@@ -136,7 +137,9 @@ class FakeSecureJob:
         keys = [s.advertise() for s in self.sessions]
         if self.client_keys is not None:
             keys.append(self.client_keys)
-        roster = make_roster(keys, self.degree, self.threshold, seed=self.session_number)
+        roster = make_roster(
+            keys, self.degree, self.threshold, round_context(JOB.job_id, ROUND, self.session)
+        )
         if self.no_graph:
             return replace(roster, degree=0, threshold=0, permutation=())
         return roster

@@ -20,7 +20,7 @@ from privagg_client.secure import (
     UnmaskShares,
     quantize,
 )
-from privagg_client.secure.primitives import round_context
+from privagg_client.secure.primitives import roster_permutation, round_context
 from secagg_server import SeededRandomness, make_roster, unmasked_sum
 
 JOB_ID = "secure-job"
@@ -49,7 +49,9 @@ class Round:
             for u in range(self.n)
         ]
         keys = [s.advertise() for s in self.sessions]
-        self.roster = make_roster(keys, self.degree, self.threshold, self.seed)
+        self.roster = make_roster(
+            keys, self.degree, self.threshold, round_context(JOB_ID, ROUND, SESSION)
+        )
         self.inbox = {v: [] for v in range(self.n)}
         for u, session in enumerate(self.sessions):
             sealed = session.on_roster(self.roster)
@@ -206,13 +208,39 @@ def test_a_roster_with_another_mask_key_for_this_client_is_refused() -> None:
 
 def test_a_neighbour_with_a_low_order_key_is_refused() -> None:
     r = Round(10, 5, 3)
-    entries = _entries(r)
-    neighbour = next(v for v in r.roster.neighbourhood(0) if v != 0)
-    entries[neighbour] = replace(entries[neighbour], mask_public_key=bytes(32))
+    # Every other client's mask key of low order, on the ring the job derives from these keys.
+    entries = [e if v == 0 else replace(e, mask_public_key=bytes(32)) for v, e in enumerate(_entries(r))]
+    altered = _with_derived_ring(replace(r.roster, entries=tuple(entries)))
     fresh = ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(0))
-    message = f"roster entry {neighbour}: its mask public key is unusable"
-    with pytest.raises(SecureProtocolError, match=message):
-        fresh.on_roster(replace(r.roster, entries=tuple(entries)))
+    with pytest.raises(SecureProtocolError, match=r"roster entry \d+: its mask public key is unusable"):
+        fresh.on_roster(altered)
+
+
+def _with_derived_ring(roster: Roster) -> Roster:
+    triples = [
+        (e.encryption_public_key, e.mask_public_key, e.self_mask_commitment)
+        for e in roster.entries
+    ]
+    context = round_context(JOB_ID, ROUND, SESSION)
+    return replace(roster, permutation=tuple(roster_permutation(context, triples)))
+
+
+def test_a_sparse_roster_whose_ring_the_keys_do_not_derive_is_refused() -> None:
+    r = Round(10, 5, 3)
+    p = list(r.roster.permutation)
+    p[0], p[1] = p[1], p[0]
+    fresh = ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(0))
+    with pytest.raises(SecureProtocolError, match="permutation is not the one its keys derive"):
+        fresh.on_roster(replace(r.roster, permutation=tuple(p)))
+
+
+def test_no_masked_input_goes_out_with_fewer_than_t_minus_one_routed_shares() -> None:
+    # A job that routes a client no shares would leave the self-mask alone over its update.
+    r = Round(10, 5, 3)
+    session = r.sessions[0]
+    session.on_shares(Shares(0, ()))
+    with pytest.raises(SecureProtocolError, match="only 0 neighbours' shares were routed here"):
+        session.masked_input(np.zeros(D, dtype=np.int64))
 
 
 @pytest.mark.parametrize(

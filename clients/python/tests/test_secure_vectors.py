@@ -21,6 +21,8 @@ from privagg_client.secure.primitives import (
     lp,
     mask,
     pairwise_mask_key,
+    roster_permutation,
+    roster_permutation_seed,
     round_context,
     self_mask_commitment,
     self_mask_key,
@@ -219,3 +221,18 @@ def test_hkdf_info_layout_of_the_pairwise_key() -> None:
     pair = VECTORS["pairs"][0]
     info = _ctx() + lp("pairwise-mask") + lp("model") + u32(pair["u"]) + u32(pair["v"])
     assert hkdf(_hex(pair["maskSharedSecret"]), info) == _hex(pair["pairwiseMaskKey"])
+
+
+def test_the_roster_permutation_is_derived_from_the_context_and_every_entry() -> None:
+    vector = VECTORS["rosterPermutation"]
+    entries = [
+        (_fixed(f"roster c {i}"), _fixed(f"roster s {i}"), _fixed(f"roster b {i}"))
+        for i in range(vector["size"])
+    ]
+    seed = roster_permutation_seed(_ctx(), entries)
+    assert seed.hex() == vector["seed"]
+    assert [int(w) for w in mask(seed, 0, 4)] == _words(vector["words0to3"])
+    assert roster_permutation(_ctx(), entries) == vector["permutation"]
+    # One byte of one entry moves the whole ring: nobody picks a seat by choosing its keys alone.
+    entries[3] = (entries[3][0], entries[3][1], bytes(32))
+    assert roster_permutation(_ctx(), entries) != vector["permutation"]

@@ -4,6 +4,7 @@ encodings, the round context, HKDF, X25519, the derived keys, share encryption a
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,8 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import numpy.typing as npt
 
     WordArray = npt.NDArray[np.uint64]
@@ -176,3 +179,33 @@ def add_mask(vector: WordArray, key: bytes, sign: int) -> None:
             np.add(part, words, out=part)
         else:
             np.subtract(part, words, out=part)
+
+
+def roster_permutation_seed(ctx: bytes, entries: Sequence[tuple[bytes, bytes, bytes]]) -> bytes:
+    """``SHA-256(ctx || lp("harary-permutation") || u32(n) || c_pk_i || s_pk_i || commitment_i
+    ...)``: the seed of the Harary graph's node permutation, so that every client can check the
+    ring the job announces and no server picks who sits next to whom."""
+    digest = hashlib.sha256()
+    digest.update(ctx + lp("harary-permutation") + u32(len(entries)))
+    for encryption_public_key, mask_public_key, commitment in entries:
+        digest.update(encryption_public_key + mask_public_key + commitment)
+    return digest.digest()
+
+
+def roster_permutation(ctx: bytes, entries: Sequence[tuple[bytes, bytes, bytes]]) -> list[int]:
+    """The ring of a sparse roster: a Fisher-Yates shuffle of ``0..n-1`` (for i from n - 1 down to
+    1, swap i with j uniform in [0, i]) drawing from the mask words of the seed, each draw
+    accepting a word w iff ``w < 2^64 - (2^64 mod (i + 1))`` and taking ``j = w mod (i + 1)``."""
+    n = len(entries)
+    seed = roster_permutation_seed(ctx, entries)
+    permutation = list(range(n))
+    words = (int(w) for start in itertools.count(0, 1024) for w in mask(seed, start, 1024))
+    for i in range(n - 1, 0, -1):
+        bound = i + 1
+        limit = 2**64 - (2**64 % bound)
+        w = next(words)
+        while w >= limit:
+            w = next(words)
+        j = w % bound
+        permutation[i], permutation[j] = permutation[j], permutation[i]
+    return permutation

@@ -32,6 +32,7 @@ from .primitives import (
     decrypt_shares,
     encrypt_shares,
     pairwise_mask_key,
+    roster_permutation,
     round_context,
     self_mask_commitment,
     self_mask_key,
@@ -143,6 +144,7 @@ class ClientSession:
         if self._phase != _Phase.ADVERTISED:
             raise SessionStateError("on_roster was already called in this session")
         index = self._find_self(roster)
+        self._check_ring(roster)
         neighbours = tuple(v for v in roster.neighbourhood(index) if v != index)
         keys = {v: self._share_key(roster, index, v) for v in neighbours}
         self._check_mask_keys(roster, neighbours)
@@ -171,6 +173,21 @@ class ClientSession:
         self._own_shares = (s_shares[index + 1], b_shares[index + 1])
         self._phase = _Phase.SHARED
         return sealed
+
+    def _check_ring(self, roster: Roster) -> None:
+        """A sparse roster's ring must be the one its keys derive: a server that chose it could
+        seat colluders around this client. The complete graph is the same whatever it says."""
+        if roster.degree == len(roster.entries):
+            return
+        entries = [
+            (e.encryption_public_key, e.mask_public_key, e.self_mask_commitment)
+            for e in roster.entries
+        ]
+        if list(roster.permutation) != roster_permutation(self.context, entries):
+            raise SecureProtocolError(
+                "the roster's permutation is not the one its keys derive (roster_permutation); "
+                "a server that picks the graph could surround this client with colluders"
+            )
 
     def _find_self(self, roster: Roster) -> int:
         mine = [
@@ -285,6 +302,13 @@ class ClientSession:
             raise SessionStateError("a session sends one masked input, and this one already did")
         self._require(_Phase.RECEIVED_SHARES, "it masks its input")
         assert self._roster is not None
+        if len(self._masked_with) + 1 < self._roster.threshold:
+            # Bonawitz et al.'s |U2| >= t: with fewer partners the self-mask would be nearly all
+            # that hides the input, and the job could hold back the other shares on purpose.
+            raise SecureProtocolError(
+                f"only {len(self._masked_with)} neighbours' shares were routed here, fewer than "
+                f"the threshold {self._roster.threshold} - 1; no masked input is sent"
+            )
         values = np.asarray(x)
         if values.dtype not in (np.dtype(np.int64), np.dtype(np.uint64)):
             raise TypeError(f"a quantized update is int64 or uint64, was {values.dtype}")

@@ -346,12 +346,12 @@ public final class SecAggCost {
       // The job's graph for the roster, and its Roster message.
       RoundGraph graph =
           RoundGraph.choose(
-                  m,
+                  ctx,
+                  roster,
                   RoundGraph.threatModel(
                       settings.dropoutRate(),
                       settings.adversarialClientRate(),
-                      spec.aggregation().adversary()),
-                  jobRandom)
+                      spec.aggregation().adversary()))
               .orElseThrow(
                   () ->
                       new IllegalStateException(

@@ -154,6 +154,13 @@ public final class ClientSession {
           "threshold must be in [1, " + degree + "] (the degree), was " + threshold);
     }
     int self = ownIndex(roster);
+    // The complete graph is the same whatever the permutation says; a ring must be the roster's.
+    if (degree != size && !Arrays.equals(permutation, RosterPermutation.of(ctx, roster))) {
+      throw new IllegalArgumentException(
+          clientId
+              + ": the roster's permutation is not the one its keys derive (RosterPermutation);"
+              + " a server that picks the graph could surround this client with colluders");
+    }
     int[] neighbours = graph.neighbourhood(self);
     int[] xs = new int[degree];
     for (int i = 0; i < degree; i++) {
@@ -251,6 +258,17 @@ public final class ClientSession {
       return maskedInputBytes.clone();
     }
     requirePhase(Phase.MASK, "maskedInput");
+    if (maskedWith.length + 1 < threshold) {
+      // Bonawitz et al.'s |U2| >= t: masked with fewer partners, the self-mask would be nearly all
+      // that hides the input, and the server could hold back the other shares on purpose.
+      throw new IllegalStateException(
+          clientId
+              + ": only "
+              + maskedWith.length
+              + " neighbours' shares were routed here, fewer than the threshold "
+              + threshold
+              + " - 1; no masked input is sent");
+    }
     int d = units.length;
     long[] y = units.clone();
     new MaskStream(DerivedKeys.selfMaskKey(ctx, selfMaskSeed, index)).addTo(y, 0, d, 1);
@@ -337,6 +355,17 @@ public final class ClientSession {
     unmaskedSurvivors = split;
     unmaskShares = new UnmaskShares(selfMaskShares, maskKeyShares);
     return unmaskShares;
+  }
+
+  /**
+   * The decrypted shares this client holds of {@code w}'s mask key and self-mask seed, or null:
+   * what a client colluding with the server hands it, whatever the survivor lists say. Only tests
+   * that play colluders call it.
+   */
+  byte[][] heldSharesOf(int w) {
+    return heldMaskKeyShares.containsKey(w)
+        ? new byte[][] {heldMaskKeyShares.get(w).clone(), heldSelfMaskShares.get(w).clone()}
+        : null;
   }
 
   private int ownIndex(List<AdvertisedKeys> roster) {

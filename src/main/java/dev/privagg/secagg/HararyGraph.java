@@ -3,7 +3,6 @@ package dev.privagg.secagg;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.OptionalInt;
-import java.util.random.RandomGenerator;
 
 /**
  * The graph SecAgg+ shares secrets along: which clients each client shares its keys with and
@@ -12,17 +11,17 @@ import java.util.random.RandomGenerator;
  *
  * <p>The Harary graph H(n, k) places the n nodes on a ring and joins each to the k / 2 nodes on
  * either side; node ids are then assigned to ring positions by a permutation, which must be
- * uniformly random for security (see {@link #shuffled}). The complete graph joins every pair of
- * nodes and keeps node ids in order.
+ * uniformly random and beyond the server's choice for security (see {@link RosterPermutation}). The
+ * complete graph joins every pair of nodes and keeps node ids in order.
  *
  * <p>Conventions: {@link #degree()} counts the <em>other</em> nodes a node is joined to (the even k
- * of {@link GraphParameters#degree()}); {@link #neighbours} lists them and a node is not its own
- * neighbour. FCP additionally gives every node a self-edge, so that a node holds a share of its own
- * secrets: FCP's {@code GetDegree()} is {@code degree() + 1}, and each node has an ordered list of
- * {@code degree() + 1} share slots, itself included. {@link #neighbourAt} and {@link
- * #neighbourIndex} number those slots exactly as FCP does: on the Harary graph the ring from k / 2
- * positions behind the node to k / 2 ahead (the node itself at slot k / 2); on the complete graph
- * the node ids in order (slot i is node i).
+ * of FCP's graph parameters); {@link #neighbours} lists them and a node is not its own neighbour.
+ * FCP additionally gives every node a self-edge, so that a node holds a share of its own secrets:
+ * FCP's {@code GetDegree()} is {@code degree() + 1}, and each node has an ordered list of {@code
+ * degree() + 1} share slots, itself included. {@link #neighbourAt} and {@link #neighbourIndex}
+ * number those slots exactly as FCP does: on the Harary graph the ring from k / 2 positions behind
+ * the node to k / 2 ahead (the node itself at slot k / 2); on the complete graph the node ids in
+ * order (slot i is node i).
  */
 public final class HararyGraph {
   private final int degree;
@@ -52,26 +51,6 @@ public final class HararyGraph {
     for (int position = 0; position < nodeAt.length; position++) {
       positionOf[nodeAt[position]] = position;
     }
-  }
-
-  /**
-   * The Harary graph with a uniformly random assignment of node ids to ring positions, drawn by a
-   * Fisher-Yates shuffle. The assignment must be unpredictable to clients, or adversarial clients
-   * could arrange to surround an honest one: pass a cryptographic generator such as {@link
-   * java.security.SecureRandom} outside tests.
-   *
-   * @param numberOfNodes at least 1
-   * @param degree neighbours per node, even and in [0, numberOfNodes - 1]
-   */
-  public static HararyGraph shuffled(int numberOfNodes, int degree, RandomGenerator random) {
-    int[] permutation = identity(numberOfNodes);
-    for (int i = numberOfNodes - 1; i > 0; i--) {
-      int j = random.nextInt(i + 1);
-      int swap = permutation[i];
-      permutation[i] = permutation[j];
-      permutation[j] = swap;
-    }
-    return new HararyGraph(degree, permutation);
   }
 
   /**

@@ -1,45 +1,36 @@
 package dev.privagg.secagg;
 
+import java.util.List;
 import java.util.Optional;
-import java.util.random.RandomGenerator;
 
 /**
- * The neighbour graph and threshold a round's roster gets for the job's threat model: FCP's sparse
- * Harary graph where its parameter finder finds one, else (small cohorts) the complete graph at the
- * smallest threshold FCP's full-graph rules allow. Against {@link
- * ThreatModel.AdversaryClass#SEMI_MALICIOUS_SERVER} (privagg's default) the threshold exceeds half
- * of each neighbourhood, so two survivor lists shown to two halves of a client's neighbours (a
- * lying server, or an operator's restore that announces survivors again) never give the job t
- * shares of both of the client's secrets, each client answering one list; {@link
- * ThreatModel.AdversaryClass#CURIOUS_SERVER} thresholds can be lower and do not cover that. The
- * job's Roster and {@code privagg secagg-cost} both choose here.
+ * The neighbour graph and threshold a round's roster gets for the job's threat model ({@link
+ * RoundThresholds}): the sparse Harary graph where one meets the bounds, else the complete graph.
+ * The sparse graph's permutation is {@link RosterPermutation}'s, derived from the round context and
+ * the roster, so each client can check the Roster it is shown. The job's Roster and {@code privagg
+ * secagg-cost} both choose here.
  *
- * @param graph the graph, with a uniformly random node permutation when sparse
+ * @param graph the graph
  * @param threshold t, the shares that reconstruct a secret
  */
 public record RoundGraph(HararyGraph graph, int threshold) {
   /**
-   * The graph for a roster of {@code numberOfClients}; empty when none is feasible (fewer than two
-   * clients, or rates no threshold meets).
+   * The graph for {@code roster}; empty when none meets the bounds (fewer than {@link
+   * RoundThresholds#smallestRoster} clients).
    *
    * @param threat the job's two rates and the adversary they are against
-   * @param random draws the Harary graph's permutation: a CSPRNG outside tests, or adversarial
-   *     clients could arrange to surround an honest one
    */
   public static Optional<RoundGraph> choose(
-      int numberOfClients, ThreatModel threat, RandomGenerator random) {
-    try {
-      GraphParameters p = GraphParameters.find(numberOfClients, threat);
-      HararyGraph g = HararyGraph.shuffled(numberOfClients, p.degree(), random);
-      return Optional.of(new RoundGraph(g, p.threshold()));
-    } catch (IllegalArgumentException noSparseGraph) {
-      for (int t = 2; t <= numberOfClients; t++) {
-        if (fullGraphAllows(numberOfClients, t, threat)) {
-          return Optional.of(new RoundGraph(HararyGraph.complete(numberOfClients), t));
-        }
-      }
-      return Optional.empty();
-    }
+      RoundContext ctx, List<AdvertisedKeys> roster, ThreatModel threat) {
+    return RoundThresholds.choose(roster.size(), threat)
+        .map(
+            c ->
+                c.complete()
+                    ? new RoundGraph(HararyGraph.complete(roster.size()), c.threshold())
+                    : new RoundGraph(
+                        new HararyGraph(
+                            c.neighbourhoodSize() - 1, RosterPermutation.of(ctx, roster)),
+                        c.threshold()));
   }
 
   /**
@@ -59,14 +50,5 @@ public record RoundGraph(HararyGraph graph, int threshold) {
                       + "'");
         };
     return new ThreatModel(adversarialClientRate, maxDropoutRate, kind);
-  }
-
-  private static boolean fullGraphAllows(int n, int threshold, ThreatModel threat) {
-    try {
-      GraphParameters.checkFullGraph(n, threshold, threat);
-      return true;
-    } catch (IllegalArgumentException tooLowOrTooHigh) {
-      return false;
-    }
   }
 }

@@ -13,7 +13,8 @@ import dev.privagg.privacy.ClippedSum;
 import dev.privagg.privacy.CorrelatedNoiseAccounting;
 import dev.privagg.privacy.NoisePlanner;
 import dev.privagg.privacy.RoundCharge;
-import dev.privagg.secagg.GraphParameters;
+import dev.privagg.secagg.RoundGraph;
+import dev.privagg.secagg.RoundThresholds;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -242,27 +243,12 @@ public final class JobSpecReader {
     }
     String adversary =
         s.choice("adversary", "semi-malicious-server", JobSpec.Aggregation.ADVERSARIES);
-    // federated-compute's graph parameter finder refuses more (fcp/secagg/server/
-    // graph_parameter_finder.cc): against a server that may ask for both kinds of share of one
-    // client the threshold exceeds half of each neighbourhood, which the survivors must still
-    // reach.
-    boolean semiMalicious = adversary.equals("semi-malicious-server");
-    if (semiMalicious && !(adversarial + 2 * dropout <= 0.9)) {
-      throw s.fail(
-          "maxDropoutRate",
-          "adversarialClientRate + 2 * maxDropoutRate must be <= 0.9 against a semi-malicious"
-              + " server, was "
-              + adversarial
-              + " + 2 * "
-              + dropout);
-    }
-    if (!semiMalicious && !(adversarial + dropout <= 0.9)) {
-      throw s.fail(
-          "adversarialClientRate",
-          "maxDropoutRate + adversarialClientRate must be <= 0.9, was "
-              + dropout
-              + " + "
-              + adversarial);
+    // The rates must leave room for a threshold above what colluders and two survivor lists can
+    // reach and below what the survivors, one client short, still hold (RoundThresholds).
+    try {
+      RoundThresholds.checkRates(RoundGraph.threatModel(dropout, adversarial, adversary));
+    } catch (IllegalArgumentException e) {
+      throw s.fail("adversarialClientRate", e.getMessage());
     }
     long quarter = rounds.timeoutMillis() / 4;
     YamlSection phases = s.optionalSection("phases");
@@ -306,7 +292,7 @@ public final class JobSpecReader {
     // shares with every other: no round of that size could finish.
     long maxRoster =
         Math.min(
-            GraphParameters.MAX_NUMBER_OF_CLIENTS,
+            RoundThresholds.MAX_NUMBER_OF_CLIENTS,
             (JobSpec.MAX_RECORD_BYTES - (1 << 20)) / JobSpec.SECURE_ROSTER_ENTRY_BYTES);
     if (rounds.maxClients() > maxRoster) {
       throw s.fail(

@@ -57,7 +57,7 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
       """
       aggregation:
         mode: secure
-        maxDropoutRate: 0.35
+        maxDropoutRate: 0.3
         adversarialClientRate: 0.1
         phases: {advertise: 3s, share: 3s, maskedInput: 3s}
       """;

@@ -67,6 +67,39 @@ class ClientSessionTest {
   }
 
   @Test
+  void onRoster_refusesARingTheRostersKeysDoNotDerive_soNoServerSeatsColludersAroundIt() {
+    ClientSession client = cohort.clients.get(0);
+    int[] chosen = cohort.permutation.clone();
+    int swap = chosen[0];
+    chosen[0] = chosen[1];
+    chosen[1] = swap;
+
+    assertThatThrownBy(() -> client.onRoster(cohort.roster, DEGREE, THRESHOLD, chosen))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith(
+            "client-0: the roster's permutation is not the one its keys derive");
+    // The complete graph is the same under any permutation: nothing to check.
+    SecAggCohort complete = new SecAggCohort(4, 4, 3, 5);
+    assertThat(complete.clients.get(0).onRoster(complete.roster, 4, 3, new int[] {3, 1, 2, 0}))
+        .hasSize(3);
+  }
+
+  @Test
+  void maskedInput_isRefused_whenFewerThanTMinusOneNeighboursSharesWereRouted() {
+    // A server that routes a client no shares would leave its self-mask alone over its update,
+    // and gather that from the seed shares its neighbours reveal (Bonawitz et al.'s |U2| >= t).
+    ClientSession client = cohort.clients.get(0);
+    client.onRoster(cohort.roster, DEGREE, THRESHOLD, cohort.permutation);
+    client.onShares(List.of());
+
+    assertThatThrownBy(() -> client.maskedInput(new long[] {1, 2, 3}))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage(
+            "client-0: only 0 neighbours' shares were routed here, fewer than the threshold 3 - 1;"
+                + " no masked input is sent");
+  }
+
+  @Test
   void onRoster_refusesAThresholdAboveTheDegreeAndAPermutationOfAnotherSize() {
     ClientSession client = cohort.clients.get(0);
 

@@ -87,7 +87,7 @@ class HararyGraphTest {
   // AreNeighborsIsCorrectInRandomHararyGraph: node p[i] has the slots p[RING_SLOTS[i]].
   @Test
   void shuffledGraph_givesFcpsAdjacencyRenamedByItsPermutation() {
-    var graph = HararyGraph.shuffled(NODES, DEGREE, new SplittableRandom(7));
+    var graph = TestGraphs.shuffled(NODES, DEGREE, new SplittableRandom(7));
     int[] p = graph.permutation();
     for (int position = 0; position < NODES; position++) {
       int[] renamed = Arrays.stream(RING_SLOTS[position]).map(i -> p[i]).toArray();
@@ -99,30 +99,12 @@ class HararyGraphTest {
     }
   }
 
-  // secret_sharing_harary_graph_test.cc, GetPermutationReturnsPermutation and
-  // GetPermutationInRandomHararyGraphDoesNotReturnIdentityPermutation (100 nodes)
-  @Test
-  void shuffled_drawsABijectionThatIsNotTheIdentity() {
-    for (int seed = 0; seed < 20; seed++) {
-      int[] permutation =
-          HararyGraph.shuffled(100, DEGREE, new SplittableRandom(seed)).permutation();
-      assertThat(permutation).containsExactlyInAnyOrder(IntStream.range(0, 100).toArray());
-      assertThat(permutation).isNotEqualTo(IntStream.range(0, 100).toArray());
-    }
-  }
-
-  @Test
-  void shuffled_isReproducible_forAGivenGeneratorState() {
-    assertThat(HararyGraph.shuffled(50, 6, new SplittableRandom(3)).permutation())
-        .containsExactly(HararyGraph.shuffled(50, 6, new SplittableRandom(3)).permutation());
-  }
-
   // secret_sharing_harary_graph_test.cc, GetNeighborIndexIsCorrectInHararyGraph; FCP's degrees
   // 1, 3, 5, 23, 43 and 301 count the self-edge.
   @ParameterizedTest(name = "{0} nodes, degree {1}")
   @CsvSource({"10, 0", "10, 2", "10, 4", "100, 22", "1000, 42", "10000, 300"})
   void neighbourIndex_invertsNeighbourAt(int nodes, int degree) {
-    var graph = HararyGraph.shuffled(nodes, degree, new SplittableRandom(nodes + degree));
+    var graph = TestGraphs.shuffled(nodes, degree, new SplittableRandom(nodes + degree));
     assertThat(graph.numberOfNodes()).isEqualTo(nodes);
     assertThat(graph.degree()).isEqualTo(degree);
     for (int node = 0; node < nodes; node++) {
@@ -145,7 +127,7 @@ class HararyGraphTest {
     "257, 100, 8"
   })
   void everyNode_hasDegreeDistinctOtherNeighbours_symmetrically(int nodes, int degree, long seed) {
-    var graph = HararyGraph.shuffled(nodes, degree, new SplittableRandom(seed));
+    var graph = TestGraphs.shuffled(nodes, degree, new SplittableRandom(seed));
     int[] timesNamed = new int[nodes];
     for (int node = 0; node < nodes; node++) {
       int[] neighbours = graph.neighbours(node);
@@ -168,7 +150,7 @@ class HararyGraphTest {
 
   @Test
   void neighbours_areTheRingNeighboursOfTheNodesPosition() {
-    var graph = HararyGraph.shuffled(30, 6, new SplittableRandom(11));
+    var graph = TestGraphs.shuffled(30, 6, new SplittableRandom(11));
     int[] p = graph.permutation();
     for (int position = 0; position < 30; position++) {
       int[] expected = new int[6];
@@ -183,7 +165,7 @@ class HararyGraphTest {
 
   @Test
   void largestEvenDegree_onAnOddRing_isTheCompleteGraph() {
-    var graph = HararyGraph.shuffled(9, 8, new SplittableRandom(1));
+    var graph = TestGraphs.shuffled(9, 8, new SplittableRandom(1));
     for (int node = 0; node < 9; node++) {
       int self = node;
       assertThat(graph.neighbours(node))
@@ -196,7 +178,7 @@ class HararyGraphTest {
   @ParameterizedTest(name = "{0} nodes, degree {1}")
   @CsvSource({"10, 3", "50, 19", "10, -2", "10, 10"})
   void constructor_rejectsOddOrOutOfRangeDegrees(int nodes, int degree) {
-    assertThatThrownBy(() -> HararyGraph.shuffled(nodes, degree, new SplittableRandom(0)))
+    assertThatThrownBy(() -> TestGraphs.shuffled(nodes, degree, new SplittableRandom(0)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "degree must be even and in [0, numberOfNodes - 1 = "

@@ -3,59 +3,46 @@ package dev.privagg.secagg;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /** The graph a roster gets (the job's Roster and {@code privagg secagg-cost} choose alike). */
 class RoundGraphTest {
-  private static final ThreatModel TEN_PERCENT_EACH =
-      new ThreatModel(0.1, 0.1, ThreatModel.AdversaryClass.CURIOUS_SERVER);
+  private static final ThreatModel SEMI_MALICIOUS =
+      RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server");
 
   @Test
-  void choose_whereFcpsFinderFindsAGraph_takesItsDegreeAndThreshold() {
-    GraphParameters p = GraphParameters.find(100, TEN_PERCENT_EACH);
+  void choose_takesRoundThresholds_andTheRostersOwnPermutation() {
+    Roster r = roster(100, 1);
+    RoundThresholds.Choice c = RoundThresholds.choose(100, SEMI_MALICIOUS).orElseThrow();
 
-    RoundGraph chosen = RoundGraph.choose(100, TEN_PERCENT_EACH, new Random(1)).orElseThrow();
+    RoundGraph chosen = RoundGraph.choose(r.ctx, r.entries, SEMI_MALICIOUS).orElseThrow();
 
-    assertThat(chosen.graph().degree()).isEqualTo(p.degree());
-    assertThat(chosen.graph().neighbourhoodSize()).isEqualTo(p.degree() + 1);
-    assertThat(chosen.threshold()).isEqualTo(p.threshold());
+    assertThat(chosen.graph().neighbourhoodSize()).isEqualTo(c.neighbourhoodSize());
+    assertThat(chosen.threshold()).isEqualTo(c.threshold());
+    assertThat(chosen.graph().permutation()).isEqualTo(RosterPermutation.of(r.ctx, r.entries));
   }
 
   @Test
-  void choose_forACohortTooSmallForASparseGraph_takesTheCompleteGraphAtTheSmallestThreshold() {
-    assertThatThrownBy(() -> GraphParameters.find(2, TEN_PERCENT_EACH))
-        .isInstanceOf(IllegalArgumentException.class);
+  void choose_forTheSmallestRoster_takesTheCompleteGraphInIndexOrder() {
+    Roster r = roster(3, 2);
 
-    RoundGraph chosen = RoundGraph.choose(2, TEN_PERCENT_EACH, new Random(1)).orElseThrow();
+    RoundGraph chosen = RoundGraph.choose(r.ctx, r.entries, SEMI_MALICIOUS).orElseThrow();
 
-    assertThat(chosen.graph().neighbourhoodSize()).isEqualTo(2);
-    // FCP's full-graph rules: t >= ceil(0.9 * 2) = 2 survivors, t > ceil(0.1 * 2) = 1 colluder.
+    // 2t >= n + A + 1 = 4, and t <= n - (D + 1) = 2: one client may drop out, whoever it is.
+    assertThat(chosen.graph().neighbourhoodSize()).isEqualTo(3);
     assertThat(chosen.threshold()).isEqualTo(2);
+    assertThat(chosen.graph().permutation()).containsExactly(0, 1, 2);
   }
 
   @Test
-  void choose_forOneClient_findsNoGraph() {
-    assertThat(RoundGraph.choose(1, TEN_PERCENT_EACH, new Random(1))).isEmpty();
-  }
-
-  @Test
-  void againstASemiMaliciousServer_theThresholdExceedsHalfOfEveryNeighbourhood() {
-    // So two survivor lists shown to two halves of a client's neighbours never give t shares of
-    // both its secrets: each neighbour answers one list.
-    for (double dropout : new double[] {0, 0.1, 0.2, 0.3}) {
-      ThreatModel threat = RoundGraph.threatModel(dropout, 0.1, "semi-malicious-server");
-      for (int n : new int[] {3, 5, 10, 30, 100, 1000, 10000}) {
-        var chosen = RoundGraph.choose(n, threat, new Random(n));
-        if (chosen.isEmpty()) {
-          continue;
-        }
-        int k = chosen.get().graph().neighbourhoodSize();
-        assertThat(2 * chosen.get().threshold())
-            .as("2t against k = %d, n = %d, dropout %s", k, n, dropout)
-            .isGreaterThan(k);
-      }
-    }
+  void choose_forTwoClients_findsNoGraph() {
+    // 2t >= 3 needs t = 2, but one client more than the declared dropouts leaves 1 answering.
+    Roster r = roster(2, 3);
+    assertThat(RoundGraph.choose(r.ctx, r.entries, SEMI_MALICIOUS)).isEmpty();
   }
 
   @Test
@@ -67,5 +54,27 @@ class RoundGraphTest {
     assertThatThrownBy(() -> RoundGraph.threatModel(0.2, 0.1, "malicious"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("adversary must be semi-malicious-server or curious-server, was 'malicious'");
+  }
+
+  /** A round context and n advertised entries of random bytes. */
+  record Roster(RoundContext ctx, List<AdvertisedKeys> entries) {}
+
+  static Roster roster(int n, long seed) {
+    Random random = new Random(seed);
+    byte[] session = new byte[16];
+    random.nextBytes(session);
+    List<AdvertisedKeys> entries = new ArrayList<>();
+    IntStream.range(0, n)
+        .forEach(
+            i -> {
+              byte[] a = new byte[32];
+              byte[] b = new byte[32];
+              byte[] c = new byte[32];
+              random.nextBytes(a);
+              random.nextBytes(b);
+              random.nextBytes(c);
+              entries.add(new AdvertisedKeys(a, b, c));
+            });
+    return new Roster(new RoundContext("graph-job", 1 + random.nextInt(10), session), entries);
   }
 }

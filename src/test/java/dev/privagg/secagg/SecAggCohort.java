@@ -39,14 +39,19 @@ final class SecAggCohort {
     this.n = n;
     this.degree = degree;
     this.threshold = threshold;
-    this.permutation = RosterGraphTest.permutation(n, random);
     this.neighbourhoods = new int[n][];
     SecureRandom secure = seeded(seed);
     for (int i = 0; i < n; i++) {
       ClientSession client = ClientSession.start(ctx, "client-" + i, secure);
       clients.add(client);
       roster.add(client.advertise());
-      neighbourhoods[i] = HararyGraph.ofNeighbourhoodSize(degree, permutation).neighbourhood(i);
+    }
+    // The permutation the clients check: derived from the roster, the identity when complete.
+    this.permutation =
+        degree == n ? IntStream.range(0, n).toArray() : RosterPermutation.of(ctx, roster);
+    HararyGraph graph = HararyGraph.ofNeighbourhoodSize(degree, permutation);
+    for (int i = 0; i < n; i++) {
+      neighbourhoods[i] = graph.neighbourhood(i);
     }
   }
 

@@ -215,7 +215,7 @@ class SecAggRoundTest {
     // 10,000 clients on a sparse graph (neighbourhoods of 55): the graph is about 2 MB of ints;
     // the job unmasks at the round's deadline, in the decider, for rosters up to 1,000,000.
     int n = 10_000;
-    HararyGraph graph = HararyGraph.shuffled(n, 54, new Random(6));
+    HararyGraph graph = TestGraphs.shuffled(n, 54, new Random(6));
     int[][] neighbourhoods = new int[n][];
     List<AdvertisedKeys> roster = new ArrayList<>();
     Random random = new Random(7);

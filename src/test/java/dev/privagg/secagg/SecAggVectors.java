@@ -51,7 +51,10 @@ final class SecAggVectors {
           + " job subtracts the self-masks to get sum (= the sum of the units). round.dropout:"
           + " client 2 shared its keys but sent no masked input (U2 = {0,1,2}, U3 = {0,1}); the"
           + " correction terms (mask key, sign) are added as sign * mask to the sum of U3's"
-          + " masked inputs, giving sum.";
+          + " masked inputs, giving sum. rosterPermutation: a roster of 10 entries under the"
+          + " same ctx, entry i = (fixed('roster c i'), fixed('roster s i'), fixed('roster b i'))"
+          + " as (encryption key, mask key, commitment); seed is RosterPermutation's SHA-256,"
+          + " words0to3 its first mask words, permutation the shuffled ring.";
 
   private SecAggVectors() {}
 
@@ -158,7 +161,24 @@ final class SecAggVectors {
     encryption.put("ciphertext", hex(ShareCipher.encrypt(key, ctx, 0, 1, plaintext, nonce)));
 
     root.set("round", round(ctx, s, b));
+    root.set("rosterPermutation", rosterPermutation(ctx));
     return root;
+  }
+
+  private static ObjectNode rosterPermutation(RoundContext ctx) {
+    java.util.List<AdvertisedKeys> roster = new java.util.ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      roster.add(
+          new AdvertisedKeys(
+              fixed("roster c " + i), fixed("roster s " + i), fixed("roster b " + i)));
+    }
+    ObjectNode node = new ObjectMapper().createObjectNode();
+    byte[] seed = RosterPermutation.seed(ctx, roster);
+    node.put("size", roster.size());
+    node.put("seed", hex(seed));
+    putLongs(node.putArray("words0to3"), words(seed, 0, 4));
+    putInts(node.putArray("permutation"), RosterPermutation.of(ctx, roster));
+    return node;
   }
 
   private static ObjectNode round(RoundContext ctx, X25519Keys[] s, byte[][] b) {

@@ -27,6 +27,11 @@ class SecAggVectorsTest {
   @Test
   void publishedVectors_areWhatJavaComputesToday() throws IOException {
     assertThat(Files.readString(SecAggVectors.FILE)).isEqualTo(SecAggVectors.json());
+    // The Python client's tests read their own copy (its package is tested on its own).
+    assertThat(
+            Files.readString(
+                java.nio.file.Path.of("clients/python/tests/data/secagg-vectors-v1.json")))
+        .isEqualTo(SecAggVectors.json());
   }
 
   /**

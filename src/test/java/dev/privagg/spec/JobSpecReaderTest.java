@@ -542,25 +542,27 @@ class JobSpecReaderTest {
   }
 
   @Test
-  void ratesBeyondFcpsFinder_areRefused_forTheSpecsAdversary() {
-    // The default, a semi-malicious server: thresholds above half of each neighbourhood.
-    assertThatThrownBy(() -> secure(", maxDropoutRate: 0.3, adversarialClientRate: 0.31"))
+  void ratesThatLeaveNoThreshold_areRefused_forTheSpecsAdversary() {
+    // The default, a semi-malicious server: t above (1 + a) k / 2 and below (1 - a - d) k.
+    assertThatThrownBy(() -> secure(", maxDropoutRate: 0.3, adversarialClientRate: 0.11"))
         .isInstanceOf(SpecException.class)
         .hasMessage(
-            "t: aggregation.maxDropoutRate adversarialClientRate + 2 * maxDropoutRate must be <="
-                + " 0.9 against a semi-malicious server, was 0.31 + 2 * 0.3");
+            "t: aggregation.adversarialClientRate 3 * adversarialClientRate + 2 * maxDropoutRate"
+                + " must be <= 0.9 against a semi-malicious server (t above (1 + a) k / 2 and"
+                + " below (1 - a - d) k), was 3 * 0.11 + 2 * 0.3");
     assertThat(
-            secure(", maxDropoutRate: 0.3, adversarialClientRate: 0.3").aggregation().adversary())
+            secure(", maxDropoutRate: 0.3, adversarialClientRate: 0.1").aggregation().adversary())
         .isEqualTo("semi-malicious-server");
-    // An honest-but-curious server: FCP's lower thresholds, to 0.9 together.
+    // An honest-but-curious server: t above a k only.
     String curious = ", adversary: curious-server";
-    assertThatThrownBy(() -> secure(curious + ", maxDropoutRate: 0.5, adversarialClientRate: 0.41"))
+    assertThatThrownBy(() -> secure(curious + ", maxDropoutRate: 0.5, adversarialClientRate: 0.21"))
         .isInstanceOf(SpecException.class)
         .hasMessage(
-            "t: aggregation.adversarialClientRate maxDropoutRate + adversarialClientRate must be"
-                + " <= 0.9, was 0.5 + 0.41");
+            "t: aggregation.adversarialClientRate 2 * adversarialClientRate + maxDropoutRate must"
+                + " be <= 0.9 against a curious server (t above a k and below (1 - a - d) k), was"
+                + " 2 * 0.21 + 0.5");
     assertThat(
-            secure(curious + ", maxDropoutRate: 0.5, adversarialClientRate: 0.4")
+            secure(curious + ", maxDropoutRate: 0.5, adversarialClientRate: 0.2")
                 .secureAggregation())
         .isTrue();
     assertThatThrownBy(() -> secure(", adversary: malicious"))

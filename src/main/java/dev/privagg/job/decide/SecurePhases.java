@@ -332,7 +332,7 @@ final class SecurePhases {
     s.shareMessages = new byte[n][];
     s.maskedInput = new boolean[n];
     s.unmaskMessages = new byte[n][];
-    RoundGraph graph = SecureUnmasking.graph(spec, n, random);
+    RoundGraph graph = SecureUnmasking.graph(spec, s);
     if (graph == null) {
       // Too few clients for any graph: degree 0 tells a lone client the round has no secure sum.
       s.degree = 0;

@@ -13,7 +13,6 @@ import dev.privagg.secagg.UnmaskShares;
 import dev.privagg.secagg.Unmasking;
 import dev.privagg.spec.JobSpec;
 import java.io.ByteArrayOutputStream;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -28,9 +27,27 @@ import java.util.random.RandomGenerator;
 final class SecureUnmasking {
   private SecureUnmasking() {}
 
-  /** The graph of a roster of {@code n} ({@link RoundGraph}); null when none is feasible. */
-  static RoundGraph graph(JobSpec spec, int n, SecureRandom random) {
-    return RoundGraph.choose(n, threatModel(spec), random).orElse(null);
+  /** The graph of the round's fixed roster ({@link RoundGraph}); null when none is feasible. */
+  static RoundGraph graph(JobSpec spec, SecureRoundState s) {
+    return RoundGraph.choose(context(spec, s), roster(s), threatModel(spec)).orElse(null);
+  }
+
+  static RoundContext context(JobSpec spec, SecureRoundState s) {
+    return new RoundContext(spec.jobId(), s.round, s.session);
+  }
+
+  /** The roster's advertised keys, in index order. */
+  static List<AdvertisedKeys> roster(SecureRoundState s) {
+    List<AdvertisedKeys> roster = new ArrayList<>(s.size());
+    for (int i = 0; i < s.size(); i++) {
+      byte[] e = s.advertised[i];
+      roster.add(
+          new AdvertisedKeys(
+              Arrays.copyOfRange(e, 0, 32),
+              Arrays.copyOfRange(e, 32, 64),
+              Arrays.copyOfRange(e, 64, 96)));
+    }
+    return roster;
   }
 
   /** The job's two rates, against the adversary its spec names. */
@@ -59,18 +76,12 @@ final class SecureUnmasking {
   static Outcome corrections(JobSpec spec, SecureRoundState s, RandomGenerator random) {
     int n = s.size();
     HararyGraph graph = graphOf(s);
-    List<AdvertisedKeys> roster = new ArrayList<>(n);
+    List<AdvertisedKeys> roster = roster(s);
     int[][] neighbourhoods = new int[n][];
     List<Integer> shared = new ArrayList<>();
     List<Integer> masked = new ArrayList<>();
     Map<Integer, UnmaskShares> responses = new HashMap<>();
     for (int i = 0; i < n; i++) {
-      byte[] e = s.advertised[i];
-      roster.add(
-          new AdvertisedKeys(
-              Arrays.copyOfRange(e, 0, 32),
-              Arrays.copyOfRange(e, 32, 64),
-              Arrays.copyOfRange(e, 64, 96)));
       neighbourhoods[i] = graph.neighbourhood(i);
       if (s.shareMessages[i] != null) {
         shared.add(i);
@@ -90,7 +101,7 @@ final class SecureUnmasking {
     }
     Unmasking.Result result =
         Unmasking.reconstruct(
-            new RoundContext(spec.jobId(), s.round, s.session),
+            context(spec, s),
             roster,
             neighbourhoods,
             s.threshold,

@@ -1,7 +1,6 @@
 package dev.privagg.job.decide;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.privagg.avro.AdvertiseKeys;
 import dev.privagg.avro.EncryptedShare;
@@ -30,10 +29,11 @@ import dev.privagg.job.ledger.LedgerFloor;
 import dev.privagg.job.shard.ShardPlan;
 import dev.privagg.secagg.AdvertisedKeys;
 import dev.privagg.secagg.ClientSession;
-import dev.privagg.secagg.GraphParameters;
 import dev.privagg.secagg.MaskCorrection;
 import dev.privagg.secagg.Quantizer;
+import dev.privagg.secagg.RosterPermutation;
 import dev.privagg.secagg.RoundContext;
+import dev.privagg.secagg.RoundThresholds;
 import dev.privagg.secagg.ThreatModel;
 import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
@@ -182,6 +182,22 @@ class SecurePhasesTest {
       out.add(new RevealedShare(s.index(), ByteBuffer.wrap(s.share())));
     }
     return out;
+  }
+
+  /** The ring the roster's keys derive (RosterPermutation), as the clients check it. */
+  private List<Integer> derivedRing(Roster roster) {
+    List<AdvertisedKeys> entries = new ArrayList<>();
+    for (RosterEntry e : roster.getEntries()) {
+      entries.add(
+          new AdvertisedKeys(
+              bytes(e.getEncryptionPublicKey()),
+              bytes(e.getMaskPublicKey()),
+              bytes(e.getSelfMaskCommitment())));
+    }
+    return java.util.Arrays.stream(
+            RosterPermutation.of(new RoundContext(JOB, 1, sessionOf(1)), entries))
+        .boxed()
+        .toList();
   }
 
   private List<Client> clients(int n) {
@@ -361,10 +377,11 @@ class SecurePhasesTest {
       assertThat(entry.getMaskPublicKey()).isEqualTo(keys.getMaskPublicKey());
       assertThat(entry.getSelfMaskCommitment()).isEqualTo(keys.getSelfMaskCommitment());
     }
-    GraphParameters sparse = GraphParameters.find(6, THREAT);
-    assertThat(roster.getDegree()).isEqualTo(sparse.degree() + 1).isLessThan(6);
+    RoundThresholds.Choice sparse = RoundThresholds.choose(6, THREAT).orElseThrow();
+    assertThat(sparse.complete()).isFalse();
+    assertThat(roster.getDegree()).isEqualTo(sparse.neighbourhoodSize()).isLessThan(6);
     assertThat(roster.getThreshold()).isEqualTo(sparse.threshold());
-    assertThat(roster.getPermutation()).containsExactlyInAnyOrder(0, 1, 2, 3, 4, 5);
+    assertThat(roster.getPermutation()).containsExactlyElementsOf(derivedRing(roster));
     assertThat(store.secure.phase).isEqualTo(SecureUpdate.SHARE);
 
     share(clients, 300);
@@ -486,16 +503,13 @@ class SecurePhasesTest {
     driver.advanceTo(ADVERTISE_DEADLINE - 1);
 
     Roster roster = only(Roster.class);
-    assertThatThrownBy(() -> GraphParameters.find(3, THREAT))
+    assertThat(RoundThresholds.choose(3, THREAT).orElseThrow().complete())
         .as("no sparse graph for three")
-        .isInstanceOf(IllegalArgumentException.class);
+        .isTrue();
     assertThat(roster.getDegree()).as("k = n: the complete graph").isEqualTo(3);
     assertThat(roster.getPermutation()).containsExactly(0, 1, 2);
-    // ceil((1 - 0.3) * 3) = 3 must survive: the threshold is 3.
-    assertThat(roster.getThreshold()).isEqualTo(3);
-    GraphParameters.checkFullGraph(3, 3, THREAT);
-    assertThatThrownBy(() -> GraphParameters.checkFullGraph(3, 2, THREAT))
-        .isInstanceOf(IllegalArgumentException.class);
+    // Above the A = 0 colluders, and at most n - (D + 1) = 2: one client may drop out.
+    assertThat(roster.getThreshold()).isEqualTo(2);
 
     share(clients, 300);
     driver.advanceTo(SHARE_DEADLINE - 1);
@@ -576,16 +590,17 @@ class SecurePhasesTest {
   @Test
   void aPhaseTakesMessagesStampedBeforeItsDeadline_notAtIt() {
     start();
-    List<Client> clients = clients(3);
+    List<Client> clients = clients(4);
     send(clients.get(0).id, clients.get(0).advertiseKeys(), 0);
-    send(clients.get(1).id, clients.get(1).advertiseKeys(), ADVERTISE_DEADLINE - 1);
-    send(clients.get(2).id, clients.get(2).advertiseKeys(), ADVERTISE_DEADLINE);
+    send(clients.get(1).id, clients.get(1).advertiseKeys(), 1);
+    send(clients.get(2).id, clients.get(2).advertiseKeys(), ADVERTISE_DEADLINE - 1);
+    send(clients.get(3).id, clients.get(3).advertiseKeys(), ADVERTISE_DEADLINE);
     driver.advanceTo(ADVERTISE_DEADLINE);
 
-    assertThat(only(Roster.class).getEntries()).hasSize(2);
-    assertThat(rejectsOf(clients.get(2).id))
+    assertThat(only(Roster.class).getEntries()).hasSize(3);
+    assertThat(rejectsOf(clients.get(3).id))
         .containsExactly(
-            "client-2 SECURE_PROTOCOL: a phase 1 message at broker time 250, while round 1 takes"
+            "client-3 SECURE_PROTOCOL: a phase 1 message at broker time 250, while round 1 takes"
                 + " phase 2 until 500 messages");
   }
 
@@ -669,22 +684,30 @@ class SecurePhasesTest {
     int first = genuine.get(0).getIndex();
     assertThat(rejectsOf(sender.id))
         .containsExactly(
-            "client-0 SECURE_PROTOCOL: shares go to 1 of 2 neighbours",
-            "client-0 SECURE_PROTOCOL: shares must go once to each of the sender's 2 neighbours,"
-                + " but index "
+            "client-0 SECURE_PROTOCOL: shares go to "
+                + (neighbours - 1)
+                + " of "
+                + neighbours
+                + " neighbours",
+            "client-0 SECURE_PROTOCOL: shares must go once to each of the sender's "
+                + neighbours
+                + " neighbours, but index "
                 + nonNeighbour
                 + " is not one of them",
-            "client-0 SECURE_PROTOCOL: shares must go once to each of the sender's 2 neighbours,"
-                + " but index 0 is not one of them",
-            "client-0 SECURE_PROTOCOL: shares must go once to each of the sender's 2 neighbours,"
-                + " but index "
+            "client-0 SECURE_PROTOCOL: shares must go once to each of the sender's "
+                + neighbours
+                + " neighbours, but index 0 is not one of them",
+            "client-0 SECURE_PROTOCOL: shares must go once to each of the sender's "
+                + neighbours
+                + " neighbours, but index "
                 + first
                 + " is repeated",
-            "client-0 SECURE_PROTOCOL: shares must go once to each of the sender's 2 neighbours,"
-                + " but index "
+            "client-0 SECURE_PROTOCOL: shares must go once to each of the sender's "
+                + neighbours
+                + " neighbours, but index "
                 + nonNeighbour
                 + " is not one of them");
-    assertThat(neighbours).isEqualTo(roster.getDegree() - 1).isEqualTo(2);
+    assertThat(neighbours).isEqualTo(roster.getDegree() - 1).isLessThan(5);
     // None was kept: the genuine message is still taken.
     send(sender.id, new ShareKeys(genuine), at + 1);
     driver.advanceTo(at + 1);
@@ -839,17 +862,17 @@ class SecurePhasesTest {
 
   @Test
   void tooFewUnmaskResponses_failTheUnmasking_discardTheShardSums_andReleaseNoiseOnly() {
-    List<Client> clients = sharedRound(3); // the complete graph, threshold 3
+    List<Client> clients = sharedRound(3); // the complete graph, threshold 2
     driver.advanceTo(SHARE_DEADLINE - 1);
     mask(clients, 600);
     driver.advanceTo(MASKED_INPUT_DEADLINE - 1);
-    unmask(clients.subList(0, 2), 800); // client-2 drops before unmasking
+    unmask(clients.subList(0, 1), 800); // clients 1 and 2 drop before unmasking
     driver.advanceTo(DEADLINE - 1);
 
     assertThat(decided.unmaskFailures)
         .singleElement()
         .asString()
-        .startsWith("1: too few consistent shares (threshold 3) for the self-mask seeds of")
+        .startsWith("1: too few consistent shares (threshold 2) for the self-mask seeds of")
         .contains("[0, 1, 2]");
     assertThat(decided.unmaskRequests).isEmpty();
     assertThat(decided.discarded).containsExactly(1L);

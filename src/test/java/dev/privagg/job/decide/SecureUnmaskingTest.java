@@ -3,19 +3,21 @@ package dev.privagg.job.decide;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.job.JobFixtures;
-import dev.privagg.secagg.GraphParameters;
+import dev.privagg.job.SecureRoundState;
 import dev.privagg.secagg.HararyGraph;
+import dev.privagg.secagg.RosterPermutation;
 import dev.privagg.secagg.RoundGraph;
+import dev.privagg.secagg.RoundThresholds;
 import dev.privagg.secagg.ThreatModel;
 import dev.privagg.spec.JobSpec;
-import java.security.SecureRandom;
+import java.util.Random;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The neighbour graph a secure round's roster gets: FCP's sparse Harary graph where its parameter
- * finder finds one, the complete graph at the smallest threshold FCP's full-graph rules allow for
- * cohorts too small for one, and none for fewer than two clients.
+ * The neighbour graph a secure round's roster gets: {@link RoundThresholds}' sparse Harary graph on
+ * the roster's own permutation, the complete graph for cohorts too small for one, and none below
+ * the smallest roster the rates allow.
  */
 class SecureUnmaskingTest {
   private final JobSpec spec =
@@ -23,7 +25,6 @@ class SecureUnmaskingTest {
           "noiseMultiplier: 0\nbudgetEpsilon: .inf",
           "",
           "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1}");
-  private final SecureRandom random = new SecureRandom();
 
   @Test
   void theThreatModel_isTheSpecsRates_againstASemiMaliciousServer() {
@@ -36,38 +37,37 @@ class SecureUnmaskingTest {
   }
 
   @Test
-  void fewerThanThreeClients_getNoGraph_sinceNoThresholdOutvotesHalfOfThem() {
-    // A threshold above ceil((n + 0.1 n) / 2) within n: impossible for n <= 2.
-    assertThat(SecureUnmasking.graph(spec, 0, random)).isNull();
-    assertThat(SecureUnmasking.graph(spec, 1, random)).isNull();
-    assertThat(SecureUnmasking.graph(spec, 2, random)).isNull();
-  }
-
-  @Test
-  void cohortsTooSmallForASparseGraph_getTheCompleteGraph_atTheSmallestAllowedThreshold() {
-    // Above ceil((n + 0.1 n) / 2) and at least ceil((1 - 0.3) n): 3 of 3.
-    for (int n : new int[] {3}) {
-      RoundGraph g = SecureUnmasking.graph(spec, n, random);
-
-      assertThat(g.graph().neighbourhoodSize()).as("n = %d", n).isEqualTo(n);
-      assertThat(g.graph().permutation()).isEqualTo(IntStream.range(0, n).toArray());
-      assertThat(g.threshold()).isEqualTo(n);
+  void rostersBelowTheSmallestFeasible_getNoGraph() {
+    // 2t >= n + A + 1 and t <= n - (D + 1): n = 2 needs t >= 2 and t <= 1.
+    assertThat(RoundThresholds.smallestRoster(threat())).isEqualTo(3);
+    for (int n = 0; n < 3; n++) {
+      assertThat(SecureUnmasking.graph(spec, roster(n))).as("n = %d", n).isNull();
     }
   }
 
   @Test
-  void largerCohorts_getFcpsHararyGraph_withItsDegreeAndThreshold_onAShuffledRing() {
-    ThreatModel threat = threat();
+  void theSmallestRoster_getsTheCompleteGraph_inIndexOrder() {
+    RoundGraph g = SecureUnmasking.graph(spec, roster(3));
+
+    assertThat(g.graph().neighbourhoodSize()).isEqualTo(3);
+    assertThat(g.graph().permutation()).isEqualTo(IntStream.range(0, 3).toArray());
+    assertThat(g.threshold()).isEqualTo(2);
+  }
+
+  @Test
+  void largerRosters_getTheSparseGraph_onTheRostersDerivedPermutation() {
     for (int n : new int[] {50, 200, 1000}) {
-      GraphParameters p = GraphParameters.find(n, threat);
+      SecureRoundState s = roster(n);
+      RoundThresholds.Choice c = RoundThresholds.choose(n, threat()).orElseThrow();
 
-      RoundGraph g = SecureUnmasking.graph(spec, n, random);
+      RoundGraph g = SecureUnmasking.graph(spec, s);
 
-      assertThat(g.graph().neighbourhoodSize()).as("n = %d", n).isEqualTo(p.degree() + 1);
-      assertThat(g.graph().neighbourhoodSize() % 2).isOne();
-      assertThat(g.threshold()).isEqualTo(p.threshold());
+      assertThat(c.complete()).isFalse();
+      assertThat(g.graph().neighbourhoodSize()).as("n = %d", n).isEqualTo(c.neighbourhoodSize());
+      assertThat(g.threshold()).isEqualTo(c.threshold());
       assertThat(g.graph().permutation())
-          .containsExactlyInAnyOrder(IntStream.range(0, n).boxed().toArray(Integer[]::new));
+          .isEqualTo(
+              RosterPermutation.of(SecureUnmasking.context(spec, s), SecureUnmasking.roster(s)));
       // What a Roster states rebuilds the same graph.
       HararyGraph stated =
           HararyGraph.ofNeighbourhoodSize(g.graph().neighbourhoodSize(), g.graph().permutation());
@@ -79,12 +79,28 @@ class SecureUnmaskingTest {
 
   @Test
   void theLargestRosterASecureSpecAllows_stillGetsASparseGraph() {
-    int n = GraphParameters.MAX_NUMBER_OF_CLIENTS;
+    int n = RoundThresholds.MAX_NUMBER_OF_CLIENTS;
 
-    RoundGraph g = SecureUnmasking.graph(spec, n, random);
+    RoundThresholds.Choice c = RoundThresholds.choose(n, threat()).orElseThrow();
 
-    assertThat(g.graph().neighbourhoodSize())
-        .isEqualTo(GraphParameters.find(n, threat()).degree() + 1)
-        .isLessThan(n / 100);
+    assertThat(c.complete()).isFalse();
+    // Rates at the edge (3 * 0.1 + 2 * 0.3 = 0.9) make neighbourhoods large, still sparse.
+    assertThat(c.neighbourhoodSize()).isLessThan(n / 100);
+  }
+
+  /** A fixed roster of n clients with random advertised bytes. */
+  private static SecureRoundState roster(int n) {
+    Random random = new Random(n);
+    SecureRoundState s = new SecureRoundState();
+    s.round = 3;
+    s.session = new byte[16];
+    random.nextBytes(s.session);
+    for (int i = 0; i < n; i++) {
+      byte[] entry = new byte[96];
+      random.nextBytes(entry);
+      s.join("client-" + i, "shard", entry);
+    }
+    s.fixRoster();
+    return s;
   }
 }

@@ -1,0 +1,122 @@
+package dev.privagg.secagg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** privagg's graph parameters: the bounds of {@link RoundThresholds}, checked at every size. */
+class RoundThresholdsTest {
+
+  /** Every size from 3 to 2,000, then about 60 sizes per decade up to a million. */
+  private static List<Integer> sizes() {
+    List<Integer> sizes = new ArrayList<>();
+    for (int n = 3; n <= 2000; n++) {
+      sizes.add(n);
+    }
+    for (double n = 2000 * 1.04; n <= RoundThresholds.MAX_NUMBER_OF_CLIENTS; n *= 1.04) {
+      sizes.add((int) n);
+    }
+    sizes.add(RoundThresholds.MAX_NUMBER_OF_CLIENTS);
+    return sizes;
+  }
+
+  @ParameterizedTest(name = "dropout {0}, adversarial {1}")
+  @CsvSource({"0.1, 0.1", "0.2, 0.1", "0.3, 0.1", "0.05, 0.05", "0.2, 0.0", "0.0, 0.2"})
+  void atEverySizeTheFinderAccepts_bothUnionBoundsAreAtMost2ToTheMinus40(
+      double dropout, double adversarial) {
+    ThreatModel threat = RoundGraph.threatModel(dropout, adversarial, "semi-malicious-server");
+    double worstExposure = Double.NEGATIVE_INFINITY;
+    double worstFailure = Double.NEGATIVE_INFINITY;
+    int accepted = 0;
+    StringBuilder table = new StringBuilder();
+    for (int n : sizes()) {
+      var choice = RoundThresholds.choose(n, threat);
+      if (choice.isEmpty()) {
+        continue;
+      }
+      accepted++;
+      RoundThresholds.Choice c = choice.get();
+      double exposure = RoundThresholds.log2TwoListExposureBound(n, c, threat);
+      double failure = RoundThresholds.log2UnmaskingFailureBound(n, c, threat);
+      assertThat(exposure).as("log2 exposure bound at n = %d, %s", n, c).isLessThanOrEqualTo(-40);
+      assertThat(failure).as("log2 failure bound at n = %d, %s", n, c).isLessThanOrEqualTo(-40);
+      worstExposure = Math.max(worstExposure, exposure);
+      worstFailure = Math.max(worstFailure, failure);
+      if (List.of(3, 10, 30, 50, 70, 90, 100, 150, 300, 1000, 10_000, 1_000_000).contains(n)) {
+        table.append(
+            String.format(
+                "  n %8d  k %4d  t %4d  %-8s  log2 exposure %8.2f  log2 failure %8.2f%n",
+                n,
+                c.neighbourhoodSize(),
+                c.threshold(),
+                c.complete() ? "complete" : "ring",
+                exposure,
+                failure));
+      }
+    }
+    System.out.printf(
+        "RoundThresholds at dropout %s, adversarial %s: %d sizes accepted, worst log2 bounds"
+            + " %.2f (exposure), %.2f (failure)%n%s",
+        dropout, adversarial, accepted, worstExposure, worstFailure, table);
+    assertThat(accepted).isGreaterThan(2000);
+  }
+
+  @Test
+  void theCompleteGraph_holdsForEveryPlacement_withTheMarginClient() {
+    ThreatModel threat = RoundGraph.threatModel(0.3, 0.1, "semi-malicious-server");
+    for (int n = 2; n <= 200; n++) {
+      var choice = RoundThresholds.choose(n, threat);
+      if (choice.isEmpty() || !choice.get().complete()) {
+        continue;
+      }
+      int t = choice.get().threshold();
+      int colluders = RoundThresholds.colluders(n, threat);
+      assertThat(2 * t).as("2t at n = %d", n).isGreaterThan(n + colluders);
+      assertThat(n - t)
+          .as("clients that may fail at n = %d", n)
+          .isGreaterThanOrEqualTo(RoundThresholds.lost(n, threat));
+    }
+  }
+
+  @Test
+  void theSmallestRoster_isThree_atTheDefaultRates_andTwoGetsNoGraph() {
+    ThreatModel threat = RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server");
+
+    assertThat(RoundThresholds.smallestRoster(threat)).isEqualTo(3);
+    assertThat(RoundThresholds.choose(2, threat)).isEmpty();
+    assertThat(RoundThresholds.choose(1, threat)).isEmpty();
+  }
+
+  @Test
+  void checkRates_namesTheRuleOfEachAdversary() {
+    assertThatThrownBy(
+            () ->
+                RoundThresholds.checkRates(
+                    RoundGraph.threatModel(0.3, 0.11, "semi-malicious-server")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("3 * adversarialClientRate + 2 * maxDropoutRate must be <= 0.9");
+    assertThatThrownBy(
+            () -> RoundThresholds.checkRates(RoundGraph.threatModel(0.5, 0.21, "curious-server")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("2 * adversarialClientRate + maxDropoutRate must be <= 0.9");
+  }
+
+  @Test
+  void againstACuriousServer_theThresholdOnlyOutnumbersTheColluders() {
+    ThreatModel threat = RoundGraph.threatModel(0.1, 0.1, "curious-server");
+    RoundThresholds.Choice curious = RoundThresholds.choose(1000, threat).orElseThrow();
+    RoundThresholds.Choice semi =
+        RoundThresholds.choose(1000, RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server"))
+            .orElseThrow();
+
+    assertThat(curious.threshold()).isLessThan(semi.threshold());
+    assertThat(curious.neighbourhoodSize()).isLessThan(semi.neighbourhoodSize());
+    assertThat(RoundThresholds.log2UnmaskingFailureBound(1000, curious, threat))
+        .isLessThanOrEqualTo(-40);
+  }
+}
