@@ -51,7 +51,13 @@ from .model_files import (
     save_npz,
     save_safetensors,
 )
-from .records import CorrelatedNoise, GlobalModel, PrivacyStatement, RoundAnnouncement
+from .records import (
+    CorrelatedNoise,
+    GlobalModel,
+    PrivacyStatement,
+    RoundAnnouncement,
+    SecureAggregation,
+)
 from .secure_round import SecureRoundResult
 from .torch_support import from_state_dict, state_dict_delta, to_state_dict
 from .updates import encode_update
@@ -71,6 +77,7 @@ __all__ = [
     "RoundAnnouncement",
     "GlobalModel",
     "PrivacyStatement",
+    "SecureAggregation",
     "encode_update",
     "save_model",
     "load_model",

@@ -51,7 +51,9 @@ class PrivacyStatement:
     ``epsilon`` is spent so far (``inf`` when the noise multiplier is 0); ``noise_multiplier`` is
     the noise std over ``clip_norm``; ``charged_noise_multiplier`` is what the accountant charges
     per round (``None`` in models written before privagg stated it). ``correlated_noise`` is set
-    for a job with correlated noise (``privacy.mechanism: blt``), else ``None``.
+    for a job with correlated noise (``privacy.mechanism: blt``), else ``None``;
+    ``secure_aggregation`` for a job that aggregates securely: its ``delta`` is the one that holds
+    for ``epsilon`` once rounds that failed to unmask are counted.
     """
 
     epsilon: float
@@ -66,6 +68,7 @@ class PrivacyStatement:
     budget_epsilon: float
     charged_noise_multiplier: float | None
     correlated_noise: CorrelatedNoise | None = None
+    secure_aggregation: SecureAggregation | None = None
 
     @property
     def is_private(self) -> bool:
@@ -74,6 +77,8 @@ class PrivacyStatement:
 
     def __str__(self) -> str:
         blt = f", {self.correlated_noise}" if self.correlated_noise is not None else ""
+        if self.secure_aggregation is not None:
+            blt += f", {self.secure_aggregation}"
         return (
             f"epsilon {self.epsilon:.6g} at delta {self.delta:g} ({self.accountant}, "
             f"noise multiplier {self.noise_multiplier:g}, clipNorm {self.clip_norm:g}, "
@@ -105,6 +110,24 @@ class CorrelatedNoise:
             f"{self.mechanism} over {self.planned_rounds} rounds, at most "
             f"{self.max_participations} per client {self.min_separation} apart, "
             f"prefix noise multiplier {self.prefix_noise_multiplier:g}"
+        )
+
+
+@dataclass(frozen=True)
+class SecureAggregation:
+    """What secure rounds add to a statement's delta: each of ``rounds`` rounds may be released
+    with noise alone where the ledger accounts a sum with probability at most
+    ``failure_probability_per_round``, so ``delta`` = min(1, delta + (1 + e^epsilon) rounds
+    beta) is the delta that holds for the statement's epsilon."""
+
+    failure_probability_per_round: float
+    rounds: int
+    delta: float
+
+    def __str__(self) -> str:
+        return (
+            f"secure aggregation: delta {self.delta:g} with {self.rounds} rounds' unmasking "
+            f"failures of at most {self.failure_probability_per_round:.3g} each"
         )
 
 
@@ -150,6 +173,7 @@ class GlobalModel:
             budget_epsilon=p["budgetEpsilon"],
             charged_noise_multiplier=p.get("chargedNoiseMultiplier"),
             correlated_noise=_correlated(p.get("correlatedNoise")),
+            secure_aggregation=_secure(p.get("secureAggregation")),
         )
         return cls(d["jobId"], d["round"], tensors, privacy)
 
@@ -191,3 +215,9 @@ def _correlated(c: dict[str, Any] | None) -> CorrelatedNoise | None:
         sensitivity=c["sensitivity"],
         prefix_noise_multiplier=c["prefixNoiseMultiplier"],
     )
+
+
+def _secure(s: dict[str, Any] | None) -> SecureAggregation | None:
+    if s is None:
+        return None
+    return SecureAggregation(s["failureProbabilityPerRound"], s["rounds"], s["delta"])

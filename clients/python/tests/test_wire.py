@@ -18,7 +18,7 @@ from privagg_client import wire
 # written little-endian), for the schemas in schemas/ and schemas/history.
 JAVA_FINGERPRINTS = {
     "ClientUpdate": "4be2da7b5b68adc2",
-    "GlobalModel": "ac428c1b73c11f2b",
+    "GlobalModel": "1a650f967a6b781e",
     "RoundAnnouncement": "1814e9d431b7362a",
 }
 GLOBAL_MODEL_1 = "9e1a429d700f68a4"

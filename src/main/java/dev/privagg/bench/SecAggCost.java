@@ -24,8 +24,10 @@ import dev.privagg.secagg.MaskedSum;
 import dev.privagg.secagg.Quantizer;
 import dev.privagg.secagg.RoundContext;
 import dev.privagg.secagg.RoundGraph;
+import dev.privagg.secagg.ThreatModel;
 import dev.privagg.secagg.UnmaskShares;
 import dev.privagg.secagg.Unmasking;
+import dev.privagg.secagg.UnmaskingGate;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.lang.management.ManagementFactory;
@@ -252,6 +254,7 @@ public final class SecAggCost {
         rounds:
           timeout: 60s
           expectedClients: %d
+          %s
         privacy:
           clipNorm: %s
           noiseMultiplier: 1.0
@@ -266,9 +269,22 @@ public final class SecAggCost {
                 JOB_ID,
                 s.dimension(),
                 s.clients(),
+                gate(s),
                 CLIP_NORM,
                 s.dropoutRate(),
                 s.adversarialClientRate()));
+  }
+
+  /** The spec's noisy-count gate for a round of all its clients (UnmaskingGate). */
+  private static String gate(Settings s) {
+    ThreatModel threat =
+        RoundGraph.threatModel(s.dropoutRate(), s.adversarialClientRate(), "semi-malicious-server");
+    double std = UnmaskingGate.suggestedNoiseStd(threat, s.clients());
+    return "minimumCohort: {count: "
+        + UnmaskingGate.minimumCount(threat, std)
+        + ", noiseStd: "
+        + std
+        + "}";
   }
 
   /** One measured round: the job's side and every client's, in phase order. */

@@ -10,6 +10,8 @@ import dev.privagg.avro.PrivacyStatement;
 import dev.privagg.avro.RejectReason;
 import dev.privagg.avro.RejectedUpdate;
 import dev.privagg.avro.RoundAnnouncement;
+import dev.privagg.avro.SecureAggregationCharge;
+import dev.privagg.avro.SecureAggregationStatement;
 import dev.privagg.avro.Tensor;
 import dev.privagg.correlated.BltPlan;
 import dev.privagg.io.AvroCodec;
@@ -17,6 +19,7 @@ import dev.privagg.io.Tensors;
 import dev.privagg.privacy.CorrelatedNoiseAccounting;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.privacy.SecureFailureDelta;
 import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -81,6 +84,7 @@ public final class Records {
             .setChargedNoiseMultiplier(stated.noiseMultiplier())
             .setCharges(composed)
             .setCorrelatedNoise(correlatedStatement(spec, round))
+            .setSecureAggregation(secureStatement(spec, round, epsilon))
             .build();
     GlobalModel model = new GlobalModel(spec.jobId(), round, tensors, privacy);
     OutboundRecord record =
@@ -145,8 +149,31 @@ public final class Records {
             .setTimestampMillis(nowMillis)
             .setDeployment(deployment)
             .setCorrelatedNoise(charged == null ? null : correlatedCharge(spec, round))
+            .setSecureAggregation(secureCharge(spec, round, epsilonSpent))
             .build();
     return new OutboundRecord(spec.topics().ledger(), key(spec), AvroCodec.encode(entry));
+  }
+
+  /**
+   * What secure rounds' failures to unmask add to delta through {@code round} (every round up to it
+   * counted, whatever its mode): null in plaintext mode and for round 0.
+   */
+  private static SecureAggregationStatement secureStatement(
+      JobSpec spec, long round, double epsilon) {
+    double beta = spec.secureFailureProbabilityPerRound();
+    if (beta == 0 || round < 1) {
+      return null;
+    }
+    return new SecureAggregationStatement(
+        beta, round, SecureFailureDelta.total(spec.privacy().delta(), epsilon, round, beta));
+  }
+
+  private static SecureAggregationCharge secureCharge(JobSpec spec, long round, double epsilon) {
+    SecureAggregationStatement s = secureStatement(spec, round, epsilon);
+    return s == null
+        ? null
+        : new SecureAggregationCharge(
+            s.getFailureProbabilityPerRound(), s.getRounds(), s.getDelta());
   }
 
   /** Each correlated spec's plan, built once: every model and ledger entry states from it. */

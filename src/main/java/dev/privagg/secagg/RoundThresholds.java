@@ -128,18 +128,36 @@ public final class RoundThresholds {
     return t > 0 ? Optional.of(new Choice(n, t, true)) : Optional.empty();
   }
 
+  /** Up to here feasibility is checked size by size; beyond it the rates' limits hold. */
+  private static final int FEASIBILITY_SCAN = 2000;
+
   /**
-   * The smallest roster that gets a graph: below it a round cannot be unmasked within the declared
-   * rates, so whether it is attempted must be decided privately (a noisy count).
+   * The smallest roster from which on every roster gets a graph: below it a round cannot always be
+   * unmasked within the declared rates, so whether it is attempted must be decided privately (a
+   * noisy count). Feasibility is not monotone (at rates 0.3 and 0.1 against a semi-malicious
+   * server, 3 clients get a graph and 4 do not), so this is one more than the largest roster
+   * without one.
    */
   public static int smallestRoster(ThreatModel threat) {
-    for (int n = 2; n <= MAX_NUMBER_OF_CLIENTS; n++) {
-      if (choose(n, threat).isPresent()) {
-        return n;
+    return SMALLEST_ROSTERS.computeIfAbsent(threat, RoundThresholds::scanForSmallestRoster);
+  }
+
+  /** A scan costs a few hundred milliseconds; a job asks at every release. */
+  private static final java.util.Map<ThreatModel, Integer> SMALLEST_ROSTERS =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  private static int scanForSmallestRoster(ThreatModel threat) {
+    int lastWithout = 1;
+    for (int n = 2; n <= FEASIBILITY_SCAN; n++) {
+      if (choose(n, threat).isEmpty()) {
+        lastWithout = n;
       }
     }
-    throw new IllegalArgumentException(
-        "no roster up to " + MAX_NUMBER_OF_CLIENTS + " gets a graph");
+    if (lastWithout == FEASIBILITY_SCAN) {
+      throw new IllegalArgumentException(
+          "rosters of " + FEASIBILITY_SCAN + " clients get no graph at " + threat);
+    }
+    return lastWithout + 1;
   }
 
   /**

@@ -18,6 +18,9 @@ import dev.privagg.job.PrivaggJob;
 import dev.privagg.job.kafka.KafkaPreflight;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.NoiseSource;
+import dev.privagg.secagg.RoundGraph;
+import dev.privagg.secagg.ThreatModel;
+import dev.privagg.secagg.UnmaskingGate;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.io.IOException;
@@ -433,7 +436,7 @@ public final class Simulation {
         %s  init: %s
         rounds:
           timeout: %dms
-          expectedClients: %d
+          expectedClients: %d%s
         privacy:
           clipNorm: %s
           %s
@@ -449,6 +452,7 @@ public final class Simulation {
             init,
             c.roundTimeoutMillis(),
             c.expectedClients(),
+            c.secureAggregation() ? "\n  " + unmaskingGate(c.expectedClients()) : "",
             c.clipNorm(),
             noise,
             c.delta(),
@@ -465,6 +469,20 @@ public final class Simulation {
             id,
             id,
             id);
+  }
+
+  /**
+   * A secure job's {@code rounds.minimumCohort} for the simulator's rates (0.1 each): the gate a
+   * round of about the expected cohort passes with probability about 99.9% (UnmaskingGate).
+   */
+  static String unmaskingGate(int expectedClients) {
+    ThreatModel threat = RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server");
+    double std = UnmaskingGate.suggestedNoiseStd(threat, expectedClients);
+    return "minimumCohort: {count: "
+        + UnmaskingGate.minimumCount(threat, std)
+        + ", noiseStd: "
+        + std
+        + "}";
   }
 
   /** The spec's {@code server} section: the optimizer and only the parameters it uses. */

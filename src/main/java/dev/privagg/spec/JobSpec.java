@@ -8,6 +8,8 @@ import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.ClippingPolicy;
 import dev.privagg.privacy.GaussianMechanism;
 import dev.privagg.privacy.RoundCharge;
+import dev.privagg.secagg.RoundGraph;
+import dev.privagg.secagg.UnmaskingGate;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -155,7 +157,7 @@ public record JobSpec(
       int expectedClients,
       boolean closeEarly,
       boolean nextRoundAtEarlyClose,
-      int minimumCohort,
+      double minimumCohort,
       double minimumCohortNoiseStd,
       long maxClients)
       implements Serializable {}
@@ -321,6 +323,23 @@ public record JobSpec(
             ? ClippingPolicy.LayerSplit.EQUAL
             : ClippingPolicy.LayerSplit.SQRT_SIZE;
     return ClippingPolicy.perLayer(clipNorm, model.tensorSizes(), split);
+  }
+
+  /**
+   * beta: per round, the probability that a secure round is released otherwise than the ledger's
+   * mechanism (UnmaskingGate); 0 in plaintext mode.
+   */
+  public double secureFailureProbabilityPerRound() {
+    if (!secureAggregation()) {
+      return 0;
+    }
+    return UnmaskingGate.failureProbability(
+        RoundGraph.threatModel(
+            aggregation.maxDropoutRate(),
+            aggregation.adversarialClientRate(),
+            aggregation.adversary()),
+        rounds.minimumCohort(),
+        rounds.minimumCohortNoiseStd());
   }
 
   /** How a round of this job is charged to the budget. */

@@ -15,6 +15,8 @@ import dev.privagg.privacy.NoisePlanner;
 import dev.privagg.privacy.RoundCharge;
 import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.RoundThresholds;
+import dev.privagg.secagg.ThreatModel;
+import dev.privagg.secagg.UnmaskingGate;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -274,11 +276,38 @@ public final class JobSpecReader {
               + " ms");
     }
     s.finish();
-    if (rounds.closeEarly() || rounds.minimumCohort() > 0) {
+    if (rounds.closeEarly()) {
       throw s.fail(
           "mode",
-          "secure cannot be combined with rounds.closeEarly or rounds.minimumCohort: the job"
-              + " never sees which updates arrived before unmasking; remove them or use plaintext");
+          "secure cannot be combined with rounds.closeEarly: the job never sees which updates"
+              + " arrived before unmasking; remove it or use plaintext");
+    }
+    ThreatModel threat = RoundGraph.threatModel(dropout, adversarial, adversary);
+    // Whether a round is unmasked must itself be a noisy, charged decision (design.md 12): the
+    // count of masked inputs must keep rosters too small for a graph below it but for 2^-40.
+    if (rounds.minimumCohort() == 0
+        || rounds.minimumCohort()
+            < UnmaskingGate.minimumCount(threat, rounds.minimumCohortNoiseStd())) {
+      double std =
+          rounds.minimumCohort() > 0
+              ? rounds.minimumCohortNoiseStd()
+              : UnmaskingGate.suggestedNoiseStd(threat, rounds.expectedClients());
+      throw s.fail(
+          "mode",
+          "secure needs rounds.minimumCohort, a noisy count of masked inputs below which a round"
+              + " is not unmasked, so that whether it is never switches on one client: count >="
+              + " (the smallest roster these rates give a graph, "
+              + RoundThresholds.smallestRoster(threat)
+              + ", less one) + "
+              + String.format(java.util.Locale.ROOT, "%.2f", UnmaskingGate.DEVIATE)
+              + " noiseStd, e.g. rounds.minimumCohort: {count: "
+              + plain(UnmaskingGate.minimumCount(threat, std))
+              + ", noiseStd: "
+              + std
+              + "} (docs/secure-aggregation.md); was "
+              + (rounds.minimumCohort() > 0
+                  ? "{count: " + plain(rounds.minimumCohort()) + ", noiseStd: " + std + "}"
+                  : "absent"));
     }
     if (privacy.adaptiveClipping() != null || !privacy.clipping().equals("flat")) {
       throw s.fail(
@@ -401,11 +430,12 @@ public final class JobSpecReader {
           "nextRoundAtEarlyClose", "needs rounds.closeEarly: true; remove it or close early");
     }
     YamlSection cohort = s.optionalSection("minimumCohort");
-    int minimum = 0;
+    double minimum = 0;
     double countStd = 0;
     if (cohort != null) {
-      long count = cohort.integer("count", "release only when the noisy count reaches this");
-      if (count < 1 || count > Integer.MAX_VALUE) {
+      // A threshold for a noisy count: a whole number or not, as the gate's arithmetic needs.
+      double count = cohort.number("count", "release only when the noisy count reaches this");
+      if (!(count >= 1 && count <= Integer.MAX_VALUE)) {
         throw cohort.fail("count", "must be >= 1, was " + count);
       }
       countStd = cohort.number("noiseStd", "std of the Gaussian noise on the count, e.g. 2.0");
@@ -415,7 +445,7 @@ public final class JobSpecReader {
             "must be > 0 and finite (the count is charged to the budget), was " + countStd);
       }
       cohort.finish();
-      minimum = (int) count;
+      minimum = count;
     }
     s.finish();
     return new JobSpec.Rounds(
@@ -955,5 +985,10 @@ public final class JobSpecReader {
       throw s.fail("", "must name seven different topics, was " + names);
     }
     return topics;
+  }
+
+  /** A number as a spec would write it: 3, 2.36. */
+  private static String plain(double x) {
+    return java.math.BigDecimal.valueOf(x).stripTrailingZeros().toPlainString();
   }
 }

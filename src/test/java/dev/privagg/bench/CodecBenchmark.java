@@ -73,6 +73,7 @@ public class CodecBenchmark {
             8.0,
             1.0,
             List.of(new PrivacyCharge("POISSON_SAMPLED_GAUSSIAN", 1.0, 0.2, 1L)),
+            null,
             null);
     model = new GlobalModel("bench", 1L, List.of(tensor), privacy);
   }

@@ -84,6 +84,7 @@ class SecureAggregationFaultIT {
           timeout: 62s
           startGrace: 6s
           expectedClients: %d
+          minimumCohort: {count: 3, noiseStd: 0.1}
         privacy:
           clipNorm: 1.0
           noiseMultiplier: 0

@@ -93,6 +93,7 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
           timeout: 16s
           startGrace: 8s
           expectedClients: %d
+          minimumCohort: {count: 4, noiseStd: 0.1}
         privacy:
           clipNorm: 1.0
           noiseMultiplier: 0
@@ -101,9 +102,9 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
         serverLearningRate: 1.0
         aggregation:
           mode: secure
-          maxDropoutRate: 0.6
+          maxDropoutRate: 0.45
           adversarialClientRate: 0.1
-          # FCP's lower thresholds, so that five of eleven may drop: this test is of interop
+          # The lower thresholds, so that five of eleven may drop: this test is of interop
           adversary: curious-server
           phases: {advertise: 4s, share: 4s, maskedInput: 4s}
         topics:

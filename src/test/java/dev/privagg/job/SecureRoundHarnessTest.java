@@ -49,7 +49,7 @@ class SecureRoundHarnessTest {
   private final JobSpec spec =
       JobFixtures.spec(
           EXACT,
-          "",
+          "minimumCohort: {count: 2.36, noiseStd: 0.05}",
           "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1,"
               + " adversary: curious-server}");
   private final SecureRandom random = seeded(9);
@@ -335,8 +335,8 @@ class SecureRoundHarnessTest {
   @Test
   void aRoundThatCannotBeUnmasked_isReleasedWithNoiseAlone_andItsShardsLetGoOfTheirSums()
       throws Exception {
-    // Three clients on the complete graph need all three to unmask: one stays silent.
-    threeClientRound(0, false, 2);
+    // Three clients on the complete graph need two answers to unmask: two stay silent.
+    threeClientRound(0, false, 1);
 
     assertThat(ledger(out))
         .singleElement()
@@ -347,7 +347,17 @@ class SecureRoundHarnessTest {
             });
     assertThat(models(out).stream().filter(m -> m.getRound() == 1).toList())
         .singleElement()
-        .satisfies(m -> assertThat(weights(m)).containsExactly(0f, 0f, 0f));
+        .satisfies(
+            m -> {
+              assertThat(weights(m)).containsExactly(0f, 0f, 0f);
+              // What such rounds add to delta is stated with every secure release.
+              var secure = m.getPrivacy().getSecureAggregation();
+              assertThat(secure.getRounds()).isEqualTo(1);
+              assertThat(secure.getFailureProbabilityPerRound())
+                  .isEqualTo(spec.secureFailureProbabilityPerRound())
+                  .isBetween(0x1p-40, 0x1p-39);
+              assertThat(secure.getDelta()).isEqualTo(1.0); // epsilon is infinite: no noise
+            });
     assertThat(harness.numSummingStateEntries())
         .as("the shards dropped round 1's sums; the combiner holds the model")
         .isEqualTo(1);

@@ -70,7 +70,8 @@ class TopicChecksIT extends KafkaFlinkTestBase {
     String secureBody =
         BODY.replace(
                 "rounds: {timeout: 5s, expectedClients: 2}",
-                "rounds: {timeout: 8s," + " expectedClients: 2, maxClients: 1000}")
+                "rounds: {timeout: 8s, expectedClients: 2, maxClients: 1000,"
+                    + " minimumCohort: {count: 3, noiseStd: 0.1}}")
             + "aggregation: {mode: secure}\n";
     JobSpec spec = spec(secureBody);
     String secureTopic = spec.topics().secure();

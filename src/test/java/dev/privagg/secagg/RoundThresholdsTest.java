@@ -34,8 +34,12 @@ class RoundThresholdsTest {
     double worstFailure = Double.NEGATIVE_INFINITY;
     int accepted = 0;
     StringBuilder table = new StringBuilder();
+    int smallest = RoundThresholds.smallestRoster(threat);
     for (int n : sizes()) {
       var choice = RoundThresholds.choose(n, threat);
+      if (n >= smallest) {
+        assertThat(choice).as("a graph at n = %d >= %d", n, smallest).isPresent();
+      }
       if (choice.isEmpty()) {
         continue;
       }
@@ -81,6 +85,17 @@ class RoundThresholdsTest {
           .as("clients that may fail at n = %d", n)
           .isGreaterThanOrEqualTo(RoundThresholds.lost(n, threat));
     }
+  }
+
+  @Test
+  void theSmallestRoster_isOneAboveTheLargestWithoutAGraph_forFeasibilityIsNotMonotone() {
+    ThreatModel threat = RoundGraph.threatModel(0.3, 0.1, "semi-malicious-server");
+
+    // Three clients: t = 2 of 3. Four: 2t >= 5 but one client beyond the one declared dropout
+    // leaves 2. Five: t = 3 of 5.
+    assertThat(RoundThresholds.choose(3, threat)).isPresent();
+    assertThat(RoundThresholds.choose(4, threat)).isEmpty();
+    assertThat(RoundThresholds.smallestRoster(threat)).isEqualTo(5);
   }
 
   @Test

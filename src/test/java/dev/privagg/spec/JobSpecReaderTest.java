@@ -465,8 +465,14 @@ class JobSpecReaderTest {
 
   // Secure aggregation (docs/secure-aggregation.md, The job spec).
 
+  /** The noisy count a secure round is unmasked behind, as small as the default rates allow. */
+  private static final String GATE = "minimumCohort: {count: 2.36, noiseStd: 0.05}";
+
+  private static final String GATED =
+      MINIMAL.replace("expectedClients: 4", "expectedClients: 4\n  " + GATE);
+
   private static JobSpec secure(String aggregation) {
-    return JobSpecReader.parse("t", MINIMAL + "aggregation: {mode: secure" + aggregation + "}\n");
+    return JobSpecReader.parse("t", GATED + "aggregation: {mode: secure" + aggregation + "}\n");
   }
 
   private static JobSpec secureWith(String privacyLines, String roundsLines, String topLevel) {
@@ -474,7 +480,11 @@ class JobSpecReaderTest {
         "t",
         MINIMAL
                 .replace("budgetEpsilon: 10", "budgetEpsilon: 10" + privacyLines)
-                .replace("expectedClients: 4", "expectedClients: 4" + roundsLines)
+                .replace(
+                    "expectedClients: 4",
+                    "expectedClients: 4"
+                        + (roundsLines.contains("minimumCohort") ? "" : "\n  " + GATE)
+                        + roundsLines)
             + topLevel
             + "aggregation: {mode: secure}\n");
   }
@@ -555,6 +565,7 @@ class JobSpecReaderTest {
         .isEqualTo("semi-malicious-server");
     // An honest-but-curious server: t above a k only.
     String curious = ", adversary: curious-server";
+    // At these rates the smallest roster with a graph is 5: the gate's count must be 5 or more.
     assertThatThrownBy(() -> secure(curious + ", maxDropoutRate: 0.5, adversarialClientRate: 0.21"))
         .isInstanceOf(SpecException.class)
         .hasMessage(
@@ -562,7 +573,14 @@ class JobSpecReaderTest {
                 + " be <= 0.9 against a curious server (t above a k and below (1 - a - d) k), was"
                 + " 2 * 0.21 + 0.5");
     assertThat(
-            secure(curious + ", maxDropoutRate: 0.5, adversarialClientRate: 0.2")
+            JobSpecReader.parse(
+                    "t",
+                    MINIMAL.replace(
+                            "expectedClients: 4",
+                            "expectedClients: 4\n  minimumCohort: {count: 5, noiseStd: 0.1}")
+                        + "aggregation: {mode: secure"
+                        + curious
+                        + ", maxDropoutRate: 0.5, adversarialClientRate: 0.2}\n")
                 .secureAggregation())
         .isTrue();
     assertThatThrownBy(() -> secure(", adversary: malicious"))
@@ -592,16 +610,34 @@ class JobSpecReaderTest {
   }
 
   @Test
+  void secureAggregation_needsANoisyCountGate_largeEnoughThatRostersTooSmallForAGraphStayBelowIt() {
+    String secureOnly = MINIMAL + "aggregation: {mode: secure}\n";
+    // Absent: refused, with a gate that fits rounds.expectedClients (4) to paste.
+    assertThatThrownBy(() -> JobSpecReader.parse("t", secureOnly))
+        .isInstanceOf(SpecException.class)
+        .hasMessageStartingWith("t: aggregation.mode secure needs rounds.minimumCohort")
+        .hasMessageContaining("the smallest roster these rates give a graph, 3, less one) + 7.05")
+        .hasMessageContaining("e.g. rounds.minimumCohort: {count: 3.34, noiseStd: 0.19}")
+        .hasMessageEndingWith("was absent");
+    // 2 + 7.045 * 1.0 needs a count of 9.05.
+    assertThatThrownBy(() -> secureWith("", "\n  minimumCohort: {count: 9, noiseStd: 1.0}", ""))
+        .hasMessageContaining("e.g. rounds.minimumCohort: {count: 9.05, noiseStd: 1.0}")
+        .hasMessageEndingWith("was {count: 9, noiseStd: 1.0}");
+    JobSpec gated = secureWith("", "\n  minimumCohort: {count: 10, noiseStd: 1.0}", "");
+    assertThat(gated.rounds().minimumCohort()).isEqualTo(10.0);
+    // Charged with the sum, as in plaintext mode.
+    assertThat(gated.roundCharge().countNoiseStd()).isEqualTo(1.0);
+    // beta: the gate's tail at (10 - 2) / 1 noise stds plus the graph's 2^-40.
+    assertThat(gated.secureFailureProbabilityPerRound())
+        .isCloseTo(6.22e-16 + Math.pow(2, -40), org.assertj.core.data.Percentage.withPercentage(1));
+  }
+
+  @Test
   void secureAggregation_refusesWhatTheJobCannotDoWithoutSeeingUpdates() {
     assertThatThrownBy(() -> secureWith("", "\n  closeEarly: true", ""))
         .isInstanceOf(SpecException.class)
         .hasMessageStartingWith(
-            "t: aggregation.mode secure cannot be combined with rounds.closeEarly or"
-                + " rounds.minimumCohort");
-    assertThatThrownBy(() -> secureWith("", "\n  minimumCohort: {count: 2, noiseStd: 1.0}", ""))
-        .hasMessageStartingWith(
-            "t: aggregation.mode secure cannot be combined with rounds.closeEarly or"
-                + " rounds.minimumCohort");
+            "t: aggregation.mode secure cannot be combined with rounds.closeEarly");
     assertThatThrownBy(() -> secureWith("\n  adaptiveClipping: {targetQuantile: 0.5}", "", ""))
         .hasMessage(
             "t: aggregation.mode secure needs privacy.clipping: flat with a fixed"

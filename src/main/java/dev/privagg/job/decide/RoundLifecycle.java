@@ -934,16 +934,9 @@ final class RoundLifecycle {
     progress.ledger = LedgerCodec.write(ledger);
     double epsilon = accountant().epsilon(ledger, spec.privacy().delta()).epsilon();
     round.atCurrentScale();
-    if (secure != null) {
-      secure.unmask(store, round, closedAt, shards, out);
-    } else {
-      SecurePhases.closeUnderPlaintext(store, round, out);
-    }
-    if (round.turnedAway) {
-      out.reportFull(r, round.seen);
-    }
-
     // Each count has its own noise stream per (job, round), apart from the sum's (NoiseStreams).
+    // In secure mode the count is of masked inputs, and a round it withholds is not unmasked:
+    // whether unmasking is attempted at all is this noisy, charged decision (design.md 12).
     Double noisyCount = null;
     boolean release = true;
     if (spec.rounds().minimumCohort() > 0) {
@@ -951,6 +944,14 @@ final class RoundLifecycle {
       noisyCount =
           round.contributions + spec.rounds().minimumCohortNoiseStd() * noise.nextStandardNormal();
       release = noisyCount >= spec.rounds().minimumCohort();
+    }
+    if (secure == null) {
+      SecurePhases.closeUnderPlaintext(store, round, out);
+    } else if (release) {
+      secure.unmask(store, round, closedAt, shards, out);
+    }
+    if (round.turnedAway) {
+      out.reportFull(r, round.seen);
     }
     double clipNorm = clipNorm(progress, round);
     ClosedRound.Clipping clipping = new ClosedRound.Clipping(clipNorm, null, null);

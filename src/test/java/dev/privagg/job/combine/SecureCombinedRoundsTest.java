@@ -27,9 +27,10 @@ import org.junit.jupiter.api.Test;
 class SecureCombinedRoundsTest {
   private static final String EXACT = "noiseMultiplier: 0\nbudgetEpsilon: .inf";
   private static final String SECURE = "aggregation: {mode: secure}";
+  private static final String GATE = "minimumCohort: {count: 2.36, noiseStd: 0.05}";
   private static final double UNIT = 0x1p-36; // clipNorm 1: one unit is 2^-36
 
-  private final JobSpec secure = JobFixtures.spec(EXACT, "", SECURE);
+  private final JobSpec secure = JobFixtures.spec(EXACT, GATE, SECURE);
 
   private final List<float[]> models = new ArrayList<>();
   private final CombinedRounds.Output out =
@@ -203,7 +204,7 @@ class SecureCombinedRoundsTest {
   }
 
   /** The secure spec with rounds.maxClients 2: the bound on a round's sum is 2 C. */
-  private final JobSpec capped = JobFixtures.spec(EXACT, "maxClients: 2", SECURE);
+  private final JobSpec capped = JobFixtures.spec(EXACT, "maxClients: 2\n" + GATE, SECURE);
 
   @Test
   void anUnmaskedSumLongerThanMaxClientsTimesC_isScaledToThatNorm_whateverTheRoundsCount() {
@@ -259,7 +260,7 @@ class SecureCombinedRoundsTest {
     JobSpec noisy =
         JobFixtures.spec(
             "noiseMultiplier: 1.0\nbudgetEpsilon: .inf\nnoise: {source: seeded, seed: 7}",
-            "maxClients: 2",
+            "maxClients: 2\n" + GATE,
             SECURE);
     // Same seeded noise in both: the over-long sum's model minus the empty sum's is the scaled
     // sum over m, exactly what scaling (to rounds.maxClients * C = 2 C) before the noise leaves.

@@ -60,6 +60,10 @@ class SecurePhasesTest {
   private static final String SECURE =
       "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1,"
           + " adversary: curious-server}";
+
+  /** The noisy count a round is unmasked behind: 3 masked inputs pass it but for 1e-37. */
+  private static final String GATE = "minimumCohort: {count: 2.36, noiseStd: 0.05}";
+
   private static final ThreatModel THREAT =
       new ThreatModel(0.1, 0.3, ThreatModel.AdversaryClass.CURIOUS_SERVER);
   // rounds.timeout is 1000 ms: each of the first three phases takes a quarter, unmasking the rest.
@@ -69,7 +73,7 @@ class SecurePhasesTest {
   private static final long DEADLINE = 1000;
   private static final int D = 3;
 
-  private final JobSpec spec = JobFixtures.spec(EXACT, "", SECURE);
+  private final JobSpec spec = JobFixtures.spec(EXACT, GATE, SECURE);
   private final LifecycleDriver driver = LifecycleDriver.releasing();
   private final LifecycleFakes.Store store = driver.store;
   private LifecycleFakes.Recorder decided;
@@ -346,7 +350,7 @@ class SecurePhasesTest {
     JobSpec declared =
         JobFixtures.spec(
             EXACT,
-            "",
+            GATE,
             "aggregation: {mode: secure, phases: {advertise: 100ms, share: 200ms,"
                 + " maskedInput: 300ms}}");
     driver.start(declared, NoiseSources.forSpec(declared), LedgerFloor.NONE, 0);
@@ -888,7 +892,7 @@ class SecurePhasesTest {
   }
 
   @Test
-  void anEmptyRoster_publishesNoRoster_andReleasesTheRoundWithNoSum() {
+  void anEmptyRoster_publishesNoRoster_andTheNoisyCountWithholdsTheRound() {
     start();
     driver.advanceTo(ADVERTISE_DEADLINE - 1);
     assertThat(store.secure.phase).as("past every phase").isEqualTo(SecureUpdate.UNMASK + 1);
@@ -898,15 +902,16 @@ class SecurePhasesTest {
     driver.advanceTo(DEADLINE - 1);
 
     assertThat(published(1, Roster.class)).isEmpty();
-    assertThat(decided.released).containsExactly(1L);
+    // Charged, and withheld as a plaintext round under its minimum cohort: nothing to unmask.
+    assertThat(decided.released).isEmpty();
+    assertThat(decided.withheld).containsExactly(1L);
     assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(0L);
     assertThat(decided.unmaskRequests).isEmpty();
     assertThat(decided.unmaskFailures).isEmpty();
-    assertThat(decided.models.get(0)).isEqualTo(spec.initialWeights());
   }
 
   @Test
-  void aRosterOfOne_getsARosterOfDegreeZero_itsLaterMessagesAreRejected_andTheRoundHasNoSum() {
+  void aRosterOfOne_getsARosterOfDegreeZero_itsLaterMessagesAreRejected_andTheRoundIsWithheld() {
     start();
     Client alone = clients(1).get(0);
     advertise(List.of(alone), 10);
@@ -928,7 +933,8 @@ class SecurePhasesTest {
         .containsExactly(
             "client-0 SECURE_PROTOCOL: a phase 2 message at broker time 300, while round 1 takes"
                 + " phase 5 no more messages");
-    assertThat(decided.released).containsExactly(1L);
+    assertThat(decided.released).isEmpty();
+    assertThat(decided.withheld).containsExactly(1L);
     assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(0L);
   }
 
@@ -982,7 +988,8 @@ class SecurePhasesTest {
 
   @Test
   void anExhaustedBudget_clearsTheSecureStateWithTheRound() {
-    JobSpec oneRound = JobFixtures.spec("noiseMultiplier: 1.0\nbudgetEpsilon: 1.0e-9", "", SECURE);
+    JobSpec oneRound =
+        JobFixtures.spec("noiseMultiplier: 1.0\nbudgetEpsilon: 1.0e-9", GATE, SECURE);
     driver.start(oneRound, NoiseSources.forSpec(oneRound), LedgerFloor.NONE, 0);
 
     assertThat(driver.decided.exhausted).containsExactly(1L);
@@ -1097,7 +1104,8 @@ class SecurePhasesTest {
         .asString()
         .startsWith("b WRONG_AGGREGATION: ");
     assertThat(driver.decided.admitted).isEmpty();
-    assertThat(driver.decided.released).containsExactly(1L);
+    // One plaintext update counted, under the secure spec's noisy minimum of 2.36: withheld.
+    assertThat(driver.decided.withheld).containsExactly(1L);
     assertThat(driver.decided.closed).extracting(ClosedRound::contributions).containsExactly(1L);
   }
 }

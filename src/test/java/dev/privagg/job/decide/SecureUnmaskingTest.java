@@ -23,7 +23,7 @@ class SecureUnmaskingTest {
   private final JobSpec spec =
       JobFixtures.spec(
           "noiseMultiplier: 0\nbudgetEpsilon: .inf",
-          "",
+          "minimumCohort: {count: 2.36, noiseStd: 0.05}",
           "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1}");
 
   @Test

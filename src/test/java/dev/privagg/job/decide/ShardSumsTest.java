@@ -109,7 +109,9 @@ class ShardSumsTest {
   void aSecureJobsShard_addsMaskedInputsModulo2To64_neitherReadingThemAsFloatsNorClipping() {
     JobSpec secure =
         JobFixtures.spec(
-            "noiseMultiplier: 0\nbudgetEpsilon: .inf", "", "aggregation: {mode: secure}");
+            "noiseMultiplier: 0\nbudgetEpsilon: .inf",
+            "minimumCohort: {count: 2.36, noiseStd: 0.05}",
+            "aggregation: {mode: secure}");
     ShardSums masked = new ShardSums(secure);
     List<Boolean> clips = new ArrayList<>();
     ShardSums.Output secureOut =

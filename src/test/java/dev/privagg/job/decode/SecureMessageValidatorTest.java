@@ -52,7 +52,7 @@ class SecureMessageValidatorTest {
           model:
             tensors:
               - {name: w, shape: [%d]}
-          rounds: {timeout: 1s, expectedClients: 2}
+          rounds: {timeout: 1s, expectedClients: 2, minimumCohort: {count: 2.36, noiseStd: 0.05}}
           privacy: {clipNorm: 1.0, noiseMultiplier: 0, delta: 1.0e-5, budgetEpsilon: .inf}
           maxClientIdBytes: 16
           maxMetadataBytes: 0
@@ -538,7 +538,7 @@ class SecureMessageValidatorTest {
             model:
               tensors:
                 - {name: w, shape: [131072]}
-            rounds: {timeout: 1s, expectedClients: 2}
+            rounds: {timeout: 1s, expectedClients: 2, minimumCohort: {count: 2.36, noiseStd: 0.05}}
             privacy: {clipNorm: 1.0, noiseMultiplier: 0, delta: 1.0e-5, budgetEpsilon: .inf}
             aggregation: {mode: secure}
             """

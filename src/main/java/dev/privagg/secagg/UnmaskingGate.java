@@ -1,0 +1,67 @@
+package dev.privagg.secagg;
+
+import org.apache.commons.statistics.distribution.NormalDistribution;
+
+/**
+ * Whether a secure round attempts to unmask is a noisy count of its masked inputs against {@code
+ * count} (the spec's {@code rounds.minimumCohort}, charged with the sum), so that no client's
+ * presence switches a round between "sum plus noise" and "noise alone" except with a stated
+ * probability (design.md invariant 12).
+ *
+ * <p>The argument. Let n0 be the smallest roster that gets a graph ({@link
+ * RoundThresholds#smallestRoster}). A round that attempts unmasking fails only if (a) fewer than n0
+ * clients sent a masked input, which the gate lets through with probability at most P[n0 - 1 + N(0,
+ * noiseStd^2) >= count] = Q((count - n0 + 1) / noiseStd), or (b) more clients fail to answer than
+ * the declared dropout rate plus one, or (c) a larger roster's graph fails within those, which
+ * {@link RoundThresholds} bounds by 2^-40. Outside (b), which is not covered, the release equals
+ * that of an ideal mechanism that post-processes the noisy count and the noisy sum, except with
+ * probability {@code beta} = Q(...) + 2^-40 per round; over R rounds the (epsilon, delta) of the
+ * ideal mechanism becomes (epsilon, delta + (1 + e^epsilon) R beta) ({@code
+ * dev.privagg.privacy.SecureFailureDelta}).
+ *
+ * <p>The spec is refused unless Q(...) <= 2^-40, so beta <= 2^-39.
+ */
+public final class UnmaskingGate {
+  /** log2 of the largest probability the gate may pass a roster too small for a graph. */
+  public static final int GATE_BITS = 40;
+
+  /** Q^-1(2^-40): the standard normal deviate a too-small roster's count must not reach. */
+  public static final double DEVIATE =
+      NormalDistribution.of(0, 1).inverseSurvivalProbability(Math.pow(2, -GATE_BITS));
+
+  private UnmaskingGate() {}
+
+  /**
+   * The smallest count, in hundredths, whose gate passes a roster below the smallest graph with
+   * probability at most 2^-40.
+   */
+  public static double minimumCount(ThreatModel threat, double noiseStd) {
+    double exact = RoundThresholds.smallestRoster(threat) - 1 + DEVIATE * noiseStd;
+    return Math.ceil(100 * exact - 1e-9) / 100;
+  }
+
+  /**
+   * A gate for rounds of about {@code expectedCount} masked inputs: the largest noiseStd (two
+   * decimals, at least 0.01) whose count {@link #minimumCount} lies three noise stds below the
+   * expected count, so such a round is withheld with probability about 0.1%. Larger noise costs
+   * less epsilon and withholds more rounds.
+   */
+  public static double suggestedNoiseStd(ThreatModel threat, int expectedCount) {
+    double room = expectedCount - (RoundThresholds.smallestRoster(threat) - 1);
+    return Math.max(0.01, Math.floor(100 * room / (DEVIATE + 3)) / 100);
+  }
+
+  /**
+   * beta: the probability that a round whose other clients stay within the declared rates is
+   * released differently than the ideal mechanism would: the gate passing a roster too small for a
+   * graph, plus the graph failing with one client beyond the declared dropouts.
+   */
+  public static double failureProbability(ThreatModel threat, double count, double noiseStd) {
+    if (!(noiseStd > 0 && Double.isFinite(noiseStd))) {
+      throw new IllegalArgumentException("noiseStd must be > 0 and finite, was " + noiseStd);
+    }
+    int tooSmall = RoundThresholds.smallestRoster(threat) - 1;
+    double gate = NormalDistribution.of(0, 1).survivalProbability((count - tooSmall) / noiseStd);
+    return gate + Math.pow(2, -RoundThresholds.CORRECTNESS_BITS);
+  }
+}
