@@ -60,9 +60,7 @@ public final class NoiseBlockFunction
     long started = StageTimer.start();
     NoiseBlocks.Generated generated;
     try {
-      generated =
-          jobs.get(request.jobId)
-              .generate(KeyedState.call(buffers::value), request.block, request.round);
+      generated = jobs.get(request.jobId).generate(KeyedState.call(buffers::value), request);
     } catch (CorrelatedNoise.MismatchException e) {
       // A restart would meet the same state: fail the job with the reason instead.
       throw new SuppressRestartsException(e);

@@ -2,9 +2,13 @@ package dev.privagg.job.combine;
 
 import dev.privagg.correlated.BufferedToeplitz;
 import dev.privagg.job.NoiseBuffers;
+import dev.privagg.job.NoiseRequest;
 import dev.privagg.job.RoundPartial;
+import dev.privagg.job.RoundSignal;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.spec.JobSpec;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Correlated noise of one job, generated block by block without Flink: the model's coordinates are
@@ -14,8 +18,9 @@ import dev.privagg.spec.JobSpec;
  * replayed round draws the same Z and, from the same checkpointed buffers, gives the same noise.
  *
  * <p>A block's buffers pass every round's Z, released or not: a request for round t first passes
- * the rounds between the buffers' round and t (withheld, or taken over from an earlier run),
- * drawing their Z again from the same reproducible streams.
+ * the rounds between the buffers' round and t (withheld, or skipped: announced by an earlier run
+ * and charged without a seal), drawing their Z again from the same reproducible streams. A block
+ * without buffers starts from round 0 the same way, as long as no round before t was released.
  */
 public final class NoiseBlocks {
   private final JobSpec spec;
@@ -54,20 +59,38 @@ public final class NoiseBlocks {
     return (int) ((long) block * spec.model().dimension() / blocks);
   }
 
+  /**
+   * What the sealed round {@code sealed} asks of each block of {@code spec}. Nothing was released
+   * before it when it trains on round 0's model (a withheld round's signal names no model, -1, and
+   * asks as if something was; blt refuses the minimum cohort, so its rounds are all released).
+   */
+  public static List<NoiseRequest> requests(JobSpec spec, RoundSignal sealed) {
+    List<NoiseRequest> requests = new ArrayList<>();
+    for (int b = 0; b < blocks(spec); b++) {
+      requests.add(
+          new NoiseRequest(
+              sealed.jobId, sealed.round, b, key(spec, b), sealed.baseModelRound == 0));
+    }
+    return requests;
+  }
+
   /** Block {@code block}'s noise for round {@code round}, and its buffers after it. */
   public record Generated(NoiseBuffers buffers, RoundPartial partial) {}
 
   /**
-   * Generates block {@code block}'s share of round {@code round} from its buffers {@code state}
+   * Generates the requested block's share of the requested round from its buffers {@code state}
    * (null before its first round), or refuses buffers built for another mechanism or already past
-   * the round.
+   * the round, and missing buffers once a round before was released.
    */
-  public Generated generate(NoiseBuffers state, int block, long round) {
+  public Generated generate(NoiseBuffers state, NoiseRequest request) {
+    int block = request.block;
+    long round = request.round;
     int size = offset(block + 1) - offset(block);
-    if (state == null && round > 1) {
-      // Every round seals in turn and asks every block, so a block without buffers past round 1
-      // belongs to another block count, or lost its state: its rebuilt noise would not be the one
-      // the released rounds' Z call for.
+    if (state == null && round > 1 && !request.nothingReleasedBefore) {
+      // Every sealed round asks every block, so a block without buffers past round 1 missed the
+      // rounds before: skipped ones while nothing was released (their Z is passed below), else it
+      // belongs to another block count or lost its state, and its rebuilt noise would not be the
+      // one the released rounds' Z call for.
       throw new CorrelatedNoise.MismatchException(
           "job "
               + spec.jobId()
@@ -77,10 +100,11 @@ public final class NoiseBlocks {
               + blocks
               + " has no buffers for round "
               + round
-              + ": privacy.blt.noiseBlocks or the state changed since round 1; restore with the"
-              + " spec it started with");
+              + ", and a round before it may have been released: privacy.blt.noiseBlocks or the"
+              + " state changed since; restore with the spec it started with");
     }
     if (state == null) {
+      // Round 0: the loop below passes the Z of every round before this one (skipped) too.
       state = new NoiseBuffers(0, mechanism, new double[strategy.buffers()][size]);
     } else if (!mechanism.equals(state.mechanism)) {
       throw new CorrelatedNoise.MismatchException(

@@ -27,8 +27,8 @@ public final class NoiseRequestsFunction implements FlatMapFunction<RoundSignal,
     if (spec == null || signal.kind != RoundSignal.Kind.SEALED) {
       return;
     }
-    for (int b = 0; b < NoiseBlocks.blocks(spec); b++) {
-      out.collect(new NoiseRequest(signal.jobId, signal.round, b, NoiseBlocks.key(spec, b)));
+    for (NoiseRequest request : NoiseBlocks.requests(spec, signal)) {
+      out.collect(request);
     }
   }
 }

@@ -56,8 +56,13 @@ final class NoiseBlockFixtures {
     return h;
   }
 
-  /** The request for block {@code block}'s noise of {@code round}. */
+  /** The request for block {@code block}'s noise of {@code round}, after a released round. */
   static NoiseRequest request(JobSpec spec, long round, int block) {
-    return new NoiseRequest(spec.jobId(), round, block, NoiseBlocks.key(spec, block));
+    return new NoiseRequest(spec.jobId(), round, block, NoiseBlocks.key(spec, block), false);
+  }
+
+  /** The request for block {@code block}'s noise of {@code round}, before any released round. */
+  static NoiseRequest requestBeforeAnyRelease(JobSpec spec, long round, int block) {
+    return new NoiseRequest(spec.jobId(), round, block, NoiseBlocks.key(spec, block), true);
   }
 }

@@ -2,9 +2,9 @@ package dev.privagg.job.combine;
 
 import static dev.privagg.job.combine.NoiseBlockFixtures.bltSpec;
 import static dev.privagg.job.combine.NoiseBlockFixtures.harness;
+import static dev.privagg.job.combine.NoiseBlockFixtures.request;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.privagg.job.NoiseRequest;
 import dev.privagg.spec.JobSpec;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.junit.jupiter.api.Test;
@@ -15,7 +15,7 @@ class NoiseBlockRestoreTest {
     try (var h = harness(spec, null)) {
       for (long r = 1; r <= 2; r++) {
         for (int b = 0; b < NoiseBlocks.blocks(spec); b++) {
-          h.processElement(new NoiseRequest("j", r, b, NoiseBlocks.key(spec, b)), 0);
+          h.processElement(request(spec, r, b), 0);
         }
       }
       return h.snapshot(1, 1);
@@ -33,8 +33,7 @@ class NoiseBlockRestoreTest {
     OperatorSubtaskState state = twoRounds(bltSpec(3, "0.9", 3));
     JobSpec changed = bltSpec(2, "0.9", 3);
     try (var h = harness(changed, state)) {
-      assertThatThrownBy(
-              () -> h.processElement(new NoiseRequest("j", 3, 0, NoiseBlocks.key(changed, 0)), 0))
+      assertThatThrownBy(() -> h.processElement(request(changed, 3, 0), 0))
           .as("round 3 generated from buffers that never saw rounds 1-2's Z")
           .rootCause()
           .hasMessageContaining("noise block 0 of 2 has no buffers for round 3");
@@ -50,8 +49,7 @@ class NoiseBlockRestoreTest {
     OperatorSubtaskState state = twoRounds(bltSpec(3, "0.9", 3));
     JobSpec changed = bltSpec(2, "0.8", 3);
     try (var h = harness(changed, state)) {
-      assertThatThrownBy(
-              () -> h.processElement(new NoiseRequest("j", 3, 0, NoiseBlocks.key(changed, 0)), 0))
+      assertThatThrownBy(() -> h.processElement(request(changed, 3, 0), 0))
           .rootCause()
           .hasMessageContaining("restore with the spec it started with");
     }

@@ -234,6 +234,7 @@ final class LifecycleFakes {
       r.shard = new ShardSums(spec);
       r.combiner = new CombinedRounds(spec, noise, floor);
       r.noiseBlocks = spec.correlated() ? new NoiseBlocks(spec, noise) : null;
+      r.spec = spec;
       return r;
     }
 
@@ -357,15 +358,16 @@ final class LifecycleFakes {
       }
       if (noiseBlocks != null) {
         // As the noise blocks answer the seal: each from its own buffers.
-        for (int b = 0; b < noiseBlocks.blocks(); b++) {
-          NoiseBlocks.Generated g = noiseBlocks.generate(blockBuffers.get(b), b, round.round());
-          blockBuffers.put(b, g.buffers());
+        for (dev.privagg.job.NoiseRequest request : NoiseBlocks.requests(spec, sealed)) {
+          NoiseBlocks.Generated g = noiseBlocks.generate(blockBuffers.get(request.block), request);
+          blockBuffers.put(request.block, g.buffers());
           combiner.partial(combinerStore, g.partial(), released());
         }
       }
     }
 
     private NoiseBlocks noiseBlocks;
+    private dev.privagg.spec.JobSpec spec;
     final Map<Integer, NoiseBuffers> blockBuffers = new HashMap<>();
 
     @Override
