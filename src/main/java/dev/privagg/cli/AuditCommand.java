@@ -117,7 +117,12 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
     if (tooLarge != null) {
       throw flags.fail(tooLarge);
     }
-    CanarySet canaries = canaryOptions.canaries();
+    CanaryOptions.Seed seed = canaryOptions.open();
+    if (!seed.countRecorded()) {
+      spec.commandLine().getErr().println("warning: " + canaryOptions.unrecordedCount());
+      spec.commandLine().getErr().flush();
+    }
+    CanarySet canaries = seed.canaries();
     CanaryScorer scorer = new CanaryScorer(canaries, dims);
     GlobalModel latest;
     try (PrivaggClient client = job.client(jobSpec, false)) {
