@@ -26,8 +26,9 @@ import picocli.CommandLine.Spec;
       "Audit a job's released models with the canaries privagg canaries inserted.",
       "Reads every model on the models topic (read_committed), scores each canary and each"
           + " unseen canary against every round's model delta, and reports Andrew et al.'s"
-          + " one-shot epsilon-hat and the one-run lower bounds of Steinke et al. and"
-          + " Mahloujifar et al. next to the analytic epsilon of the latest model.",
+          + " one-shot epsilon-hat, the equal-spread estimate (one pooled spread, as a correct"
+          + " Gaussian mechanism gives the scores) and the one-run lower bounds of Steinke et al."
+          + " and Mahloujifar et al. next to the analytic epsilon of the latest model.",
       "The verdict, on the headline score, makes two tests, each at half of --significance, so"
           + " that a correct claim fails the audit (exit 3 or 4) with probability at most"
           + " --significance.",
