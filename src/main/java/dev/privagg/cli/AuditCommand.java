@@ -26,10 +26,19 @@ import picocli.CommandLine.Spec;
       "Audit a job's released models with the canaries privagg canaries inserted.",
       "Reads every model on the models topic (read_committed), scores each canary and each"
           + " unseen canary against every round's model delta, and reports Andrew et al.'s"
-          + " one-shot epsilon-hat and the one-run lower bounds of Steinke et al. and"
-          + " Mahloujifar et al. next to the analytic epsilon of the latest model.",
-      "Exit code 0 when consistent, 3 when epsilon-hat's whole interval lies above the claim,"
-          + " 4 when the f-DP lower bound of the headline score falsifies it."
+          + " one-shot epsilon-hat, the equal-spread estimate (one pooled spread, as a correct"
+          + " Gaussian mechanism gives the scores) and the one-run lower bounds of Steinke et al."
+          + " and Mahloujifar et al. next to the analytic epsilon of the latest model.",
+      "The verdict, on the headline score, makes two tests, each at half of --significance, so"
+          + " that a correct claim fails the audit (exit 3 or 4) with probability at most"
+          + " --significance.",
+      "Exit codes: 0 consistent (no test flags the claim, and these canaries could have"
+          + " refuted it); 3 estimate above the claim (the equal-spread estimate's low end"
+          + " exceeds it: the claim is false if the scores are two normals of one spread, as a"
+          + " correct Gaussian mechanism makes them); 4 claim falsified (the f-DP one-run lower"
+          + " bound exceeds it, whatever the scores' law); 5 inconclusive (no test flags the"
+          + " claim, but it is at or above the largest epsilon an f-DP bound from --count"
+          + " canaries could refute, so the audit had no power against it); 1 error."
     })
 final class AuditCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
@@ -54,9 +63,9 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
       defaultValue = "0.05",
       paramLabel = "ALPHA",
       description =
-          "Chance that the verdict calls a correct claim falsified: the significance of the"
-              + " one-run lower bounds, of which the verdict tests one, the f-DP bound of the"
-              + " headline score (default 0.05).")
+          "Chance that the verdict flags a correct claim (exit 3 or 4): the f-DP lower bound"
+              + " and the equal-spread estimate's low end of the headline score are each tested at"
+              + " half of it (default 0.05).")
   double significance;
 
   @Option(
@@ -117,7 +126,12 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
     if (tooLarge != null) {
       throw flags.fail(tooLarge);
     }
-    CanarySet canaries = canaryOptions.canaries();
+    CanaryOptions.Seed seed = canaryOptions.open();
+    if (!seed.countRecorded()) {
+      spec.commandLine().getErr().println("warning: " + canaryOptions.unrecordedCount());
+      spec.commandLine().getErr().flush();
+    }
+    CanarySet canaries = seed.canaries();
     CanaryScorer scorer = new CanaryScorer(canaries, dims);
     GlobalModel latest;
     try (PrivaggClient client = job.client(jobSpec, false)) {
@@ -158,6 +172,7 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
       case CONSISTENT -> 0;
       case ESTIMATE_ABOVE_CLAIM -> 3;
       case CLAIM_FALSIFIED -> 4;
+      case INCONCLUSIVE -> EXIT_INCONCLUSIVE;
     };
   }
 
@@ -188,6 +203,9 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
     }
     return client.latestModel();
   }
+
+  /** The exit code of an audit that could not have refuted the claim (see the command's help). */
+  static final int EXIT_INCONCLUSIVE = 5;
 
   /** Heap the canaries' directions may take: the models and the scoring need the rest. */
   static final double DIRECTIONS_HEAP_SHARE = 0.5;

@@ -18,18 +18,19 @@ final class AuditOutput {
         "canary audit: %d inserted and %d unseen canaries, %d parameters, %d model deltas%n",
         report.canaries(), report.canaries(), report.dims(), report.deltas());
     out.printf(
-        "  %-7s %-22s %-22s %-24s %10s %10s%n",
+        "  %-7s %-22s %-22s %-24s %-20s %10s %10s%n",
         "score",
         "inserted mean (sd)",
         "unseen mean (sd)",
         "epsilon-hat [95% CI]",
+        "equal-spread [low]",
         "one-run",
         "f-DP");
     for (Estimate e : report.estimates()) {
       String name = e.statistic().label() + (e.statistic() == report.headline() ? " *" : "");
       out.printf(
           Locale.ROOT,
-          "  %-7s %-22s %-22s %-24s %10s %10s%n",
+          "  %-7s %-22s %-22s %-24s %-20s %10s %10s%n",
           name,
           meanSd(e.insertedMean(), e.insertedStd()),
           meanSd(e.unseenMean(), e.unseenStd()),
@@ -39,6 +40,8 @@ final class AuditOutput {
               e.epsilonHat(),
               e.epsilonHatLow(),
               e.epsilonHatHigh()),
+          String.format(
+              Locale.ROOT, "%.3g [%.3g]", e.equalSpreadEpsilon(), e.equalSpreadEpsilonLow()),
           String.format(Locale.ROOT, "%.3g", e.oneRunEpsilon()),
           String.format(Locale.ROOT, "%.3g", e.oneRunFdpEpsilon()));
     }
@@ -50,11 +53,15 @@ final class AuditOutput {
         report.dims(),
         fin.closedFormEpsilonHat());
     out.printf(
-        "claimed epsilon %s at delta %s; one-run lower bounds at significance %s (the verdict"
-            + " tests the f-DP one)%n",
+        "claimed epsilon %s at delta %s; the verdict tests the f-DP bound and the equal-spread low"
+            + " end, each at significance %s (%s for both); %d canaries can refute at most"
+            + " epsilon %s%n",
         Text.number(report.analyticEpsilon()),
         Text.number(report.delta()),
-        Text.number(report.significance()));
+        Text.number(report.significance() / 2),
+        Text.number(report.significance()),
+        report.canaries(),
+        Text.number(report.refutableEpsilon()));
     out.println("verdict on the " + report.headline().label() + " score (*): " + explain(report));
     out.flush();
   }
@@ -63,30 +70,60 @@ final class AuditOutput {
   static String explain(AuditReport report) {
     Estimate e = report.headlineEstimate();
     String claim = Text.number(report.analyticEpsilon());
+    String level = Text.number(1 - report.significance() / 2);
     return switch (report.verdict()) {
       case CONSISTENT ->
-          "consistent: epsilon-hat "
-              + Text.number(e.epsilonHat())
-              + " (interval from "
-              + Text.number(e.epsilonHatLow())
-              + ") and the f-DP lower bound do not exceed the claimed "
-              + claim;
-      case ESTIMATE_ABOVE_CLAIM ->
-          "estimate above the claim: epsilon-hat's interval starts at "
-              + Text.number(e.epsilonHatLow())
-              + " > "
+          "consistent: neither the f-DP lower bound ("
+              + Text.number(e.oneRunFdpEpsilon())
+              + ") nor the equal-spread estimate's low end ("
+              + Text.number(e.equalSpreadEpsilonLow())
+              + ") exceeds the claimed "
               + claim
-              + ", though no lower bound exceeds it; check the accounting, or audit with more"
-              + " canaries to make it a test";
+              + ", which these canaries could have refuted (up to "
+              + Text.number(report.refutableEpsilon())
+              + ")";
+      case INCONCLUSIVE -> "INCONCLUSIVE: " + inconclusive(report, e);
+      case ESTIMATE_ABOVE_CLAIM ->
+          "estimate above the claim: the equal-spread estimate's low end ("
+              + Text.number(e.equalSpreadEpsilonLow())
+              + ") exceeds the claimed "
+              + claim
+              + " with confidence "
+              + level
+              + " if the scores are two normals of one spread, as a correct Gaussian mechanism"
+              + " makes them; no lower bound exceeds it; check the accounting, and audit with more"
+              + " canaries for a bound that needs no such assumption";
       case CLAIM_FALSIFIED ->
           "CLAIM FALSIFIED: the f-DP lower bound ("
               + Text.number(e.oneRunFdpEpsilon())
               + ") exceeds the claimed "
               + claim
               + " with probability at least "
-              + Text.number(1 - report.significance())
+              + level
               + "; the job releases more than its ledger says";
     };
+  }
+
+  /** Why nothing could be refuted, and how many canaries could. */
+  private static String inconclusive(AuditReport report, Estimate e) {
+    int needed =
+        AuditReport.canariesToRefute(
+            report.analyticEpsilon(), report.significance(), report.delta());
+    return report.canaries()
+        + " canaries can refute at most epsilon "
+        + Text.number(report.refutableEpsilon())
+        + " at delta "
+        + Text.number(report.delta())
+        + " (the f-DP bound if every inserted canary scored above every unseen one), not the"
+        + " claimed "
+        + Text.number(report.analyticEpsilon())
+        + "; the equal-spread estimate's low end ("
+        + Text.number(e.equalSpreadEpsilonLow())
+        + ") does not exceed it either. "
+        + (needed > 0
+            ? "A refutable audit of this claim needs at least " + needed + " canaries"
+            : "Not even " + AuditReport.MAX_CANARIES + " canaries could refute it")
+        + " (privagg canaries --count)";
   }
 
   /** The report as JSON fields; {@code withScores} adds every canary's score. */
@@ -105,6 +142,8 @@ final class AuditOutput {
                           "epsilonHat", Output.number(e.epsilonHat()),
                           "epsilonHatCi95Low", Output.number(e.epsilonHatLow()),
                           "epsilonHatCi95High", Output.number(e.epsilonHatHigh()),
+                          "equalSpreadEpsilon", Output.number(e.equalSpreadEpsilon()),
+                          "equalSpreadEpsilonLow", Output.number(e.equalSpreadEpsilonLow()),
                           "closedFormEpsilonHat", Output.number(e.closedFormEpsilonHat()),
                           "oneRunEpsilon", Output.number(e.oneRunEpsilon()),
                           "oneRunFdpEpsilon", Output.number(e.oneRunFdpEpsilon()),
@@ -123,6 +162,7 @@ final class AuditOutput {
         "delta", report.delta(),
         "significance", report.significance(),
         "analyticEpsilon", Output.number(report.analyticEpsilon()),
+        "refutableEpsilon", Output.number(report.refutableEpsilon()),
         "headline", report.headline().label(),
         "epsilonHat", Output.number(report.headlineEstimate().epsilonHat()),
         "verdict", report.verdict().name(),

@@ -32,7 +32,9 @@ import picocli.CommandLine.Spec;
           + " client update in the rounds an honest client would: every round without client"
           + " sampling, at the declared rate with declared-client-poisson, every minSeparation"
           + " rounds at most maxParticipations times with a BLT schema. K more canaries are never"
-          + " sent. The secret stays in --seed-file: the job and the topics never see it.",
+          + " sent. The secret stays in --seed-file, with the count beside it (recorded on"
+          + " first use), so that privagg audit refuses another: the job and the topics never"
+          + " see it.",
       "Runs until the job stops announcing rounds for --idle, or after --until-round."
     })
 final class CanariesCommand implements Callable<Integer>, KafkaCommand {
@@ -85,9 +87,10 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
     JobSpec jobSpec = job.read();
     CanarySchedule schedule = schedule(jobSpec);
     if (newSeed) {
-      CanarySecretFile.create(seedFile);
+      CanarySecretFile.create(seedFile, count);
     }
-    CanarySet canaries = canaryOptions.canaries();
+    CanaryOptions.Seed seed = canaryOptions.open();
+    CanarySet canaries = seed.canaries();
     int[] sizes = jobSpec.model().tensors().stream().mapToInt(JobSpec.TensorSpec::size).toArray();
     // Each direction is the same every round: drawn once while they fit in a quarter of the heap.
     CanaryUpdates updates =
@@ -97,6 +100,11 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
             ? idle
             : Duration.ofMillis(3 * jobSpec.rounds().timeoutMillis()).plusMinutes(1);
     PrintWriter out = spec.commandLine().getOut();
+    if (!seed.countRecorded()) {
+      // A file from before counts were kept: record this one, so the audit can check its own.
+      CanarySecretFile.recordCount(seedFile, count);
+      out.printf("recorded --count %d in --seed-file %s%n", count, seedFile);
+    }
     out.printf(
         "%d canaries for job %s (%s), %d more unseen; stopping after %s without a new round%n",
         count, jobSpec.jobId(), describe(schedule), count, quiet);

@@ -1,6 +1,7 @@
 package dev.privagg.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.privagg.audit.CanarySchedule;
 import java.nio.file.Files;
@@ -64,6 +65,98 @@ class CanaryCommandsTest {
     CliTest.Run run = audit("--seed-file", dir.resolve("none").toString());
     assertThat(run.exitCode()).isNotZero();
     assertThat(run.err()).contains("does not exist").contains("privagg canaries --new-seed");
+  }
+
+  private static final String HEX_SECRET = "ab".repeat(32);
+
+  /**
+   * The seed file says 500 canaries were sent: an audit of 10 would score sent canaries 10 to 19 as
+   * unseen. Refused before any Kafka work, naming both counts and the fix.
+   */
+  @Test
+  void audit_countOtherThanTheOneRecordedInTheSeedFile_isRefused_namingBoth() throws Exception {
+    Path file = secret((HEX_SECRET + "\ncount: 500\n").getBytes());
+    CliTest.Run run = audit("--seed-file", file.toString());
+    assertThat(run.exitCode()).isNotZero();
+    assertThat(run.err())
+        .contains("--count 10 differs from the 500 canaries --seed-file " + file)
+        .contains("give --count 500");
+  }
+
+  @Test
+  void canaries_countOtherThanTheOneRecordedInTheSeedFile_isRefused_beforeSending()
+      throws Exception {
+    Path file = secret((HEX_SECRET + "\ncount: 500\n").getBytes());
+    CliTest.Run run =
+        CliTest.run(
+            "canaries",
+            "--bootstrap-servers",
+            NO_BROKER,
+            "--spec",
+            SPEC,
+            "--count",
+            "10",
+            "--seed-file",
+            file.toString());
+    assertThat(run.exitCode()).isNotZero();
+    assertThat(run.err()).contains("--count 10 differs from the 500 canaries");
+  }
+
+  @Test
+  void newSeed_recordsTheCountBesideTheSecret_readableByItsOwnerOnly() throws Exception {
+    Path file = dir.resolve("new.key");
+    CanarySecretFile.create(file, 250);
+    CanarySecretFile.Contents contents = CanarySecretFile.read(file);
+    assertThat(contents.secret()).hasSize(32);
+    assertThat(contents.count()).isEqualTo(250);
+    assertThat(Files.readString(file)).endsWith("\ncount: 250\n");
+    assertThat(
+            java.nio.file.attribute.PosixFilePermissions.toString(
+                Files.getPosixFilePermissions(file)))
+        .isEqualTo("rw-------");
+  }
+
+  /**
+   * A file from before counts were kept (hex only, here without a final newline) still reads, with
+   * no count; privagg canaries records its count on first use, and the secret is unchanged.
+   */
+  @Test
+  void seedFileWithoutACount_isRead_andItsCountRecordedOnFirstUse() throws Exception {
+    Path file = secret(HEX_SECRET.getBytes());
+    CanarySecretFile.Contents old = CanarySecretFile.read(file);
+    assertThat(old.count()).isNull();
+    CanarySecretFile.recordCount(file, 40);
+    CanarySecretFile.Contents now = CanarySecretFile.read(file);
+    assertThat(now.count()).isEqualTo(40);
+    assertThat(now.secret()).isEqualTo(old.secret());
+    assertThat(Files.readString(file)).isEqualTo(HEX_SECRET + "\ncount: 40\n");
+  }
+
+  /** The audit of such a file goes on, with a warning that says how to have the count checked. */
+  @Test
+  void audit_seedFileWithoutACount_warnsThatTheCountIsTakenOnTrust() throws Exception {
+    CanaryOptions options = new CanaryOptions();
+    options.seedFile = secret((HEX_SECRET + "\n").getBytes());
+    options.count = 10;
+    CanaryOptions.Seed seed = options.open();
+    assertThat(seed.countRecorded()).isFalse();
+    assertThat(seed.canaries().count()).isEqualTo(10);
+    assertThat(options.unrecordedCount())
+        .contains("records no canary count")
+        .contains("--count 10 is taken on trust")
+        .contains("'count: K'");
+  }
+
+  @Test
+  void seedFileWithAnUnreadableCount_namesTheLineAndTheRule() throws Exception {
+    Path file = secret((HEX_SECRET + "\ncount: many\n").getBytes());
+    assertThatThrownBy(() -> CanarySecretFile.read(file))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("line 2: the canary count must be a whole number between 2 and")
+        .hasMessageContaining("was 'many'");
+    Path twice = secret((HEX_SECRET + "\ncount: 5\ncount: 6\n").getBytes());
+    assertThatThrownBy(() -> CanarySecretFile.read(twice))
+        .hasMessageContaining("line 3: a second count: line");
   }
 
   @Test
