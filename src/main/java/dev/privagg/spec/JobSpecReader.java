@@ -296,7 +296,7 @@ public final class JobSpecReader {
           "mode",
           "secure needs rounds.minimumCohort, a noisy count of masked inputs below which a round"
               + " is not unmasked, so that whether it is never switches on one client: count >="
-              + " (the smallest roster these rates give a graph, "
+              + " (the size from which on every roster gets a graph at these rates, "
               + RoundThresholds.smallestRoster(threat)
               + ", less one) + "
               + String.format(java.util.Locale.ROOT, "%.2f", UnmaskingGate.DEVIATE)

@@ -43,7 +43,7 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
         timeout: %s
         startGrace: 4s
         expectedClients: 10
-        minimumCohort: {count: 3, noiseStd: 0.1}
+        minimumCohort: {count: 5, noiseStd: 0.1}
       privacy:
         clipNorm: 1.0
         noiseMultiplier: 1.0

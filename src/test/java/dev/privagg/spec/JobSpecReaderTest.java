@@ -475,6 +475,18 @@ class JobSpecReaderTest {
     return JobSpecReader.parse("t", GATED + "aggregation: {mode: secure" + aggregation + "}\n");
   }
 
+  /** A secure spec whose gate's count fits rates where the smallest roster is larger. */
+  private static JobSpec secureGated(String aggregation, double count) {
+    return JobSpecReader.parse(
+        "t",
+        MINIMAL.replace(
+                "expectedClients: 4",
+                "expectedClients: 4\n  minimumCohort: {count: " + count + ", noiseStd: 0.05}")
+            + "aggregation: {mode: secure"
+            + aggregation
+            + "}\n");
+  }
+
   private static JobSpec secureWith(String privacyLines, String roundsLines, String topLevel) {
     return JobSpecReader.parse(
         "t",
@@ -523,9 +535,10 @@ class JobSpecReaderTest {
   @Test
   void secureAggregation_readsDeclaredRatesAndPhases_defaultingTheOnesLeftOut() {
     JobSpec spec =
-        secure(
+        secureGated(
             ", maxDropoutRate: 0.3, adversarialClientRate: 0.05,"
-                + " phases: {advertise: 300ms, maskedInput: 1s}");
+                + " phases: {advertise: 300ms, maskedInput: 1s}",
+            5);
 
     JobSpec.Aggregation a = spec.aggregation();
     assertThat(a.maxDropoutRate()).isEqualTo(0.3);
@@ -554,14 +567,16 @@ class JobSpecReaderTest {
   @Test
   void ratesThatLeaveNoThreshold_areRefused_forTheSpecsAdversary() {
     // The default, a semi-malicious server: t above (1 + a) k / 2 and below (1 - a - d) k.
-    assertThatThrownBy(() -> secure(", maxDropoutRate: 0.3, adversarialClientRate: 0.11"))
+    assertThatThrownBy(() -> secureGated(", maxDropoutRate: 0.3, adversarialClientRate: 0.11", 5))
         .isInstanceOf(SpecException.class)
         .hasMessage(
             "t: aggregation.adversarialClientRate 3 * adversarialClientRate + 2 * maxDropoutRate"
                 + " must be <= 0.9 against a semi-malicious server (t above (1 + a) k / 2 and"
                 + " below (1 - a - d) k), was 3 * 0.11 + 2 * 0.3");
     assertThat(
-            secure(", maxDropoutRate: 0.3, adversarialClientRate: 0.1").aggregation().adversary())
+            secureGated(", maxDropoutRate: 0.3, adversarialClientRate: 0.1", 5)
+                .aggregation()
+                .adversary())
         .isEqualTo("semi-malicious-server");
     // An honest-but-curious server: t above a k only.
     String curious = ", adversary: curious-server";
@@ -616,7 +631,8 @@ class JobSpecReaderTest {
     assertThatThrownBy(() -> JobSpecReader.parse("t", secureOnly))
         .isInstanceOf(SpecException.class)
         .hasMessageStartingWith("t: aggregation.mode secure needs rounds.minimumCohort")
-        .hasMessageContaining("the smallest roster these rates give a graph, 3, less one) + 7.05")
+        .hasMessageContaining(
+            "the size from which on every roster gets a graph at these rates, 3, less one) + 7.05")
         .hasMessageContaining("e.g. rounds.minimumCohort: {count: 3.34, noiseStd: 0.19}")
         .hasMessageEndingWith("was absent");
     // 2 + 7.045 * 1.0 needs a count of 9.05.

@@ -23,7 +23,7 @@ class SecureUnmaskingTest {
   private final JobSpec spec =
       JobFixtures.spec(
           "noiseMultiplier: 0\nbudgetEpsilon: .inf",
-          "minimumCohort: {count: 2.36, noiseStd: 0.05}",
+          "minimumCohort: {count: 4.36, noiseStd: 0.05}",
           "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1}");
 
   @Test
@@ -37,21 +37,22 @@ class SecureUnmaskingTest {
   }
 
   @Test
-  void rostersBelowTheSmallestFeasible_getNoGraph() {
-    // 2t >= n + A + 1 and t <= n - (D + 1): n = 2 needs t >= 2 and t <= 1.
-    assertThat(RoundThresholds.smallestRoster(threat())).isEqualTo(3);
-    for (int n = 0; n < 3; n++) {
+  void rostersWithoutAGraph_getNone_andTheSmallestRosterIsAboveTheLast() {
+    // 2t >= n + A + 1 and t <= n - (D + 1): n = 2 needs t >= 2 and t <= 1; n = 4 (D = 1) needs
+    // t >= 3 and t <= 2.
+    assertThat(RoundThresholds.smallestRoster(threat())).isEqualTo(5);
+    for (int n : new int[] {0, 1, 2, 4}) {
       assertThat(SecureUnmasking.graph(spec, roster(n))).as("n = %d", n).isNull();
     }
   }
 
   @Test
-  void theSmallestRoster_getsTheCompleteGraph_inIndexOrder() {
-    RoundGraph g = SecureUnmasking.graph(spec, roster(3));
+  void smallRosters_getTheCompleteGraph_inIndexOrder() {
+    RoundGraph g = SecureUnmasking.graph(spec, roster(5));
 
-    assertThat(g.graph().neighbourhoodSize()).isEqualTo(3);
-    assertThat(g.graph().permutation()).isEqualTo(IntStream.range(0, 3).toArray());
-    assertThat(g.threshold()).isEqualTo(2);
+    assertThat(g.graph().neighbourhoodSize()).isEqualTo(5);
+    assertThat(g.graph().permutation()).isEqualTo(IntStream.range(0, 5).toArray());
+    assertThat(g.threshold()).isEqualTo(3);
   }
 
   @Test
