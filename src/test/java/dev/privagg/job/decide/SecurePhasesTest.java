@@ -190,6 +190,14 @@ class SecurePhasesTest {
 
   /** The ring the roster's keys derive (RosterPermutation), as the clients check it. */
   private List<Integer> derivedRing(Roster roster) {
+    return java.util.Arrays.stream(
+            RosterPermutation.of(new RoundContext(JOB, 1, sessionOf(1)), entries(roster)))
+        .boxed()
+        .toList();
+  }
+
+  /** The roster's entries as the clients read them. */
+  private static List<AdvertisedKeys> entries(Roster roster) {
     List<AdvertisedKeys> entries = new ArrayList<>();
     for (RosterEntry e : roster.getEntries()) {
       entries.add(
@@ -198,10 +206,7 @@ class SecurePhasesTest {
               bytes(e.getMaskPublicKey()),
               bytes(e.getSelfMaskCommitment())));
     }
-    return java.util.Arrays.stream(
-            RosterPermutation.of(new RoundContext(JOB, 1, sessionOf(1)), entries))
-        .boxed()
-        .toList();
+    return entries;
   }
 
   private List<Client> clients(int n) {
@@ -252,14 +257,7 @@ class SecurePhasesTest {
   /** Phase 2: each client takes the roster and sends its encrypted shares. */
   private void share(List<Client> clients, long at) {
     Roster roster = only(Roster.class);
-    List<AdvertisedKeys> entries = new ArrayList<>();
-    for (RosterEntry e : roster.getEntries()) {
-      entries.add(
-          new AdvertisedKeys(
-              bytes(e.getEncryptionPublicKey()),
-              bytes(e.getMaskPublicKey()),
-              bytes(e.getSelfMaskCommitment())));
-    }
+    List<AdvertisedKeys> entries = entries(roster);
     int[] permutation = roster.getPermutation().stream().mapToInt(Integer::intValue).toArray();
     for (Client c : clients) {
       c.shares =
