@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from .errors import JobConfigError
+from .secure.thresholds import ADVERSARIES, ThreatModel
 
 _JOB_ID = re.compile(r"[A-Za-z0-9._-]+")
 
@@ -75,6 +76,7 @@ class Aggregation:
     mode: str = "plaintext"
     max_dropout_rate: float | None = None
     adversarial_client_rate: float | None = None
+    adversary: str = "semi-malicious-server"
 
     def __post_init__(self) -> None:
         if self.mode not in AGGREGATION_MODES:
@@ -89,6 +91,21 @@ class Aggregation:
                 isinstance(rate, (int, float)) and not isinstance(rate, bool) and 0 <= rate < 1
             ):
                 raise JobConfigError(f"aggregation.{key} must be in [0, 1), was {rate!r}")
+        if self.adversary not in ADVERSARIES:
+            raise JobConfigError(
+                f"aggregation.adversary must be one of {', '.join(ADVERSARIES)}, "
+                f"was {self.adversary!r}"
+            )
+
+    @property
+    def threat(self) -> ThreatModel:
+        """The rates and adversary a secure round's roster is held to (the job's defaults, 0.1
+        each, where the spec leaves them out)."""
+        return ThreatModel(
+            0.1 if self.adversarial_client_rate is None else self.adversarial_client_rate,
+            0.1 if self.max_dropout_rate is None else self.max_dropout_rate,
+            self.adversary,
+        )
 
     @property
     def secure(self) -> bool:
@@ -246,4 +263,5 @@ def _aggregation(section: Any, source: str) -> Aggregation:
         mode=str(section.get("mode", "plaintext")),
         max_dropout_rate=section.get("maxDropoutRate"),
         adversarial_client_rate=section.get("adversarialClientRate"),
+        adversary=str(section.get("adversary", "semi-malicious-server")),
     )

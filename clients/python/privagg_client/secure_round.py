@@ -336,7 +336,9 @@ class _SecureRound:
                 "the first",
             )
         self._opened, self._session_id = opened, session
-        self._session = ClientSession(self._job.job_id, self._round, session, self._randomness)
+        self._session = ClientSession(
+            self._job.job_id, self._round, session, self._randomness, self._job.aggregation.threat
+        )
         self._step = _Step.WAIT_ROSTER
         self._missed_advertise = self._transport.now() >= opened.advertise_deadline_millis / 1000
         if self._missed_advertise:

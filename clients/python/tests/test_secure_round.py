@@ -69,7 +69,7 @@ class FakeSecureJob:
 
     peers: int = 11
     degree: int = 7
-    threshold: int = 4
+    threshold: int = 5  # the job's t for 12 clients at the default rates (k = 7)
     drop_at_share: Collection[int] = ()
     drop_at_masked_input: Collection[int] = ()
     stall_at: str | None = None
@@ -307,15 +307,16 @@ def test_a_secure_update_takes_part_in_all_four_phases_and_the_job_gets_the_exac
 
 
 def test_peers_dropping_out_in_phases_2_and_3_leave_the_sum_exact() -> None:
+    # The default rates give 16 clients k = 9, t = 6, and room for one dropout and one more.
     job = FakeSecureJob(
-        peers=15, degree=9, threshold=5, drop_at_share={3, 8}, drop_at_masked_input={1, 12}
+        peers=15, degree=9, threshold=6, drop_at_share={3}, drop_at_masked_input={12}
     )
     result = _drive(job)
 
     job.advance_to(job.deadlines[3])
     assert job.result is not None
     np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
-    assert result.survivors == 16 - 4
+    assert result.survivors == 16 - 2
 
 
 @pytest.mark.parametrize(

@@ -182,23 +182,25 @@ def add_mask(vector: WordArray, key: bytes, sign: int) -> None:
 
 
 def roster_permutation_seed(ctx: bytes, entries: Sequence[tuple[bytes, bytes, bytes]]) -> bytes:
-    """``SHA-256(ctx || lp("harary-permutation") || u32(n) || c_pk_i || s_pk_i || commitment_i
-    ...)``: the seed of the Harary graph's node permutation, so that every client can check the
-    ring the job announces and no server picks who sits next to whom."""
+    """``SHA-256(ctx || lp("harary-permutation") || u32(n) || e_0 || ... || e_{n-1})`` over the
+    entries ``c_pk || s_pk || commitment`` in sorted (canonical) order: the seed of the Harary
+    graph's ring, which no reordering of the roster changes and every client can check."""
     digest = hashlib.sha256()
     digest.update(ctx + lp("harary-permutation") + u32(len(entries)))
-    for encryption_public_key, mask_public_key, commitment in entries:
-        digest.update(encryption_public_key + mask_public_key + commitment)
+    for entry in sorted(b"".join(e) for e in entries):
+        digest.update(entry)
     return digest.digest()
 
 
 def roster_permutation(ctx: bytes, entries: Sequence[tuple[bytes, bytes, bytes]]) -> list[int]:
-    """The ring of a sparse roster: a Fisher-Yates shuffle of ``0..n-1`` (for i from n - 1 down to
-    1, swap i with j uniform in [0, i]) drawing from the mask words of the seed, each draw
-    accepting a word w iff ``w < 2^64 - (2^64 mod (i + 1))`` and taking ``j = w mod (i + 1)``."""
+    """The ring of a sparse roster: a Fisher-Yates shuffle of the canonical ranks ``0..n-1``
+    (for i from n - 1 down to 1, swap i with j uniform in [0, i]) drawing from the mask words of
+    the seed, each draw accepting a word w iff ``w < 2^64 - (2^64 mod (i + 1))`` and taking
+    ``j = w mod (i + 1)``; position q holds the roster index of the entry of the rank put there."""
     n = len(entries)
+    by_rank = sorted(range(n), key=lambda i: b"".join(entries[i]))
     seed = roster_permutation_seed(ctx, entries)
-    permutation = list(range(n))
+    ranks = list(range(n))
     words = (int(w) for start in itertools.count(0, 1024) for w in mask(seed, start, 1024))
     for i in range(n - 1, 0, -1):
         bound = i + 1
@@ -207,5 +209,5 @@ def roster_permutation(ctx: bytes, entries: Sequence[tuple[bytes, bytes, bytes]]
         while w >= limit:
             w = next(words)
         j = w % bound
-        permutation[i], permutation[j] = permutation[j], permutation[i]
-    return permutation
+        ranks[i], ranks[j] = ranks[j], ranks[i]
+    return [by_rank[r] for r in ranks]

@@ -24,6 +24,7 @@ from .messages import (
     Shares,
     UnmaskShares,
 )
+from .thresholds import ThreatModel, check_graph
 from .primitives import (
     KEY_BYTES,
     NONCE_BYTES,
@@ -93,8 +94,12 @@ class ClientSession:
         round_number: int,
         session: bytes,
         randomness: Randomness = SYSTEM_RANDOMNESS,
+        threat: ThreatModel | None = None,
     ) -> None:
+        """``threat``: the job's rates and adversary; a roster's (k, t) is held to them
+        (:func:`check_graph`). ``None`` takes any graph: for tests of arbitrary graphs only."""
         self.context = round_context(job_id, round_number, session)
+        self._threat = threat
         """``ctx``: the bytes every key and mask of this session is bound to."""
         self._randomness = randomness
         self._c_sk = randomness.token_bytes(KEY_BYTES)
@@ -144,6 +149,8 @@ class ClientSession:
         if self._phase != _Phase.ADVERTISED:
             raise SessionStateError("on_roster was already called in this session")
         index = self._find_self(roster)
+        if self._threat is not None:
+            check_graph(len(roster.entries), roster.degree, roster.threshold, self._threat)
         self._check_ring(roster)
         neighbours = tuple(v for v in roster.neighbourhood(index) if v != index)
         keys = {v: self._share_key(roster, index, v) for v in neighbours}

@@ -332,6 +332,11 @@ public final class SecAggCost {
 
       // Phase 1: every client draws its keys and advertises them.
       long started = System.nanoTime();
+      ThreatModel threat =
+          RoundGraph.threatModel(
+              settings.dropoutRate(),
+              settings.adversarialClientRate(),
+              spec.aggregation().adversary());
       ClientSession[] clients = new ClientSession[m];
       SecureRandom[] randoms = new SecureRandom[m];
       double[][] millis = new double[m][Phase.values().length];
@@ -340,7 +345,7 @@ public final class SecAggCost {
       for (int c = 0; c < m; c++) {
         randoms[c] = new SecureRandom();
         long t0 = cpuNanos();
-        clients[c] = ClientSession.start(ctx, clientId(c), randoms[c]);
+        clients[c] = ClientSession.start(ctx, clientId(c), threat, randoms[c]);
         AdvertisedKeys keys = clients[c].advertise();
         long t1 = cpuNanos();
         byte[] message =

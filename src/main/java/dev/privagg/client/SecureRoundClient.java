@@ -17,6 +17,7 @@ import dev.privagg.secagg.AdvertisedKeys;
 import dev.privagg.secagg.ClientSession;
 import dev.privagg.secagg.Quantizer;
 import dev.privagg.secagg.RoundContext;
+import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.UnmaskShares;
 import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
@@ -97,7 +98,13 @@ final class SecureRoundClient implements AutoCloseable {
           "phase 1: round " + round + "'s advertise deadline has passed; join the next round");
     }
     RoundContext ctx = new RoundContext(spec.jobId(), round, session);
-    ClientSession client = ClientSession.start(ctx, clientId, random);
+    JobSpec.Aggregation a = spec.aggregation();
+    ClientSession client =
+        ClientSession.start(
+            ctx,
+            clientId,
+            RoundGraph.threatModel(a.maxDropoutRate(), a.adversarialClientRate(), a.adversary()),
+            random);
     AdvertisedKeys keys = client.advertise();
     send(
         clientId,

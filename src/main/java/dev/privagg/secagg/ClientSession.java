@@ -63,6 +63,10 @@ public final class ClientSession {
 
   private final RoundContext ctx;
   private final String clientId;
+
+  /** The job's rates: the graph a Roster may state is the one they give its size; null in tests. */
+  private final ThreatModel threat;
+
   private final SecureRandom random;
   private final X25519Keys encryptionKeys;
   private final X25519Keys maskKeys;
@@ -87,6 +91,7 @@ public final class ClientSession {
   ClientSession(
       RoundContext ctx,
       String clientId,
+      ThreatModel threat,
       SecureRandom random,
       X25519Keys encryptionKeys,
       X25519Keys maskKeys,
@@ -96,6 +101,7 @@ public final class ClientSession {
     }
     this.ctx = ctx;
     this.clientId = clientId;
+    this.threat = threat;
     this.random = random;
     this.encryptionKeys = encryptionKeys;
     this.maskKeys = maskKeys;
@@ -111,13 +117,29 @@ public final class ClientSession {
    * Starts a session: draws the encryption and mask key pairs and the self-mask seed b.
    *
    * @param clientId the client's id, for messages
+   * @param threat the job's rates and adversary, from its spec: a Roster must state the graph they
+   *     give its size ({@link RoundThresholds#choose}), never one the server picked
    */
-  public static ClientSession start(RoundContext ctx, String clientId, SecureRandom random) {
+  public static ClientSession start(
+      RoundContext ctx, String clientId, ThreatModel threat, SecureRandom random) {
+    if (threat == null) {
+      throw new IllegalArgumentException("threat must not be null: it is what a Roster is held to");
+    }
+    return startChecking(ctx, clientId, threat, random);
+  }
+
+  /** A session that takes whatever graph a Roster states: for tests of arbitrary graphs only. */
+  static ClientSession startUnchecked(RoundContext ctx, String clientId, SecureRandom random) {
+    return startChecking(ctx, clientId, null, random);
+  }
+
+  private static ClientSession startChecking(
+      RoundContext ctx, String clientId, ThreatModel threat, SecureRandom random) {
     byte[] seed = new byte[32];
     X25519Keys encryptionKeys = X25519Keys.generate(random);
     X25519Keys maskKeys = X25519Keys.generate(random);
     random.nextBytes(seed);
-    return new ClientSession(ctx, clientId, random, encryptionKeys, maskKeys, seed);
+    return new ClientSession(ctx, clientId, threat, random, encryptionKeys, maskKeys, seed);
   }
 
   /** Phase 1: the public keys and commitment to send. */
@@ -154,6 +176,7 @@ public final class ClientSession {
           "threshold must be in [1, " + degree + "] (the degree), was " + threshold);
     }
     int self = ownIndex(roster);
+    checkGraphParameters(size, degree, threshold);
     // The complete graph is the same whatever the permutation says; a ring must be the roster's.
     if (degree != size && !Arrays.equals(permutation, RosterPermutation.of(ctx, roster))) {
       throw new IllegalArgumentException(
@@ -366,6 +389,36 @@ public final class ClientSession {
     return heldMaskKeyShares.containsKey(w)
         ? new byte[][] {heldMaskKeyShares.get(w).clone(), heldSelfMaskShares.get(w).clone()}
         : null;
+  }
+
+  /**
+   * k and t are the job's rates' for a roster of this size, not the server's choice: with t = 1,
+   * say, every honest answer would hand over a self-mask seed.
+   */
+  private void checkGraphParameters(int size, int degree, int threshold) {
+    if (threat == null) {
+      return;
+    }
+    var expected = RoundThresholds.choose(size, threat);
+    if (expected.isEmpty()
+        || expected.get().neighbourhoodSize() != degree
+        || expected.get().threshold() != threshold) {
+      throw new IllegalArgumentException(
+          clientId
+              + ": the roster states k = "
+              + degree
+              + ", t = "
+              + threshold
+              + " for "
+              + size
+              + " clients, but "
+              + threat
+              + " gives "
+              + expected
+                  .map(c -> "k = " + c.neighbourhoodSize() + ", t = " + c.threshold())
+                  .orElse("no graph")
+              + "; a server that picks them could weaken the thresholds");
+    }
   }
 
   private int ownIndex(List<AdvertisedKeys> roster) {

@@ -173,7 +173,11 @@ class SecureRoundHarnessTest {
       clients.add(
           new Client(
               "c" + i,
-              ClientSession.start(new RoundContext(JOB, 1, session), "c" + i, random),
+              ClientSession.start(
+                  new RoundContext(JOB, 1, session),
+                  "c" + i,
+                  dev.privagg.secagg.RoundGraph.threatModel(0.3, 0.1, "curious-server"),
+                  random),
               new float[] {(i + 1) / 8f, -0.25f, 1 / 16f}));
       AdvertisedKeys k = clients.get(i).session().advertise();
       send(

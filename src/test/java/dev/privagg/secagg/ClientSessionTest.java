@@ -85,6 +85,34 @@ class ClientSessionTest {
   }
 
   @Test
+  void onRoster_refusesAGraphTheJobsRatesDoNotGiveTheRostersSize() {
+    // A server that states t = 1 would have every honest answer hand over a self-mask seed.
+    ThreatModel rates = RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server");
+    RoundThresholds.Choice right = RoundThresholds.choose(N, rates).orElseThrow();
+    SecAggCohort checked = new SecAggCohort(N, right.neighbourhoodSize(), right.threshold(), 8);
+    RoundContext ctx = checked.ctx;
+    ClientSession client = ClientSession.start(ctx, "client-9", rates, SecAggCohort.seeded(9));
+    List<AdvertisedKeys> roster = new ArrayList<>(checked.roster);
+    roster.set(0, client.advertise());
+    int[] ring =
+        right.complete() ? IntStream.range(0, N).toArray() : RosterPermutation.of(ctx, roster);
+
+    assertThatThrownBy(() -> client.onRoster(roster, right.neighbourhoodSize(), 1, ring))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith(
+            "client-9: the roster states k = "
+                + right.neighbourhoodSize()
+                + ", t = 1 for 9 clients, but "
+                + rates
+                + " gives k = "
+                + right.neighbourhoodSize()
+                + ", t = "
+                + right.threshold());
+    assertThat(client.onRoster(roster, right.neighbourhoodSize(), right.threshold(), ring))
+        .hasSize(right.neighbourhoodSize() - 1);
+  }
+
+  @Test
   void maskedInput_isRefused_whenFewerThanTMinusOneNeighboursSharesWereRouted() {
     // A server that routes a client no shares would leave its self-mask alone over its update,
     // and gather that from the seed shares its neighbours reveal (Bonawitz et al.'s |U2| >= t).

@@ -53,8 +53,9 @@ final class SecAggVectors {
           + " correction terms (mask key, sign) are added as sign * mask to the sum of U3's"
           + " masked inputs, giving sum. rosterPermutation: a roster of 10 entries under the"
           + " same ctx, entry i = (fixed('roster c i'), fixed('roster s i'), fixed('roster b i'))"
-          + " as (encryption key, mask key, commitment); seed is RosterPermutation's SHA-256,"
-          + " words0to3 its first mask words, permutation the shuffled ring.";
+          + " as (encryption key, mask key, commitment); seed is RosterPermutation's SHA-256 (of the"
+          + " entries sorted), words0to3 its first mask words, permutation the ring (roster"
+          + " indices by position).";
 
   private SecAggVectors() {}
 

@@ -58,6 +58,8 @@ class SecAggVectorsTest {
           new ClientSession(
               ctx,
               "vectors-" + client.get("index").asInt(),
+              // The default rates give 3 clients the complete graph at t = 2: the vectors' round.
+              RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server"),
               SecAggCohort.seeded(client.get("index").asInt()),
               X25519Keys.fromPrivateKey(bytes(client, "encryptionPrivateKey")),
               X25519Keys.fromPrivateKey(bytes(client, "maskPrivateKey")),

@@ -149,7 +149,7 @@ class SecurePhasesTest {
 
     Client(int i) {
       id = "client-" + i;
-      session = ClientSession.start(new RoundContext(JOB, 1, sessionOf(1)), id, random);
+      session = ClientSession.start(new RoundContext(JOB, 1, sessionOf(1)), id, THREAT, random);
       values = new float[] {(i + 1) / 16f, -(i + 1) / 32f, 1 / 64f};
       units =
           new Quantizer(1.0).quantize(new float[][] {{values[0], values[1]}, {values[2]}}, random);

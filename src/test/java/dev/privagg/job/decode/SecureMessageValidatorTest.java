@@ -91,7 +91,12 @@ class SecureMessageValidatorTest {
     List<ClientSession> clients = new ArrayList<>();
     List<AdvertisedKeys> roster = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      clients.add(ClientSession.start(ctx, "client-" + i, random));
+      clients.add(
+          ClientSession.start(
+              ctx,
+              "client-" + i,
+              dev.privagg.secagg.RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server"),
+              random));
       roster.add(clients.get(i).advertise());
     }
     List<List<ClientSession.EncryptedShare>> sent = new ArrayList<>();
