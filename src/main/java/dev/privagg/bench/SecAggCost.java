@@ -277,14 +277,11 @@ public final class SecAggCost {
 
   /** The spec's noisy-count gate for a round of all its clients (UnmaskingGate). */
   private static String gate(Settings s) {
-    ThreatModel threat =
-        RoundGraph.threatModel(s.dropoutRate(), s.adversarialClientRate(), "semi-malicious-server");
-    double std = UnmaskingGate.suggestedNoiseStd(threat, s.clients());
-    return "minimumCohort: {count: "
-        + UnmaskingGate.minimumCount(threat, std)
-        + ", noiseStd: "
-        + std
-        + "}";
+    return "minimumCohort: "
+        + UnmaskingGate.suggestedSpec(
+            RoundGraph.threatModel(
+                s.dropoutRate(), s.adversarialClientRate(), "semi-malicious-server"),
+            s.clients());
   }
 
   /** One measured round: the job's side and every client's, in phase order. */

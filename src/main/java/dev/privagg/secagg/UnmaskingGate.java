@@ -52,6 +52,24 @@ public final class UnmaskingGate {
   }
 
   /**
+   * The gate {@link #suggestedNoiseStd} picks for rounds of about {@code expectedCount}, as a spec
+   * writes {@code rounds.minimumCohort}: {@code {count: 28.65, noiseStd: 3.78}}.
+   */
+  public static String suggestedSpec(ThreatModel threat, int expectedCount) {
+    double std = suggestedNoiseStd(threat, expectedCount);
+    return spec(minimumCount(threat, std), std);
+  }
+
+  /** {@code {count: C, noiseStd: S}}, each number as a spec would write it (3, 2.36). */
+  public static String spec(double count, double noiseStd) {
+    return "{count: " + plain(count) + ", noiseStd: " + plain(noiseStd) + "}";
+  }
+
+  private static String plain(double x) {
+    return java.math.BigDecimal.valueOf(x).stripTrailingZeros().toPlainString();
+  }
+
+  /**
    * beta: the probability that a round whose other clients stay within the declared rates is
    * released differently than the ideal mechanism would: the gate passing a roster too small for a
    * graph, plus the graph failing with one client beyond the declared dropouts.

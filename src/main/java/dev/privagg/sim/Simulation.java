@@ -19,7 +19,6 @@ import dev.privagg.job.kafka.KafkaPreflight;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.secagg.RoundGraph;
-import dev.privagg.secagg.ThreatModel;
 import dev.privagg.secagg.UnmaskingGate;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
@@ -476,13 +475,9 @@ public final class Simulation {
    * round of about the expected cohort passes with probability about 99.9% (UnmaskingGate).
    */
   static String unmaskingGate(int expectedClients) {
-    ThreatModel threat = RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server");
-    double std = UnmaskingGate.suggestedNoiseStd(threat, expectedClients);
-    return "minimumCohort: {count: "
-        + UnmaskingGate.minimumCount(threat, std)
-        + ", noiseStd: "
-        + std
-        + "}";
+    return "minimumCohort: "
+        + UnmaskingGate.suggestedSpec(
+            RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server"), expectedClients);
   }
 
   /** The spec's {@code server} section: the optimizer and only the parameters it uses. */

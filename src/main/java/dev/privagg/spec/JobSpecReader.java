@@ -288,10 +288,12 @@ public final class JobSpecReader {
     if (rounds.minimumCohort() == 0
         || rounds.minimumCohort()
             < UnmaskingGate.minimumCount(threat, rounds.minimumCohortNoiseStd())) {
-      double std =
+      String suggested =
           rounds.minimumCohort() > 0
-              ? rounds.minimumCohortNoiseStd()
-              : UnmaskingGate.suggestedNoiseStd(threat, rounds.expectedClients());
+              ? UnmaskingGate.spec(
+                  UnmaskingGate.minimumCount(threat, rounds.minimumCohortNoiseStd()),
+                  rounds.minimumCohortNoiseStd())
+              : UnmaskingGate.suggestedSpec(threat, rounds.expectedClients());
       throw s.fail(
           "mode",
           "secure needs rounds.minimumCohort, a noisy count of masked inputs below which a round"
@@ -300,13 +302,11 @@ public final class JobSpecReader {
               + RoundThresholds.smallestRoster(threat)
               + ", less one) + "
               + String.format(java.util.Locale.ROOT, "%.2f", UnmaskingGate.DEVIATE)
-              + " noiseStd, e.g. rounds.minimumCohort: {count: "
-              + plain(UnmaskingGate.minimumCount(threat, std))
-              + ", noiseStd: "
-              + std
-              + "} (docs/secure-aggregation.md); was "
+              + " noiseStd, e.g. rounds.minimumCohort: "
+              + suggested
+              + " (docs/secure-aggregation.md); was "
               + (rounds.minimumCohort() > 0
-                  ? "{count: " + plain(rounds.minimumCohort()) + ", noiseStd: " + std + "}"
+                  ? UnmaskingGate.spec(rounds.minimumCohort(), rounds.minimumCohortNoiseStd())
                   : "absent"));
     }
     if (privacy.adaptiveClipping() != null || !privacy.clipping().equals("flat")) {
@@ -985,10 +985,5 @@ public final class JobSpecReader {
       throw s.fail("", "must name seven different topics, was " + names);
     }
     return topics;
-  }
-
-  /** A number as a spec would write it: 3, 2.36. */
-  private static String plain(double x) {
-    return java.math.BigDecimal.valueOf(x).stripTrailingZeros().toPlainString();
   }
 }

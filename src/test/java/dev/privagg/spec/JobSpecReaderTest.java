@@ -637,8 +637,8 @@ class JobSpecReaderTest {
         .hasMessageEndingWith("was absent");
     // 2 + 7.045 * 1.0 needs a count of 9.05.
     assertThatThrownBy(() -> secureWith("", "\n  minimumCohort: {count: 9, noiseStd: 1.0}", ""))
-        .hasMessageContaining("e.g. rounds.minimumCohort: {count: 9.05, noiseStd: 1.0}")
-        .hasMessageEndingWith("was {count: 9, noiseStd: 1.0}");
+        .hasMessageContaining("e.g. rounds.minimumCohort: {count: 9.05, noiseStd: 1}")
+        .hasMessageEndingWith("was {count: 9, noiseStd: 1}");
     JobSpec gated = secureWith("", "\n  minimumCohort: {count: 10, noiseStd: 1.0}", "");
     assertThat(gated.rounds().minimumCohort()).isEqualTo(10.0);
     // Charged with the sum, as in plaintext mode.
