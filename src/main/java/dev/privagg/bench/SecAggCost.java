@@ -47,7 +47,7 @@ import java.util.stream.IntStream;
 /**
  * What secure aggregation (docs/secure-aggregation.md) costs against plaintext mode, measured side
  * by side in one process, with no broker and no Flink: a roster of real {@link ClientSession}s on
- * the graph the job would choose ({@link RoundGraph}) runs the four phases, a fraction of the
+ * the graph the job would choose ({@link RoundGraph}) runs the five phases, a fraction of the
  * clients dropping out after phase 2 so that the unmasking reconstructs their mask keys; the same
  * updates go through plaintext mode's client encoding and the job's clip and fixed-point sum.
  *
@@ -324,7 +324,13 @@ public final class SecAggCost {
           AvroCodec.encode(
                   jobMessage(
                       ctx,
-                      new Opened(now + 5_000, now + 10_000, now + 20_000, now + 60_000, CLIP_NORM)))
+                      new Opened(
+                          now + 5_000,
+                          now + 10_000,
+                          now + 15_000,
+                          now + 20_000,
+                          now + 60_000,
+                          CLIP_NORM)))
               .length;
 
       // Phase 1: every client draws its keys and advertises them.
@@ -468,6 +474,8 @@ public final class SecAggCost {
 
         long t0 = cpuNanos();
         client.onShares(received);
+        // Every share decrypts here: every client that shared is confirmed, no pair is cut.
+        client.onConfirmed(shared, new int[0][]);
         long t1 = cpuNanos();
         long[] units = quantizer.quantize(update, randoms[c]);
         long t2 = cpuNanos();
@@ -531,7 +539,15 @@ public final class SecAggCost {
       long u0 = cpuNanos();
       Unmasking.Result result =
           Unmasking.reconstruct(
-              ctx, roster, neighbourhoods, threshold, shared, survivors, responses, jobRandom);
+              ctx,
+              roster,
+              neighbourhoods,
+              threshold,
+              shared,
+              new int[0][],
+              survivors,
+              responses,
+              jobRandom);
       long u1 = cpuNanos();
       MaskCorrection correction =
           result

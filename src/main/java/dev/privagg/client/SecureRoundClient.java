@@ -1,6 +1,8 @@
 package dev.privagg.client;
 
 import dev.privagg.avro.AdvertiseKeys;
+import dev.privagg.avro.Confirmed;
+import dev.privagg.avro.CutPair;
 import dev.privagg.avro.MaskedInput;
 import dev.privagg.avro.Opened;
 import dev.privagg.avro.RevealedShare;
@@ -9,6 +11,7 @@ import dev.privagg.avro.RosterEntry;
 import dev.privagg.avro.SecureMessage;
 import dev.privagg.avro.SecureRound;
 import dev.privagg.avro.ShareKeys;
+import dev.privagg.avro.ShareReceipt;
 import dev.privagg.avro.Shares;
 import dev.privagg.avro.Survivors;
 import dev.privagg.io.AvroCodec;
@@ -72,7 +75,7 @@ final class SecureRoundClient implements AutoCloseable {
   /**
    * Takes part in round {@code round} with {@code tensors} (the spec's order): returns once its
    * unmask shares are acknowledged, or once the roster shows it was not admitted; with {@code
-   * phases} below 4, once it sent that phase's message (a client dropping out).
+   * phases} below 5, once it sent that phase's message (a client dropping out).
    *
    * @throws TimeoutException if a message of the job does not come within {@code timeout} of the
    *     deadline it follows
@@ -80,8 +83,8 @@ final class SecureRoundClient implements AutoCloseable {
    */
   Result run(long round, String clientId, float[][] tensors, Duration timeout, int phases)
       throws TimeoutException {
-    if (!(phases >= 1 && phases <= 4)) {
-      throw new IllegalArgumentException("phases must be in [1, 4], was " + phases);
+    if (!(phases >= 1 && phases <= 5)) {
+      throw new IllegalArgumentException("phases must be in [1, 5], was " + phases);
     }
     follow(timeout);
     Opened opened = null;
@@ -162,10 +165,29 @@ final class SecureRoundClient implements AutoCloseable {
                 received.add(
                     new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext()))));
     client.onShares(received);
+    List<Integer> rejected = new ArrayList<>();
+    for (int v : client.rejectedSenders()) {
+      rejected.add(v);
+    }
+    send(clientId, message(ctx, clientId, new ShareReceipt(rejected)));
+    if (phases == 3) {
+      return new Result(round, HexFormat.of().formatHex(session), index, 0);
+    }
+
+    Confirmed confirmed =
+        (Confirmed)
+            await(round, session, Confirmed.class, opened.getConfirmDeadlineMillis(), timeout);
+    int[][] cuts = new int[confirmed.getCuts().size()][];
+    for (int i = 0; i < cuts.length; i++) {
+      CutPair c = confirmed.getCuts().get(i);
+      cuts[i] = new int[] {c.getLo(), c.getHi()};
+    }
+    client.onConfirmed(
+        confirmed.getConfirmed().stream().mapToInt(Integer::intValue).toArray(), cuts);
     long[] units = new Quantizer(opened.getClipNorm()).quantize(tensors, random);
     byte[] masked = client.maskedInput(units);
     send(clientId, message(ctx, clientId, new MaskedInput(ByteBuffer.wrap(masked))));
-    if (phases == 3) {
+    if (phases == 4) {
       return new Result(round, HexFormat.of().formatHex(session), index, 0);
     }
 

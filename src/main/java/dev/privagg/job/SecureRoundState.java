@@ -18,11 +18,12 @@ public class SecureRoundState {
   public byte[] session;
   public long advertiseDeadlineMillis;
   public long shareDeadlineMillis;
+  public long confirmDeadlineMillis;
   public long maskedInputDeadlineMillis;
   public long unmaskDeadlineMillis;
   public double clipNorm;
 
-  /** The phase whose messages are taken now: 1 to 4 (see {@link SecureUpdate}), 5 when past. */
+  /** The phase whose messages are taken now: 1 to 5 (see {@link SecureUpdate}), 6 when past. */
   public int phase;
 
   /** Per roster index: the client's key (id digest), its shard, and its 96 advertised bytes. */
@@ -39,6 +40,33 @@ public class SecureRoundState {
 
   /** Per roster index: its phase 2 message (the ShareKeys record), once accepted. */
   public byte[][] shareMessages = new byte[0][];
+
+  /** Per roster index: the senders its receipt rejects (phase 3), once accepted; else null. */
+  public int[][] receipts = new int[0][];
+
+  /** Per roster index: whether the receipts confirmed it (U2 from phase 4 on). */
+  public boolean[] confirmed = new boolean[0];
+
+  /** The confirmed pairs that do not mask with each other, {@code {lo, hi}}, ascending. */
+  public int[][] cuts = new int[0][];
+
+  /**
+   * Per roster index and phase (share, receipt, unmask: {@link #SHARE_MESSAGE}, ...), where its
+   * message was read: what a reject naming a misbehaving client points to.
+   */
+  public int[] messagePartitions = new int[0];
+
+  public long[] messageOffsets = new long[0];
+
+  public static final int SHARE_MESSAGE = 0;
+  public static final int RECEIPT_MESSAGE = 1;
+  public static final int UNMASK_MESSAGE = 2;
+
+  /** Where client {@code index}'s message of {@code kind} was read. */
+  public void recordPosition(int index, int kind, int partition, long offset) {
+    messagePartitions[3 * index + kind] = partition;
+    messageOffsets[3 * index + kind] = offset;
+  }
 
   /** Per roster index: whether its masked input was admitted (U3). */
   public boolean[] maskedInput = new boolean[0];

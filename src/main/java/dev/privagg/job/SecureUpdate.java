@@ -2,7 +2,7 @@ package dev.privagg.job;
 
 /**
  * A client's message in one phase of secure aggregation (docs/secure-aggregation.md), decoded and
- * size-checked. Phase 3's masked input travels like an update's values ({@code tensorData} holds
+ * size-checked. Phase 4's masked input travels like an update's values ({@code tensorData} holds
  * its 8 d bytes) to the client's shard; the other phases' messages are small and go to the decider
  * whole ({@link #message}, the record as received).
  */
@@ -13,19 +13,25 @@ public class SecureUpdate extends DecodedUpdate {
   /** Share keys. */
   public static final int SHARE = 2;
 
+  /** Receipt for the routed shares. */
+  public static final int CONFIRM = 3;
+
   /** Masked input. */
-  public static final int MASKED_INPUT = 3;
+  public static final int MASKED_INPUT = 4;
 
   /** Unmask. */
-  public static final int UNMASK = 4;
+  public static final int UNMASK = 5;
 
-  /** One of {@link #ADVERTISE}, {@link #SHARE}, {@link #MASKED_INPUT}, {@link #UNMASK}. */
+  /**
+   * One of {@link #ADVERTISE}, {@link #SHARE}, {@link #CONFIRM}, {@link #MASKED_INPUT}, {@link
+   * #UNMASK}.
+   */
   public int phase;
 
   /** The round's 16-byte session, as the client named it. */
   public byte[] session;
 
-  /** The SecureMessage record as received (phases 1, 2 and 4); null for a masked input. */
+  /** The SecureMessage record as received (phases 1, 2, 3 and 5); null for a masked input. */
   public byte[] message;
 
   public SecureUpdate() {}

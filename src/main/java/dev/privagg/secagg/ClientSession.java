@@ -13,18 +13,21 @@ import java.util.TreeMap;
 /**
  * One client's part in one protocol instance ({@link RoundContext}), as a state machine fed with
  * the job's messages: {@link #advertise()} (phase 1), {@link #onRoster} (phase 2), {@link
- * #onShares} and {@link #maskedInput} (phase 3), {@link #unmask} (phase 4). It holds the client's
- * secrets, so it is never persisted or reused for another context.
+ * #onShares} and {@link #rejectedSenders} (phase 3, the receipt), {@link #onConfirmed} and {@link
+ * #maskedInput} (phase 4), {@link #unmask} (phase 5). It holds the client's secrets, so it is never
+ * persisted or reused for another context.
  *
- * <p>Which pairwise masks: the client masks with exactly the neighbours that appear as senders in
- * its {@code Shares} message, whether or not their ciphertext decrypts. The job routes a share from
- * every client whose {@code ShareKeys} it accepted (U2), so it knows the same set: U2 among the
- * client's neighbours.
+ * <p>Which pairwise masks: the client masks with exactly the neighbours the job confirmed ({@code
+ * Confirmed}, from every client's receipt: {@link ShareConfirmation}) whose shares were routed to
+ * it and whose pair with it is not cut. A neighbour whose share did not decrypt is on its receipt,
+ * so the job either removes that neighbour or cuts the pair; the client refuses a {@code Confirmed}
+ * that does neither.
  *
- * <p>Guards for phase 4 (Bonawitz et al., CCS 2017, Section 4; Bell et al., CCS 2020): the client
- * answers only after sending its masked input, only if it is in U3, U3 is within U2, U2 agrees with
- * the shares it was routed and at least t of its neighbourhood are in U3; and never for two
- * different U3s, so it never reveals both the self-mask seed and the mask key of one neighbour.
+ * <p>Guards for phase 5 (Bonawitz et al., CCS 2017, Section 4; Bell et al., CCS 2020): the client
+ * answers only after sending its masked input, only if it is in U3, U3 is within U2 (the confirmed
+ * clients), U2 agrees with the {@code Confirmed} it masked by and at least t of its neighbourhood
+ * are in U3; and never for two different U3s, so it never reveals both the self-mask seed and the
+ * mask key of one neighbour.
  */
 public final class ClientSession {
   /** An encrypted pair of shares for the neighbour {@code recipient} (phase 2). */
@@ -57,6 +60,7 @@ public final class ClientSession {
   private enum Phase {
     ADVERTISE,
     SHARE,
+    CONFIRM,
     MASK,
     MASKED
   }
@@ -82,6 +86,9 @@ public final class ClientSession {
   private final Map<Integer, byte[]> pairwiseMaskKeys = new TreeMap<>();
   private final Map<Integer, byte[]> heldMaskKeyShares = new TreeMap<>();
   private final Map<Integer, byte[]> heldSelfMaskShares = new TreeMap<>();
+  private int[] routedSenders;
+  private int[] rejected;
+  private boolean[] confirmedView;
   private int[] maskedWith;
   private long[] maskedUnits;
   private byte[] maskedInputBytes;
@@ -230,7 +237,9 @@ public final class ClientSession {
 
   /**
    * Phase 3 starts: takes the shares the job routed to this client. Shares that are not from a
-   * neighbour, repeat a sender, or do not decrypt are left out and reported, never thrown.
+   * neighbour, repeat a sender, or do not decrypt are left out and reported, never thrown; the
+   * neighbours among them whose share does not decrypt are this client's receipt ({@link
+   * #rejectedSenders}).
    *
    * @return the shares left out, with the reason for each
    */
@@ -239,6 +248,7 @@ public final class ClientSession {
     List<FailedShare> failed = new ArrayList<>();
     boolean[] seen = new boolean[n];
     List<Integer> senders = new ArrayList<>();
+    List<Integer> undecryptable = new ArrayList<>();
     for (RoutedShare share : routed) {
       int v = share.sender();
       if (!(v >= 0 && v < n)) {
@@ -258,19 +268,81 @@ public final class ClientSession {
               v, Arrays.copyOfRange(plaintext, Shamir.SHARE_BYTES, ShareCipher.PLAINTEXT_BYTES));
         } catch (ForgedShareException e) {
           failed.add(new FailedShare(v, e.getMessage()));
+          undecryptable.add(v);
         }
       }
     }
-    maskedWith = senders.stream().mapToInt(Integer::intValue).sorted().toArray();
-    phase = Phase.MASK;
+    routedSenders = senders.stream().mapToInt(Integer::intValue).sorted().toArray();
+    rejected = undecryptable.stream().mapToInt(Integer::intValue).sorted().toArray();
+    phase = Phase.CONFIRM;
     return failed;
   }
 
   /**
-   * Phase 3: {@code y = x + mask(self-mask key) + sum of sign(u, v) mask(pairwise key of u, v)}
-   * over the neighbours v whose shares were routed here, modulo 2^64, as 8d bytes little-endian.
-   * Computed once per session: the same units again give the same bytes, other units are refused
-   * (two masked inputs under one self-mask would reveal their difference).
+   * Phase 3: the receipt, the neighbours whose routed share did not decrypt (sorted); the job
+   * removes them or cuts their pair with this client, so no mask depends on a share it lacks.
+   */
+  public int[] rejectedSenders() {
+    if (rejected == null) {
+      throw new IllegalStateException(clientId + ": no shares taken yet, so no receipt");
+    }
+    return rejected.clone();
+  }
+
+  /**
+   * Phase 4 starts: who the job confirmed from every client's receipt, and the pairs it cut ({@link
+   * ShareConfirmation}); fixes the partners this client masks with.
+   *
+   * @param confirmed the confirmed roster indices (U2 from now on)
+   * @param cuts pairs {@code {lo, hi}} that do not mask with each other
+   * @throws IllegalArgumentException if an index is outside the roster or repeats
+   * @throws IllegalStateException if this client was not confirmed (it sends no masked input), or
+   *     the job confirms a neighbour whose shares were not routed here, or one this client rejected
+   *     without cutting their pair
+   */
+  public void onConfirmed(int[] confirmed, int[][] cuts) {
+    requirePhase(Phase.CONFIRM, "onConfirmed");
+    boolean[] in = Unmasking.members("confirmed", confirmed, n);
+    int[][] sortedCuts = Unmasking.pairs("cuts", cuts, n);
+    if (!in[index]) {
+      throw new IllegalStateException(
+          clientId
+              + ": not confirmed for round "
+              + ctx.round()
+              + " (too few partners, or its shares or receipt were refused); no masked input is"
+              + " sent");
+    }
+    List<Integer> partners = new ArrayList<>();
+    for (int w : neighbourhood) {
+      if (w == index || !in[w]) {
+        continue;
+      }
+      if (Arrays.binarySearch(routedSenders, w) < 0) {
+        throw new IllegalStateException(
+            clientId + ": the job confirms neighbour " + w + ", whose shares were not routed here");
+      }
+      boolean cut = ShareConfirmation.isCut(sortedCuts, index, w);
+      if (Arrays.binarySearch(rejected, w) >= 0 && !cut) {
+        throw new IllegalStateException(
+            clientId
+                + ": the job confirms neighbour "
+                + w
+                + ", whose share did not decrypt here, without cutting the pair");
+      }
+      if (!cut) {
+        partners.add(w);
+      }
+    }
+    confirmedView = in;
+    maskedWith = partners.stream().mapToInt(Integer::intValue).toArray();
+    phase = Phase.MASK;
+  }
+
+  /**
+   * Phase 4: {@code y = x + mask(self-mask key) + sum of sign(u, v) mask(pairwise key of u, v)}
+   * over the partners {@link #onConfirmed} fixed, modulo 2^64, as 8d bytes little-endian. Computed
+   * once per session: the same units again give the same bytes, other units are refused (two masked
+   * inputs under one self-mask would reveal their difference).
    */
   public byte[] maskedInput(long[] units) {
     if (phase == Phase.MASKED) {
@@ -288,7 +360,7 @@ public final class ClientSession {
           clientId
               + ": only "
               + maskedWith.length
-              + " neighbours' shares were routed here, fewer than the threshold "
+              + " confirmed partners, fewer than the threshold "
               + threshold
               + " - 1; no masked input is sent");
     }
@@ -305,7 +377,7 @@ public final class ClientSession {
   }
 
   /**
-   * Phase 4: the shares this client reveals, given who shared keys ({@code shared}, U2) and who
+   * Phase 5: the shares this client reveals, given who was confirmed ({@code shared}, U2) and who
    * sent a masked input ({@code maskedInput}, U3): of the self-mask seed of each neighbour in U3
    * (itself included), of the mask key of each neighbour in U2 \ U3, for those whose shares it
    * holds.
@@ -331,17 +403,16 @@ public final class ClientSession {
     }
     List<Integer> survivors = new ArrayList<>();
     for (int w : neighbourhood) {
-      boolean routed = w != index && Arrays.binarySearch(maskedWith, w) >= 0;
-      if (w != index && inShared[w] != routed) {
+      if (inShared[w] != confirmedView[w]) {
         throw new IllegalStateException(
             clientId
                 + ": shared (U2) "
-                + (routed ? "omits" : "includes")
+                + (confirmedView[w] ? "omits" : "includes")
                 + " neighbour "
                 + w
-                + ", whose shares were "
-                + (routed ? "" : "not ")
-                + "routed to this client");
+                + ", which the round's Confirmed did "
+                + (confirmedView[w] ? "" : "not ")
+                + "confirm");
       }
       if (inMaskedInput[w]) {
         survivors.add(w);

@@ -74,8 +74,19 @@ public final class RoundThresholds {
 
   private RoundThresholds() {}
 
-  /** A roster's graph: k holders per neighbourhood (n for the complete graph) and threshold t. */
-  public record Choice(int neighbourhoodSize, int threshold, boolean complete) {}
+  /**
+   * A roster's graph: k holders per neighbourhood (n for the complete graph), threshold t, and the
+   * rejection limit r: a client whose shares more than r neighbours reject, or who rejects more
+   * than r, is lying (an honest client's neighbourhood holds at most r colluders but for 2^-41 /
+   * n), and leaves the round before anyone masks with it ({@link ShareConfirmation}).
+   */
+  public record Choice(int neighbourhoodSize, int threshold, boolean complete, int rejectionLimit) {
+    public Choice {
+      if (rejectionLimit < 0) {
+        throw new IllegalArgumentException("rejectionLimit must be >= 0, was " + rejectionLimit);
+      }
+    }
+  }
 
   /**
    * Checks that the rates leave room for a threshold at large cohorts; the message names the rule.
@@ -128,13 +139,13 @@ public final class RoundThresholds {
     }
     checkRates(threat);
     for (int degree = 2; degree < n - 1; degree += 2) {
-      int t = sparseThreshold(n, degree, threat);
-      if (t > 0) {
-        return Optional.of(new Choice(degree + 1, t, false));
+      Optional<Choice> sparse = sparse(n, degree, threat);
+      if (sparse.isPresent()) {
+        return sparse;
       }
     }
     int t = completeThreshold(n, threat);
-    return t > 0 ? Optional.of(new Choice(n, t, true)) : Optional.empty();
+    return t > 0 ? Optional.of(new Choice(n, t, true, colluders(n, threat))) : Optional.empty();
   }
 
   /** Up to here feasibility is checked size by size; beyond it the rates' limits hold. */
@@ -185,16 +196,15 @@ public final class RoundThresholds {
 
   /**
    * log2 of the union bound on P[some secret of a roster of n has fewer than t answering holders]
-   * when D + 1 clients fail to answer; negative infinity for the complete graph.
+   * when D + 1 clients fail to answer and r of the secret's holders rejected its shares; negative
+   * infinity for the complete graph.
    */
   public static double log2UnmaskingFailureBound(int n, Choice choice, ThreatModel threat) {
+    int spare = choice.neighbourhoodSize() - choice.threshold() - choice.rejectionLimit();
     if (choice.complete()) {
-      return choice.threshold() <= n - lost(n, threat)
-          ? Double.NEGATIVE_INFINITY
-          : Double.POSITIVE_INFINITY;
+      return spare >= lost(n, threat) ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
     }
-    int k = choice.neighbourhoodSize();
-    return log2(n, upperTail(n, lost(n, threat), k, k - choice.threshold() + 1));
+    return log2(n, upperTail(n, lost(n, threat), choice.neighbourhoodSize(), spare + 1));
   }
 
   /**
@@ -213,11 +223,11 @@ public final class RoundThresholds {
     return (Math.log(n) + Math.log(p)) / Math.log(2);
   }
 
-  /** t for the Harary graph of this degree, or 0 when no t meets the bounds. */
-  private static int sparseThreshold(int n, int degree, ThreatModel threat) {
+  /** The Harary graph of this degree with its threshold, or empty when no t meets the bounds. */
+  private static Optional<Choice> sparse(int n, int degree, ThreatModel threat) {
     double perTargetSecurity = Math.pow(2, -(SECURITY_BITS + 1)) / n;
     if (logProbabilityOfDisconnection(n, degree, threat) >= -(SECURITY_BITS + 1) * Math.log(2)) {
-      return 0;
+      return Optional.empty();
     }
     int k = degree + 1;
     int t1 =
@@ -230,9 +240,9 @@ public final class RoundThresholds {
     int missing =
         new HypergeometricDistribution(n, lost(n, threat), k)
             .complementQuantile(Math.pow(2, -CORRECTNESS_BITS) / n);
-    int highest = k - missing;
+    int highest = k - missing - t1;
     int t = Math.max(lowest, 2);
-    return t <= highest ? t : 0;
+    return t <= highest ? Optional.of(new Choice(k, t, false, t1)) : Optional.empty();
   }
 
   /** t for the complete graph of n, or 0 when none meets its rules. */
@@ -245,7 +255,7 @@ public final class RoundThresholds {
           case NONE -> 2;
         };
     int t = Math.max(lowest, 2);
-    return t <= n - lost(n, threat) ? t : 0;
+    return t <= n - lost(n, threat) - a ? t : 0;
   }
 
   /** A: the colluders a roster of n may hold. */

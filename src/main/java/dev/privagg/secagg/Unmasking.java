@@ -16,8 +16,8 @@ import java.util.random.RandomGenerator;
  * seed {@code b_u} of every client u in U3 and the mask private key {@code s_sk_w} of every client
  * w in U2 \ U3, checks each against what the client advertised (the commitment, the public key),
  * and derives the {@link MaskCorrection}: for each u in U3 its self-mask with sign -1, and for each
- * dropped w and each neighbour u of w in U3 the pair's pairwise mask with sign {@code -sign(u, w)}
- * (u masked with w because w's shares were routed to it, w being in U2).
+ * dropped w and each neighbour u of w in U3 whose pair with w is not cut the pair's pairwise mask
+ * with sign {@code -sign(u, w)} (u masked with w: both confirmed, in U2, and not cut).
  *
  * <p>Clients may lie in phase 4. A secret is reconstructed from t shares of its holders, sorted by
  * holder; if the result fails its check, the next window of t consecutive holders is tried, then
@@ -38,15 +38,18 @@ public final class Unmasking {
 
   /**
    * The outcome: a correction when every secret was recovered; otherwise the targets that were not
-   * (too few shares, or no window of t consistent ones).
+   * (too few shares, or no window of t consistent ones). {@code provenLiars}: the holders whose
+   * share was off the polynomial of a secret that passed its check.
    */
   public record Result(
       Optional<MaskCorrection> correction,
       List<Integer> unrecoveredSelfMaskSeeds,
-      List<Integer> unrecoveredMaskKeys) {
+      List<Integer> unrecoveredMaskKeys,
+      List<Integer> provenLiars) {
     public Result {
       unrecoveredSelfMaskSeeds = List.copyOf(unrecoveredSelfMaskSeeds);
       unrecoveredMaskKeys = List.copyOf(unrecoveredMaskKeys);
+      provenLiars = List.copyOf(provenLiars);
     }
   }
 
@@ -54,7 +57,8 @@ public final class Unmasking {
    * @param roster every admitted client's advertised keys, in index order
    * @param neighbourhoods the neighbourhood of each client, itself included (symmetric)
    * @param threshold t, the shares that determine a secret
-   * @param shared U2, the clients whose shares were routed
+   * @param shared U2, the confirmed clients ({@link ShareConfirmation})
+   * @param cuts the confirmed pairs that do not mask with each other, {@code {lo, hi}} each
    * @param maskedInput U3, the clients whose masked input is in the sum (within U2)
    * @param responses the phase-4 message of each responding client, by its index
    * @param random picks subsets when lies spoil the windows: a CSPRNG in the job, so that liars
@@ -68,10 +72,12 @@ public final class Unmasking {
       int[][] neighbourhoods,
       int threshold,
       int[] shared,
+      int[][] cuts,
       int[] maskedInput,
       Map<Integer, UnmaskShares> responses,
       RandomGenerator random) {
     int n = roster.size();
+    int[][] sortedCuts = pairs("cuts", cuts, n);
     validateGraph(neighbourhoods, n);
     if (threshold < 1) {
       throw new IllegalArgumentException("threshold must be >= 1, was " + threshold);
@@ -125,7 +131,7 @@ public final class Unmasking {
         continue;
       }
       for (int u : neighbourhoods[w]) {
-        if (u != w && inMaskedInput[u]) {
+        if (u != w && inMaskedInput[u] && !ShareConfirmation.isCut(sortedCuts, u, w)) {
           byte[] key =
               DerivedKeys.pairwiseMaskKey(ctx, maskKey.get(), w, roster.get(u).maskPublicKey(), u);
           terms.add(new MaskCorrection.Term(key, u < w ? -1 : 1));
@@ -133,10 +139,17 @@ public final class Unmasking {
       }
     }
     boolean complete = unrecoveredSeeds.isEmpty() && unrecoveredKeys.isEmpty();
+    List<Integer> liars = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      if (search.liars[i]) {
+        liars.add(i);
+      }
+    }
     return new Result(
         complete ? Optional.of(new MaskCorrection(terms)) : Optional.empty(),
         unrecoveredSeeds,
-        unrecoveredKeys);
+        unrecoveredKeys,
+        liars);
   }
 
   /**
@@ -332,6 +345,39 @@ public final class Unmasking {
       in[i] = true;
     }
     return in;
+  }
+
+  /**
+   * {@code pairs} as sorted {@code {lo, hi}} pairs of distinct roster indices.
+   *
+   * @throws IllegalArgumentException if a pair is not two distinct indices in the roster, or
+   *     repeats
+   */
+  static int[][] pairs(String name, int[][] pairs, int n) {
+    int[][] out = new int[pairs.length][];
+    for (int i = 0; i < pairs.length; i++) {
+      int[] p = pairs[i];
+      if (p == null
+          || p.length != 2
+          || p[0] == p[1]
+          || !(p[0] >= 0 && p[0] < n && p[1] >= 0 && p[1] < n)) {
+        throw new IllegalArgumentException(
+            name
+                + " must hold pairs of two distinct roster indices in [0, "
+                + n
+                + "), found "
+                + Arrays.toString(p));
+      }
+      out[i] = new int[] {Math.min(p[0], p[1]), Math.max(p[0], p[1])};
+    }
+    Arrays.sort(
+        out, (a, b) -> a[0] != b[0] ? Integer.compare(a[0], b[0]) : Integer.compare(a[1], b[1]));
+    for (int i = 1; i < out.length; i++) {
+      if (Arrays.equals(out[i], out[i - 1])) {
+        throw new IllegalArgumentException(name + " repeats the pair " + Arrays.toString(out[i]));
+      }
+    }
+    return out;
   }
 
   private static int[] sorted(int[] indices) {

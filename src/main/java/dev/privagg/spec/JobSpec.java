@@ -283,11 +283,12 @@ public record JobSpec(
       String adversary,
       long advertiseMillis,
       long shareMillis,
+      long confirmMillis,
       long maskedInputMillis)
       implements Serializable {
     /** Plaintext aggregation: the job clips and sums updates itself. */
     public static final Aggregation PLAINTEXT =
-        new Aggregation("plaintext", 0, 0, "semi-malicious-server", 0, 0, 0);
+        new Aggregation("plaintext", 0, 0, "semi-malicious-server", 0, 0, 0, 0);
 
     /** The adversaries {@code aggregation.adversary} names. */
     public static final java.util.List<String> ADVERSARIES =

@@ -252,27 +252,28 @@ public final class JobSpecReader {
     } catch (IllegalArgumentException e) {
       throw s.fail("adversarialClientRate", e.getMessage());
     }
-    long quarter = rounds.timeoutMillis() / 4;
+    long fifth = rounds.timeoutMillis() / 5;
     YamlSection phases = s.optionalSection("phases");
-    long advertise = quarter;
-    long share = quarter;
-    long masked = quarter;
+    long advertise = fifth;
+    long share = fifth;
+    long confirm = fifth;
+    long masked = fifth;
     if (phases != null) {
-      advertise = phases.has("advertise") ? phases.durationMillis("advertise", "e.g. 5s") : quarter;
-      share = phases.has("share") ? phases.durationMillis("share", "e.g. 5s") : quarter;
-      masked =
-          phases.has("maskedInput") ? phases.durationMillis("maskedInput", "e.g. 10s") : quarter;
+      advertise = phases.has("advertise") ? phases.durationMillis("advertise", "e.g. 5s") : fifth;
+      share = phases.has("share") ? phases.durationMillis("share", "e.g. 5s") : fifth;
+      confirm = phases.has("confirm") ? phases.durationMillis("confirm", "e.g. 5s") : fifth;
+      masked = phases.has("maskedInput") ? phases.durationMillis("maskedInput", "e.g. 10s") : fifth;
       phases.finish();
     }
-    if (!(advertise > 0 && share > 0 && masked > 0)
-        || advertise + share + masked >= rounds.timeoutMillis()) {
+    if (!(advertise > 0 && share > 0 && confirm > 0 && masked > 0)
+        || advertise + share + confirm + masked >= rounds.timeoutMillis()) {
       throw s.fail(
           "phases",
-          "advertise, share and maskedInput must each be > 0 and leave time for the unmask phase"
-              + " within rounds.timeout ("
+          "advertise, share, confirm and maskedInput must each be > 0 and leave time for the"
+              + " unmask phase within rounds.timeout ("
               + rounds.timeoutMillis()
               + " ms), were "
-              + List.of(advertise, share, masked)
+              + List.of(advertise, share, confirm, masked)
               + " ms");
     }
     s.finish();
@@ -332,7 +333,8 @@ public final class JobSpecReader {
               + " round's roster is one record on the secure topic), was "
               + rounds.maxClients());
     }
-    return new JobSpec.Aggregation(mode, dropout, adversarial, adversary, advertise, share, masked);
+    return new JobSpec.Aggregation(
+        mode, dropout, adversarial, adversary, advertise, share, confirm, masked);
   }
 
   /**

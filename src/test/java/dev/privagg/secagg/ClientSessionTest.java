@@ -119,12 +119,56 @@ class ClientSessionTest {
     ClientSession client = cohort.clients.get(0);
     client.onRoster(cohort.roster, DEGREE, THRESHOLD, cohort.permutation);
     client.onShares(List.of());
+    client.onConfirmed(new int[] {0}, new int[0][]);
 
     assertThatThrownBy(() -> client.maskedInput(new long[] {1, 2, 3}))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage(
-            "client-0: only 0 neighbours' shares were routed here, fewer than the threshold 3 - 1;"
-                + " no masked input is sent");
+            "client-0: only 0 confirmed partners, fewer than the threshold 3 - 1; no masked input"
+                + " is sent");
+  }
+
+  @Test
+  void onConfirmed_refusesWhatWouldMaskWithoutAShareOrWithAStranger_andAClientNotConfirmed() {
+    cohort.shareKeys(i -> true);
+    int me = 0;
+    int[] others = IntStream.of(cohort.neighbourhoods[me]).filter(v -> v != me).toArray();
+    List<RoutedShare> routed = new ArrayList<>(cohort.routedTo(me));
+    int junkSender = routed.get(0).sender();
+    byte[] junk = routed.get(0).ciphertext();
+    junk[30] ^= 1;
+    routed.set(0, new RoutedShare(junkSender, junk));
+    int notRouted = routed.get(1).sender();
+    routed.remove(1);
+    ClientSession client = cohort.clients.get(me);
+    client.onShares(routed);
+    int[] everyone = IntStream.range(0, N).toArray();
+    int[] withoutNotRouted = IntStream.range(0, N).filter(v -> v != notRouted).toArray();
+
+    assertThat(client.rejectedSenders()).containsExactly(junkSender);
+    assertThatThrownBy(() -> client.onConfirmed(withoutNotRouted, new int[0][]))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage(
+            "client-0: the job confirms neighbour "
+                + junkSender
+                + ", whose share did not decrypt here, without cutting the pair");
+    assertThatThrownBy(() -> client.onConfirmed(everyone, new int[][] {{me, junkSender}}))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage(
+            "client-0: the job confirms neighbour "
+                + notRouted
+                + ", whose shares were not routed here");
+    assertThatThrownBy(() -> client.onConfirmed(IntStream.range(1, N).toArray(), new int[0][]))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageStartingWith("client-0: not confirmed for round ");
+    assertThatThrownBy(() -> client.onConfirmed(everyone, new int[][] {{me, me}}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("cuts must hold pairs of two distinct roster indices in [0, 9), found [0, 0]");
+
+    // Cut with the junk sender, without the one never routed: it masks with the rest.
+    client.onConfirmed(withoutNotRouted, new int[][] {{junkSender, me}});
+    assertThat(others).contains(junkSender, notRouted);
+    assertThat(client.maskedInput(new long[] {1, 2})).hasSize(16);
   }
 
   @Test
@@ -180,9 +224,11 @@ class ClientSessionTest {
             new FailedShare(stranger, "sender " + stranger + " is not a neighbour of 0"),
             new FailedShare(me, "sender 0 is not a neighbour of 0"),
             new FailedShare(99, "sender 99 is not in the roster of 9"));
-    // The forged sender was routed, so it was still masked with; its share is just not held.
-    cohort.clients.get(me).maskedInput(new long[3]);
+    // The forged sender is on the receipt; confirmed with the pair cut, its share is not held.
+    assertThat(cohort.clients.get(me).rejectedSenders()).containsExactly(honest.get(1).sender());
     int[] everyone = IntStream.range(0, N).toArray();
+    cohort.clients.get(me).onConfirmed(everyone, new int[][] {{me, honest.get(1).sender()}});
+    cohort.clients.get(me).maskedInput(new long[3]);
     UnmaskShares revealed = cohort.clients.get(me).unmask(everyone, everyone);
     assertThat(revealed.selfMaskShares())
         .extracting(RevealedShare::index)
@@ -202,6 +248,10 @@ class ClientSessionTest {
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("client-2: maskedInput is for phase MASK, but the session is at SHARE");
     client.onShares(cohort.routedTo(2));
+    assertThatThrownBy(() -> client.maskedInput(new long[] {1, 2}))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("client-2: maskedInput is for phase MASK, but the session is at CONFIRM");
+    client.onConfirmed(IntStream.range(0, N).toArray(), new int[0][]);
 
     byte[] first = client.maskedInput(new long[] {1, 2});
 
@@ -263,7 +313,7 @@ class ClientSessionTest {
         .hasMessage(
             "client-0: shared (U2) omits neighbour "
                 + others[0]
-                + ", whose shares were routed to this client");
+                + ", which the round's Confirmed did confirm");
     assertThatThrownBy(() -> client.unmask(shared, withoutTwoNeighbours))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage(

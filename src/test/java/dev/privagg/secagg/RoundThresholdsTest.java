@@ -92,10 +92,12 @@ class RoundThresholdsTest {
     ThreatModel threat = RoundGraph.threatModel(0.3, 0.1, "semi-malicious-server");
 
     // Three clients: t = 2 of 3. Four: 2t >= 5 but one client beyond the one declared dropout
-    // leaves 2. Five: t = 3 of 5.
+    // leaves 2. Five: t = 3 of 5. Twenty: 2t >= 23, but 7 failing and 2 rejecting leave 11.
     assertThat(RoundThresholds.choose(3, threat)).isPresent();
     assertThat(RoundThresholds.choose(4, threat)).isEmpty();
-    assertThat(RoundThresholds.smallestRoster(threat)).isEqualTo(5);
+    assertThat(RoundThresholds.choose(5, threat)).isPresent();
+    assertThat(RoundThresholds.choose(20, threat)).isEmpty();
+    assertThat(RoundThresholds.smallestRoster(threat)).isEqualTo(21);
   }
 
   @Test

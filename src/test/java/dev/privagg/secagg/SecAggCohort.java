@@ -31,6 +31,16 @@ final class SecAggCohort {
   private final Map<Integer, List<EncryptedShare>> shareKeys = new TreeMap<>();
   final Map<Integer, byte[]> maskedInputs = new TreeMap<>();
 
+  /** r for the job's confirmation: the degree unless a test sets the roster's. */
+  int rejectionLimit;
+
+  /** After phase 3: who the receipts confirmed, and the cut pairs. */
+  int[] confirmed;
+
+  int[][] cuts = new int[0][];
+
+  ShareConfirmation.Result confirmation;
+
   SecAggCohort(int n, int degree, int threshold, long seed) {
     Random random = new Random(seed);
     byte[] session = new byte[16];
@@ -39,6 +49,7 @@ final class SecAggCohort {
     this.n = n;
     this.degree = degree;
     this.threshold = threshold;
+    this.rejectionLimit = degree;
     this.neighbourhoods = new int[n][];
     SecureRandom secure = seeded(seed);
     for (int i = 0; i < n; i++) {
@@ -66,6 +77,22 @@ final class SecAggCohort {
     return shareKeys.keySet().stream().mapToInt(Integer::intValue).toArray();
   }
 
+  /**
+   * A client sending junk: its ciphertexts to the neighbours in {@code recipients} are replaced by
+   * random bytes of the same length (well-formed, but they do not decrypt).
+   */
+  void junkSharesOf(int sender, IntPredicate recipients, Random random) {
+    List<EncryptedShare> shares = new ArrayList<>(shareKeys.get(sender));
+    for (int i = 0; i < shares.size(); i++) {
+      if (recipients.test(shares.get(i).recipient())) {
+        byte[] junk = new byte[shares.get(i).ciphertext().length];
+        random.nextBytes(junk);
+        shares.set(i, new EncryptedShare(shares.get(i).recipient(), junk));
+      }
+    }
+    shareKeys.put(sender, shares);
+  }
+
   /** The job's Shares message for {@code recipient}: what U2 addressed to it. */
   List<RoutedShare> routedTo(int recipient) {
     List<RoutedShare> routed = new ArrayList<>();
@@ -77,10 +104,35 @@ final class SecAggCohort {
     return routed;
   }
 
-  /** Phase 3: the clients in {@code sending} (within U2) mask their units; they form U3. */
-  int[] maskedInputs(IntPredicate sending, long[][] units) {
+  /**
+   * Phase 3: the clients of U2 in {@code receipting} take their routed shares and send their
+   * receipts; the job confirms ({@link ShareConfirmation}) and each confirmed client learns who it
+   * masks with.
+   */
+  int[] confirm(IntPredicate receipting) {
+    boolean[] shared = new boolean[n];
+    int[][] receipts = new int[n][];
     for (int i : shareKeys.keySet()) {
-      clients.get(i).onShares(routedTo(i));
+      shared[i] = true;
+      if (receipting.test(i)) {
+        clients.get(i).onShares(routedTo(i));
+        receipts[i] = clients.get(i).rejectedSenders();
+      }
+    }
+    confirmation =
+        ShareConfirmation.decide(
+            n, i -> neighbourhoods[i], shared, receipts, threshold, rejectionLimit);
+    confirmed = confirmation.confirmed();
+    cuts = confirmation.cuts();
+    for (int i : confirmed) {
+      clients.get(i).onConfirmed(confirmed, cuts);
+    }
+    return confirmed;
+  }
+
+  /** Phase 4: the clients in {@code sending} (confirmed) mask their units; they form U3. */
+  int[] maskedInputs(IntPredicate sending, long[][] units) {
+    for (int i : confirmed != null ? confirmed : confirm(i -> true)) {
       if (sending.test(i)) {
         maskedInputs.put(i, clients.get(i).maskedInput(units[i]));
       }
@@ -108,7 +160,7 @@ final class SecAggCohort {
 
   Unmasking.Result reconstruct(int[] shared, int[] masked, Map<Integer, UnmaskShares> responses) {
     return Unmasking.reconstruct(
-        ctx, roster, neighbourhoods, threshold, shared, masked, responses, new Random(n));
+        ctx, roster, neighbourhoods, threshold, shared, cuts, masked, responses, new Random(n));
   }
 
   /** The sum of U3's masked inputs, modulo 2^64. */

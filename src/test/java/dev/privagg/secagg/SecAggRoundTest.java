@@ -167,6 +167,7 @@ class SecAggRoundTest {
             cohort.neighbourhoods,
             t,
             shared,
+            cohort.cuts,
             masked,
             responses,
             counting);
@@ -201,6 +202,7 @@ class SecAggRoundTest {
             cohort.neighbourhoods,
             t,
             shared,
+            cohort.cuts,
             masked,
             responses,
             counting);
@@ -238,6 +240,7 @@ class SecAggRoundTest {
             neighbourhoods,
             28,
             everyone,
+            new int[0][],
             new int[0],
             Map.of(),
             new Random(8));

@@ -76,8 +76,11 @@ class SecAggVectorsTest {
             .add(new RoutedShare(u, share.ciphertext()));
       }
     }
+    int[] everyone = java.util.stream.IntStream.range(0, clients.size()).toArray();
     for (int u = 0; u < clients.size(); u++) {
       assertThat(clients.get(u).onShares(routed.get(u))).isEmpty();
+      assertThat(clients.get(u).rejectedSenders()).isEmpty();
+      clients.get(u).onConfirmed(everyone, new int[0][]);
       long[] units = longs(round.get("units").get(u));
       assertThat(HEX.formatHex(clients.get(u).maskedInput(units)))
           .isEqualTo(round.get("maskedInputs").get(u).asText());
@@ -96,7 +99,15 @@ class SecAggVectorsTest {
     }
     MaskCorrection correction =
         Unmasking.reconstruct(
-                ctx, roster, neighbourhoods, threshold, shared, masked, responses, new Random(0))
+                ctx,
+                roster,
+                neighbourhoods,
+                threshold,
+                shared,
+                new int[0][],
+                masked,
+                responses,
+                new Random(0))
             .correction()
             .orElseThrow();
 

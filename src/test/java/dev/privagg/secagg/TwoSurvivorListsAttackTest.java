@@ -85,7 +85,7 @@ class TwoSurvivorListsAttackTest {
     // 2,000 random rounds; the same check finds such rounds among a few hundred.
     GraphParameters fcp = GraphParameters.find(30, DEFAULT_RATES);
     RoundThresholds.Choice asChosen =
-        new RoundThresholds.Choice(fcp.degree() + 1, fcp.threshold(), false);
+        new RoundThresholds.Choice(fcp.degree() + 1, fcp.threshold(), false, 0);
     Random random = new Random(7);
     int exposed = 0;
     for (int round = 0; round < 300; round++) {

@@ -176,6 +176,29 @@ final class DecisionEmitter implements RoundDecisions {
   }
 
   @Override
+  public void misbehaved(DecodedUpdate update, String detail) {
+    metrics.secureClientsNamed.inc();
+    LOG.warn(
+        "job {}: round {}: client {} misbehaved in secure aggregation: {}",
+        spec.jobId(),
+        update.round,
+        update.clientId,
+        detail);
+    out.collect(
+        Records.reject(
+            spec.topics().rejects(),
+            RejectReason.SECURE_PROTOCOL,
+            "misbehaved: " + detail,
+            update.jobId,
+            update.clientId,
+            update.round,
+            update.sourceTopic,
+            update.sourcePartition,
+            update.sourceOffset,
+            null));
+  }
+
+  @Override
   public void release(
       ClosedRound round, long baseModelRound, OpenRound members, float[] carriedBase) {
     metrics.epsilonSpent(round.epsilonSpent());

@@ -21,6 +21,7 @@ public final class JobMetrics {
   final Counter updatesNotSampled;
   final Counter roundsFull;
   final Counter roundsNotUnmasked;
+  final Counter secureClientsNamed;
   private final RejectMetrics rejected;
   private volatile double epsilonSpent;
   private volatile double clipNorm;
@@ -35,6 +36,7 @@ public final class JobMetrics {
     updatesNotSampled = group.counter("updatesNotSampled");
     roundsFull = group.counter("roundsFull");
     roundsNotUnmasked = group.counter("roundsNotUnmasked");
+    secureClientsNamed = group.counter("secureClientsNamed");
     rejected = new RejectMetrics(group);
     group.gauge("epsilonSpent", () -> epsilonSpent);
     // Constant, beside epsilonSpent so a dashboard can show both without reading the spec.

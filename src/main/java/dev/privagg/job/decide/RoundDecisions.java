@@ -41,6 +41,13 @@ interface RoundDecisions {
   void reject(DecodedUpdate update, RejectReason reason, String detail);
 
   /**
+   * A secure round's client was proven (or, for rejected shares, shown but for 2^-41 / n) to
+   * misbehave: named on the rejects topic with the message that shows it ({@code update}'s
+   * position), counted in {@code secureClientsNamed}.
+   */
+  void misbehaved(DecodedUpdate update, String detail);
+
+  /**
    * The round was charged and is released: its shards (in {@code members}) hand their sums to the
    * combiner, which moves the model of round {@code baseModelRound} by the noisy average. {@code
    * carriedBase}: that model as state from an earlier version kept it in the decider (the combiner

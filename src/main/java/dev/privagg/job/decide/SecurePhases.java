@@ -1,5 +1,7 @@
 package dev.privagg.job.decide;
 
+import dev.privagg.avro.Confirmed;
+import dev.privagg.avro.CutPair;
 import dev.privagg.avro.EncryptedShare;
 import dev.privagg.avro.Opened;
 import dev.privagg.avro.RejectReason;
@@ -21,6 +23,8 @@ import dev.privagg.job.UnmaskRequest;
 import dev.privagg.job.shard.ShardPlan;
 import dev.privagg.secagg.HararyGraph;
 import dev.privagg.secagg.RoundGraph;
+import dev.privagg.secagg.RoundThresholds;
+import dev.privagg.secagg.ShareConfirmation;
 import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
@@ -68,10 +72,12 @@ final class SecurePhases {
         spec.rounds().timeoutMillis()
             - a.advertiseMillis()
             - a.shareMillis()
+            - a.confirmMillis()
             - a.maskedInputMillis();
     s.unmaskDeadlineMillis = deadline;
     s.maskedInputDeadlineMillis = deadline - unmaskMillis;
-    s.shareDeadlineMillis = s.maskedInputDeadlineMillis - a.maskedInputMillis();
+    s.confirmDeadlineMillis = s.maskedInputDeadlineMillis - a.maskedInputMillis();
+    s.shareDeadlineMillis = s.confirmDeadlineMillis - a.confirmMillis();
     s.advertiseDeadlineMillis = s.shareDeadlineMillis - a.shareMillis();
     s.clipNorm = clipNorm;
     s.phase = SecureUpdate.ADVERTISE;
@@ -82,6 +88,7 @@ final class SecurePhases {
             new Opened(
                 s.advertiseDeadlineMillis,
                 s.shareDeadlineMillis,
+                s.confirmDeadlineMillis,
                 s.maskedInputDeadlineMillis,
                 s.unmaskDeadlineMillis,
                 clipNorm)));
@@ -95,7 +102,10 @@ final class SecurePhases {
       return;
     }
     long[] deadlines = {
-      s.advertiseDeadlineMillis, s.shareDeadlineMillis, s.maskedInputDeadlineMillis
+      s.advertiseDeadlineMillis,
+      s.shareDeadlineMillis,
+      s.confirmDeadlineMillis,
+      s.maskedInputDeadlineMillis
     };
     for (int phase = s.phase; phase <= SecureUpdate.MASKED_INPUT; phase++) {
       out.registerTimer(deadlines[phase - 1] - 1);
@@ -113,6 +123,7 @@ final class SecurePhases {
       switch (s.phase) {
         case SecureUpdate.ADVERTISE -> closeRoster(s, out);
         case SecureUpdate.SHARE -> routeShares(s, out);
+        case SecureUpdate.CONFIRM -> confirm(s, out);
         default -> announceSurvivors(s, out);
       }
       // A roster too small for any graph skips to the end: the round carries no sum.
@@ -128,6 +139,7 @@ final class SecurePhases {
     return switch (phase) {
       case SecureUpdate.ADVERTISE -> s.advertiseDeadlineMillis;
       case SecureUpdate.SHARE -> s.shareDeadlineMillis;
+      case SecureUpdate.CONFIRM -> s.confirmDeadlineMillis;
       case SecureUpdate.MASKED_INPUT -> s.maskedInputDeadlineMillis;
       default -> s.unmaskDeadlineMillis;
     };
@@ -208,7 +220,7 @@ final class SecurePhases {
   }
 
   /**
-   * A message of phase 2, 3 or 4 from {@code clientKey}, in its window: kept if it is the client's
+   * A message of phase 2 to 5 from {@code clientKey}, in its window: kept if it is the client's
    * first in the phase, from a client the phase is for, with shares addressed as the graph allows.
    *
    * @return true for a masked input the caller admits to the client's shard
@@ -226,11 +238,28 @@ final class SecurePhases {
               : shareProblem(s, index, update);
       if (problem == null) {
         s.shareMessages[index] = update.message;
+        s.recordPosition(
+            index, SecureRoundState.SHARE_MESSAGE, update.sourcePartition, update.sourceOffset);
+      }
+    } else if (update.phase == SecureUpdate.CONFIRM) {
+      int[] rejected = null;
+      if (s.shareMessages[index] == null) {
+        problem = "sent no shares in phase 2, so it was routed none to confirm";
+      } else if (s.receipts[index] != null) {
+        problem = "already sent its receipt";
+      } else {
+        rejected = receipt(update);
+        problem = receiptProblem(s, index, rejected);
+      }
+      if (problem == null) {
+        s.receipts[index] = rejected;
+        s.recordPosition(
+            index, SecureRoundState.RECEIPT_MESSAGE, update.sourcePartition, update.sourceOffset);
       }
     } else if (update.phase == SecureUpdate.MASKED_INPUT) {
       problem =
-          s.shareMessages[index] == null
-              ? "sent no shares in phase 2, so its masked input cannot be unmasked"
+          !s.confirmed[index]
+              ? "was not confirmed in phase 3 (no receipt, or removed), so no one masked with it"
               : s.maskedInput[index] ? "already sent its masked input" : null;
       if (problem == null) {
         s.maskedInput[index] = true;
@@ -244,6 +273,8 @@ final class SecurePhases {
                   : unmaskProblem(s, index, update);
       if (problem == null) {
         s.unmaskMessages[index] = update.message;
+        s.recordPosition(
+            index, SecureRoundState.UNMASK_MESSAGE, update.sourcePartition, update.sourceOffset);
       }
     }
     if (problem != null) {
@@ -297,8 +328,27 @@ final class SecurePhases {
         : "shares go to " + seen.cardinality() + " of " + expected.cardinality() + " neighbours";
   }
 
+  private static int[] receipt(SecureUpdate update) {
+    var receipt = (dev.privagg.avro.ShareReceipt) decode(update).getBody();
+    return receipt.getRejected().stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  /** A receipt may reject only neighbours that shared (their shares were routed to it). */
+  private String receiptProblem(SecureRoundState s, int index, int[] rejected) {
+    HararyGraph g = graphOf(s);
+    for (int v : rejected) {
+      if (!(v >= 0 && v < s.size()) || v == index || !g.areNeighbours(index, v)) {
+        return "a receipt rejecting index " + v + ", which is not a neighbour";
+      }
+      if (s.shareMessages[v] == null) {
+        return "a receipt rejecting index " + v + ", whose shares were not routed to it";
+      }
+    }
+    return null;
+  }
+
   /**
-   * Phase 4: self-mask shares only for neighbours in U3, mask-key shares only for neighbours in U2
+   * Phase 5: self-mask shares only for neighbours in U3, mask-key shares only for neighbours in U2
    * but not U3, each neighbour at most once.
    */
   private String unmaskProblem(SecureRoundState s, int holder, SecureUpdate update) {
@@ -317,7 +367,7 @@ final class SecurePhases {
     }
     for (RevealedShare r : shares.getMaskKeyShares()) {
       int w = r.getIndex();
-      if (!neighbours.get(w) || seen.get(w) || s.maskedInput[w] || s.shareMessages[w] == null) {
+      if (!neighbours.get(w) || seen.get(w) || s.maskedInput[w] || !s.confirmed[w]) {
         return "a mask-key share for index " + w + ", which is not a dropped neighbour";
       }
       seen.set(w);
@@ -330,8 +380,12 @@ final class SecurePhases {
     s.fixRoster();
     int n = s.size();
     s.shareMessages = new byte[n][];
+    s.receipts = new int[n][];
+    s.confirmed = new boolean[n];
     s.maskedInput = new boolean[n];
     s.unmaskMessages = new byte[n][];
+    s.messagePartitions = new int[3 * n];
+    s.messageOffsets = new long[3 * n];
     RoundGraph graph = SecureUnmasking.graph(spec, s);
     if (graph == null) {
       // Too few clients for any graph: degree 0 tells a lone client the round has no secure sum.
@@ -391,12 +445,104 @@ final class SecurePhases {
     }
   }
 
-  /** Phase 3 ends: who shared (U2) and who sent a masked input (U3). */
+  /**
+   * Phase 3 ends: from the receipts, who takes part on and which pairs are cut ({@link
+   * ShareConfirmation}); clients removed for rejected shares or for rejecting too many are named on
+   * the rejects topic. A round restored from a version without receipts (no confirm window)
+   * confirms every client that shared.
+   */
+  private void confirm(SecureRoundState s, RoundDecisions out) {
+    int n = s.size();
+    boolean receiptsExpected = s.confirmDeadlineMillis > s.shareDeadlineMillis;
+    boolean[] shared = new boolean[n];
+    int[][] receipts = new int[n][];
+    for (int i = 0; i < n; i++) {
+      shared[i] = s.shareMessages[i] != null;
+      receipts[i] = receiptsExpected ? s.receipts[i] : shared[i] ? new int[0] : null;
+    }
+    RoundThresholds.Choice choice =
+        RoundThresholds.choose(n, SecureUnmasking.threatModel(spec)).orElseThrow();
+    HararyGraph g = graphOf(s);
+    ShareConfirmation.Result result =
+        ShareConfirmation.decide(
+            n, g::neighbourhood, shared, receipts, s.threshold, choice.rejectionLimit());
+    s.confirmed = new boolean[n];
+    for (int u : result.confirmed()) {
+      s.confirmed[u] = true;
+    }
+    s.cuts = result.cuts();
+    result
+        .removed()
+        .forEach(
+            (u, why) -> {
+              switch (why) {
+                case SHARES_REJECTED ->
+                    misbehaved(
+                        s,
+                        u,
+                        SecureRoundState.SHARE_MESSAGE,
+                        "its shares were rejected by more than "
+                            + choice.rejectionLimit()
+                            + " neighbours (the most colluders an honest client's neighbourhood holds"
+                            + " but for 2^-41 / n); removed from the round before masking",
+                        out);
+                case TOO_MANY_REJECTIONS ->
+                    misbehaved(
+                        s,
+                        u,
+                        SecureRoundState.RECEIPT_MESSAGE,
+                        "its receipt rejected "
+                            + s.receipts[u].length
+                            + " neighbours' shares, more than the "
+                            + choice.rejectionLimit()
+                            + " an honest client can meet; removed, its rejections ignored",
+                        out);
+                case TOO_FEW_PARTNERS -> {}
+              }
+            });
+    List<Integer> confirmed = new ArrayList<>();
+    for (int u : result.confirmed()) {
+      confirmed.add(u);
+    }
+    List<CutPair> cuts = new ArrayList<>();
+    for (int[] c : s.cuts) {
+      cuts.add(new CutPair(c[0], c[1]));
+    }
+    out.secureRound(message(s, new Confirmed(confirmed, cuts)));
+  }
+
+  /**
+   * Names client {@code index} on the rejects topic with its message of {@code kind}: a client the
+   * round has proof or near-proof (2^-41 / n) of misbehaving.
+   */
+  private void misbehaved(
+      SecureRoundState s, int index, int kind, String detail, RoundDecisions out) {
+    byte[] message =
+        switch (kind) {
+          case SecureRoundState.SHARE_MESSAGE -> s.shareMessages[index];
+          case SecureRoundState.UNMASK_MESSAGE -> s.unmaskMessages[index];
+          default -> null;
+        };
+    SecureUpdate named = new SecureUpdate();
+    named.jobId = spec.jobId();
+    named.round = s.round;
+    named.clientKey = s.clientKeys[index];
+    named.clientId =
+        message != null
+            ? AvroCodec.decodeSecureMessage(message).getClientId().toString()
+            : "roster index " + index;
+    named.sourceTopic = spec.topics().updates();
+    named.sourcePartition = s.messagePartitions[3 * index + kind];
+    named.sourceOffset = s.messageOffsets[3 * index + kind];
+    out.misbehaved(named, detail);
+  }
+
+  /** Phase 4 ends: who was confirmed (U2) and who sent a masked input (U3). */
   private void announceSurvivors(SecureRoundState s, RoundDecisions out) {
     List<Integer> shared = new ArrayList<>();
     List<Integer> masked = new ArrayList<>();
     for (int i = 0; i < s.size(); i++) {
-      if (s.shareMessages[i] != null) {
+      if (s.confirmed[i]) {
         shared.add(i);
       }
       if (s.maskedInput[i]) {
@@ -425,6 +571,15 @@ final class SecurePhases {
         s.phase == SecureUpdate.UNMASK
             ? SecureUnmasking.corrections(spec, s, random)
             : SecureUnmasking.Outcome.failed("the roster admitted no neighbour graph");
+    for (int liar : outcome.provenLiars()) {
+      misbehaved(
+          s,
+          liar,
+          SecureRoundState.UNMASK_MESSAGE,
+          "it revealed a share that is not on the polynomial of a secret the other shares"
+              + " reconstruct and its commitment confirms",
+          out);
+    }
     if (outcome.terms() == null) {
       withoutSum(s.round, round, outcome.problem(), out);
       return;

@@ -61,10 +61,13 @@ final class SecureUnmasking {
     return HararyGraph.ofNeighbourhoodSize(s.degree, s.permutation);
   }
 
-  /** The correction terms (a sign byte and a 32-byte key each), or null and why not. */
-  record Outcome(byte[] terms, String problem) {
+  /**
+   * The correction terms (a sign byte and a 32-byte key each), or null and why not; and the roster
+   * indices of holders proven to have revealed a share off its secret's polynomial.
+   */
+  record Outcome(byte[] terms, String problem, List<Integer> provenLiars) {
     static Outcome failed(String problem) {
-      return new Outcome(null, problem);
+      return new Outcome(null, problem, List.of());
     }
   }
 
@@ -83,7 +86,7 @@ final class SecureUnmasking {
     Map<Integer, UnmaskShares> responses = new HashMap<>();
     for (int i = 0; i < n; i++) {
       neighbourhoods[i] = graph.neighbourhood(i);
-      if (s.shareMessages[i] != null) {
+      if (s.confirmed[i]) {
         shared.add(i);
       }
       if (s.maskedInput[i]) {
@@ -106,19 +109,22 @@ final class SecureUnmasking {
             neighbourhoods,
             s.threshold,
             shared.stream().mapToInt(Integer::intValue).toArray(),
+            s.cuts,
             masked.stream().mapToInt(Integer::intValue).toArray(),
             responses,
             random);
     if (result.correction().isEmpty()) {
-      return Outcome.failed(
+      return new Outcome(
+          null,
           "too few consistent shares (threshold "
               + s.threshold
               + ") for the self-mask seeds of roster indices "
               + result.unrecoveredSelfMaskSeeds()
               + " and the mask keys of "
-              + result.unrecoveredMaskKeys());
+              + result.unrecoveredMaskKeys(),
+          result.provenLiars());
     }
-    return new Outcome(encode(result.correction().get()), null);
+    return new Outcome(encode(result.correction().get()), null, result.provenLiars());
   }
 
   private static List<UnmaskShares.RevealedShare> revealed(List<RevealedShare> shares) {

@@ -7,6 +7,7 @@ import dev.privagg.avro.RejectReason;
 import dev.privagg.avro.RevealedShare;
 import dev.privagg.avro.SecureMessage;
 import dev.privagg.avro.ShareKeys;
+import dev.privagg.avro.ShareReceipt;
 import dev.privagg.avro.UnmaskShares;
 import dev.privagg.io.SecureMessageReader;
 import dev.privagg.io.UpdateReader;
@@ -105,6 +106,9 @@ final class SecureMessageValidator implements Serializable {
     } else if (body instanceof ShareKeys s) {
       phase = SecureUpdate.SHARE;
       problem = shareProblem(s);
+    } else if (body instanceof ShareReceipt receipt) {
+      phase = SecureUpdate.CONFIRM;
+      problem = receiptProblem(receipt);
     } else if (body instanceof MaskedInput input) {
       phase = SecureUpdate.MASKED_INPUT;
       long expected = 8L * spec.model().dimension();
@@ -224,5 +228,20 @@ final class SecureMessageValidator implements Serializable {
 
   private static int utf8Length(String s) {
     return s.getBytes(StandardCharsets.UTF_8).length;
+  }
+
+  /** A receipt lists roster indices in ascending order, each once (which ones: the decider's). */
+  private static String receiptProblem(ShareReceipt receipt) {
+    int previous = -1;
+    for (int index : receipt.getRejected()) {
+      if (index <= previous) {
+        return "a receipt's rejected indices must be ascending and >= 0, found "
+            + index
+            + " after "
+            + previous;
+      }
+      previous = index;
+    }
+    return null;
   }
 }

@@ -11,7 +11,7 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
   static final SecureRoundLayout INSTANCE = new SecureRoundLayout();
 
   private SecureRoundLayout() {
-    super("secure-round", 1, SecureRoundState.class);
+    super("secure-round", 2, SecureRoundState.class);
   }
 
   @Override
@@ -20,6 +20,7 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
     Fields.writeBytes(v.session, out);
     out.writeLong(v.advertiseDeadlineMillis);
     out.writeLong(v.shareDeadlineMillis);
+    out.writeLong(v.confirmDeadlineMillis);
     out.writeLong(v.maskedInputDeadlineMillis);
     out.writeLong(v.unmaskDeadlineMillis);
     out.writeDouble(v.clipNorm);
@@ -40,6 +41,48 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
       out.writeBoolean(b);
     }
     Fields.writeByteArrays(v.unmaskMessages, out);
+    out.writeInt(v.receipts.length);
+    for (int[] r : v.receipts) {
+      writeInts(r, out);
+    }
+    out.writeInt(v.confirmed.length);
+    for (boolean b : v.confirmed) {
+      out.writeBoolean(b);
+    }
+    out.writeInt(v.cuts.length);
+    for (int[] c : v.cuts) {
+      out.writeInt(c[0]);
+      out.writeInt(c[1]);
+    }
+    writeInts(v.messagePartitions, out);
+    out.writeInt(v.messageOffsets.length);
+    for (long o : v.messageOffsets) {
+      out.writeLong(o);
+    }
+  }
+
+  /** An int array, or null as length -1. */
+  private static void writeInts(int[] values, DataOutputView out) throws IOException {
+    if (values == null) {
+      out.writeInt(-1);
+      return;
+    }
+    out.writeInt(values.length);
+    for (int x : values) {
+      out.writeInt(x);
+    }
+  }
+
+  private static int[] readInts(DataInputView in) throws IOException {
+    int length = in.readInt();
+    if (length < 0) {
+      return null;
+    }
+    int[] values = new int[length];
+    for (int i = 0; i < length; i++) {
+      values[i] = in.readInt();
+    }
+    return values;
   }
 
   @Override
@@ -50,6 +93,7 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
     v.session = Fields.readBytes(in);
     v.advertiseDeadlineMillis = in.readLong();
     v.shareDeadlineMillis = in.readLong();
+    v.confirmDeadlineMillis = version >= 2 ? in.readLong() : v.shareDeadlineMillis;
     v.maskedInputDeadlineMillis = in.readLong();
     v.unmaskDeadlineMillis = in.readLong();
     v.clipNorm = in.readDouble();
@@ -69,6 +113,40 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
       v.maskedInput[i] = in.readBoolean();
     }
     v.unmaskMessages = Fields.readByteArrays(in);
+    int n = v.clientKeys.length;
+    if (version < 2) {
+      // v1 had no receipts: its phases 3 and 4 are now 4 and 5, and who shared is who is confirmed.
+      if (v.phase >= 3) {
+        v.phase++;
+      }
+      v.receipts = new int[v.shareMessages.length][];
+      v.confirmed = new boolean[v.shareMessages.length];
+      for (int i = 0; i < v.shareMessages.length; i++) {
+        v.confirmed[i] = v.phase > 3 && v.shareMessages[i] != null;
+      }
+      v.messagePartitions = new int[3 * n];
+      v.messageOffsets = new long[3 * n];
+      java.util.Arrays.fill(v.messagePartitions, -1);
+      java.util.Arrays.fill(v.messageOffsets, -1);
+      return v;
+    }
+    v.receipts = new int[in.readInt()][];
+    for (int i = 0; i < v.receipts.length; i++) {
+      v.receipts[i] = readInts(in);
+    }
+    v.confirmed = new boolean[in.readInt()];
+    for (int i = 0; i < v.confirmed.length; i++) {
+      v.confirmed[i] = in.readBoolean();
+    }
+    v.cuts = new int[in.readInt()][];
+    for (int i = 0; i < v.cuts.length; i++) {
+      v.cuts[i] = new int[] {in.readInt(), in.readInt()};
+    }
+    v.messagePartitions = readInts(in);
+    v.messageOffsets = new long[in.readInt()];
+    for (int i = 0; i < v.messageOffsets.length; i++) {
+      v.messageOffsets[i] = in.readLong();
+    }
     return v;
   }
 }

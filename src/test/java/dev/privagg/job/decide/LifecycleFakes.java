@@ -309,6 +309,13 @@ final class LifecycleFakes {
     @Override
     public void leaveUnsampled(DecodedUpdate update) {}
 
+    final List<String> misbehaved = new ArrayList<>();
+
+    @Override
+    public void misbehaved(DecodedUpdate update, String detail) {
+      misbehaved.add(update.clientId + " at " + position(update) + ": " + detail);
+    }
+
     @Override
     public void reject(DecodedUpdate update, RejectReason reason, String detail) {
       rejects.add(update.clientId + " " + reason);

@@ -3,6 +3,7 @@ package dev.privagg.job.decide;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.avro.AdvertiseKeys;
+import dev.privagg.avro.Confirmed;
 import dev.privagg.avro.EncryptedShare;
 import dev.privagg.avro.MaskedInput;
 import dev.privagg.avro.Opened;
@@ -13,6 +14,7 @@ import dev.privagg.avro.RoutedShare;
 import dev.privagg.avro.SecureMessage;
 import dev.privagg.avro.SecureRound;
 import dev.privagg.avro.ShareKeys;
+import dev.privagg.avro.ShareReceipt;
 import dev.privagg.avro.Shares;
 import dev.privagg.avro.Survivors;
 import dev.privagg.avro.UnmaskShares;
@@ -59,16 +61,18 @@ class SecurePhasesTest {
   private static final String EXACT = "noiseMultiplier: 0\nbudgetEpsilon: .inf";
   private static final String SECURE =
       "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1,"
-          + " adversary: curious-server}";
+          + " adversary: curious-server, phases: {advertise: 250ms, share: 250ms, confirm: 100ms,"
+          + " maskedInput: 150ms}}";
 
   /** The noisy count a round is unmasked behind: 3 masked inputs pass it but for 1e-37. */
   private static final String GATE = "minimumCohort: {count: 2.36, noiseStd: 0.05}";
 
   private static final ThreatModel THREAT =
       new ThreatModel(0.1, 0.3, ThreatModel.AdversaryClass.CURIOUS_SERVER);
-  // rounds.timeout is 1000 ms: each of the first three phases takes a quarter, unmasking the rest.
+  // rounds.timeout is 1000 ms: the phases as SECURE declares them, unmasking the rest.
   private static final long ADVERTISE_DEADLINE = 250;
   private static final long SHARE_DEADLINE = 500;
+  private static final long CONFIRM_DEADLINE = 600;
   private static final long MASKED_INPUT_DEADLINE = 750;
   private static final long DEADLINE = 1000;
   private static final int D = 3;
@@ -231,7 +235,9 @@ class SecurePhasesTest {
             ? SecureUpdate.ADVERTISE
             : body instanceof ShareKeys
                 ? SecureUpdate.SHARE
-                : body instanceof MaskedInput ? SecureUpdate.MASKED_INPUT : SecureUpdate.UNMASK;
+                : body instanceof ShareReceipt
+                    ? SecureUpdate.CONFIRM
+                    : body instanceof MaskedInput ? SecureUpdate.MASKED_INPUT : SecureUpdate.UNMASK;
     byte[][] values = body instanceof MaskedInput m ? new byte[][] {bytes(m.getValues())} : null;
     SecureUpdate update =
         new SecureUpdate(
@@ -267,8 +273,13 @@ class SecurePhasesTest {
     }
   }
 
-  /** Phase 3: each client takes its Shares message and sends its masked input. */
+  /**
+   * Phase 3: each client takes its Shares message and sends its receipt (from the share deadline
+   * on); the confirm phase ends; phase 4: each takes the Confirmed message and sends its masked
+   * input, from {@code at}.
+   */
   private void mask(List<Client> clients, long at) {
+    long receiptAt = SHARE_DEADLINE;
     for (Client c : clients) {
       Shares shares =
           published(1, Shares.class).stream()
@@ -280,6 +291,17 @@ class SecurePhasesTest {
         routed.add(new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext())));
       }
       assertThat(c.session.onShares(routed)).as("shares %s could not use", c.id).isEmpty();
+      send(c.id, new ShareReceipt(boxed(c.session.rejectedSenders())), receiptAt++);
+    }
+    driver.advanceTo(CONFIRM_DEADLINE - 1);
+    Confirmed confirmed = only(Confirmed.class);
+    int[][] cuts =
+        confirmed.getCuts().stream()
+            .map(p -> new int[] {p.getLo(), p.getHi()})
+            .toArray(int[][]::new);
+    for (Client c : clients) {
+      c.session.onConfirmed(
+          confirmed.getConfirmed().stream().mapToInt(Integer::intValue).toArray(), cuts);
       c.masked = c.session.maskedInput(c.units);
       send(c.id, new MaskedInput(ByteBuffer.wrap(c.masked)), at++);
     }
@@ -335,12 +357,22 @@ class SecurePhasesTest {
     assertThat(bytes(opened.getSession())).hasSize(16).isEqualTo(store.secure.session);
     assertThat(opened.getBody())
         .isEqualTo(
-            new Opened(ADVERTISE_DEADLINE, SHARE_DEADLINE, MASKED_INPUT_DEADLINE, DEADLINE, 1.0));
+            new Opened(
+                ADVERTISE_DEADLINE,
+                SHARE_DEADLINE,
+                CONFIRM_DEADLINE,
+                MASKED_INPUT_DEADLINE,
+                DEADLINE,
+                1.0));
     assertThat(decided.announced).containsExactly("1 until " + DEADLINE);
     assertThat(decided.timers)
         .as("each phase ends on a timer one millisecond before its deadline, as rounds do")
         .containsExactly(
-            ADVERTISE_DEADLINE - 1, SHARE_DEADLINE - 1, MASKED_INPUT_DEADLINE - 1, DEADLINE - 1);
+            ADVERTISE_DEADLINE - 1,
+            SHARE_DEADLINE - 1,
+            CONFIRM_DEADLINE - 1,
+            MASKED_INPUT_DEADLINE - 1,
+            DEADLINE - 1);
   }
 
   @Test
@@ -350,11 +382,11 @@ class SecurePhasesTest {
             EXACT,
             GATE,
             "aggregation: {mode: secure, phases: {advertise: 100ms, share: 200ms,"
-                + " maskedInput: 300ms}}");
+                + " confirm: 50ms, maskedInput: 300ms}}");
     driver.start(declared, NoiseSources.forSpec(declared), LedgerFloor.NONE, 0);
 
     assertThat(driver.decided.secureMessages.get(0).getBody())
-        .isEqualTo(new Opened(100L, 300L, 600L, DEADLINE, 1.0));
+        .isEqualTo(new Opened(100L, 300L, 350L, 650L, DEADLINE, 1.0));
   }
 
   // The whole round.
@@ -947,7 +979,11 @@ class SecurePhasesTest {
     driver.lifecycle.keepAlive(store, decided);
     assertThat(decided.timers)
         .containsExactly(
-            ADVERTISE_DEADLINE - 1, SHARE_DEADLINE - 1, MASKED_INPUT_DEADLINE - 1, DEADLINE - 1);
+            ADVERTISE_DEADLINE - 1,
+            SHARE_DEADLINE - 1,
+            CONFIRM_DEADLINE - 1,
+            MASKED_INPUT_DEADLINE - 1,
+            DEADLINE - 1);
 
     driver.advanceTo(ADVERTISE_DEADLINE - 1);
     decided.timers.clear();
@@ -977,7 +1013,7 @@ class SecurePhasesTest {
     assertThat(store.secure.size()).isZero();
     assertThat(store.secure.phase).isEqualTo(SecureUpdate.ADVERTISE);
     assertThat(published(2, Opened.class))
-        .containsExactly(new Opened(1250L, 1500L, 1750L, 2000L, 1.0));
+        .containsExactly(new Opened(1250L, 1500L, 1600L, 1750L, 2000L, 1.0));
     // A round-1 message after the close is stale, whatever its phase.
     send("client-0", 1, first, clients.get(0).unmaskShares(), DEADLINE + 10);
     driver.advanceTo(DEADLINE + 10);

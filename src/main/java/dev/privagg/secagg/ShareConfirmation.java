@@ -1,0 +1,183 @@
+package dev.privagg.secagg;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
+
+/**
+ * Who masks with whom, decided between the shares and the masked inputs from each client's receipt
+ * (the neighbours whose shares did not decrypt for it), so that a client sending junk shares leaves
+ * the round before anyone masks with it instead of spoiling the unmasking (issue 32, item 3).
+ *
+ * <p>The rules, with r the roster's {@link RoundThresholds.Choice#rejectionLimit}:
+ *
+ * <ol>
+ *   <li>The confirmed clients start as those that shared (U2) and sent a receipt.
+ *   <li>A receipt that rejects more than r neighbours is a lie (an honest client meets at most r
+ *       colluding dealers but for 2^-41 / n): its sender leaves, its rejections count for nothing.
+ *   <li>A client whose shares more than r confirmed neighbours reject leaves (an honest client's
+ *       shares are rejected only by colluders, at most r).
+ *   <li>Every other rejection cuts the pair: neither masks with the other, and the rejecter holds
+ *       no share of the rejected.
+ *   <li>A client left with fewer than t - 1 holders or partners among the confirmed leaves (its
+ *       secrets could not be reconstructed, or it would refuse to mask); repeated until none does.
+ * </ol>
+ *
+ * <p>What remains needs no more than the thresholds allow: t <= k - x - r leaves each secret t good
+ * shares when x holders fail and r rejected it.
+ */
+public final class ShareConfirmation {
+  private ShareConfirmation() {}
+
+  /** Why a client left at confirmation. */
+  public enum Removal {
+    /** More than r neighbours rejected its shares. */
+    SHARES_REJECTED,
+    /** Its receipt rejected more than r neighbours' shares. */
+    TOO_MANY_REJECTIONS,
+    /** Fewer than t - 1 holders or partners remained. */
+    TOO_FEW_PARTNERS
+  }
+
+  /**
+   * The outcome: the confirmed clients (sorted), the cut pairs (each {@code {lo, hi}}, sorted), and
+   * the clients that shared but were removed, with why.
+   */
+  public record Result(int[] confirmed, int[][] cuts, Map<Integer, Removal> removed) {
+    public Result {
+      confirmed = confirmed.clone();
+      cuts = Arrays.stream(cuts).map(int[]::clone).toArray(int[][]::new);
+      removed = Map.copyOf(removed);
+    }
+
+    @Override
+    public int[] confirmed() {
+      return confirmed.clone();
+    }
+
+    @Override
+    public int[][] cuts() {
+      return Arrays.stream(cuts).map(int[]::clone).toArray(int[][]::new);
+    }
+  }
+
+  /**
+   * @param neighbourhood each client's neighbourhood, itself included, sorted
+   * @param shared U2: whose shares were routed
+   * @param receipts per roster index, the senders its receipt rejects (sorted, distinct, its
+   *     neighbours in U2), or null when it sent none
+   * @param threshold t
+   * @param rejectionLimit r
+   */
+  public static Result decide(
+      int n,
+      IntFunction<int[]> neighbourhood,
+      boolean[] shared,
+      int[][] receipts,
+      int threshold,
+      int rejectionLimit) {
+    if (shared.length != n || receipts.length != n) {
+      throw new IllegalArgumentException(
+          "shared and receipts must have one entry per roster index (" + n + ")");
+    }
+    boolean[] in = new boolean[n];
+    Removal[] why = new Removal[n];
+    for (int u = 0; u < n; u++) {
+      in[u] = shared[u] && receipts[u] != null;
+      if (in[u] && receipts[u].length > rejectionLimit) {
+        in[u] = false;
+        why[u] = Removal.TOO_MANY_REJECTIONS;
+      }
+    }
+    int[] rejectedBy = new int[n];
+    for (int v = 0; v < n; v++) {
+      if (in[v]) {
+        for (int u : receipts[v]) {
+          rejectedBy[u]++;
+        }
+      }
+    }
+    for (int u = 0; u < n; u++) {
+      if (in[u] && rejectedBy[u] > rejectionLimit) {
+        in[u] = false;
+        why[u] = Removal.SHARES_REJECTED;
+      }
+    }
+    boolean changed = true;
+    while (changed) {
+      changed = false;
+      for (int u = 0; u < n; u++) {
+        if (in[u] && partnersOf(u, neighbourhood.apply(u), in, receipts) + 1 < threshold) {
+          in[u] = false;
+          why[u] = Removal.TOO_FEW_PARTNERS;
+          changed = true;
+        }
+      }
+    }
+    List<int[]> cuts = new ArrayList<>();
+    for (int v = 0; v < n; v++) {
+      if (in[v]) {
+        for (int u : receipts[v]) {
+          if (in[u] && !(Arrays.binarySearch(receipts[u], v) >= 0 && u < v)) {
+            cuts.add(new int[] {Math.min(u, v), Math.max(u, v)});
+          }
+        }
+      }
+    }
+    cuts.sort((a, b) -> a[0] != b[0] ? Integer.compare(a[0], b[0]) : Integer.compare(a[1], b[1]));
+    Map<Integer, Removal> removed = new java.util.TreeMap<>();
+    List<Integer> confirmed = new ArrayList<>();
+    for (int u = 0; u < n; u++) {
+      if (in[u]) {
+        confirmed.add(u);
+      } else if (why[u] != null) {
+        removed.put(u, why[u]);
+      }
+    }
+    return new Result(
+        confirmed.stream().mapToInt(Integer::intValue).toArray(),
+        cuts.toArray(int[][]::new),
+        removed);
+  }
+
+  /**
+   * Confirmed neighbours of {@code u} with no rejection either way: those it masks with, and (a cut
+   * removing a holder only for the rejected side) a lower bound on its holders.
+   */
+  private static int partnersOf(int u, int[] neighbours, boolean[] in, int[][] receipts) {
+    int partners = 0;
+    for (int v : neighbours) {
+      if (v != u
+          && in[v]
+          && Arrays.binarySearch(receipts[v], u) < 0
+          && Arrays.binarySearch(receipts[u], v) < 0) {
+        partners++;
+      }
+    }
+    return partners;
+  }
+
+  /** Whether the sorted pairs {@code cuts} hold the pair of {@code a} and {@code b}. */
+  public static boolean isCut(int[][] cuts, int a, int b) {
+    int lo = Math.min(a, b);
+    int hi = Math.max(a, b);
+    int from = 0;
+    int to = cuts.length - 1;
+    while (from <= to) {
+      int mid = (from + to) >>> 1;
+      int[] c = cuts[mid];
+      int cmp = c[0] != lo ? Integer.compare(c[0], lo) : Integer.compare(c[1], hi);
+      if (cmp == 0) {
+        return true;
+      }
+      if (cmp < 0) {
+        from = mid + 1;
+      } else {
+        to = mid - 1;
+      }
+    }
+    return false;
+  }
+}

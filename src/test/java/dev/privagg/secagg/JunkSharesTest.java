@@ -1,0 +1,124 @@
+package dev.privagg.secagg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.privagg.secagg.ShareConfirmation.Removal;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Random;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 32, item 3, with real sessions at the job's default rates (0.1 and 0.1, semi-malicious
+ * server): a client sending well-formed junk ciphertexts made a 20-client round fail to unmask,
+ * every round. With receipts and confirmation it leaves the round before anyone masks with it, or
+ * (junk to at most r neighbours) only its pairs with them are cut; either way the round unmasks
+ * exactly the confirmed survivors' sum, also with a declared dropout in a later phase.
+ */
+class JunkSharesTest {
+  private static final int N = 20;
+  private static final int D = 4;
+  private static final ThreatModel DEFAULTS =
+      RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server");
+  private static final RoundThresholds.Choice GRAPH =
+      RoundThresholds.choose(N, DEFAULTS).orElseThrow();
+
+  private static SecAggCohort cohort(long seed) {
+    SecAggCohort cohort = new SecAggCohort(N, GRAPH.neighbourhoodSize(), GRAPH.threshold(), seed);
+    cohort.rejectionLimit = GRAPH.rejectionLimit();
+    return cohort;
+  }
+
+  private static long[][] units(long seed) {
+    Random random = new Random(seed);
+    long[][] units = new long[N][D];
+    for (long[] u : units) {
+      for (int j = 0; j < D; j++) {
+        u[j] = random.nextInt(1 << 20);
+      }
+    }
+    return units;
+  }
+
+  /** The rest of the round, {@code late} dropping after its masked input; true iff exact. */
+  private static boolean unmasksExactly(SecAggCohort cohort, long[][] units, int late) {
+    int[] confirmed = cohort.confirm(i -> true);
+    int[] masked = cohort.maskedInputs(i -> true, units);
+    var responses = cohort.unmask(i -> i != late, confirmed, masked);
+    Unmasking.Result result = cohort.reconstruct(confirmed, masked, responses);
+    if (result.correction().isEmpty()) {
+      return false;
+    }
+    long[] sum = cohort.sumOfMaskedInputs(D);
+    result.correction().get().applyTo(sum, 0, D);
+    return Arrays.equals(sum, SecAggCohort.plainSum(units, masked, D));
+  }
+
+  @Test
+  void aClientSendingJunkToEveryNeighbour_leavesBeforeMasking_andTheRoundUnmasksWithoutIt() {
+    assertThat(GRAPH.complete()).isFalse();
+    for (int junk = 0; junk < N; junk += 7) {
+      SecAggCohort cohort = cohort(junk);
+      cohort.shareKeys(i -> true);
+      cohort.junkSharesOf(junk, v -> true, new Random(junk));
+
+      assertThat(unmasksExactly(cohort, units(junk), (junk + 3) % N))
+          .as("the round with client %d sending junk", junk)
+          .isTrue();
+      assertThat(cohort.confirmation.removed()).isEqualTo(Map.of(junk, Removal.SHARES_REJECTED));
+      assertThat(cohort.maskedInputs).doesNotContainKey(junk);
+    }
+  }
+
+  @Test
+  void junkToAtMostRNeighbours_cutsThosePairs_andTheRoundUnmasksWithTheSendersInput() {
+    int junk = 5;
+    SecAggCohort cohort = cohort(7);
+    cohort.shareKeys(i -> true);
+    int[] victims =
+        IntStream.of(cohort.neighbourhoods[junk])
+            .filter(v -> v != junk)
+            .limit(GRAPH.rejectionLimit())
+            .toArray();
+    cohort.junkSharesOf(junk, v -> IntStream.of(victims).anyMatch(x -> x == v), new Random(7));
+
+    assertThat(unmasksExactly(cohort, units(7), 11)).isTrue();
+    assertThat(cohort.confirmation.removed()).isEmpty();
+    assertThat(cohort.cuts.length).isEqualTo(victims.length);
+    assertThat(cohort.maskedInputs).containsKey(junk);
+  }
+
+  @Test
+  void aColluderFramingMoreThanRHonestNeighbours_isTheOneRemoved() {
+    SecAggCohort cohort = cohort(9);
+    cohort.shareKeys(i -> true);
+    int liar = 2;
+    int[] framed =
+        IntStream.of(cohort.neighbourhoods[liar])
+            .filter(v -> v != liar)
+            .limit(GRAPH.rejectionLimit() + 1)
+            .toArray();
+    boolean[] shared = new boolean[N];
+    int[][] receipts = new int[N][];
+    for (int i = 0; i < N; i++) {
+      shared[i] = true;
+      cohort.clients.get(i).onShares(cohort.routedTo(i));
+      receipts[i] = cohort.clients.get(i).rejectedSenders();
+    }
+    receipts[liar] = framed;
+
+    ShareConfirmation.Result result =
+        ShareConfirmation.decide(
+            N,
+            i -> cohort.neighbourhoods[i],
+            shared,
+            receipts,
+            GRAPH.threshold(),
+            GRAPH.rejectionLimit());
+
+    assertThat(result.removed()).isEqualTo(Map.of(liar, Removal.TOO_MANY_REJECTIONS));
+    assertThat(result.confirmed()).hasSize(N - 1);
+    assertThat(result.cuts()).isEmpty();
+  }
+}
