@@ -25,6 +25,13 @@ public final class SecureMessageReader {
    */
   static final int MIN_ITEM_BYTES = 68;
 
+  /**
+   * Items allowed beyond that: a receipt's rejected indices take a byte or more each. A receipt
+   * names at most its neighbourhood (a few thousand at the largest rates), and 65,536 boxed ints
+   * are about 2 MB of heap whatever the record's size.
+   */
+  static final int SMALL_ITEMS = 65_536;
+
   private static final long FINGERPRINT =
       SchemaNormalization.parsingFingerprint64(SecureMessage.getClassSchema());
   private static final SpecificDatumReader<SecureMessage> READER =
@@ -52,7 +59,10 @@ public final class SecureMessageReader {
   public static SecureMessage read(byte[] bytes) throws UpdateReader.Rejected {
     try {
       BoundedAvro.check(
-          SecureMessage.getClassSchema(), bytes, HEADER_BYTES, bytes.length / MIN_ITEM_BYTES);
+          SecureMessage.getClassSchema(),
+          bytes,
+          HEADER_BYTES,
+          bytes.length / MIN_ITEM_BYTES + SMALL_ITEMS);
     } catch (BoundedAvro.Malformed e) {
       throw new UpdateReader.Rejected(
           RejectReason.UNDECODABLE, "SecureMessage: " + e.getMessage(), null, null, null);

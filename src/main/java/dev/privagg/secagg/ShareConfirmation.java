@@ -15,10 +15,12 @@ import java.util.function.IntFunction;
  *
  * <ol>
  *   <li>The confirmed clients start as those that shared (U2) and sent a receipt.
- *   <li>A receipt that rejects more than r neighbours is a lie (an honest client meets at most r
- *       colluding dealers but for 2^-41 / n): its sender leaves, its rejections count for nothing.
- *   <li>A client whose shares more than r confirmed neighbours reject leaves (an honest client's
- *       shares are rejected only by colluders, at most r).
+ *   <li>A client whose shares more than r of them reject leaves (an honest client's shares are
+ *       rejected only by colluders, at most r but for 2^-41 / n).
+ *   <li>A receipt that still rejects more than r of those left is a lie (an honest client meets at
+ *       most r colluding dealers): its sender leaves, its rejections count for nothing. Dealers go
+ *       first so that a junk sender beyond the declared rate is the one to leave, not each honest
+ *       neighbour that names it.
  *   <li>Every other rejection cuts the pair: neither masks with the other, and the rejecter holds
  *       no share of the rejected.
  *   <li>A client left with fewer than t - 1 holders or partners among the confirmed leaves (its
@@ -86,10 +88,6 @@ public final class ShareConfirmation {
     Removal[] why = new Removal[n];
     for (int u = 0; u < n; u++) {
       in[u] = shared[u] && receipts[u] != null;
-      if (in[u] && receipts[u].length > rejectionLimit) {
-        in[u] = false;
-        why[u] = Removal.TOO_MANY_REJECTIONS;
-      }
     }
     int[] rejectedBy = new int[n];
     for (int v = 0; v < n; v++) {
@@ -103,6 +101,13 @@ public final class ShareConfirmation {
       if (in[u] && rejectedBy[u] > rejectionLimit) {
         in[u] = false;
         why[u] = Removal.SHARES_REJECTED;
+      }
+    }
+    boolean[] dealerLeft = in.clone();
+    for (int u = 0; u < n; u++) {
+      if (in[u] && rejectionsOfThoseLeft(receipts[u], dealerLeft) > rejectionLimit) {
+        in[u] = false;
+        why[u] = Removal.TOO_MANY_REJECTIONS;
       }
     }
     boolean changed = true;
@@ -140,6 +145,16 @@ public final class ShareConfirmation {
         confirmed.stream().mapToInt(Integer::intValue).toArray(),
         cuts.toArray(int[][]::new),
         removed);
+  }
+
+  private static int rejectionsOfThoseLeft(int[] rejected, boolean[] left) {
+    int count = 0;
+    for (int v : rejected) {
+      if (left[v]) {
+        count++;
+      }
+    }
+    return count;
   }
 
   /**

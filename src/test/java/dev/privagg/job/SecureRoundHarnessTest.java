@@ -8,6 +8,7 @@ import static dev.privagg.job.JobFixtures.weights;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.avro.AdvertiseKeys;
+import dev.privagg.avro.Confirmed;
 import dev.privagg.avro.EncryptedShare;
 import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.avro.MaskedInput;
@@ -19,6 +20,7 @@ import dev.privagg.avro.RoutedShare;
 import dev.privagg.avro.SecureMessage;
 import dev.privagg.avro.SecureRound;
 import dev.privagg.avro.ShareKeys;
+import dev.privagg.avro.ShareReceipt;
 import dev.privagg.avro.Shares;
 import dev.privagg.avro.Survivors;
 import dev.privagg.avro.UnmaskShares;
@@ -51,7 +53,8 @@ class SecureRoundHarnessTest {
           EXACT,
           "minimumCohort: {count: 2.36, noiseStd: 0.05}",
           "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1,"
-              + " adversary: curious-server}");
+              + " adversary: curious-server, phases: {advertise: 250ms, share: 250ms,"
+              + " confirm: 100ms, maskedInput: 150ms}}");
   private final SecureRandom random = seeded(9);
   private RoundsHarness harness;
   private final List<OutboundRecord> out = new ArrayList<>();
@@ -136,7 +139,9 @@ class SecureRoundHarnessTest {
             ? SecureUpdate.ADVERTISE
             : body instanceof ShareKeys
                 ? SecureUpdate.SHARE
-                : body instanceof MaskedInput ? SecureUpdate.MASKED_INPUT : SecureUpdate.UNMASK;
+                : body instanceof ShareReceipt
+                    ? SecureUpdate.CONFIRM
+                    : body instanceof MaskedInput ? SecureUpdate.MASKED_INPUT : SecureUpdate.UNMASK;
     byte[][] values = body instanceof MaskedInput m ? new byte[][] {bytes(m.getValues())} : null;
     harness.processElement1(
         new SecureUpdate(
@@ -237,6 +242,26 @@ class SecureRoundHarnessTest {
         routed.add(new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext())));
       }
       assertThat(c.session().onShares(routed)).isEmpty();
+      send(
+          c.id(),
+          session,
+          new ShareReceipt(
+              java.util.stream.IntStream.of(c.session().rejectedSenders()).boxed().toList()),
+          500 + c.session().index());
+    }
+    if (restartAfterPhase == 3) {
+      restart(drain);
+      if (drain) {
+        harness.processElement1(DecodedUpdate.keepAlive(JOB), 510);
+      }
+    }
+    advanceTo(599);
+
+    Confirmed confirmed = last(Confirmed.class);
+    assertThat(confirmed.getConfirmed()).containsExactly(0, 1, 2);
+    assertThat(confirmed.getCuts()).isEmpty();
+    for (Client c : clients) {
+      c.session().onConfirmed(new int[] {0, 1, 2}, new int[0][]);
       long[] units =
           new Quantizer(1.0)
               .quantize(new float[][] {{c.values()[0], c.values()[1]}, {c.values()[2]}}, random);
@@ -246,7 +271,7 @@ class SecureRoundHarnessTest {
           new MaskedInput(ByteBuffer.wrap(c.session().maskedInput(units))),
           600 + c.session().index());
     }
-    if (restartAfterPhase == 3) {
+    if (restartAfterPhase == 4) {
       restart(drain);
       if (drain) {
         harness.processElement1(DecodedUpdate.keepAlive(JOB), 610);
@@ -309,12 +334,13 @@ class SecureRoundHarnessTest {
     assertThat(secureMessages())
         .filteredOn(m -> m.getRound() == 1)
         .extracting(m -> m.getBody().getClass().getSimpleName())
-        .containsExactly("Opened", "Roster", "Shares", "Shares", "Shares", "Survivors");
+        .containsExactly(
+            "Opened", "Roster", "Shares", "Shares", "Shares", "Confirmed", "Survivors");
   }
 
   @Test
   void aCheckpointInEachPhase_restoresTheSecureRoundsStateAndItsHeldMessages() throws Exception {
-    for (int phase = 1; phase <= 3; phase++) {
+    for (int phase = 1; phase <= 4; phase++) {
       out.clear();
       threeClientRound(phase, false);
 
@@ -326,7 +352,7 @@ class SecureRoundHarnessTest {
 
   @Test
   void aDrainsSavepointInEachPhase_thenAKeepAlive_finishesTheRound() throws Exception {
-    for (int phase = 1; phase <= 3; phase++) {
+    for (int phase = 1; phase <= 4; phase++) {
       out.clear();
       threeClientRound(phase, true);
 

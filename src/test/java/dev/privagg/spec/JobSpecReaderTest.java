@@ -516,7 +516,7 @@ class JobSpecReaderTest {
   }
 
   @Test
-  void secureAggregation_takesTheDocumentedDefaults_quarterPhasesAndRatesOfOneTenth() {
+  void secureAggregation_takesTheDocumentedDefaults_fifthPhasesAndRatesOfOneTenth() {
     JobSpec spec = secure("");
 
     assertThat(spec.secureAggregation()).isTrue();
@@ -524,10 +524,11 @@ class JobSpecReaderTest {
     assertThat(a.mode()).isEqualTo("secure");
     assertThat(a.maxDropoutRate()).isEqualTo(0.1);
     assertThat(a.adversarialClientRate()).isEqualTo(0.1);
-    // rounds.timeout 2s: each of the first three phases a quarter, unmasking the rest.
-    assertThat(a.advertiseMillis()).isEqualTo(500);
-    assertThat(a.shareMillis()).isEqualTo(500);
-    assertThat(a.maskedInputMillis()).isEqualTo(500);
+    // rounds.timeout 2s: each of the first four phases a fifth, unmasking the rest.
+    assertThat(a.advertiseMillis()).isEqualTo(400);
+    assertThat(a.shareMillis()).isEqualTo(400);
+    assertThat(a.confirmMillis()).isEqualTo(400);
+    assertThat(a.maskedInputMillis()).isEqualTo(400);
     assertThat(spec.maxSecureRecordBytes())
         .isEqualTo((1 << 20) + JobSpec.SECURE_ROSTER_ENTRY_BYTES * spec.rounds().maxClients());
   }
@@ -537,14 +538,15 @@ class JobSpecReaderTest {
     JobSpec spec =
         secureGated(
             ", maxDropoutRate: 0.3, adversarialClientRate: 0.05,"
-                + " phases: {advertise: 300ms, maskedInput: 1s}",
+                + " phases: {advertise: 300ms, confirm: 100ms, maskedInput: 1s}",
             5);
 
     JobSpec.Aggregation a = spec.aggregation();
     assertThat(a.maxDropoutRate()).isEqualTo(0.3);
     assertThat(a.adversarialClientRate()).isEqualTo(0.05);
     assertThat(a.advertiseMillis()).isEqualTo(300);
-    assertThat(a.shareMillis()).isEqualTo(500);
+    assertThat(a.shareMillis()).isEqualTo(400);
+    assertThat(a.confirmMillis()).isEqualTo(100);
     assertThat(a.maskedInputMillis()).isEqualTo(1000);
   }
 
@@ -573,14 +575,16 @@ class JobSpecReaderTest {
             "t: aggregation.adversarialClientRate 3 * adversarialClientRate + 2 * maxDropoutRate"
                 + " must be <= 0.9 against a semi-malicious server (t above (1 + a) k / 2 and"
                 + " below (1 - a - d) k), was 3 * 0.11 + 2 * 0.3");
+    // At these rates the smallest roster with a graph is 21: the gate's count must be 20.36 or
+    // more.
     assertThat(
-            secureGated(", maxDropoutRate: 0.3, adversarialClientRate: 0.1", 5)
+            secureGated(", maxDropoutRate: 0.3, adversarialClientRate: 0.1", 20.5)
                 .aggregation()
                 .adversary())
         .isEqualTo("semi-malicious-server");
     // An honest-but-curious server: t above a k only.
     String curious = ", adversary: curious-server";
-    // At these rates the smallest roster with a graph is 5: the gate's count must be 5 or more.
+    // At these rates the smallest roster with a graph is 11: the gate's count must be 10 or more.
     assertThatThrownBy(() -> secure(curious + ", maxDropoutRate: 0.5, adversarialClientRate: 0.21"))
         .isInstanceOf(SpecException.class)
         .hasMessage(
@@ -592,7 +596,7 @@ class JobSpecReaderTest {
                     "t",
                     MINIMAL.replace(
                             "expectedClients: 4",
-                            "expectedClients: 4\n  minimumCohort: {count: 5, noiseStd: 0.1}")
+                            "expectedClients: 4\n  minimumCohort: {count: 11, noiseStd: 0.1}")
                         + "aggregation: {mode: secure"
                         + curious
                         + ", maxDropoutRate: 0.5, adversarialClientRate: 0.2}\n")
@@ -605,21 +609,27 @@ class JobSpecReaderTest {
 
   @Test
   void phasesThatLeaveNoTimeToUnmask_orTakeNoTime_areRefused_namingTheTimeout() {
-    assertThatThrownBy(() -> secure(", phases: {advertise: 1s, share: 500ms, maskedInput: 500ms}"))
+    assertThatThrownBy(
+            () ->
+                secure(
+                    ", phases: {advertise: 1s, share: 400ms, confirm: 100ms, maskedInput: 500ms}"))
         .isInstanceOf(SpecException.class)
         .hasMessage(
-            "t: aggregation.phases advertise, share and maskedInput must each be > 0 and leave"
-                + " time for the unmask phase within rounds.timeout (2000 ms), were [1000, 500,"
-                + " 500] ms");
+            "t: aggregation.phases advertise, share, confirm and maskedInput must each be > 0 and"
+                + " leave time for the unmask phase within rounds.timeout (2000 ms), were [1000,"
+                + " 400, 100, 500] ms");
     assertThatThrownBy(() -> secure(", phases: {share: 0ms}"))
         .hasMessageContaining(
-            "aggregation.phases advertise, share and maskedInput must each be > 0")
-        .hasMessageContaining("were [500, 0, 500] ms");
+            "aggregation.phases advertise, share, confirm and maskedInput must each be > 0")
+        .hasMessageContaining("were [400, 0, 400, 400] ms");
+    assertThatThrownBy(() -> secure(", phases: {confirm: 0ms}"))
+        .hasMessageContaining("were [400, 400, 0, 400] ms");
     assertThatThrownBy(() -> secure(", phases: {advertise: 5s}"))
-        .hasMessageContaining("were [5000, 500, 500] ms");
+        .hasMessageContaining("were [5000, 400, 400, 400] ms");
     assertThatThrownBy(() -> secure(", phases: {advertise: soon}"))
         .hasMessageContaining("aggregation.phases.advertise must be a duration");
-    assertThat(secure(", phases: {advertise: 1s, share: 499ms, maskedInput: 500ms}"))
+    assertThat(
+            secure(", phases: {advertise: 1s, share: 399ms, confirm: 100ms, maskedInput: 500ms}"))
         .as("1 ms left to unmask is enough for the spec")
         .isNotNull();
   }

@@ -8,14 +8,15 @@ import org.apache.flink.core.memory.DataOutputView;
 
 /**
  * Layout of {@link DecodedUpdate} in state. Version 2 adds a secure-aggregation part ({@link
- * SecureUpdate}): a flag, then the phase, the session and the message.
+ * SecureUpdate}): a flag, then the phase, the session and the message. Version 3 has the same bytes
+ * and the receipt phase: a version-2 phase 3 (masked input) or 4 (unmask) is one more now.
  */
 final class DecodedUpdateLayout extends StateLayout<DecodedUpdate> {
   private static final long serialVersionUID = 1L;
   static final DecodedUpdateLayout INSTANCE = new DecodedUpdateLayout();
 
   private DecodedUpdateLayout() {
-    super("decoded-update", 2, DecodedUpdate.class);
+    super("decoded-update", 3, DecodedUpdate.class);
   }
 
   @Override
@@ -50,6 +51,9 @@ final class DecodedUpdateLayout extends StateLayout<DecodedUpdate> {
     if (version >= 2 && in.readBoolean()) {
       SecureUpdate s = new SecureUpdate();
       s.phase = in.readInt();
+      if (version < 3 && s.phase >= SecureUpdate.CONFIRM) {
+        s.phase++;
+      }
       s.session = Fields.readBytes(in);
       s.message = Fields.readBytes(in);
       return copyInto(v, s);

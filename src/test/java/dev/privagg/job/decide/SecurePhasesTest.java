@@ -1,6 +1,7 @@
 package dev.privagg.job.decide;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.privagg.avro.AdvertiseKeys;
 import dev.privagg.avro.Confirmed;
@@ -273,14 +274,19 @@ class SecurePhasesTest {
     }
   }
 
-  /**
-   * Phase 3: each client takes its Shares message and sends its receipt (from the share deadline
-   * on); the confirm phase ends; phase 4: each takes the Confirmed message and sends its masked
-   * input, from {@code at}.
-   */
+  /** Phases 3 and 4 for the same clients: receipts, then masked inputs from {@code at}. */
   private void mask(List<Client> clients, long at) {
+    mask(clients, clients, at);
+  }
+
+  /**
+   * Phase 3: each client of {@code receipting} takes its Shares message and sends its receipt (from
+   * the share deadline on); the confirm phase ends; each takes the Confirmed message; phase 4:
+   * those of {@code masking} send their masked inputs, from {@code at}.
+   */
+  private void mask(List<Client> receipting, List<Client> masking, long at) {
     long receiptAt = SHARE_DEADLINE;
-    for (Client c : clients) {
+    for (Client c : receipting) {
       Shares shares =
           published(1, Shares.class).stream()
               .filter(s -> s.getRecipient() == c.index)
@@ -299,12 +305,18 @@ class SecurePhasesTest {
         confirmed.getCuts().stream()
             .map(p -> new int[] {p.getLo(), p.getHi()})
             .toArray(int[][]::new);
-    for (Client c : clients) {
+    for (Client c : receipting) {
       c.session.onConfirmed(
           confirmed.getConfirmed().stream().mapToInt(Integer::intValue).toArray(), cuts);
-      c.masked = c.session.maskedInput(c.units);
-      send(c.id, new MaskedInput(ByteBuffer.wrap(c.masked)), at++);
     }
+    for (Client c : masking) {
+      sendMaskedInput(c, at++);
+    }
+  }
+
+  private void sendMaskedInput(Client c, long at) {
+    c.masked = c.session.maskedInput(c.units);
+    send(c.id, new MaskedInput(ByteBuffer.wrap(c.masked)), at);
   }
 
   /** Phase 4: each client answers the Survivors message with its unmask shares. */
@@ -392,7 +404,7 @@ class SecurePhasesTest {
   // The whole round.
 
   @Test
-  void sixClients_oneDroppingAfterSharing_unmaskToExactlyTheSurvivorsSum_andReleaseTheirModel() {
+  void sixClients_oneDroppingAfterItsReceipt_unmaskToExactlyTheSurvivorsSum_andReleaseTheirModel() {
     start(new ShardPlan(3));
     List<Client> clients = clients(6);
     // Read in reverse, but appended in client order: the roster follows broker time.
@@ -441,8 +453,8 @@ class SecurePhasesTest {
       }
     }
 
-    List<Client> survivors = clients.subList(0, 5); // client-5 drops after sharing
-    mask(survivors, 600);
+    List<Client> survivors = clients.subList(0, 5); // client-5 drops after its receipt
+    mask(clients, survivors, 600);
     driver.advanceTo(MASKED_INPUT_DEADLINE - 1);
     assertThat(decided.admitted)
         .as("masked inputs are admitted; keys and shares are not updates")
@@ -592,24 +604,24 @@ class SecurePhasesTest {
 
     assertThat(rejectsOf("client-0"))
         .containsExactly(
-            "client-0 SECURE_PROTOCOL: a phase 3 message at broker time 400, while round 1 takes"
+            "client-0 SECURE_PROTOCOL: a phase 4 message at broker time 400, while round 1 takes"
                 + " phase 2 until 500 messages");
     assertThat(rejectsOf(late.id))
         .containsExactly(
             late.id
                 + " SECURE_PROTOCOL: a phase 1 message at broker time 510, while round 1 takes"
-                + " phase 3 until 750 messages");
+                + " phase 3 until 600 messages");
     assertThat(decided.admitted).isEmpty();
   }
 
   @Test
   void aMessageStampedBeforeItsPhaseOpened_isRejected_evenWhenReadAfterEventTimePassedIt() {
-    // The broker's clock stepped back: a masked input stamped in phase 2 is read once event time
-    // is in phase 3, and is decided at once. It must get the answer it gets when read in its turn
+    // The broker's clock stepped back: a receipt stamped in phase 2 is read once event time is in
+    // phase 3, and is decided at once. It must get the answer it gets when read in its turn
     // (membership is a function of the log, not of when a record is read).
     sharedRound(3);
     driver.advanceTo(SHARE_DEADLINE + 50);
-    send("client-0", new MaskedInput(ByteBuffer.wrap(new byte[8 * D])), SHARE_DEADLINE - 100);
+    send("client-0", new ShareReceipt(List.of()), SHARE_DEADLINE - 100);
 
     assertThat(rejectsOf("client-0"))
         .singleElement()
@@ -617,8 +629,7 @@ class SecurePhasesTest {
         .isEqualTo(
             "client-0 SECURE_PROTOCOL: a phase 3 message at broker time 400, before round 1's"
                 + " phase 3 opened at 500");
-    assertThat(decided.admitted).isEmpty();
-    assertThat(store.secure.maskedInput).containsOnly(false);
+    assertThat(java.util.Arrays.asList(store.secure.receipts)).containsOnlyNulls();
   }
 
   @Test
@@ -750,6 +761,76 @@ class SecurePhasesTest {
   }
 
   @Test
+  void aClientSendingJunkShares_isNamedAndLeavesBeforeMasking_andTheOthersSumIsUnmasked() {
+    // Issue 32, item 3: junk ciphertexts from one client made every round noise-only.
+    start();
+    List<Client> clients = clients(6);
+    advertise(clients, 10);
+    driver.advanceTo(ADVERTISE_DEADLINE - 1);
+    Roster roster = only(Roster.class);
+    List<AdvertisedKeys> entries = entries(roster);
+    int[] permutation = roster.getPermutation().stream().mapToInt(Integer::intValue).toArray();
+    Client junk = clients.get(3);
+    java.util.Random bytes = new java.util.Random(3);
+    for (Client c : clients) {
+      c.shares =
+          c.session.onRoster(entries, roster.getDegree(), roster.getThreshold(), permutation);
+      c.index = c.session.index();
+      ShareKeys message = c.shareKeys();
+      if (c == junk) {
+        List<EncryptedShare> garbage = new ArrayList<>();
+        for (ClientSession.EncryptedShare s : c.shares) {
+          byte[] b = new byte[s.ciphertext().length];
+          bytes.nextBytes(b);
+          garbage.add(new EncryptedShare(s.recipient(), ByteBuffer.wrap(b)));
+        }
+        message = new ShareKeys(garbage);
+      }
+      send(c.id, message, 300 + c.index);
+    }
+    driver.advanceTo(SHARE_DEADLINE - 1);
+    List<Client> others = clients.stream().filter(c -> c != junk).toList();
+    for (Client c : clients) {
+      Shares inbox =
+          published(1, Shares.class).stream()
+              .filter(s -> s.getRecipient() == c.index)
+              .findFirst()
+              .orElseThrow();
+      List<ClientSession.RoutedShare> routed = new ArrayList<>();
+      for (RoutedShare r : inbox.getShares()) {
+        routed.add(new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext())));
+      }
+      c.session.onShares(routed);
+      send(c.id, new ShareReceipt(boxed(c.session.rejectedSenders())), SHARE_DEADLINE + c.index);
+    }
+    driver.advanceTo(CONFIRM_DEADLINE - 1);
+
+    Confirmed confirmed = only(Confirmed.class);
+    assertThat(confirmed.getConfirmed()).doesNotContain(junk.index).hasSize(5);
+    assertThat(confirmed.getCuts()).isEmpty();
+    assertThat(decided.misbehaved)
+        .singleElement()
+        .asString()
+        .startsWith(junk.id + " at " + junk.id + "@0/")
+        .contains("its shares were rejected by more than 0 neighbours");
+    int[] confirmedIndices =
+        confirmed.getConfirmed().stream().mapToInt(Integer::intValue).toArray();
+    assertThatThrownBy(() -> junk.session.onConfirmed(confirmedIndices, new int[0][]))
+        .hasMessageStartingWith(junk.id + ": not confirmed for round 1");
+    for (Client c : others) {
+      c.session.onConfirmed(confirmedIndices, new int[0][]);
+      sendMaskedInput(c, 600 + c.index);
+    }
+    driver.advanceTo(MASKED_INPUT_DEADLINE - 1);
+    unmask(others, 800);
+    driver.advanceTo(DEADLINE - 1);
+
+    assertThat(decided.unmaskFailures).isEmpty();
+    assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(5L);
+    assertThat(decided.released).containsExactly(1L);
+  }
+
+  @Test
   void maskedInputFromAClientThatDidNotShare_isRejected_andNeverReachesItsShard() {
     start();
     List<Client> clients = clients(3);
@@ -767,8 +848,8 @@ class SecurePhasesTest {
 
     assertThat(rejectsOf("client-2"))
         .containsExactly(
-            "client-2 SECURE_PROTOCOL: sent no shares in phase 2, so its masked input cannot be"
-                + " unmasked");
+            "client-2 SECURE_PROTOCOL: was not confirmed in phase 3 (no receipt, or removed), so"
+                + " no one masked with it");
     assertThat(decided.admitted).containsExactly("client-0", "client-1");
     Survivors survivors = only(Survivors.class);
     assertThat(survivors.getShared()).containsExactly(0, 1);
@@ -779,7 +860,7 @@ class SecurePhasesTest {
   void unmaskSharesFromAClientWithoutAMaskedInput_areRejected() {
     List<Client> clients = sharedRound(6);
     driver.advanceTo(SHARE_DEADLINE - 1);
-    mask(clients.subList(0, 5), 600);
+    mask(clients, clients.subList(0, 5), 600);
     driver.advanceTo(MASKED_INPUT_DEADLINE - 1);
     Client dropped = clients.get(5);
     // It never sent its masked input, but answers the Survivors message with shares it holds.
@@ -796,7 +877,7 @@ class SecurePhasesTest {
     List<Client> clients = sharedRound(6);
     driver.advanceTo(SHARE_DEADLINE - 1);
     List<Client> survivors = clients.subList(0, 5);
-    mask(survivors, 600);
+    mask(clients, survivors, 600);
     driver.advanceTo(MASKED_INPUT_DEADLINE - 1);
     Survivors announced = only(Survivors.class);
     int[] shared = announced.getShared().stream().mapToInt(Integer::intValue).toArray();
@@ -962,7 +1043,7 @@ class SecurePhasesTest {
     assertThat(rejectsOf(alone.id))
         .containsExactly(
             "client-0 SECURE_PROTOCOL: a phase 2 message at broker time 300, while round 1 takes"
-                + " phase 5 no more messages");
+                + " phase 6 no more messages");
     assertThat(decided.released).isEmpty();
     assertThat(decided.withheld).containsExactly(1L);
     assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(0L);
@@ -990,7 +1071,8 @@ class SecurePhasesTest {
     driver.lifecycle.keepAlive(store, decided);
     assertThat(decided.timers)
         .as("the advertise phase has ended")
-        .containsExactly(SHARE_DEADLINE - 1, MASKED_INPUT_DEADLINE - 1, DEADLINE - 1);
+        .containsExactly(
+            SHARE_DEADLINE - 1, CONFIRM_DEADLINE - 1, MASKED_INPUT_DEADLINE - 1, DEADLINE - 1);
 
     driver.advanceTo(MASKED_INPUT_DEADLINE - 1);
     decided.timers.clear();
@@ -1080,13 +1162,15 @@ class SecurePhasesTest {
 
     assertThat(decided.rejects).isEmpty();
     assertThat(Arrays.stream(store.secure.shareMessages).filter(m -> m == null)).isEmpty();
-    // About 2 KB per advertisement and 35 KB per ShareKeys of 52 shares, their records decoded,
+    // About 2 KB per advertisement and 700 bytes per share of a ShareKeys, their records decoded,
     // at any roster size; copying the roster at each join and the graph at each ShareKeys cost 38
     // and 120 KB at 6,000, and grew with the roster.
     assertThat(advertising)
         .as("bytes allocated to decide %d advertisements", n)
         .isLessThan(n * 8_000L);
-    assertThat(sharing).as("bytes allocated to decide %d ShareKeys", n).isLessThan(n * 60_000L);
+    assertThat(sharing)
+        .as("bytes allocated to decide %d ShareKeys of %d shares", n, roster.getDegree() - 1)
+        .isLessThan(n * (roster.getDegree() - 1) * 1_200L);
   }
 
   // Restores under the other aggregation mode.
@@ -1095,11 +1179,11 @@ class SecurePhasesTest {
   void restoredInPlaintextMode_aHeldMaskedInputIsRejected_andTheRoundIsReleasedWithNoiseAlone() {
     List<Client> clients = sharedRound(3);
     driver.advanceTo(SHARE_DEADLINE - 1);
-    mask(clients.subList(0, 2), 600);
+    mask(clients, clients.subList(0, 2), 600);
     driver.advanceTo(650);
     // client-2's masked input is read, but event time has not reached its broker time: the
     // decider holds it (and its shard its values) when the savepoint is taken.
-    mask(clients.subList(2, 3), 700);
+    sendMaskedInput(clients.get(2), 700);
     assertThat(store.held).containsKey(700L);
 
     JobSpec plain = JobFixtures.exactSpec("");

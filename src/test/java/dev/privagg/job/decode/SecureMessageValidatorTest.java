@@ -9,6 +9,7 @@ import dev.privagg.avro.RejectReason;
 import dev.privagg.avro.RevealedShare;
 import dev.privagg.avro.SecureMessage;
 import dev.privagg.avro.ShareKeys;
+import dev.privagg.avro.ShareReceipt;
 import dev.privagg.avro.UnmaskShares;
 import dev.privagg.io.AvroBytes;
 import dev.privagg.io.AvroCodec;
@@ -113,6 +114,7 @@ class SecureMessageValidatorTest {
     }
     ClientSession client = clients.get(0);
     assertThat(client.onShares(routed)).isEmpty();
+    client.onConfirmed(new int[] {0, 1, 2}, new int[0][]);
     advertised = roster.get(0);
     shares = sent.get(0);
     maskedInput = client.maskedInput(new long[] {1, -2, 3});
@@ -458,6 +460,19 @@ class SecureMessageValidatorTest {
     }
   }
 
+  @Test
+  void aReceiptWhoseIndicesAreNotAscendingOrNegative_isRefused_andAnAscendingOneIsTaken() {
+    for (List<Integer> rejected : List.of(List.of(2, 1), List.of(1, 1), List.of(-1))) {
+      UpdateValidator.Rejection r = rejected(message(new ShareReceipt(rejected)));
+
+      assertThat(r.reason()).as("%s", rejected).isEqualTo(RejectReason.SECURE_PROTOCOL);
+      assertThat(r.detail()).startsWith("a receipt's rejected indices must be ascending and >= 0");
+    }
+    UpdateValidator.Result taken = validate(message(new ShareReceipt(List.of(0, 2))));
+    assertThat(taken.rejection()).isNull();
+    assertThat(((SecureUpdate) taken.update()).phase).isEqualTo(SecureUpdate.CONFIRM);
+  }
+
   // Bytes that are not one SecureMessage.
 
   /** SecureMessage bodies written field by field, declaring what no encoder would. */
@@ -633,9 +648,13 @@ class SecureMessageValidatorTest {
   @Test
   void validMessageOfEachPhase_isASecureUpdate_withItsPhaseSessionAndMessageOrMaskedInput() {
     Object[] bodies = {
-      advertiseKeys(), shareKeys(), new MaskedInput(ByteBuffer.wrap(maskedInput)), unmaskShares()
+      advertiseKeys(),
+      shareKeys(),
+      new ShareReceipt(List.of(2)),
+      new MaskedInput(ByteBuffer.wrap(maskedInput)),
+      unmaskShares()
     };
-    for (int phase = 1; phase <= 4; phase++) {
+    for (int phase = 1; phase <= 5; phase++) {
       byte[] value = message(bodies[phase - 1]);
 
       UpdateValidator.Result result = validate(value);

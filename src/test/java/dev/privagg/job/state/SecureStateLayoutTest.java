@@ -65,7 +65,7 @@ class SecureStateLayoutTest {
       SecureUpdate update = secureUpdate(phase);
 
       DecodedUpdate back =
-          read(DecodedUpdateLayout.INSTANCE, 2, bytes(DecodedUpdateLayout.INSTANCE, update));
+          read(DecodedUpdateLayout.INSTANCE, 3, bytes(DecodedUpdateLayout.INSTANCE, update));
 
       assertThat(back).as("phase %d", phase).isExactlyInstanceOf(SecureUpdate.class);
       assertThat(back).usingRecursiveComparison().isEqualTo(update);
@@ -78,7 +78,7 @@ class SecureStateLayoutTest {
     DecodedUpdate light = secureUpdate(SecureUpdate.MASKED_INPUT).withoutValues();
 
     DecodedUpdate back =
-        read(DecodedUpdateLayout.INSTANCE, 2, bytes(DecodedUpdateLayout.INSTANCE, light));
+        read(DecodedUpdateLayout.INSTANCE, 3, bytes(DecodedUpdateLayout.INSTANCE, light));
 
     assertThat(back).isExactlyInstanceOf(SecureUpdate.class);
     assertThat(((SecureUpdate) back).phase).isEqualTo(SecureUpdate.MASKED_INPUT);
@@ -95,7 +95,7 @@ class SecureStateLayoutTest {
     plain.norm = 0.5;
 
     DecodedUpdate back =
-        read(DecodedUpdateLayout.INSTANCE, 2, bytes(DecodedUpdateLayout.INSTANCE, plain));
+        read(DecodedUpdateLayout.INSTANCE, 3, bytes(DecodedUpdateLayout.INSTANCE, plain));
 
     assertThat(back).isExactlyInstanceOf(DecodedUpdate.class);
     assertThat(back).usingRecursiveComparison().isEqualTo(plain);
@@ -118,14 +118,33 @@ class SecureStateLayoutTest {
   }
 
   @Test
-  void theVersion2BytesOfASecureUpdate_arePinned() throws Exception {
+  void theVersion3BytesOfASecureUpdate_arePinned() throws Exception {
     // The secure part after the common fields: flag 1, phase, session, message (null: -1).
     byte[] written = bytes(DecodedUpdateLayout.INSTANCE, secureUpdate(SecureUpdate.MASKED_INPUT));
     byte[] common =
         bytes(DecodedUpdateLayout.INSTANCE, copyCommon(secureUpdate(SecureUpdate.MASKED_INPUT)));
 
     assertThat(HexFormat.of().formatHex(written, common.length - 1, written.length))
-        .isEqualTo("01" + "00000003" + "00000010a0a1a2a3a4a5a6a7a8a9aaabacadaeaf" + "ffffffff");
+        .isEqualTo("01" + "00000004" + "00000010a0a1a2a3a4a5a6a7a8a9aaabacadaeaf" + "ffffffff");
+  }
+
+  @Test
+  void aHeldMessageOfVersion2_keepsItsPhase_thoughTheReceiptPhaseNowComesBeforeIt()
+      throws Exception {
+    // Version 2 knew four phases: its 3 (masked input) and 4 (unmask) are 4 and 5 now.
+    for (int phase = SecureUpdate.ADVERTISE; phase <= SecureUpdate.UNMASK; phase++) {
+      if (phase == SecureUpdate.CONFIRM) {
+        continue;
+      }
+      SecureUpdate update = secureUpdate(phase);
+      int old = phase > SecureUpdate.CONFIRM ? phase - 1 : phase;
+      update.phase = old;
+      byte[] v2 = bytes(DecodedUpdateLayout.INSTANCE, update);
+
+      SecureUpdate back = (SecureUpdate) read(DecodedUpdateLayout.INSTANCE, 2, v2);
+
+      assertThat(back.phase).as("version-2 phase %d", old).isEqualTo(phase);
+    }
   }
 
   private static DecodedUpdate copyCommon(SecureUpdate u) {
@@ -154,6 +173,7 @@ class SecureStateLayoutTest {
     s.session = new byte[16];
     s.advertiseDeadlineMillis = 250;
     s.shareDeadlineMillis = 500;
+    s.confirmDeadlineMillis = 600;
     s.maskedInputDeadlineMillis = 750;
     s.unmaskDeadlineMillis = 1000;
     s.clipNorm = 1.5;
@@ -165,14 +185,40 @@ class SecureStateLayoutTest {
     s.threshold = 2;
     s.permutation = new int[] {2, 0, 1};
     s.shareMessages = new byte[][] {{1}, null, {3, 3}};
+    s.receipts = new int[][] {{2}, null, {}};
+    s.confirmed = new boolean[] {true, false, true};
+    s.cuts = new int[][] {{0, 2}};
+    s.messagePartitions = new int[] {0, 1, -1, 0, 0, 0, 2, 2, 2};
+    s.messageOffsets = new long[] {10, 11, -1, 0, 0, 0, 30, 31, 32};
     s.maskedInput = new boolean[] {true, false, true};
     s.unmaskMessages = new byte[][] {null, null, {7}};
 
     SecureRoundState back =
-        read(SecureRoundLayout.INSTANCE, 1, bytes(SecureRoundLayout.INSTANCE, s));
+        read(SecureRoundLayout.INSTANCE, 2, bytes(SecureRoundLayout.INSTANCE, s));
 
     assertThat(back).usingRecursiveComparison().isEqualTo(s);
     assertThat(back.shareMessages[1]).isNull();
+    assertThat(back.receipts[1]).isNull();
     assertThat(back.indexOf("k2")).isEqualTo(2);
+  }
+
+  @Test
+  void aVersion1Round_hasNoReceipts_everyClientThatSharedIsConfirmedOnceItsPhaseIsPast()
+      throws Exception {
+    byte[] v1 = Files.readAllBytes(Path.of("src/test/resources/state-layouts/secure-round-v1.bin"));
+
+    SecureRoundState back = read(SecureRoundLayout.INSTANCE, 1, v1);
+
+    assertThat(back.confirmDeadlineMillis).isEqualTo(back.shareDeadlineMillis);
+    assertThat(back.phase).isNotEqualTo(SecureUpdate.CONFIRM);
+    assertThat(java.util.Arrays.asList(back.receipts))
+        .hasSize(back.shareMessages.length)
+        .containsOnlyNulls();
+    assertThat(back.cuts).isEmpty();
+    assertThat(back.messagePartitions).hasSize(3 * back.size()).containsOnly(-1);
+    for (int i = 0; i < back.confirmed.length; i++) {
+      assertThat(back.confirmed[i])
+          .isEqualTo(back.phase > SecureUpdate.CONFIRM && back.shareMessages[i] != null);
+    }
   }
 }

@@ -168,6 +168,8 @@ class StateLayoutTest {
       return new long[] {i, -i, Long.MAX_VALUE};
     } else if (t == int[].class) {
       return new int[] {i, 0, Integer.MAX_VALUE};
+    } else if (t == int[][].class) {
+      return new int[][] {{i, 1}, {2, 3}};
     } else if (t == boolean[].class) {
       return new boolean[] {true, false, i % 2 == 0};
     } else if (t == float[].class) {
