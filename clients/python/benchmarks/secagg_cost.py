@@ -118,13 +118,15 @@ def one_round(
     sealed = timed(clock, "onRoster", lambda: client.on_roster(roster))
     encoded.append(message(sealed))
 
-    # A dropout rate of the others stop after phase 2: U2 is everyone, U3 the rest.
+    # A dropout rate of the others stop after their receipt: U2 is everyone, U3 the rest.
     gone = set(random.sample([c for c in range(m) if c != me], dropped))
     shared = tuple(range(m))
     survivors = tuple(c for c in range(m) if c not in gone)
 
-    # Phases 3 and 4, as the client library runs them (quantize with a CSPRNG-seeded generator).
+    # Phases 3 to 5, as the client library runs them (quantize with a CSPRNG-seeded generator);
+    # every share opens, so everyone is confirmed and no pair is cut.
     timed(clock, "onShares", lambda: client.on_shares(Shares(me, tuple(routed))))
+    client.on_confirmed(shared, [])
     x = timed(clock, "quantize", lambda: quantize(values, CLIP_NORM))
     exact = np.rint(values.astype(np.float64) * 2.0**36).astype(np.int64)
     if not np.array_equal(x, exact):

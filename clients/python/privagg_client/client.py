@@ -399,14 +399,15 @@ class PrivaggClient:
         update: Mapping[str, Any],
         timeout: float = 30.0,
         *,
-        phases: int = 4,
+        phases: int = 5,
     ) -> SecureRoundResult:
         """Takes part in round ``round_number``'s secure aggregation with ``update`` and returns
-        what it did, once its last message (phase 4) was acknowledged.
+        what it did, once its last message (phase 5) was acknowledged.
 
         It reads the job's secure topic (``topics.secure``, ``read_committed``) from the round's
         newest ``Opened`` record, waiting up to ``timeout`` seconds for it, then advertises its
-        keys, shares them with its neighbours, sends its masked update and reveals the shares
+        keys, shares them with its neighbours, says whose shares did not open (its receipt),
+        masks with the partners the job confirmed, sends its masked update and reveals the shares
         the job needs, each before its phase's deadline, waiting for each of the job's messages
         until ``timeout`` seconds after the deadline it follows. Training must end before the
         round's advertise deadline: the first message goes out when this is called.
@@ -416,8 +417,9 @@ class PrivaggClient:
         requires); :class:`TensorShapeError` and :class:`NonFiniteValuesError` before anything
         is sent; :class:`SendError` when the broker does not acknowledge a message.
 
-        ``phases`` below 4 simulates a client that drops out: it returns once its message of
-        phase ``phases`` (1 advertise, 2 share, 3 masked input) was acknowledged and sends
+        ``phases`` below 5 simulates a client that drops out: it returns once its message of
+        phase ``phases`` (1 advertise, 2 share, 3 receipt, 4 masked input) was acknowledged and
+        sends
         nothing more for the round, as the Java client's ``sendSecure(round, clientId, tensors,
         phases)`` does. For tests and simulations of the job's dropout tolerance.
         """
@@ -435,7 +437,7 @@ class PrivaggClient:
             phases=phases,
         )
         self._last_sent_round = max(self._last_sent_round, round_number)
-        if phases < 4:
+        if phases < 5:
             return result
         log.info(
             "job %s round %d: secure aggregation done as client %d of %d survivors",

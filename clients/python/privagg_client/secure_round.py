@@ -1,5 +1,5 @@
 """One client's secure round over a transport: reads the job's ``SecureRound`` records, runs a
-:class:`~privagg_client.secure.ClientSession` through the four phases and writes its
+:class:`~privagg_client.secure.ClientSession` through the five phases and writes its
 ``SecureMessage`` records (docs/secure-aggregation.md). The transport is Kafka in
 :class:`~privagg_client.PrivaggClient` and an in-memory fake in the tests."""
 
@@ -20,12 +20,14 @@ from .secure import (
     SYSTEM_RANDOMNESS,
     AdvertiseKeys,
     ClientSession,
+    Confirmed,
     EncryptedShare,
     Opened,
     Randomness,
     Roster,
     RosterEntry,
     RoutedShare,
+    ShareReceipt,
     Shares,
     Survivors,
     UnmaskShares,
@@ -37,11 +39,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PHASE_NAMES = {1: "advertise", 2: "share", 3: "masked input", 4: "unmask"}
+PHASE_NAMES = {1: "advertise", 2: "share", 3: "receipt", 4: "masked input", 5: "unmask"}
 
-JobMessage = Union[Opened, Roster, Shares, Survivors]
+JobMessage = Union[Opened, Roster, Shares, Confirmed, Survivors]
 ClientMessage = Union[
-    AdvertiseKeys, Sequence[EncryptedShare], "npt.NDArray[np.uint64]", UnmaskShares
+    AdvertiseKeys, Sequence[EncryptedShare], ShareReceipt, "npt.NDArray[np.uint64]", UnmaskShares
 ]
 
 
@@ -60,6 +62,8 @@ def _client_body(body: ClientMessage) -> dict[str, Any]:
             "selfMaskShares": [{"index": s.index, "share": s.share} for s in body.self_mask_shares],
             "maskKeyShares": [{"index": s.index, "share": s.share} for s in body.mask_key_shares],
         }
+    if isinstance(body, ShareReceipt):
+        return {"rejected": list(body.rejected)}
     if isinstance(body, np.ndarray):
         return {"values": np.ascontiguousarray(body, dtype="<u8").tobytes()}
     return {"shares": [{"index": s.index, "ciphertext": s.ciphertext} for s in body]}
@@ -69,7 +73,8 @@ def encode_secure_message(
     job_id: str, round_number: int, session: bytes, client_id: str, body: ClientMessage
 ) -> bytes:
     """A single-object-encoded ``SecureMessage``: ``AdvertiseKeys``, ``ShareKeys`` (a sequence of
-    :class:`EncryptedShare`), ``MaskedInput`` (the masked words) or ``UnmaskShares``."""
+    :class:`EncryptedShare`), ``ShareReceipt``, ``MaskedInput`` (the masked words) or
+    ``UnmaskShares``."""
     return wire.encode(
         "SecureMessage",
         {
@@ -98,6 +103,7 @@ class SecureRoundRecord:
             return Opened(
                 f["advertiseDeadlineMillis"],
                 f["shareDeadlineMillis"],
+                f["confirmDeadlineMillis"],
                 f["maskedInputDeadlineMillis"],
                 f["unmaskDeadlineMillis"],
                 f["clipNorm"],
@@ -111,6 +117,9 @@ class SecureRoundRecord:
         if "recipient" in f:
             routed = tuple(RoutedShare(s["sender"], s["ciphertext"]) for s in f["shares"])
             return Shares(f["recipient"], routed)
+        if "confirmed" in f:
+            cuts = tuple((c["lo"], c["hi"]) for c in f["cuts"])
+            return Confirmed(tuple(f["confirmed"]), cuts)
         return Survivors(tuple(f["shared"]), tuple(f["maskedInput"]))
 
 
@@ -149,8 +158,8 @@ class SecureRoundResult:
     pairwise masks with; ``rejected_shares``: routed shares it could not use, by sender, with
     the reason; ``survivors``: how many clients' masked inputs the job counted (U3).
 
-    A client that stopped early (``phases`` below 4) knows less: after phase 1 ``index`` is -1,
-    before phase 3 ``masked_with`` is empty, and ``survivors`` is 0. A client the roster does not
+    A client that stopped early (``phases`` below 5) knows less: after phase 1 ``index`` is -1,
+    before phase 4 ``masked_with`` is empty, and ``survivors`` is 0. A client the roster does not
     list (the job's sampling, the round's cap or a participation limit left it out) gets ``index``
     -1 and nothing else, as Java's client does."""
 
@@ -166,7 +175,8 @@ class _Step(enum.IntEnum):
     WAIT_OPENED = 0
     WAIT_ROSTER = 1
     WAIT_SHARES = 2
-    WAIT_SURVIVORS = 3
+    WAIT_CONFIRMED = 3
+    WAIT_SURVIVORS = 4
 
 
 _POLL_SECONDS = 0.5
@@ -245,6 +255,7 @@ class _SecureRound:
         deadline = {
             _Step.WAIT_ROSTER: self._opened.advertise_deadline_millis,
             _Step.WAIT_SHARES: self._opened.share_deadline_millis,
+            _Step.WAIT_CONFIRMED: self._opened.confirm_deadline_millis,
             _Step.WAIT_SURVIVORS: self._opened.masked_input_deadline_millis,
         }[self._step]
         return deadline / 1000 + self._grace
@@ -270,7 +281,8 @@ class _SecureRound:
         awaited = {
             _Step.WAIT_ROSTER: (2, "Roster", "advertise"),
             _Step.WAIT_SHARES: (3, "Shares for this client", "share"),
-            _Step.WAIT_SURVIVORS: (4, "Survivors", "masked input"),
+            _Step.WAIT_CONFIRMED: (4, "Confirmed", "receipt"),
+            _Step.WAIT_SURVIVORS: (5, "Survivors", "masked input"),
         }
         phase, message, deadline = awaited[self._step]
         raise self._fail(
@@ -298,6 +310,8 @@ class _SecureRound:
             return self._on_roster(body)
         if isinstance(body, Shares) and self._step == _Step.WAIT_SHARES:
             return self._on_shares(body)
+        if isinstance(body, Confirmed) and self._step == _Step.WAIT_CONFIRMED:
+            return self._on_confirmed(body)
         if isinstance(body, Survivors):
             return self._on_survivors(body)
         return None
@@ -319,7 +333,7 @@ class _SecureRound:
             self._round,
             self._session_id,
             self._session.index if phase >= 2 else -1,
-            self._session.masked_with if phase >= 3 else (),
+            self._session.masked_with if phase >= 4 else (),
             self._session.rejected_shares,
             0,
         )
@@ -329,7 +343,7 @@ class _SecureRound:
             return None
         if self._step == _Step.WAIT_SURVIVORS:
             raise self._fail(
-                4,
+                5,
                 "the job opened the round again with a new session (it restored from a "
                 "checkpoint) after this client sent its masked input; it does not mask the "
                 "same update in a second session, whose sum the job could difference against "
@@ -382,17 +396,28 @@ class _SecureRound:
                 sender,
                 reason,
             )
+        self._before(self._opened.confirm_deadline_millis, 3, "this client's shares arrived")
+        self._send(ShareReceipt(self._session.receipt()))
+        self._step = _Step.WAIT_CONFIRMED
+        return self._stopped(3)
+
+    def _on_confirmed(self, confirmed: Confirmed) -> SecureRoundResult | None:
+        assert self._session is not None and self._opened is not None
+        try:
+            self._session.on_confirmed(confirmed.confirmed, confirmed.cuts)
+        except SecureProtocolError as e:
+            raise self._fail(4, str(e)) from e
         deadline = self._opened.masked_input_deadline_millis
-        self._before(deadline, 3, "this client's shares arrived")
+        self._before(deadline, 4, "the Confirmed message arrived")
         x = quantize(self._values, self._opened.clip_norm, self._rng)
         try:
             y = self._session.masked_input(x)
         except SecureProtocolError as e:
-            raise self._fail(3, str(e)) from e
-        self._before(deadline, 3, "the masked input was ready")
+            raise self._fail(4, str(e)) from e
+        self._before(deadline, 4, "the masked input was ready")
         self._send(y)
         self._step = _Step.WAIT_SURVIVORS
-        return self._stopped(3)
+        return self._stopped(4)
 
     def _on_survivors(self, survivors: Survivors) -> SecureRoundResult:
         assert self._session is not None and self._opened is not None
@@ -402,16 +427,20 @@ class _SecureRound:
             raise self._fail(
                 3, "the job routed no shares to this client (its ShareKeys were not accepted)"
             )
+        if self._step == _Step.WAIT_CONFIRMED:
+            raise self._fail(
+                4, "the job went on to unmasking without a Confirmed message this client read"
+            )
         index = self._session.index
         if index not in survivors.masked_input:
             raise self._fail(
-                3, f"the job did not count this client's masked input (client {index} is not in U3)"
+                4, f"the job did not count this client's masked input (client {index} is not in U3)"
             )
         try:
             revealed = self._session.unmask(survivors.shared, survivors.masked_input)
         except UnmaskRefused as e:
-            raise self._fail(4, f"this client refuses to reveal shares: {e}") from e
-        self._before(self._opened.unmask_deadline_millis, 4, "the survivors arrived")
+            raise self._fail(5, f"this client refuses to reveal shares: {e}") from e
+        self._before(self._opened.unmask_deadline_millis, 5, "the survivors arrived")
         self._send(revealed)
         return SecureRoundResult(
             self._round,
@@ -434,7 +463,7 @@ def send_secure_update(
     grace: float = 30.0,
     randomness: Randomness = SYSTEM_RANDOMNESS,
     rng: np.random.Generator | None = None,
-    phases: int = 4,
+    phases: int = 5,
 ) -> SecureRoundResult:
     """Takes part in round ``round_number``'s secure aggregation with ``values`` (the update's
     d values in the spec's tensor order) and returns once this client's ``UnmaskShares`` were
@@ -445,13 +474,13 @@ def send_secure_update(
     the deadline of the phase before (the job writes them at the deadlines, committed at its
     next checkpoint). Raises :class:`SecureRoundError` naming the phase that failed and why.
 
-    ``phases`` below 4 (1 to 3) simulates a client dropping out, for tests and simulations of
+    ``phases`` below 5 (1 to 4) simulates a client dropping out, for tests and simulations of
     the job's dropout tolerance (as the Java client's ``sendSecure(round, clientId, tensors,
     phases)``): it returns once the message of phase ``phases`` was acknowledged and sends
     nothing more for the round.
     """
-    if isinstance(phases, bool) or not isinstance(phases, int) or not 1 <= phases <= 4:
-        raise ValueError(f"phases must be an integer in [1, 4], was {phases!r}")
+    if isinstance(phases, bool) or not isinstance(phases, int) or not 1 <= phases <= 5:
+        raise ValueError(f"phases must be an integer in [1, 5], was {phases!r}")
     flat = np.asarray(values, dtype=np.float64).ravel()
     return _SecureRound(
         transport, job, client_id, round_number, flat, open_timeout, grace, randomness, rng, phases

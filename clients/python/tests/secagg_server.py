@@ -74,10 +74,12 @@ def unmasked_sum(
     shared: set[int],
     masked_inputs: Mapping[int, np.ndarray],
     unmask: Mapping[int, UnmaskShares],
+    cuts: set[tuple[int, int]] | None = None,
 ) -> np.ndarray:
     """The sum of the survivors' quantized updates, as signed 64-bit integers: the masked inputs
-    summed, minus every survivor's self-mask and, for each dropped client w of U2 and each
-    neighbour u of w in U3, ``sign(u, w) mask(pairwise key of u and w)``."""
+    summed, minus every survivor's self-mask and, for each dropped client w of U2 (the confirmed)
+    and each neighbour u of w in U3 whose pair with w is not in ``cuts``, ``sign(u, w) mask(pairwise
+    key of u and w)``."""
     survivors = set(masked_inputs)
     total = np.zeros(len(next(iter(masked_inputs.values()))), dtype=np.uint64)
     for y in masked_inputs.values():
@@ -91,7 +93,7 @@ def unmasked_sum(
         s_sk_w = _reconstruct(w, _revealed(unmask, w, "s"), t, "s_sk")
         assert x25519_public_key(s_sk_w) == roster.entries[w].mask_public_key
         for u in roster.neighbourhood(w):
-            if u in survivors:
+            if u in survivors and (min(u, w), max(u, w)) not in (cuts or set()):
                 key = pairwise_mask_key(context, s_sk_w, roster.entries[u].mask_public_key, w, u)
                 add_mask(total, key, -1 if u < w else +1)
     return total.view(np.int64)

@@ -47,7 +47,9 @@ CLIP_NORM = 2.0
 OPEN = 1_000_000.0
 PHASE_SECONDS = 10.0
 CLIENT_ID = "me"
-PHASE_OF_FIELD = {"encryptionPublicKey": 1, "shares": 2, "values": 3, "selfMaskShares": 4}
+PHASE_OF_FIELD = {
+    "encryptionPublicKey": 1, "shares": 2, "rejected": 3, "values": 4, "selfMaskShares": 5
+}
 
 
 def _session_bytes(k: int) -> bytes:
@@ -63,15 +65,20 @@ class FakeSecureJob:
     """A secure round's job side, and the transport the driver under test reads and writes.
 
     ``peers`` other clients advertise at the opening; the driver's client gets the roster
-    index after them. ``drop_at_share`` / ``drop_at_masked_input``: peers that send no
-    ShareKeys / no MaskedInput. ``stall_at``: the job message it never writes ("roster",
-    "shares", "survivors"). ``reopen_at``: a time at which it opens the round again."""
+    index after them. ``drop_at_share`` / ``drop_at_receipt`` / ``drop_at_masked_input``: peers
+    that send no ShareKeys / no receipt / no MaskedInput. ``stall_at``: the job message it never
+    writes ("roster", "shares", "confirmed", "survivors"). ``reopen_at``: a time at which it
+    opens the round again. ``junk_to_client``: the lowest-indexed neighbour sends the client
+    under test junk for its shares (``junk_sender``)."""
 
     peers: int = 11
     degree: int = 7
-    threshold: int = 5  # the job's t for 12 clients at the default rates (k = 7)
+    threshold: int = 5  # a graph of 12 that the clients' checks at the default rates accept
     drop_at_share: Collection[int] = ()
+    drop_at_receipt: Collection[int] = ()
     drop_at_masked_input: Collection[int] = ()
+    junk_to_client: bool = False
+    junk_sender: int = -1
     stall_at: str | None = None
     drop_client_from_survivors: bool = False
     reopen_at: float | None = None
@@ -96,8 +103,8 @@ class FakeSecureJob:
         self.session_number += 1
         self.session = _session_bytes(self.session_number)
         self.opened_at = at
-        self.deadlines = [at + PHASE_SECONDS * k for k in (1, 2, 3, 4)]
-        self.events = ["roster", "shares", "survivors", "unmask"]
+        self.deadlines = [at + PHASE_SECONDS * k for k in (1, 2, 3, 4, 5)]
+        self.events = ["roster", "shares", "confirmed", "survivors", "unmask"]
         self.sessions = [
             ClientSession(
                 JOB.job_id, ROUND, self.session, SeededRandomness(100 * self.session_number + p)
@@ -106,13 +113,17 @@ class FakeSecureJob:
         ]
         self.client_keys: AdvertiseKeys | None = None
         self.sealed: dict[int, list[RoutedShare]] = {}
+        self.receipts: dict[int, list[int]] = {}
+        self.confirmed: list[int] = []
+        self.cuts: list[tuple[int, int]] = []
         self.masked: dict[int, np.ndarray] = {}
         self.unmask: dict[int, UnmaskShares] = {}
         self._publish(at, {
             "advertiseDeadlineMillis": int(self.deadlines[0] * 1000),
             "shareDeadlineMillis": int(self.deadlines[1] * 1000),
-            "maskedInputDeadlineMillis": int(self.deadlines[2] * 1000),
-            "unmaskDeadlineMillis": int(self.deadlines[3] * 1000),
+            "confirmDeadlineMillis": int(self.deadlines[2] * 1000),
+            "maskedInputDeadlineMillis": int(self.deadlines[3] * 1000),
+            "unmaskDeadlineMillis": int(self.deadlines[4] * 1000),
             "clipNorm": CLIP_NORM,
         })
 
@@ -169,6 +180,10 @@ class FakeSecureJob:
             for sender, routed in sorted(self.sealed.items()):
                 for share in routed:
                     inbox[share.sender].append(RoutedShare(sender, share.ciphertext))
+            if self.junk_to_client:
+                first = inbox[self.client_index][0]
+                self.junk_sender = first.sender
+                inbox[self.client_index][0] = RoutedShare(first.sender, bytes(len(first.ciphertext)))
             for v in range(n):
                 self._publish(at, {"recipient": v, "shares": [
                     {"sender": s.sender, "ciphertext": s.ciphertext} for s in inbox[v]
@@ -176,6 +191,21 @@ class FakeSecureJob:
             for p, session in enumerate(self.sessions):
                 if p in self.sealed:
                     session.on_shares(Shares(p, tuple(inbox[p])))
+                    if p not in self.drop_at_receipt:
+                        self.receipts[p] = list(session.receipt())
+        elif name == "confirmed":
+            # Every client that shared and sent a receipt; each rejection cuts its pair.
+            self.confirmed = sorted(p for p in self.sealed if p in self.receipts)
+            self.cuts = sorted(
+                {(min(u, v), max(u, v)) for v in self.confirmed for u in self.receipts[v]}
+            )
+            self._publish(at, {
+                "confirmed": self.confirmed,
+                "cuts": [{"lo": lo, "hi": hi} for lo, hi in self.cuts],
+            })
+            for p, session in enumerate(self.sessions):
+                if p in self.confirmed:
+                    session.on_confirmed(self.confirmed, self.cuts)
                     if p not in self.drop_at_masked_input:
                         self.masked[p] = session.masked_input(_quantized(self.peer_values[p], p))
         elif name == "survivors":
@@ -183,17 +213,19 @@ class FakeSecureJob:
             if self.drop_client_from_survivors:
                 survivors.discard(self.client_index)
             self.survivors = survivors
-            self._publish(at, {"shared": sorted(self.sealed), "maskedInput": sorted(survivors)})
+            self._publish(at, {"shared": self.confirmed, "maskedInput": sorted(survivors)})
             for p in sorted(survivors):
                 if p < self.peers:
                     try:
-                        self.unmask[p] = self.sessions[p].unmask(self.sealed, survivors)
+                        self.unmask[p] = self.sessions[p].unmask(self.confirmed, survivors)
                     except UnmaskRefused:
                         pass  # as the client under test does, in the tests that expect it
         elif name == "unmask":
             ctx = round_context(JOB.job_id, ROUND, self.session)
             masked = {u: y for u, y in self.masked.items() if u in self.survivors}
-            self.result = unmasked_sum(ctx, self.roster, set(self.sealed), masked, self.unmask)
+            self.result = unmasked_sum(
+                ctx, self.roster, set(self.confirmed), masked, self.unmask, set(self.cuts)
+            )
 
     def _accept_shares(self, sender: int, shares: list[tuple[int, bytes]]) -> None:
         # The job keeps, per sender, the sealed shares keyed by their recipient (as "sender" here).
@@ -260,6 +292,8 @@ class FakeSecureJob:
         elif phase == 2:
             self._accept_shares(me, [(s["index"], s["ciphertext"]) for s in body["shares"]])
         elif phase == 3:
+            self.receipts[me] = list(body["rejected"])
+        elif phase == 4:
             self.masked[me] = np.frombuffer(body["values"], dtype="<u8").copy()
         else:
             self.unmask[me] = UnmaskShares(
@@ -291,32 +325,53 @@ def _phases_sent(job: FakeSecureJob) -> list[str]:
     return [next(iter(m["body"])) for m in job.sent]
 
 
-def test_a_secure_update_takes_part_in_all_four_phases_and_the_job_gets_the_exact_sum() -> None:
+def test_a_secure_update_takes_part_in_all_five_phases_and_the_job_gets_the_exact_sum() -> None:
     job = FakeSecureJob()
     result = _drive(job)
 
-    assert _phases_sent(job) == ["encryptionPublicKey", "shares", "values", "selfMaskShares"]
+    assert _phases_sent(job) == [
+        "encryptionPublicKey", "shares", "rejected", "values", "selfMaskShares"
+    ]
     assert job.rejected == []
-    job.advance_to(job.deadlines[3])
+    job.advance_to(job.deadlines[4])
     assert job.result is not None
     np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
     assert result.round_number == ROUND and result.session == job.session
     assert result.index == job.client_index and result.survivors == job.peers + 1
     assert len(result.masked_with) == job.degree - 1 and result.rejected_shares == {}
-    assert job.now_ < job.deadlines[3]  # it returned once its phase 4 message was acknowledged
+    assert job.now_ < job.deadlines[4]  # it returned once its phase 5 message was acknowledged
 
 
-def test_peers_dropping_out_in_phases_2_and_3_leave_the_sum_exact() -> None:
+def test_peers_dropping_out_in_phases_2_3_and_4_leave_the_sum_exact() -> None:
     # The default rates give 16 clients k = 9, t = 6, and room for one dropout and one more.
     job = FakeSecureJob(
-        peers=15, degree=9, threshold=6, drop_at_share={3}, drop_at_masked_input={12}
+        peers=15,
+        degree=9,
+        threshold=6,
+        drop_at_share={3},
+        drop_at_receipt={7},
+        drop_at_masked_input={12},
     )
     result = _drive(job)
 
-    job.advance_to(job.deadlines[3])
+    job.advance_to(job.deadlines[4])
     assert job.result is not None
     np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
-    assert result.survivors == 16 - 2
+    assert result.survivors == 16 - 3
+
+
+def test_a_junk_share_goes_on_the_receipt_and_its_pair_is_cut_so_the_sum_stays_exact() -> None:
+    job = FakeSecureJob(junk_to_client=True)
+    result = _drive(job)
+
+    job.advance_to(job.deadlines[4])
+    junk = job.junk_sender
+    assert job.receipts[job.client_index] == [junk]
+    assert (min(junk, job.client_index), max(junk, job.client_index)) in job.cuts
+    assert junk not in result.masked_with and junk in result.rejected_shares
+    assert len(result.masked_with) == job.degree - 2
+    assert job.result is not None
+    np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
 
 
 @pytest.mark.parametrize(
@@ -324,10 +379,11 @@ def test_peers_dropping_out_in_phases_2_and_3_leave_the_sum_exact() -> None:
     [
         (1, ["encryptionPublicKey"]),
         (2, ["encryptionPublicKey", "shares"]),
-        (3, ["encryptionPublicKey", "shares", "values"]),
+        (3, ["encryptionPublicKey", "shares", "rejected"]),
+        (4, ["encryptionPublicKey", "shares", "rejected", "values"]),
     ],
 )
-def test_phases_below_4_stop_after_that_phase_as_a_dropout_and_the_sum_stays_exact(
+def test_phases_below_5_stop_after_that_phase_as_a_dropout_and_the_sum_stays_exact(
     phases: int, sent: list[str]
 ) -> None:
     job = FakeSecureJob()
@@ -337,12 +393,13 @@ def test_phases_below_4_stop_after_that_phase_as_a_dropout_and_the_sum_stays_exa
     assert job.now_ < job.deadlines[phases - 1]  # it returned once that phase's message was sent
     assert result.session == job.session and result.survivors == 0
     assert result.index == (job.client_index if phases >= 2 else -1)
-    assert len(result.masked_with) == (job.degree - 1 if phases == 3 else 0)
-    job.advance_to(job.deadlines[3])
+    assert len(result.masked_with) == (job.degree - 1 if phases == 4 else 0)
+    job.advance_to(job.deadlines[4])
     assert job.result is not None
-    # Dropped after phase 1: not in U2; after 2: in U2 only, its pairwise masks removed from its
-    # s_sk's shares; after 3: in U3, its self-mask removed from its b's shares held by others.
-    in_sum = phases == 3
+    # Dropped after phase 1 or 2: not confirmed, so no one masks with it; after 3: confirmed,
+    # its pairwise masks removed from its s_sk's shares; after 4: in U3, its self-mask removed
+    # from its b's shares held by others.
+    in_sum = phases == 4
     assert (job.client_index in job.survivors) == in_sum
     np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
 
@@ -354,8 +411,8 @@ def test_send_secure_update_passes_phases_and_refuses_others(
     job.now_ = OPEN + 1.0
     client = _client_with(job, monkeypatch)
     update = {"w": VALUES[:6].reshape(3, 2), "b": VALUES[6:]}
-    for bad in (0, 5, True, 2.0):
-        message = rf"phases must be an integer in \[1, 4\], was {bad!r}"
+    for bad in (0, 6, True, 2.0):
+        message = rf"phases must be an integer in \[1, 5\], was {bad!r}"
         with pytest.raises(ValueError, match=message):
             client.send_secure_update(ROUND, update, timeout=5.0, phases=bad)  # type: ignore
     assert job.sent == []
@@ -395,7 +452,8 @@ def test_a_roster_without_this_client_ends_its_round_quietly_with_index_minus_on
     [
         ("roster", 2, "Roster did not arrive within 5 s after the advertise deadline"),
         ("shares", 3, "Shares for this client did not arrive within 5 s after the share deadline"),
-        ("survivors", 4, "Survivors did not arrive within 5 s after the masked input deadline"),
+        ("confirmed", 4, "Confirmed did not arrive within 5 s after the receipt deadline"),
+        ("survivors", 5, "Survivors did not arrive within 5 s after the masked input deadline"),
     ],
 )
 def test_a_job_message_that_does_not_arrive_fails_its_phase_after_the_grace(
@@ -408,22 +466,22 @@ def test_a_job_message_that_does_not_arrive_fails_its_phase_after_the_grace(
     assert job.now_ == pytest.approx(job.deadlines[phase - 2] + 5.0, abs=0.6)
 
 
-def test_survivors_without_this_client_fail_in_phase_3_and_reveal_nothing() -> None:
+def test_survivors_without_this_client_fail_in_phase_4_and_reveal_nothing() -> None:
     job = FakeSecureJob(drop_client_from_survivors=True)
-    message = r"phase 3 \(masked input\): the job did not count this client's masked input"
+    message = r"phase 4 \(masked input\): the job did not count this client's masked input"
     with pytest.raises(SecureRoundError, match=message):
         _drive(job)
-    assert _phases_sent(job) == ["encryptionPublicKey", "shares", "values"]
+    assert _phases_sent(job) == ["encryptionPublicKey", "shares", "rejected", "values"]
 
 
-def test_too_few_surviving_neighbours_make_it_refuse_in_phase_4() -> None:
+def test_too_few_surviving_neighbours_make_it_refuse_in_phase_5() -> None:
     job = FakeSecureJob(peers=8, degree=9, threshold=9, drop_at_masked_input={0})  # all neighbours
-    with pytest.raises(SecureRoundError, match=r"phase 4 \(unmask\): this client refuses to reveal "
+    with pytest.raises(SecureRoundError, match=r"phase 5 \(unmask\): this client refuses to reveal "
                        "shares: only 8 of this client's neighbourhood of 9 sent a masked input, "
                        "fewer than the threshold 9") as e:
         _drive(job)
-    assert e.value.phase == 4
-    assert _phases_sent(job) == ["encryptionPublicKey", "shares", "values"]
+    assert e.value.phase == 5
+    assert _phases_sent(job) == ["encryptionPublicKey", "shares", "rejected", "values"]
 
 
 def test_a_reopened_round_before_the_masked_input_is_joined_afresh() -> None:
@@ -431,18 +489,18 @@ def test_a_reopened_round_before_the_masked_input_is_joined_afresh() -> None:
     result = _drive(job)
 
     assert result.session == _session_bytes(2)
-    assert [m["session"] for m in job.sent] == [_session_bytes(1)] * 2 + [_session_bytes(2)] * 4
-    job.advance_to(job.deadlines[3])
+    assert [m["session"] for m in job.sent] == [_session_bytes(1)] * 2 + [_session_bytes(2)] * 5
+    job.advance_to(job.deadlines[4])
     assert job.result is not None
     np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
 
 
 def test_a_reopened_round_after_the_masked_input_is_not_joined_again() -> None:
-    job = FakeSecureJob(reopen_at=OPEN + 3 * PHASE_SECONDS - 1.0)  # before the Survivors
+    job = FakeSecureJob(reopen_at=OPEN + 4 * PHASE_SECONDS - 1.0)  # before the Survivors
     message = "opened the round again with a new session .* after this client sent its masked"
     with pytest.raises(SecureRoundError, match=message):
         _drive(job)
-    assert [m["session"] for m in job.sent] == [_session_bytes(1)] * 3
+    assert [m["session"] for m in job.sent] == [_session_bytes(1)] * 4
 
 
 # -- through PrivaggClient -------------------------------------------------------------------
@@ -461,8 +519,10 @@ def test_send_update_in_secure_mode_runs_the_round(monkeypatch: pytest.MonkeyPat
 
     client.send_update(ROUND, update, timeout=5.0)
 
-    assert _phases_sent(job) == ["encryptionPublicKey", "shares", "values", "selfMaskShares"]
-    job.advance_to(job.deadlines[3])
+    assert _phases_sent(job) == [
+        "encryptionPublicKey", "shares", "rejected", "values", "selfMaskShares"
+    ]
+    job.advance_to(job.deadlines[4])
     assert job.result is not None
     # The client's part of the sum is its update on the grid, in the spec's tensor order (w's
     # 6 values, then b's 2, as float32 as in plaintext mode), each within one unit (its

@@ -42,6 +42,8 @@ class Round:
     sessions: list[ClientSession] = field(init=False)
     roster: Roster = field(init=False)
     inbox: dict[int, list[RoutedShare]] = field(init=False)
+    confirmed: list[int] = field(init=False, default_factory=list)
+    cuts: set[tuple[int, int]] = field(init=False, default_factory=set)
 
     def __post_init__(self) -> None:
         self.sessions = [
@@ -67,17 +69,29 @@ class Round:
         rng = np.random.default_rng(self.seed)
         return {u: quantize(rng.normal(size=D) * 0.3, CLIP_NORM, rng) for u in range(self.n)}
 
-    def finish(self, drop_at_masked_input: Collection[int] = ()) -> tuple[np.ndarray, np.ndarray]:
-        """Phases 3 and 4: the unmasked sum and the sum of the survivors' quantized updates."""
-        x = self.updates()
-        masked = {}
+    def confirm(self) -> None:
+        """Phase 3 as the job runs it here: every client of U2 opens its shares and sends its
+        receipt; all are confirmed and each rejection cuts its pair."""
+        receipts = {}
         for u in sorted(self.shared):
             self.sessions[u].on_shares(Shares(u, tuple(self.inbox[u])))
+            receipts[u] = self.sessions[u].receipt()
+        self.confirmed = sorted(self.shared)
+        self.cuts = {(min(u, v), max(u, v)) for v in receipts for u in receipts[v]}
+        for u in self.confirmed:
+            self.sessions[u].on_confirmed(self.confirmed, self.cuts)
+
+    def finish(self, drop_at_masked_input: Collection[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """Phases 3 to 5: the unmasked sum and the sum of the survivors' quantized updates."""
+        x = self.updates()
+        masked = {}
+        self.confirm()
+        for u in self.confirmed:
             if u not in drop_at_masked_input:
                 masked[u] = self.sessions[u].masked_input(x[u])
         unmask = {u: self.sessions[u].unmask(self.shared, masked) for u in masked}
         ctx = round_context(JOB_ID, ROUND, SESSION)
-        total = unmasked_sum(ctx, self.roster, self.shared, masked, unmask)
+        total = unmasked_sum(ctx, self.roster, self.shared, masked, unmask, self.cuts)
         return total, sum((x[u] for u in masked), np.zeros(D, dtype=np.int64))
 
 
@@ -103,7 +117,7 @@ def test_clients_mask_pairwise_with_the_neighbours_that_shared_only() -> None:
     r = Round(12, 7, 4, seed=5, drop_at_share={3})
     u = next(v for v in r.roster.neighbourhood(3) if v != 3)
     session = r.sessions[u]
-    session.on_shares(Shares(u, tuple(r.inbox[u])))
+    r.confirm()
     assert 3 in session.neighbours and 3 not in session.masked_with
     assert session.masked_with == tuple(v for v in session.neighbours if v != 3)
 
@@ -111,7 +125,7 @@ def test_clients_mask_pairwise_with_the_neighbours_that_shared_only() -> None:
 def test_a_masked_input_is_not_the_input() -> None:
     r = Round(10, 5, 3, seed=6)
     x = r.updates()[0]
-    r.sessions[0].on_shares(Shares(0, tuple(r.inbox[0])))
+    r.confirm()
     y = r.sessions[0].masked_input(x)
     assert y.dtype == np.uint64 and len(y) == D
     assert not np.any(y == x.view(np.uint64))
@@ -122,8 +136,8 @@ def test_each_client_reveals_one_kind_of_share_per_neighbour() -> None:
     x = r.updates()
     dropped = {4}
     masked = {}
+    r.confirm()
     for u in sorted(r.shared):
-        r.sessions[u].on_shares(Shares(u, tuple(r.inbox[u])))
         if u not in dropped:
             masked[u] = r.sessions[u].masked_input(x[u])
     for u in masked:
@@ -173,8 +187,10 @@ def test_unusable_routed_shares_are_recorded_and_the_round_still_sums() -> None:
     assert "do not decrypt" in rejected[first.sender] or "twice" in rejected[first.sender]
     assert "160 bytes, were 159" in rejected[second.sender]
     assert "not a neighbour" in rejected[outsider]
-    # It masked with both neighbours whose shares did not open: the job counts them as shared.
-    assert {first.sender, second.sender} <= set(r.sessions[victim].masked_with)
+    # Both neighbours whose shares did not open are on its receipt: their pairs are cut.
+    assert r.sessions[victim].receipt() == tuple(sorted({first.sender, second.sender}))
+    assert not {first.sender, second.sender} & set(r.sessions[victim].masked_with)
+    assert (min(victim, first.sender), max(victim, first.sender)) in r.cuts
 
 
 def test_shares_addressed_to_another_client_are_refused() -> None:
@@ -239,8 +255,34 @@ def test_no_masked_input_goes_out_with_fewer_than_t_minus_one_routed_shares() ->
     r = Round(10, 5, 3)
     session = r.sessions[0]
     session.on_shares(Shares(0, ()))
-    with pytest.raises(SecureProtocolError, match="only 0 neighbours' shares were routed here"):
+    session.on_confirmed([0], [])
+    with pytest.raises(SecureProtocolError, match="only 0 confirmed partners"):
         session.masked_input(np.zeros(D, dtype=np.int64))
+
+
+def test_a_confirmed_message_that_would_mask_without_a_share_or_with_a_stranger_is_refused() -> None:
+    r = Round(10, 5, 3)
+    me = 0
+    routed = list(r.inbox[me])
+    junk, unrouted = routed[0].sender, routed[1].sender
+    routed[0] = RoutedShare(junk, _flip(routed[0].ciphertext))
+    del routed[1]
+    session = r.sessions[me]
+    session.on_shares(Shares(me, tuple(routed)))
+    assert session.receipt() == (junk,)
+    everyone = list(range(10))
+    without_unrouted = [v for v in everyone if v != unrouted]
+    with pytest.raises(SecureProtocolError, match=f"confirms neighbour {junk}, whose share did not"):
+        session.on_confirmed(without_unrouted, [])
+    with pytest.raises(SecureProtocolError, match=f"confirms neighbour {unrouted}, whose shares were"):
+        session.on_confirmed(everyone, [(me, junk)])
+    with pytest.raises(SecureProtocolError, match=r"this client \(0\) was not confirmed"):
+        session.on_confirmed(range(1, 10), [])
+    with pytest.raises(SecureProtocolError, match="a cut must be two distinct roster indices"):
+        session.on_confirmed(everyone, [(me, me)])
+    session.on_confirmed(without_unrouted, [(junk, me)])
+    assert junk not in session.masked_with and unrouted not in session.masked_with
+    assert len(session.masked_input(np.zeros(D, dtype=np.int64))) == D
 
 
 @pytest.mark.parametrize(
@@ -266,8 +308,8 @@ def test_a_malformed_roster_is_refused(change: dict, message: str) -> None:
 def _masked(r: Round, clients: Collection[int]) -> dict[int, np.ndarray]:
     x = r.updates()
     out = {}
-    for u in range(r.n):
-        r.sessions[u].on_shares(Shares(u, tuple(r.inbox[u])))
+    r.confirm()
+    for u in r.confirmed:
         if u in clients:
             out[u] = r.sessions[u].masked_input(x[u])
     return out
@@ -311,15 +353,15 @@ def test_unmask_is_refused_when_masked_inputs_came_from_clients_that_did_not_sha
         r.sessions[0].unmask(range(11), range(10))
 
 
-def test_unmask_is_refused_when_u2_disagrees_with_the_routed_shares() -> None:
+def test_unmask_is_refused_when_u2_disagrees_with_the_confirmed_clients() -> None:
     r = Round(10, 5, 3, drop_at_share={0})
     u = next(v for v in r.roster.neighbourhood(0) if v != 0)
     other = next(v for v in r.roster.neighbourhood(u) if v not in (0, u))
     _masked(r, clients=range(1, 10))
-    with pytest.raises(UnmaskRefused, match="include neighbour 0, whose shares were not routed"):
+    with pytest.raises(UnmaskRefused, match="include neighbour 0, which the round's Confirmed did not"):
         r.sessions[u].unmask(range(10), range(1, 10))
     everyone_but_0 = set(range(1, 10))
-    with pytest.raises(UnmaskRefused, match=f"omit neighbour {other}, whose shares were routed"):
+    with pytest.raises(UnmaskRefused, match=f"omit neighbour {other}, which the round's Confirmed did"):
         r.sessions[u].unmask(everyone_but_0 - {other}, everyone_but_0 - {other})
     assert r.sessions[u].unmask(everyone_but_0, everyone_but_0).self_mask_shares
 
@@ -342,11 +384,16 @@ def test_a_session_sends_one_masked_input_and_runs_its_phases_in_order() -> None
     with pytest.raises(SessionStateError, match="on_roster was already called"):
         session.on_roster(r.roster)
     x = r.updates()[0]
-    with pytest.raises(SessionStateError, match="needs phase 3 before it masks its input"):
+    with pytest.raises(SessionStateError, match="needs phase 4 before it masks its input"):
         session.masked_input(x)
     session.on_shares(Shares(0, tuple(r.inbox[0])))
     with pytest.raises(SessionStateError, match="called once per session"):
         session.on_shares(Shares(0, tuple(r.inbox[0])))
+    with pytest.raises(SessionStateError, match="needs phase 4 before it masks its input"):
+        session.masked_input(x)
+    session.on_confirmed(range(10), [])
+    with pytest.raises(SessionStateError, match="needs on_shares first, and is called once"):
+        session.on_confirmed(range(10), [])
     session.masked_input(x)
     with pytest.raises(SessionStateError, match="one masked input, and this one already did"):
         session.masked_input(x)

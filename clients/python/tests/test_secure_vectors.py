@@ -171,7 +171,8 @@ def _sessions_through_phase_3() -> tuple[Roster, list[ClientSession], list[np.nd
     masked = []
     for u, session in enumerate(sessions):
         session.on_shares(Shares(u, tuple(inbox[u])))
-        assert session.rejected_shares == {}
+        assert session.rejected_shares == {} and session.receipt() == ()
+        session.on_confirmed(range(len(CLIENTS)), [])
         masked.append(session.masked_input(np.array(ROUND["units"][u], dtype=np.int64)))
     return roster, sessions, masked
 

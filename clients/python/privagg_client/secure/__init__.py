@@ -1,4 +1,4 @@
-"""Secure aggregation, wire protocol v1 (docs/secure-aggregation.md): the job learns the sum of
+"""Secure aggregation, wire protocol v2 (docs/secure-aggregation.md; v2 added the receipts): the job learns the sum of
 a round's quantized updates and nothing about any one of them. Pure protocol code (the standard
 library, NumPy and ``cryptography``); :mod:`privagg_client.secure_round` runs it over Kafka.
 
@@ -8,12 +8,14 @@ protocol's fixed-point grid; :mod:`.primitives` and :mod:`.shamir` hold the byte
 
 from .messages import (
     AdvertiseKeys,
+    Confirmed,
     EncryptedShare,
     Opened,
     RevealedShare,
     Roster,
     RosterEntry,
     RoutedShare,
+    ShareReceipt,
     Shares,
     Survivors,
     UnmaskShares,
@@ -24,6 +26,7 @@ from .session import SYSTEM_RANDOMNESS, ClientSession, Randomness
 __all__ = [
     "AdvertiseKeys",
     "ClientSession",
+    "Confirmed",
     "EncryptedShare",
     "Opened",
     "Randomness",
@@ -32,6 +35,7 @@ __all__ = [
     "RosterEntry",
     "RoutedShare",
     "SYSTEM_RANDOMNESS",
+    "ShareReceipt",
     "Shares",
     "Survivors",
     "UnmaskShares",

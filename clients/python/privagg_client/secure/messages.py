@@ -37,10 +37,17 @@ class RevealedShare:
 
 @dataclass(frozen=True)
 class UnmaskShares:
-    """Phase 4: shares of the survivors' self-mask seeds and of the dropped clients' mask keys."""
+    """Phase 5: shares of the survivors' self-mask seeds and of the dropped clients' mask keys."""
 
     self_mask_shares: tuple[RevealedShare, ...]
     mask_key_shares: tuple[RevealedShare, ...]
+
+
+@dataclass(frozen=True)
+class ShareReceipt:
+    """Phase 3: the neighbours whose routed share did not decrypt for this client, ascending."""
+
+    rejected: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,7 @@ class Opened:
 
     advertise_deadline_millis: int
     share_deadline_millis: int
+    confirm_deadline_millis: int
     masked_input_deadline_millis: int
     unmask_deadline_millis: int
     clip_norm: float
@@ -137,8 +145,17 @@ class Shares:
 
 
 @dataclass(frozen=True)
+class Confirmed:
+    """Phase 4 starts: who the job confirmed from the receipts (U2 from now on), and the pairs
+    ``(lo, hi)`` that do not mask with each other."""
+
+    confirmed: tuple[int, ...]
+    cuts: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
 class Survivors:
-    """Phase 4 starts: who shared keys (U2) and who sent a masked input (U3)."""
+    """Phase 5 starts: who was confirmed (U2) and who sent a masked input (U3)."""
 
     shared: tuple[int, ...]
     masked_input: tuple[int, ...]

@@ -1,5 +1,6 @@
 """One client's side of one secure aggregation round (SecAgg+: Bonawitz et al., CCS 2017, the
-four phases of section 4; Bell et al., CCS 2020, on a sparse Harary graph), as
+phases of section 4 with a receipt for the routed shares; Bell et al., CCS 2020, on a sparse
+Harary graph), as
 docs/secure-aggregation.md specifies it byte for byte. Pure: it reads and returns messages and
 never touches Kafka."""
 
@@ -76,7 +77,8 @@ class _Phase(enum.IntEnum):
     ADVERTISED = 1
     SHARED = 2
     RECEIVED_SHARES = 3
-    MASKED = 4
+    CONFIRMED = 4
+    MASKED = 5
 
 
 class ClientSession:
@@ -84,8 +86,9 @@ class ClientSession:
 
     Creating it draws the two X25519 key pairs and the self-mask seed ``b``; then, in order:
     :meth:`advertise` (phase 1), :meth:`on_roster` (phase 2), :meth:`on_shares` and
-    :meth:`masked_input` (phase 3), :meth:`unmask` (phase 4, repeatable with the same
-    survivors). A session's keys, seeds and masked input are never used in another session.
+    :meth:`receipt` (phase 3), :meth:`on_confirmed` and :meth:`masked_input` (phase 4),
+    :meth:`unmask` (phase 5, repeatable with the same survivors). A session's keys, seeds and
+    masked input are never used in another session.
     """
 
     def __init__(
@@ -116,6 +119,9 @@ class ClientSession:
         self._neighbours: tuple[int, ...] = ()
         self._own_shares = (0, 0)
         self._held: dict[int, tuple[int, int]] = {}
+        self._routed: tuple[int, ...] = ()
+        self._undecryptable: tuple[int, ...] = ()
+        self._confirmed: frozenset[int] = frozenset()
         self._masked_with: tuple[int, ...] = ()
         self._rejected: dict[int, str] = {}
         self._revealed: tuple[tuple[int, ...], UnmaskShares] | None = None
@@ -241,9 +247,10 @@ class ClientSession:
 
     @property
     def masked_with(self) -> tuple[int, ...]:
-        """The neighbours this client's masked input carries pairwise masks with: those that
-        sent it shares (after :meth:`on_shares`)."""
-        self._require(_Phase.RECEIVED_SHARES, "its senders are known")
+        """The neighbours this client's masked input carries pairwise masks with: the confirmed
+        ones whose shares were routed here and whose pair with it is not cut (after
+        :meth:`on_confirmed`)."""
+        self._require(_Phase.CONFIRMED, "its partners are known")
         return self._masked_with
 
     @property
@@ -254,8 +261,8 @@ class ClientSession:
     def on_shares(self, shares: Shares) -> None:
         """Phase 3: opens the shares the job routed to this client. Shares that are not from a
         neighbour, repeated, or do not decrypt are recorded in :attr:`rejected_shares`, never
-        raised; a neighbour that sent any (even an unreadable one) is in :attr:`masked_with`,
-        since the job counts it as having shared."""
+        raised; the neighbours among them whose share does not open are this client's
+        :meth:`receipt`."""
         if self._phase != _Phase.SHARED:
             raise SessionStateError(
                 "on_shares needs on_roster first, and is called once per session"
@@ -265,6 +272,7 @@ class ClientSession:
                 f"shares addressed to client {shares.recipient} were given to client {self._index}"
             )
         senders: list[int] = []
+        undecryptable: list[int] = []
         for routed in shares.shares:
             v = routed.sender
             if v not in self._neighbours:
@@ -273,17 +281,81 @@ class ClientSession:
                 self._rejected[v] = f"client {v} sent shares twice; the first were kept"
             else:
                 senders.append(v)
-                self._open(v, routed.ciphertext)
-        self._masked_with = tuple(sorted(senders))
+                if not self._open(v, routed.ciphertext):
+                    undecryptable.append(v)
+        self._routed = tuple(sorted(senders))
+        self._undecryptable = tuple(sorted(undecryptable))
         self._phase = _Phase.RECEIVED_SHARES
 
-    def _open(self, sender: int, sealed: bytes) -> None:
+    def receipt(self) -> tuple[int, ...]:
+        """Phase 3: the neighbours whose routed share did not open here, ascending; the job
+        removes each or cuts its pair with this client, so no mask depends on a share it lacks."""
+        self._require(_Phase.RECEIVED_SHARES, "its receipt is known")
+        return self._undecryptable
+
+    # -- phase 4 ----------------------------------------------------------------------------
+
+    def on_confirmed(self, confirmed: Iterable[int], cuts: Iterable[tuple[int, int]]) -> None:
+        """Phase 4 starts: who the job confirmed from every client's receipt (U2 from now on)
+        and the pairs it cut; fixes :attr:`masked_with`.
+
+        Raises :class:`SecureProtocolError` when this client was not confirmed (it sends no
+        masked input), when the job confirms a neighbour whose shares were not routed here, or
+        one whose share did not open here without cutting their pair."""
+        if self._phase != _Phase.RECEIVED_SHARES:
+            raise SessionStateError(
+                "on_confirmed needs on_shares first, and is called once per session"
+            )
+        assert self._roster is not None
+        n = len(self._roster.entries)
+        members = list(confirmed)
+        if len(set(members)) != len(members) or any(not 0 <= i < n for i in members):
+            raise SecureProtocolError(
+                f"the confirmed clients must be distinct roster indices in [0, {n}), were "
+                f"{members}"
+            )
+        pairs: set[tuple[int, int]] = set()
+        for pair in cuts:
+            a, b = pair
+            if a == b or not (0 <= a < n and 0 <= b < n):
+                raise SecureProtocolError(
+                    f"a cut must be two distinct roster indices in [0, {n}), was {pair}"
+                )
+            pairs.add((min(a, b), max(a, b)))
+        u2 = frozenset(members)
+        if self._index not in u2:
+            raise SecureProtocolError(
+                f"this client ({self._index}) was not confirmed (too few partners, or its shares "
+                "or receipt were refused); no masked input is sent"
+            )
+        partners: list[int] = []
+        for w in self._neighbours:
+            if w not in u2:
+                continue
+            if w not in self._routed:
+                raise SecureProtocolError(
+                    f"the job confirms neighbour {w}, whose shares were not routed here"
+                )
+            cut = (min(w, self._index), max(w, self._index)) in pairs
+            if w in self._undecryptable and not cut:
+                raise SecureProtocolError(
+                    f"the job confirms neighbour {w}, whose share did not open here, without "
+                    "cutting the pair"
+                )
+            if not cut:
+                partners.append(w)
+        self._confirmed = u2
+        self._masked_with = tuple(partners)
+        self._phase = _Phase.CONFIRMED
+
+    def _open(self, sender: int, sealed: bytes) -> bool:
+        """Keeps ``sender``'s shares if they open; False (and the reason recorded) if not."""
         assert self._roster is not None
         if len(sealed) != SEALED_SHARES_BYTES:
             self._rejected[sender] = (
                 f"sealed shares are {SEALED_SHARES_BYTES} bytes, were {len(sealed)}"
             )
-            return
+            return False
         key = self._share_key(self._roster, self._index, sender)
         try:
             plaintext = decrypt_shares(key, self.context, sender, self._index, sealed)
@@ -293,28 +365,29 @@ class ClientSession:
             self._rejected[sender] = (
                 "the shares do not decrypt (altered, or not sealed for this pair)"
             )
-            return
+            return False
         except ValueError as e:
             self._rejected[sender] = f"the shares are malformed: {e}"
-            return
+            return False
         self._held[sender] = (s_share, b_share)
+        return True
 
     def masked_input(
         self, x: npt.NDArray[np.int64] | npt.NDArray[np.uint64]
     ) -> npt.NDArray[np.uint64]:
-        """Phase 3, once per session: ``y = x + mask(self-mask key) + sum over`` :attr:`masked_with`
+        """Phase 4, once per session: ``y = x + mask(self-mask key) + sum over`` :attr:`masked_with`
         ``v of sign(u, v) mask(pairwise mask key of u and v)``, modulo 2^64. ``x`` is the
         quantized update (signed 64-bit integers or their words)."""
         if self._phase == _Phase.MASKED:
             raise SessionStateError("a session sends one masked input, and this one already did")
-        self._require(_Phase.RECEIVED_SHARES, "it masks its input")
+        self._require(_Phase.CONFIRMED, "it masks its input")
         assert self._roster is not None
         if len(self._masked_with) + 1 < self._roster.threshold:
             # Bonawitz et al.'s |U2| >= t: with fewer partners the self-mask would be nearly all
             # that hides the input, and the job could hold back the other shares on purpose.
             raise SecureProtocolError(
-                f"only {len(self._masked_with)} neighbours' shares were routed here, fewer than "
-                f"the threshold {self._roster.threshold} - 1; no masked input is sent"
+                f"only {len(self._masked_with)} confirmed partners, fewer than the threshold "
+                f"{self._roster.threshold} - 1; no masked input is sent"
             )
         values = np.asarray(x)
         if values.dtype not in (np.dtype(np.int64), np.dtype(np.uint64)):
@@ -329,16 +402,16 @@ class ClientSession:
         self._phase = _Phase.MASKED
         return y
 
-    # -- phase 4 ----------------------------------------------------------------------------
+    # -- phase 5 ----------------------------------------------------------------------------
 
     def unmask(self, shared: Iterable[int], masked_input: Iterable[int]) -> UnmaskShares:
-        """Phase 4: for each client w whose share this client holds (itself and the neighbours
-        whose shares opened) and that is in ``shared`` (U2), the share of ``b_w`` if w is in
-        ``masked_input`` (U3), else the share of ``s_sk_w``.
+        """Phase 5: for each client w whose share this client holds (itself and the neighbours
+        whose shares opened) and that is in ``shared`` (U2, the confirmed clients), the share of
+        ``b_w`` if w is in ``masked_input`` (U3), else the share of ``s_sk_w``.
 
         Raises :class:`UnmaskRefused` when this client sent no masked input, is not in U3, U3
-        is not a subset of U2, U2 disagrees with the shares routed to it (a neighbour in U2
-        whose shares it did not get, or one not in U2 whose shares it got), fewer than t of its
+        is not a subset of U2, U2 disagrees among its neighbours with the ``Confirmed`` it
+        masked by, fewer than t of its
         neighbourhood (itself included) are in U3, or an earlier call had other survivors among
         its neighbourhood (another split could reveal both kinds of share of a neighbour,
         which would let the job unmask that neighbour's input). A repeated call with the same
@@ -386,12 +459,12 @@ class ClientSession:
         if self._index not in u3:
             raise UnmaskRefused(f"this client ({self._index}) is not among the survivors")
         for w in self._neighbours:
-            routed = w in self._masked_with
-            if (w in u2) != routed:
+            confirmed = w in self._confirmed
+            if (w in u2) != confirmed:
                 raise UnmaskRefused(
-                    f"the clients who shared keys (U2) {'omit' if routed else 'include'} "
-                    f"neighbour {w}, whose shares were {'' if routed else 'not '}routed to this "
-                    "client"
+                    f"the confirmed clients (U2) {'omit' if confirmed else 'include'} "
+                    f"neighbour {w}, which the round's Confirmed did {'' if confirmed else 'not '}"
+                    "confirm"
                 )
         alive = sum(1 for v in self._roster.neighbourhood(self._index) if v in u3)
         if alive < self._roster.threshold:

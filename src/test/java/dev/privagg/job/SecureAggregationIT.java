@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Secure aggregation end to end (docs/secure-aggregation.md): Java clients on a real broker run the
- * four phases against the job on a MiniCluster, with clients dropping out after each phase, and the
+ * five phases against the job on a MiniCluster, with clients dropping out after each phase, and the
  * released model is bit for bit the one plaintext mode releases from the survivors' updates under
  * the same seeded noise.
  */
@@ -60,21 +60,22 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
         mode: secure
         maxDropoutRate: 0.3
         adversarialClientRate: 0.1
-        phases: {advertise: 3s, share: 3s, maskedInput: 3s}
+        phases: {advertise: 3s, share: 3s, confirm: 3s, maskedInput: 3s}
       """;
 
   @Test
   void secureRound_withDropoutsAtEachPhase_releasesThePlaintextModelOfItsSurvivors()
       throws Exception {
-    JobSpec secure = spec(BODY.formatted("12s", SECURE));
+    JobSpec secure = spec(BODY.formatted("15s", SECURE));
     float[][][] updates = onGridUpdates(new Random(5));
-    // Clients 0 and 1 stop after phase 1, 2 after phase 2, 3 after phase 3; the rest finish.
+    // Client 0 stops after phase 1, 1 after phase 2 (shares), 2 after phase 3 (its receipt), 3
+    // after phase 4 (its masked input); the rest finish.
     int[] phases = new int[CLIENTS];
-    java.util.Arrays.fill(phases, 4);
+    java.util.Arrays.fill(phases, 5);
     phases[0] = 1;
-    phases[1] = 1;
-    phases[2] = 2;
-    phases[3] = 3;
+    phases[1] = 2;
+    phases[2] = 3;
+    phases[3] = 4;
 
     JobClient job = startJob(secure, 2);
     awaitModel(secure, 0);

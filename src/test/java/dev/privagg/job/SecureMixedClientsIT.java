@@ -51,36 +51,38 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
   /** A client of the round: its id, its side, how many phases it takes part in, and its call. */
   private record Client(String id, boolean python, int phases, String call) {
     boolean sendsMaskedInput() {
-      return phases >= 3;
+      return phases >= 4;
     }
   }
 
   /**
-   * Eleven on the roster (if all advertise in time), ten who share (U2), eight masked inputs (U3),
-   * six who unmask. One full Python client goes through {@code send_update}, the plain call.
+   * Twelve on the roster (if all advertise in time), eleven who share, nine receipts (U2), eight
+   * masked inputs (U3), six who unmask. One full Python client goes through {@code send_update},
+   * the plain call.
    */
   private static final List<Client> CLIENTS =
       List.of(
-          new Client("java-0", false, 4, "send"),
-          new Client("java-1", false, 4, "send"),
-          new Client("java-2", false, 4, "send"),
+          new Client("java-0", false, 5, "send"),
+          new Client("java-1", false, 5, "send"),
+          new Client("java-2", false, 5, "send"),
           new Client("java-drops-after-2", false, 2, "sendSecure"),
-          new Client("java-drops-after-3", false, 3, "sendSecure"),
-          new Client("py-0", true, 4, "send_update"),
-          new Client("py-1", true, 4, "send_secure_update"),
-          new Client("py-2", true, 4, "send_secure_update"),
-          new Client("py-drops-after-2", true, 2, "send_secure_update"),
+          new Client("java-drops-after-4", false, 4, "sendSecure"),
+          new Client("py-0", true, 5, "send_update"),
+          new Client("py-1", true, 5, "send_secure_update"),
+          new Client("py-2", true, 5, "send_secure_update"),
           new Client("py-drops-after-3", true, 3, "send_secure_update"),
+          new Client("py-drops-after-2", true, 2, "send_secure_update"),
+          new Client("py-drops-after-4", true, 4, "send_secure_update"),
           new Client("py-drops-after-1", true, 1, "send_secure_update"));
 
   private static final int SURVIVORS =
       (int) CLIENTS.stream().filter(Client::sendsMaskedInput).count();
 
   /**
-   * m = the 8 masked-input senders, so the release is their average (a power of two: exact). For 11
-   * clients at these rates FCP's parameter finder gives degree 8 (neighbourhoods of 9) and
-   * threshold 2: every neighbourhood misses only 2 of the 11, so it holds at least 4 of the 6
-   * clients that unmask, whatever the job's random permutation.
+   * m = the 8 masked-input senders, so the release is their average (a power of two: exact). For 12
+   * clients at these rates the job's thresholds give neighbourhoods of 9 and threshold 2: every
+   * neighbourhood misses only 3 of the 12, so it holds at least 3 of the 6 clients that unmask,
+   * whatever the ring.
    */
   private static String specYaml(String id) {
     return """
@@ -90,7 +92,7 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
             - {name: w, shape: [8, 4]}
             - {name: b, shape: [4]}
         rounds:
-          timeout: 16s
+          timeout: 20s
           startGrace: 8s
           expectedClients: %d
           minimumCohort: {count: 4, noiseStd: 0.1}
@@ -106,7 +108,7 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
           adversarialClientRate: 0.1
           # The lower thresholds, so that five of eleven may drop: this test is of interop
           adversary: curious-server
-          phases: {advertise: 4s, share: 4s, maskedInput: 4s}
+          phases: {advertise: 4s, share: 4s, confirm: 4s, maskedInput: 4s}
         topics:
           updates: %s.updates
           models: %s.models
@@ -163,7 +165,7 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
           assertThat(r.get("rejected_shares").size())
               .as("%s: routed shares it could not open (Java's and Python's alike)", c.id())
               .isZero();
-          if (c.phases() == 4) {
+          if (c.phases() == 5) {
             assertThat(r.get("survivors").asInt())
                 .as("%s: masked inputs the job counted, Java's and Python's", c.id())
                 .isEqualTo(SURVIVORS);
