@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -95,6 +96,10 @@ class PrivaggClient:
     ``kafka_config`` holds extra librdkafka properties (``security.protocol``, ``sasl.*``,
     ``ssl.*``, ...) for every producer and consumer it creates; secret values are never shown.
 
+    ``masked_rounds``, in secure mode: a file that remembers across restarts the session each
+    round's update was masked in, so that a restarted client never masks a round's update in a
+    second session the job opened after a restore (without it the guard is per call only).
+
     Use as a context manager, or call :meth:`close`::
 
         with PrivaggClient.from_spec("jobs/digits-softmax.yaml", "localhost:9092", "alice") as c:
@@ -110,6 +115,7 @@ class PrivaggClient:
         client_id: str,
         kafka_config: Mapping[str, Any] | None = None,
         keep_models: int = 3,
+        masked_rounds: str | os.PathLike[str] | None = None,
     ) -> None:
         if not bootstrap_servers:
             raise KafkaClientError("bootstrap_servers is empty; give host:port[,host:port]")
@@ -120,6 +126,7 @@ class PrivaggClient:
         self.bootstrap_servers = bootstrap_servers
         self._extra: dict[str, Any] = dict(kafka_config or {})
         self._keep_models = keep_models
+        self._masked_rounds = masked_rounds
         self._rounds: dict[int, RoundAnnouncement] = {}
         self._models: dict[int, GlobalModel] = {}
         self._latest_model_round = -1
@@ -138,9 +145,16 @@ class PrivaggClient:
         bootstrap_servers: str,
         client_id: str,
         kafka_config: Mapping[str, Any] | None = None,
+        masked_rounds: str | os.PathLike[str] | None = None,
     ) -> PrivaggClient:
         """A client of the job the spec YAML at ``spec`` describes."""
-        return cls(JobConfig.from_spec(spec), bootstrap_servers, client_id, kafka_config)
+        return cls(
+            JobConfig.from_spec(spec),
+            bootstrap_servers,
+            client_id,
+            kafka_config,
+            masked_rounds=masked_rounds,
+        )
 
     def __repr__(self) -> str:
         keys = sorted(self._extra)
@@ -435,6 +449,7 @@ class PrivaggClient:
             open_timeout=timeout,
             grace=timeout,
             phases=phases,
+            masked_rounds=self._masked_rounds,
         )
         self._last_sent_round = max(self._last_sent_round, round_number)
         if phases < 5:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Union
@@ -197,6 +198,7 @@ class _SecureRound:
         randomness: Randomness,
         rng: np.random.Generator | None,
         phases: int,
+        masked_rounds: str | os.PathLike[str] | None,
     ) -> None:
         self._transport = transport
         self._job = job
@@ -208,6 +210,7 @@ class _SecureRound:
         self._randomness = randomness
         self._rng = rng
         self._phases = phases
+        self._masked_rounds = masked_rounds
         self._step = _Step.WAIT_OPENED
         self._opened: Opened | None = None
         self._session_id = b""
@@ -414,6 +417,12 @@ class _SecureRound:
             y = self._session.masked_input(x)
         except SecureProtocolError as e:
             raise self._fail(4, str(e)) from e
+        if self._masked_rounds is not None:
+            problem = claim_masked_round(
+                self._masked_rounds, self._job.job_id, self._round, self._session_id.hex()
+            )
+            if problem is not None:
+                raise self._fail(4, problem)
         self._before(deadline, 4, "the masked input was ready")
         self._send(y)
         self._step = _Step.WAIT_SURVIVORS
@@ -452,6 +461,38 @@ class _SecureRound:
         )
 
 
+def claim_masked_round(
+    path: str | os.PathLike[str], job_id: str, round_number: int, session: str
+) -> str | None:
+    """Records in ``path`` (job id, round, session in hex, tab-separated, one line per round,
+    forced to disk) that this client masks its update of the round in ``session``, so that after
+    a restart it never masks the round's update again under another session: two masked sums that
+    differ by one update would reveal it. Returns why not when the file records another session
+    of the round; the same session again is a retry and fine."""
+    key = f"{job_id}\t{round_number}\t"
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        lines = []
+    for line in lines:
+        if line.startswith(key):
+            recorded = line[len(key):]
+            if recorded == session:
+                return None
+            return (
+                f"this client already masked an update for round {round_number} of job {job_id} "
+                f"in session {recorded} ({os.fspath(path)}); the job opened the round again "
+                f"(session {session}) and a second masked update could be subtracted from the "
+                "first: join the next round"
+            )
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(key + session + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    return None
+
+
 def send_secure_update(
     transport: SecureTransport,
     job: JobConfig,
@@ -464,6 +505,7 @@ def send_secure_update(
     randomness: Randomness = SYSTEM_RANDOMNESS,
     rng: np.random.Generator | None = None,
     phases: int = 5,
+    masked_rounds: str | os.PathLike[str] | None = None,
 ) -> SecureRoundResult:
     """Takes part in round ``round_number``'s secure aggregation with ``values`` (the update's
     d values in the spec's tensor order) and returns once this client's ``UnmaskShares`` were
@@ -478,10 +520,24 @@ def send_secure_update(
     the job's dropout tolerance (as the Java client's ``sendSecure(round, clientId, tensors,
     phases)``): it returns once the message of phase ``phases`` was acknowledged and sends
     nothing more for the round.
+
+    ``masked_rounds``: a file that remembers, across restarts of this client, the session each
+    round's update was masked in (:func:`claim_masked_round`); without it the guard against
+    masking one round's update in two sessions lives in this call only.
     """
     if isinstance(phases, bool) or not isinstance(phases, int) or not 1 <= phases <= 5:
         raise ValueError(f"phases must be an integer in [1, 5], was {phases!r}")
     flat = np.asarray(values, dtype=np.float64).ravel()
     return _SecureRound(
-        transport, job, client_id, round_number, flat, open_timeout, grace, randomness, rng, phases
+        transport,
+        job,
+        client_id,
+        round_number,
+        flat,
+        open_timeout,
+        grace,
+        randomness,
+        rng,
+        phases,
+        masked_rounds,
     ).run()

@@ -585,3 +585,26 @@ def test_a_roster_of_degree_zero_ends_the_round_quietly_after_advertising() -> N
     result = _drive(job)
     assert result.index == -1 and result.survivors == 0
     assert _phases_sent(job) == ["encryptionPublicKey"]
+
+
+def test_a_restarted_client_with_a_masked_rounds_file_masks_a_round_in_one_session_only(
+    tmp_path: Path,
+) -> None:
+    # The round is opened again after this client's masked input; the process restarts (a
+    # fresh call, no memory) and reads the new session: the file refuses a second masked input.
+    masked_rounds = tmp_path / "masked-rounds"
+    job = FakeSecureJob(reopen_at=OPEN + 4 * PHASE_SECONDS - 1.0)
+    with pytest.raises(SecureRoundError, match="opened the round again"):
+        _drive(job, masked_rounds=masked_rounds)
+    assert masked_rounds.read_text() == f"{JOB.job_id}\t{ROUND}\t{_session_bytes(1).hex()}\n"
+    sent = len(job.sent)
+    job.read = 0  # the restarted process reads the secure topic afresh
+
+    message = r"phase 4 \(masked input\): this client already masked an update for round 4"
+    with pytest.raises(SecureRoundError, match=message):
+        _drive(job, at=job.now_, masked_rounds=masked_rounds)
+    assert [next(iter(m["body"])) for m in job.sent[sent:]] == [
+        "encryptionPublicKey", "shares", "rejected"
+    ]
+    # Without the file the restarted client would have masked the round again.
+    assert "values" not in [next(iter(m["body"])) for m in job.sent[sent:]]

@@ -42,6 +42,7 @@ public final class PrivaggClient implements AutoCloseable {
   private final Map<Long, GlobalModel> models = new ConcurrentHashMap<>();
   private volatile long latestModelRound = -1;
   private final java.util.Set<String> followed = new java.util.HashSet<>();
+  private volatile MaskedRounds maskedRounds;
 
   /**
    * Connects to {@code bootstrapServers} in plaintext; see {@link #PrivaggClient(JobSpec,
@@ -65,6 +66,20 @@ public final class PrivaggClient implements AutoCloseable {
     p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
     producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
     consumer = committedReader(kafka, modelBytes);
+  }
+
+  /**
+   * Secure aggregation: remembers in {@code file}, across restarts of this client's process, the
+   * session each round's update was masked in, and refuses to mask an update of a round again under
+   * another session (a job restored to an earlier checkpoint opens the round anew; two masked sums
+   * that differ by this client's update would reveal it). Without it the guard lives in memory
+   * only. Share one file among the clients of one process or give each its own.
+   *
+   * @return this client
+   */
+  public PrivaggClient rememberMaskedRounds(java.nio.file.Path file) {
+    maskedRounds = new MaskedRounds(file);
+    return this;
   }
 
   /**
@@ -160,7 +175,8 @@ public final class PrivaggClient implements AutoCloseable {
     }
     // The job answers each phase at its deadline and commits it at a checkpoint after that.
     Duration timeout = Duration.ofMillis(Math.max(30_000, spec.rounds().timeoutMillis()));
-    try (SecureRoundClient secure = new SecureRoundClient(spec, kafka, producer, random)) {
+    try (SecureRoundClient secure =
+        new SecureRoundClient(spec, kafka, producer, random, maskedRounds)) {
       secure.run(round, clientId, tensors, timeout, phases);
     } catch (TimeoutException e) {
       throw new IllegalStateException(

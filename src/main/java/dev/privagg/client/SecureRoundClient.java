@@ -54,14 +54,19 @@ final class SecureRoundClient implements AutoCloseable {
   private final KafkaConsumer<byte[], byte[]> consumer;
   private final SecureRandom random;
 
+  /** Where masked rounds are remembered across restarts; null: in this run only. */
+  private final MaskedRounds maskedRounds;
+
   SecureRoundClient(
       JobSpec spec,
       KafkaConnection kafka,
       KafkaProducer<byte[], byte[]> producer,
-      SecureRandom random) {
+      SecureRandom random,
+      MaskedRounds maskedRounds) {
     this.spec = spec;
     this.producer = producer;
     this.random = random;
+    this.maskedRounds = maskedRounds;
     consumer = PrivaggClient.committedReader(kafka, spec.maxSecureRecordBytes());
   }
 
@@ -186,6 +191,9 @@ final class SecureRoundClient implements AutoCloseable {
         confirmed.getConfirmed().stream().mapToInt(Integer::intValue).toArray(), cuts);
     long[] units = new Quantizer(opened.getClipNorm()).quantize(tensors, random);
     byte[] masked = client.maskedInput(units);
+    if (maskedRounds != null) {
+      maskedRounds.claim(spec.jobId(), round, HexFormat.of().formatHex(session));
+    }
     send(clientId, message(ctx, clientId, new MaskedInput(ByteBuffer.wrap(masked))));
     if (phases == 4) {
       return new Result(round, HexFormat.of().formatHex(session), index, 0);
