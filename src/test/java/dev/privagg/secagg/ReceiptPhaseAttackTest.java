@@ -1,0 +1,169 @@
+package dev.privagg.secagg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Adversarial review of the receipt phase (review3). Each test is what the claim says should hold;
+ * those that fail show a break.
+ */
+class ReceiptPhaseAttackTest {
+  private static final ThreatModel DEFAULT_RATES =
+      RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server");
+  private static final int D = 4;
+
+  /**
+   * A lying server with ONE consistent Confirmed (fabricated cuts, no receipt asked for them) and
+   * ONE consistent survivor list, and no colluding client at all: it cuts the target u from all but
+   * t - 1 neighbours (u accepts cuts it never asked for), declares those t - 1 partners dropped (their
+   * holders reveal their mask keys), and keeps the cut neighbours in U3 so that every holder's "at
+   * least t of my neighbourhood in U3" guard passes (cut neighbours count as survivors though they
+   * do not mask with u). It then strips u's masked input to u's update. Before the receipt phase
+   * every survivor in u's neighbourhood masked with u, so a single consistent list could not do
+   * this; the attack needs k + a + 1 >= 2t, so on the complete graph with n + A odd it always works.
+   */
+  @Test
+  void oneConsistentConfirmedWithFabricatedCuts_andOneSurvivorList_doNotRecoverAnInput() {
+    // rates 0.3 / 0.1: the complete graph of 5, t = 3, A = 0 (no colluder needed at all)
+    ThreatModel rates = RoundGraph.threatModel(0.3, 0.1, "semi-malicious-server");
+    RoundThresholds.Choice c = RoundThresholds.choose(5, rates).orElseThrow();
+    assertThat(c.complete()).isTrue();
+    assertThat(c.threshold()).isEqualTo(3);
+    assertThat(recoversByCuts(new SecAggCohort(5, 5, 3, 41), 0))
+        .as("the server recovered client 0's update from one Confirmed and one survivor list")
+        .isFalse();
+  }
+
+  @Test
+  void theSameCutAttack_onTheSparseGraphOfTheDefaultRates_atSixClients() {
+    // rates 0.1 / 0.1: n = 6 gets k = 3, t = 2, r = 0 (k + 1 = 2t, no colluder needed)
+    RoundThresholds.Choice c = RoundThresholds.choose(6, DEFAULT_RATES).orElseThrow();
+    assertThat(c.complete()).isFalse();
+    SecAggCohort cohort = new SecAggCohort(6, c.neighbourhoodSize(), c.threshold(), 6);
+    assertThat(recoversByCuts(cohort, 0)).isFalse();
+  }
+
+  /**
+   * The lie: one Confirmed (everyone, target cut from all its neighbours but t - 1 partners) and one
+   * survivor list (everyone but those partners), both the same for every client.
+   */
+  private static boolean recoversByCuts(SecAggCohort cohort, int target) {
+    int n = cohort.n;
+    int t = cohort.threshold;
+    long[][] units = units(n, 7);
+    cohort.shareKeys(i -> true);
+    int[] everyone = IntStream.range(0, n).toArray();
+    for (int i = 0; i < n; i++) {
+      cohort.clients.get(i).onShares(cohort.routedTo(i));
+      assertThat(cohort.clients.get(i).rejectedSenders()).isEmpty(); // honest receipts
+    }
+    int[] others = IntStream.of(cohort.neighbourhoods[target]).filter(v -> v != target).toArray();
+    int[] partners = Arrays.copyOf(others, t - 1);
+    int[][] cuts =
+        IntStream.of(others)
+            .skip(t - 1)
+            .mapToObj(v -> new int[] {Math.min(v, target), Math.max(v, target)})
+            .toArray(int[][]::new);
+    for (int i = 0; i < n; i++) {
+      cohort.clients.get(i).onConfirmed(everyone, cuts);
+    }
+    byte[][] masked = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      masked[i] = cohort.clients.get(i).maskedInput(units[i]);
+    }
+    int[] u3 = IntStream.range(0, n).filter(i -> IntStream.of(partners).noneMatch(p -> p == i)).toArray();
+    List<Shamir.Share> seed = new ArrayList<>();
+    java.util.Map<Integer, List<Shamir.Share>> keys = new java.util.HashMap<>();
+    for (int h : u3) {
+      UnmaskShares answer;
+      try {
+        answer = cohort.clients.get(h).unmask(everyone, u3);
+      } catch (IllegalStateException refused) {
+        continue;
+      }
+      for (UnmaskShares.RevealedShare r : answer.selfMaskShares()) {
+        if (r.index() == target) {
+          seed.add(new Shamir.Share(h + 1, r.share()));
+        }
+      }
+      for (UnmaskShares.RevealedShare r : answer.maskKeyShares()) {
+        keys.computeIfAbsent(r.index(), k -> new ArrayList<>()).add(new Shamir.Share(h + 1, r.share()));
+      }
+    }
+    if (seed.size() < t) {
+      return false;
+    }
+    long[] y = SecAggCohort.words(masked[target]);
+    byte[] b = Shamir.reconstruct(seed, t);
+    new MaskStream(DerivedKeys.selfMaskKey(cohort.ctx, b, target)).addTo(y, 0, D, -1);
+    for (int w : partners) {
+      List<Shamir.Share> shares = keys.getOrDefault(w, List.of());
+      if (shares.size() < t) {
+        return false;
+      }
+      byte[] sk = Shamir.reconstruct(shares, t);
+      byte[] key =
+          DerivedKeys.pairwiseMaskKey(
+              cohort.ctx, sk, w, cohort.roster.get(target).maskPublicKey(), target);
+      new MaskStream(key).addTo(y, 0, D, target < w ? -1 : 1);
+    }
+    return Arrays.equals(y, units[target]);
+  }
+
+  /**
+   * Java/Python parity of receipts: a neighbour whose shares decrypt but are not field elements
+   * (66 bytes >= 2^521 - 1) is on a Python client's receipt (share_from_bytes raises ValueError,
+   * _open records it as undecryptable) but a Java client keeps it, so the same junk is removed at
+   * confirmation when the receivers run Python and spoils the unmasking when they run Java.
+   */
+  @Test
+  void sharesThatDecryptButAreNotFieldElements_areOnTheReceipt_asThePythonClientPutsThem() {
+    SecureRandom random = SecAggCohort.seeded(3);
+    RoundContext ctx = new RoundContext("job", 1, new byte[16]);
+    X25519Keys enc0 = X25519Keys.generate(random);
+    List<ClientSession> sessions = new ArrayList<>();
+    List<AdvertisedKeys> roster = new ArrayList<>();
+    byte[] seed = new byte[32];
+    sessions.add(
+        new ClientSession(ctx, "junk", null, random, enc0, X25519Keys.generate(random), seed));
+    for (int i = 1; i < 3; i++) {
+      sessions.add(ClientSession.startUnchecked(ctx, "client-" + i, random));
+    }
+    for (ClientSession s : sessions) {
+      roster.add(s.advertise());
+    }
+    int[] identity = {0, 1, 2};
+    for (ClientSession s : sessions) {
+      s.onRoster(roster, 3, 2, identity);
+    }
+    // Client 0 seals a plaintext of 0xFF bytes (each share 2^528 - 1 > p) for client 1.
+    byte[] plaintext = new byte[ShareCipher.PLAINTEXT_BYTES];
+    Arrays.fill(plaintext, (byte) 0xFF);
+    byte[] key =
+        DerivedKeys.shareEncryptionKey(ctx, enc0.privateKey(), 0, roster.get(1).encryptionPublicKey(), 1);
+    byte[] sealed = ShareCipher.encrypt(key, ctx, 0, 1, plaintext, new Random(1));
+    sessions.get(1).onShares(List.of(new ClientSession.RoutedShare(0, sealed)));
+
+    assertThat(sessions.get(1).rejectedSenders())
+        .as("a share >= p is unusable; the Python client rejects it on its receipt")
+        .containsExactly(0);
+  }
+
+  private static long[][] units(int n, long seed) {
+    Random random = new Random(seed);
+    long[][] units = new long[n][D];
+    for (long[] u : units) {
+      for (int j = 0; j < D; j++) {
+        u[j] = random.nextInt(1 << 20) - (1 << 19);
+      }
+    }
+    return units;
+  }
+}
