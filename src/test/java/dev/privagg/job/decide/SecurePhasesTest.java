@@ -1173,6 +1173,83 @@ class SecurePhasesTest {
         .isLessThan(n * (roster.getDegree() - 1) * 1_200L);
   }
 
+  // Review3: attacks on the receipt phase.
+
+  /** Each client of {@code clients} opens its Shares message (phase 3 has opened). */
+  private void openShares(List<Client> clients) {
+    for (Client c : clients) {
+      Shares inbox =
+          published(1, Shares.class).stream()
+              .filter(s -> s.getRecipient() == c.index)
+              .findFirst()
+              .orElseThrow();
+      List<ClientSession.RoutedShare> routed = new ArrayList<>();
+      for (RoutedShare r : inbox.getShares()) {
+        routed.add(new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext())));
+      }
+      c.session.onShares(routed);
+    }
+  }
+
+  @Test
+  void review3_aClientWhoseReceiptRejectsTooMany_isNamedByItsClientId_atItsReceiptsPosition() {
+    // 10 clients at these rates: k = 7, t = 2, r = 1. A receipt rejecting 2 honest neighbours is
+    // a lie (TOO_MANY_REJECTIONS); the reject must name the client as its other rejects do.
+    List<Client> clients = sharedRound(10);
+    assertThat(RoundThresholds.choose(10, THREAT).orElseThrow().rejectionLimit()).isEqualTo(1);
+    driver.advanceTo(SHARE_DEADLINE - 1);
+    openShares(clients);
+    Client liar = clients.get(0);
+    int[] victims =
+        IntStream.of(
+                dev.privagg.secagg.HararyGraph.ofNeighbourhoodSize(
+                        store.secure.degree, store.secure.permutation)
+                    .neighbourhood(liar.index))
+            .filter(v -> v != liar.index)
+            .limit(2)
+            .toArray();
+    long receiptOffset = offset;
+    send(liar.id, new ShareReceipt(boxed(victims)), SHARE_DEADLINE);
+    for (Client c : clients.subList(1, 10)) {
+      send(c.id, new ShareReceipt(boxed(c.session.rejectedSenders())), SHARE_DEADLINE + c.index);
+    }
+    driver.advanceTo(CONFIRM_DEADLINE - 1);
+
+    assertThat(only(Confirmed.class).getConfirmed()).doesNotContain(liar.index).hasSize(9);
+    assertThat(decided.misbehaved)
+        .singleElement()
+        .asString()
+        .startsWith(liar.id + " at " + liar.id + "@0/" + receiptOffset + ": its receipt rejected 2");
+  }
+
+  @Test
+  void review3_restoredMidRoundWithRatesThatGiveTheRosterNoGraph_doesNotFailTheJobAtConfirm() {
+    // A careless operator restores a savepoint taken in phase 3 under a spec with other rates
+    // (phases unchanged). confirm() asks RoundThresholds.choose(n, the new rates).orElseThrow()
+    // for r, though the round's k and t are in its state: NoSuchElementException, every restore.
+    List<Client> clients = sharedRound(6);
+    driver.advanceTo(SHARE_DEADLINE - 1);
+    assertThat(store.secure.phase).isEqualTo(SecureUpdate.CONFIRM);
+    openShares(clients);
+    for (Client c : clients) {
+      send(c.id, new ShareReceipt(boxed(c.session.rejectedSenders())), SHARE_DEADLINE + c.index);
+    }
+    JobSpec changed =
+        JobFixtures.spec(
+            EXACT,
+            "minimumCohort: {count: 10.36, noiseStd: 0.05}",
+            "aggregation: {mode: secure, maxDropoutRate: 0.5, adversarialClientRate: 0.2,"
+                + " adversary: curious-server, phases: {advertise: 250ms, share: 250ms,"
+                + " confirm: 100ms, maskedInput: 150ms}}");
+    assertThat(RoundThresholds.choose(6, SecureUnmasking.threatModel(changed))).isEmpty();
+    driver.start(changed, NoiseSources.forSpec(changed), LedgerFloor.NONE, 0);
+    driver.lifecycle.keepAlive(store, driver.decided);
+
+    driver.advanceTo(DEADLINE - 1); // must not throw
+
+    assertThat(driver.decided.closed).hasSize(1);
+  }
+
   // Restores under the other aggregation mode.
 
   @Test
