@@ -25,7 +25,7 @@ from .messages import (
     Shares,
     UnmaskShares,
 )
-from .thresholds import ThreatModel, check_graph
+from .thresholds import ThreatModel, check_graph, rejection_limit
 from .primitives import (
     KEY_BYTES,
     NONCE_BYTES,
@@ -301,7 +301,9 @@ class ClientSession:
 
         Raises :class:`SecureProtocolError` when this client was not confirmed (it sends no
         masked input), when the job confirms a neighbour whose shares were not routed here, or
-        one whose share did not open here without cutting their pair."""
+        one whose share did not open here without cutting their pair, or cuts more of its pairs
+        than r colluders could have asked for (a lying server that cuts a client down to few
+        partners would leave its input under few masks)."""
         if self._phase != _Phase.RECEIVED_SHARES:
             raise SessionStateError(
                 "on_confirmed needs on_shares first, and is called once per session"
@@ -321,6 +323,8 @@ class ClientSession:
                 raise SecureProtocolError(
                     f"a cut must be two distinct roster indices in [0, {n}), was {pair}"
                 )
+            if (min(a, b), max(a, b)) in pairs:
+                raise SecureProtocolError(f"the cuts repeat the pair {pair}")
             pairs.add((min(a, b), max(a, b)))
         u2 = frozenset(members)
         if self._index not in u2:
@@ -329,6 +333,7 @@ class ClientSession:
                 "or receipt were refused); no masked input is sent"
             )
         partners: list[int] = []
+        cut_by_others = 0
         for w in self._neighbours:
             if w not in u2:
                 continue
@@ -344,6 +349,16 @@ class ClientSession:
                 )
             if not cut:
                 partners.append(w)
+            elif w not in self._undecryptable:
+                cut_by_others += 1
+        if self._threat is not None:
+            limit = rejection_limit(n, self._roster.degree, self._threat)
+            if cut_by_others > limit:
+                raise SecureProtocolError(
+                    f"the job cuts {cut_by_others} of this client's pairs that it did not reject, "
+                    f"more than the {limit} colluders its neighbourhood may hold; no masked input "
+                    "is sent"
+                )
         self._confirmed = u2
         self._masked_with = tuple(partners)
         self._phase = _Phase.CONFIRMED
@@ -471,6 +486,14 @@ class ClientSession:
             raise UnmaskRefused(
                 f"only {alive} of this client's neighbourhood of {self._roster.degree} sent a "
                 f"masked input, fewer than the threshold {self._roster.threshold}"
+            )
+        # Only partners' masks hide its input: a neighbour cut from it counts for nothing here,
+        # or one Confirmed and one survivor list could strip its masks.
+        masked = 1 + sum(1 for v in self._masked_with if v in u3)
+        if masked < self._roster.threshold:
+            raise UnmaskRefused(
+                f"only {masked} of this client's partners (itself included) sent a masked "
+                f"input, fewer than the threshold {self._roster.threshold}"
             )
 
     def _require(self, phase: _Phase, what: str) -> None:

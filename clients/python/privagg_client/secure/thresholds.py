@@ -50,6 +50,29 @@ def _upper_tail(total: int, marked: int, sampled: int, at_least: int) -> tuple[i
     return numerator, math.comb(total, sampled)
 
 
+def rejection_limit(n: int, k: int, threat: ThreatModel) -> int:
+    """r for a roster of ``n`` with neighbourhoods of ``k`` (``k == n``: the complete graph): the
+    most colluders a client's k - 1 other holders hold but with probability 2^-41 / n (the
+    colluders drawn from the n - 1 others), A on the complete graph. The job cuts no more of an
+    honest client's pairs than that (colluders' false complaints), so a client refuses a
+    ``Confirmed`` that cuts more of the pairs it did not reject itself."""
+    a = threat.colluders(n)
+    if k == n:
+        return a
+    total, sampled = n - 1, k - 1
+    denominator = math.comb(total, sampled)
+    # The smallest x with n P[X > x] 2^41 <= 1: add the upper tail from the top down.
+    tail = 0
+    x = min(a, sampled)
+    while x >= 0:
+        with_x = tail + math.comb(a, x) * math.comb(total - a, sampled - x)
+        if n * with_x * 2 * _BOUND > denominator:
+            return x
+        tail = with_x
+        x -= 1
+    return 0
+
+
 def check_graph(n: int, k: int, t: int, threat: ThreatModel) -> None:
     """Raises :class:`SecureProtocolError` unless a roster of ``n`` with neighbourhoods of ``k``
     (``k == n``: the complete graph) and threshold ``t`` keeps every client's input from the

@@ -36,6 +36,10 @@ public class SecureRoundState {
   public int degree;
 
   public int threshold;
+
+  /** r: a client rejected by more than r, or rejecting more than r, leaves (ShareConfirmation). */
+  public int rejectionLimit;
+
   public int[] permutation = new int[0];
 
   /** Per roster index: its phase 2 message (the ShareKeys record), once accepted. */

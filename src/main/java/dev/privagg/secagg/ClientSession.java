@@ -263,9 +263,17 @@ public final class ClientSession {
         try {
           byte[] plaintext =
               ShareCipher.decrypt(shareEncryptionKeys.get(v), ctx, v, index, share.ciphertext());
-          heldMaskKeyShares.put(v, Arrays.copyOfRange(plaintext, 0, Shamir.SHARE_BYTES));
-          heldSelfMaskShares.put(
-              v, Arrays.copyOfRange(plaintext, Shamir.SHARE_BYTES, ShareCipher.PLAINTEXT_BYTES));
+          byte[] maskKeyShare = Arrays.copyOfRange(plaintext, 0, Shamir.SHARE_BYTES);
+          byte[] selfMaskShare =
+              Arrays.copyOfRange(plaintext, Shamir.SHARE_BYTES, ShareCipher.PLAINTEXT_BYTES);
+          if (!isFieldElement(maskKeyShare) || !isFieldElement(selfMaskShare)) {
+            // Decrypts, but is no share at all: as junk as a ciphertext that does not decrypt.
+            failed.add(new FailedShare(v, "a share from sender " + v + " is not below 2^521 - 1"));
+            undecryptable.add(v);
+          } else {
+            heldMaskKeyShares.put(v, maskKeyShare);
+            heldSelfMaskShares.put(v, selfMaskShare);
+          }
         } catch (ForgedShareException e) {
           failed.add(new FailedShare(v, e.getMessage()));
           undecryptable.add(v);
@@ -276,6 +284,10 @@ public final class ClientSession {
     rejected = undecryptable.stream().mapToInt(Integer::intValue).sorted().toArray();
     phase = Phase.CONFIRM;
     return failed;
+  }
+
+  private static boolean isFieldElement(byte[] share) {
+    return new java.math.BigInteger(1, share).compareTo(Shamir.PRIME) < 0;
   }
 
   /**
@@ -298,7 +310,9 @@ public final class ClientSession {
    * @throws IllegalArgumentException if an index is outside the roster or repeats
    * @throws IllegalStateException if this client was not confirmed (it sends no masked input), or
    *     the job confirms a neighbour whose shares were not routed here, or one this client rejected
-   *     without cutting their pair
+   *     without cutting their pair, or cuts more of its pairs than r colluders could have asked for
+   *     (a lying server that cuts a client down to few partners would leave its input under few
+   *     masks)
    */
   public void onConfirmed(int[] confirmed, int[][] cuts) {
     requirePhase(Phase.CONFIRM, "onConfirmed");
@@ -313,6 +327,7 @@ public final class ClientSession {
               + " sent");
     }
     List<Integer> partners = new ArrayList<>();
+    int cutByOthers = 0;
     for (int w : neighbourhood) {
       if (w == index || !in[w]) {
         continue;
@@ -331,7 +346,19 @@ public final class ClientSession {
       }
       if (!cut) {
         partners.add(w);
+      } else if (Arrays.binarySearch(rejected, w) < 0) {
+        cutByOthers++;
       }
+    }
+    int limit = threat == null ? neighbourhood.length : rejectionLimit();
+    if (cutByOthers > limit) {
+      throw new IllegalStateException(
+          clientId
+              + ": the job cuts "
+              + cutByOthers
+              + " of its pairs that it did not reject, more than the "
+              + limit
+              + " colluders its neighbourhood may hold; no masked input is sent");
     }
     confirmedView = in;
     maskedWith = partners.stream().mapToInt(Integer::intValue).toArray();
@@ -402,6 +429,12 @@ public final class ClientSession {
       }
     }
     List<Integer> survivors = new ArrayList<>();
+    int maskedSurvivors = 1; // itself
+    for (int w : maskedWith) {
+      if (inMaskedInput[w]) {
+        maskedSurvivors++;
+      }
+    }
     for (int w : neighbourhood) {
       if (inShared[w] != confirmedView[w]) {
         throw new IllegalStateException(
@@ -424,6 +457,17 @@ public final class ClientSession {
               + ": only "
               + survivors.size()
               + " of its neighbourhood are in maskedInput (U3), fewer than the threshold "
+              + threshold);
+    }
+    // Only partners' masks hide its input: a neighbour cut from it counts for nothing here, or
+    // one Confirmed and one survivor list could strip its masks (k + a + 1 >= 2t, review3).
+    if (maskedSurvivors < threshold) {
+      throw new IllegalStateException(
+          clientId
+              + ": only "
+              + maskedSurvivors
+              + " of its partners (itself included) are in maskedInput (U3), fewer than the"
+              + " threshold "
               + threshold);
     }
     int[] split = survivors.stream().mapToInt(Integer::intValue).toArray();
@@ -490,6 +534,11 @@ public final class ClientSession {
                   .orElse("no graph")
               + "; a server that picks them could weaken the thresholds");
     }
+  }
+
+  /** r for this roster under the job's rates: the cuts a client accepts without rejecting. */
+  private int rejectionLimit() {
+    return RoundThresholds.choose(n, threat).map(RoundThresholds.Choice::rejectionLimit).orElse(0);
   }
 
   private int ownIndex(List<AdvertisedKeys> roster) {

@@ -12,8 +12,9 @@ import java.util.Optional;
  *
  * @param graph the graph
  * @param threshold t, the shares that reconstruct a secret
+ * @param rejectionLimit r ({@link RoundThresholds.Choice#rejectionLimit})
  */
-public record RoundGraph(HararyGraph graph, int threshold) {
+public record RoundGraph(HararyGraph graph, int threshold, int rejectionLimit) {
   /**
    * The graph for {@code roster}; empty when none meets the bounds (fewer than {@link
    * RoundThresholds#smallestRoster} clients).
@@ -26,11 +27,13 @@ public record RoundGraph(HararyGraph graph, int threshold) {
         .map(
             c ->
                 c.complete()
-                    ? new RoundGraph(HararyGraph.complete(roster.size()), c.threshold())
+                    ? new RoundGraph(
+                        HararyGraph.complete(roster.size()), c.threshold(), c.rejectionLimit())
                     : new RoundGraph(
                         new HararyGraph(
                             c.neighbourhoodSize() - 1, RosterPermutation.of(ctx, roster)),
-                        c.threshold()));
+                        c.threshold(),
+                        c.rejectionLimit()));
   }
 
   /**

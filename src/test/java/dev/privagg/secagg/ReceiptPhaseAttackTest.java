@@ -1,6 +1,7 @@
 package dev.privagg.secagg;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -11,8 +12,8 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Adversarial review of the receipt phase (review3). Each test is what the claim says should hold;
- * those that fail show a break.
+ * The adversarial review of the receipt phase (issue 32). Each test is what a claim says should
+ * hold; each failed before its fix.
  */
 class ReceiptPhaseAttackTest {
   private static final ThreatModel DEFAULT_RATES =
@@ -22,12 +23,13 @@ class ReceiptPhaseAttackTest {
   /**
    * A lying server with ONE consistent Confirmed (fabricated cuts, no receipt asked for them) and
    * ONE consistent survivor list, and no colluding client at all: it cuts the target u from all but
-   * t - 1 neighbours (u accepts cuts it never asked for), declares those t - 1 partners dropped (their
-   * holders reveal their mask keys), and keeps the cut neighbours in U3 so that every holder's "at
-   * least t of my neighbourhood in U3" guard passes (cut neighbours count as survivors though they
-   * do not mask with u). It then strips u's masked input to u's update. Before the receipt phase
-   * every survivor in u's neighbourhood masked with u, so a single consistent list could not do
-   * this; the attack needs k + a + 1 >= 2t, so on the complete graph with n + A odd it always works.
+   * t - 1 neighbours (u accepts cuts it never asked for), declares those t - 1 partners dropped
+   * (their holders reveal their mask keys), and keeps the cut neighbours in U3 so that every
+   * holder's "at least t of my neighbourhood in U3" guard passes (cut neighbours count as survivors
+   * though they do not mask with u). It then strips u's masked input to u's update. Before the
+   * receipt phase every survivor in u's neighbourhood masked with u, so a single consistent list
+   * could not do this; the attack needs k + a + 1 >= 2t, so on the complete graph with n + A odd it
+   * always works.
    */
   @Test
   void oneConsistentConfirmedWithFabricatedCuts_andOneSurvivorList_doNotRecoverAnInput() {
@@ -50,9 +52,30 @@ class ReceiptPhaseAttackTest {
     assertThat(recoversByCuts(cohort, 0)).isFalse();
   }
 
+  @Test
+  void aConfirmedCuttingMoreThanRPairsAClientDidNotReject_isRefused() {
+    // 12 clients at the default rates: k = 9, t = 6, r = 1 (one colluder may falsely complain).
+    SecAggCohort cohort = SecAggCohort.checked(12, DEFAULT_RATES, 12);
+    cohort.shareKeys(i -> true);
+    int me = 0;
+    ClientSession client = cohort.clients.get(me);
+    client.onShares(cohort.routedTo(me));
+    int[] others = IntStream.of(cohort.neighbourhoods[me]).filter(v -> v != me).toArray();
+    int[] everyone = IntStream.range(0, 12).toArray();
+
+    assertThatThrownBy(
+            () -> client.onConfirmed(everyone, new int[][] {{me, others[0]}, {me, others[1]}}))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage(
+            "client-0: the job cuts 2 of its pairs that it did not reject, more than the 1"
+                + " colluders its neighbourhood may hold; no masked input is sent");
+    client.onConfirmed(everyone, new int[][] {{me, others[0]}});
+    assertThat(client.maskedInput(new long[D])).hasSize(8 * D);
+  }
+
   /**
-   * The lie: one Confirmed (everyone, target cut from all its neighbours but t - 1 partners) and one
-   * survivor list (everyone but those partners), both the same for every client.
+   * The lie: one Confirmed (everyone, target cut from all its neighbours but t - 1 partners) and
+   * one survivor list (everyone but those partners), both the same for every client.
    */
   private static boolean recoversByCuts(SecAggCohort cohort, int target) {
     int n = cohort.n;
@@ -78,7 +101,8 @@ class ReceiptPhaseAttackTest {
     for (int i = 0; i < n; i++) {
       masked[i] = cohort.clients.get(i).maskedInput(units[i]);
     }
-    int[] u3 = IntStream.range(0, n).filter(i -> IntStream.of(partners).noneMatch(p -> p == i)).toArray();
+    int[] u3 =
+        IntStream.range(0, n).filter(i -> IntStream.of(partners).noneMatch(p -> p == i)).toArray();
     List<Shamir.Share> seed = new ArrayList<>();
     java.util.Map<Integer, List<Shamir.Share>> keys = new java.util.HashMap<>();
     for (int h : u3) {
@@ -94,7 +118,8 @@ class ReceiptPhaseAttackTest {
         }
       }
       for (UnmaskShares.RevealedShare r : answer.maskKeyShares()) {
-        keys.computeIfAbsent(r.index(), k -> new ArrayList<>()).add(new Shamir.Share(h + 1, r.share()));
+        keys.computeIfAbsent(r.index(), k -> new ArrayList<>())
+            .add(new Shamir.Share(h + 1, r.share()));
       }
     }
     if (seed.size() < t) {
@@ -118,9 +143,9 @@ class ReceiptPhaseAttackTest {
   }
 
   /**
-   * Java/Python parity of receipts: a neighbour whose shares decrypt but are not field elements
-   * (66 bytes >= 2^521 - 1) is on a Python client's receipt (share_from_bytes raises ValueError,
-   * _open records it as undecryptable) but a Java client keeps it, so the same junk is removed at
+   * Java/Python parity of receipts: a neighbour whose shares decrypt but are not field elements (66
+   * bytes >= 2^521 - 1) is on a Python client's receipt (share_from_bytes raises ValueError, _open
+   * records it as undecryptable) but a Java client keeps it, so the same junk is removed at
    * confirmation when the receivers run Python and spoils the unmasking when they run Java.
    */
   @Test
@@ -147,7 +172,8 @@ class ReceiptPhaseAttackTest {
     byte[] plaintext = new byte[ShareCipher.PLAINTEXT_BYTES];
     Arrays.fill(plaintext, (byte) 0xFF);
     byte[] key =
-        DerivedKeys.shareEncryptionKey(ctx, enc0.privateKey(), 0, roster.get(1).encryptionPublicKey(), 1);
+        DerivedKeys.shareEncryptionKey(
+            ctx, enc0.privateKey(), 0, roster.get(1).encryptionPublicKey(), 1);
     byte[] sealed = ShareCipher.encrypt(key, ctx, 0, 1, plaintext, new Random(1));
     sessions.get(1).onShares(List.of(new ClientSession.RoutedShare(0, sealed)));
 

@@ -42,6 +42,16 @@ final class SecAggCohort {
   ShareConfirmation.Result confirmation;
 
   SecAggCohort(int n, int degree, int threshold, long seed) {
+    this(n, degree, threshold, seed, null);
+  }
+
+  /** Clients that hold the Roster to {@code threat}'s graph for n ({@link ClientSession#start}). */
+  static SecAggCohort checked(int n, ThreatModel threat, long seed) {
+    RoundThresholds.Choice c = RoundThresholds.choose(n, threat).orElseThrow();
+    return new SecAggCohort(n, c.neighbourhoodSize(), c.threshold(), seed, threat);
+  }
+
+  private SecAggCohort(int n, int degree, int threshold, long seed, ThreatModel threat) {
     Random random = new Random(seed);
     byte[] session = new byte[16];
     random.nextBytes(session);
@@ -53,7 +63,10 @@ final class SecAggCohort {
     this.neighbourhoods = new int[n][];
     SecureRandom secure = seeded(seed);
     for (int i = 0; i < n; i++) {
-      ClientSession client = ClientSession.startUnchecked(ctx, "client-" + i, secure);
+      ClientSession client =
+          threat == null
+              ? ClientSession.startUnchecked(ctx, "client-" + i, secure)
+              : ClientSession.start(ctx, "client-" + i, threat, secure);
       clients.add(client);
       roster.add(client.advertise());
     }

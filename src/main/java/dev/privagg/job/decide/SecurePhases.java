@@ -23,7 +23,6 @@ import dev.privagg.job.UnmaskRequest;
 import dev.privagg.job.shard.ShardPlan;
 import dev.privagg.secagg.HararyGraph;
 import dev.privagg.secagg.RoundGraph;
-import dev.privagg.secagg.RoundThresholds;
 import dev.privagg.secagg.ShareConfirmation;
 import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
@@ -397,6 +396,7 @@ final class SecurePhases {
     }
     s.degree = graph.graph().neighbourhoodSize();
     s.threshold = graph.threshold();
+    s.rejectionLimit = graph.rejectionLimit();
     s.permutation = graph.graph().permutation();
     List<RosterEntry> entries = rosterEntries(s);
     List<Integer> permutation = new ArrayList<>(n);
@@ -460,12 +460,12 @@ final class SecurePhases {
       shared[i] = s.shareMessages[i] != null;
       receipts[i] = receiptsExpected ? s.receipts[i] : shared[i] ? new int[0] : null;
     }
-    RoundThresholds.Choice choice =
-        RoundThresholds.choose(n, SecureUnmasking.threatModel(spec)).orElseThrow();
+    // r as the roster's graph was chosen with, not the spec's now: a restore under other rates
+    // must neither throw here nor judge this round by another graph's limit.
+    int limit = s.rejectionLimit;
     HararyGraph g = graphOf(s);
     ShareConfirmation.Result result =
-        ShareConfirmation.decide(
-            n, g::neighbourhood, shared, receipts, s.threshold, choice.rejectionLimit());
+        ShareConfirmation.decide(n, g::neighbourhood, shared, receipts, s.threshold, limit);
     s.confirmed = new boolean[n];
     for (int u : result.confirmed()) {
       s.confirmed[u] = true;
@@ -482,7 +482,7 @@ final class SecurePhases {
                         u,
                         SecureRoundState.SHARE_MESSAGE,
                         "its shares were rejected by more than "
-                            + choice.rejectionLimit()
+                            + limit
                             + " neighbours (the most colluders an honest client's neighbourhood holds"
                             + " but for 2^-41 / n); removed from the round before masking",
                         out);
@@ -494,7 +494,7 @@ final class SecurePhases {
                         "its receipt rejected "
                             + s.receipts[u].length
                             + " neighbours' shares, more than the "
-                            + choice.rejectionLimit()
+                            + limit
                             + " an honest client can meet; removed, its rejections ignored",
                         out);
                 case TOO_FEW_PARTNERS -> {}
@@ -517,19 +517,15 @@ final class SecurePhases {
    */
   private void misbehaved(
       SecureRoundState s, int index, int kind, String detail, RoundDecisions out) {
-    byte[] message =
-        switch (kind) {
-          case SecureRoundState.SHARE_MESSAGE -> s.shareMessages[index];
-          case SecureRoundState.UNMASK_MESSAGE -> s.unmaskMessages[index];
-          default -> null;
-        };
+    // Every client named here shared: its ShareKeys holds its id, whatever message shows it.
+    byte[] shares = s.shareMessages[index];
     SecureUpdate named = new SecureUpdate();
     named.jobId = spec.jobId();
     named.round = s.round;
     named.clientKey = s.clientKeys[index];
     named.clientId =
-        message != null
-            ? AvroCodec.decodeSecureMessage(message).getClientId().toString()
+        shares != null
+            ? AvroCodec.decodeSecureMessage(shares).getClientId().toString()
             : "roster index " + index;
     named.sourceTopic = spec.topics().updates();
     named.sourcePartition = s.messagePartitions[3 * index + kind];

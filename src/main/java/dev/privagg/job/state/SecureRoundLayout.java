@@ -31,6 +31,7 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
     Fields.writeByteArrays(v.inUse(v.advertised), out);
     out.writeInt(v.degree);
     out.writeInt(v.threshold);
+    out.writeInt(v.rejectionLimit);
     out.writeInt(v.permutation.length);
     for (int p : v.permutation) {
       out.writeInt(p);
@@ -103,6 +104,9 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
     v.advertised = Fields.readByteArrays(in);
     v.degree = in.readInt();
     v.threshold = in.readInt();
+    if (version >= 2) {
+      v.rejectionLimit = in.readInt();
+    }
     v.permutation = new int[in.readInt()];
     for (int i = 0; i < v.permutation.length; i++) {
       v.permutation[i] = in.readInt();

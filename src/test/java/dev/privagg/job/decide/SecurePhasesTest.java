@@ -1192,7 +1192,7 @@ class SecurePhasesTest {
   }
 
   @Test
-  void review3_aClientWhoseReceiptRejectsTooMany_isNamedByItsClientId_atItsReceiptsPosition() {
+  void aClientWhoseReceiptRejectsTooMany_isNamedByItsClientId_atItsReceiptsPosition() {
     // 10 clients at these rates: k = 7, t = 2, r = 1. A receipt rejecting 2 honest neighbours is
     // a lie (TOO_MANY_REJECTIONS); the reject must name the client as its other rejects do.
     List<Client> clients = sharedRound(10);
@@ -1219,11 +1219,12 @@ class SecurePhasesTest {
     assertThat(decided.misbehaved)
         .singleElement()
         .asString()
-        .startsWith(liar.id + " at " + liar.id + "@0/" + receiptOffset + ": its receipt rejected 2");
+        .startsWith(
+            liar.id + " at " + liar.id + "@0/" + receiptOffset + ": its receipt rejected 2");
   }
 
   @Test
-  void review3_restoredMidRoundWithRatesThatGiveTheRosterNoGraph_doesNotFailTheJobAtConfirm() {
+  void restoredMidRoundWithRatesThatGiveTheRosterNoGraph_doesNotFailTheJobAtConfirm() {
     // A careless operator restores a savepoint taken in phase 3 under a spec with other rates
     // (phases unchanged). confirm() asks RoundThresholds.choose(n, the new rates).orElseThrow()
     // for r, though the round's k and t are in its state: NoSuchElementException, every restore.

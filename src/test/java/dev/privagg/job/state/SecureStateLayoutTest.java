@@ -183,6 +183,7 @@ class SecureStateLayoutTest {
     s.advertised = new byte[][] {new byte[96], new byte[96], new byte[96]};
     s.degree = 3;
     s.threshold = 2;
+    s.rejectionLimit = 1;
     s.permutation = new int[] {2, 0, 1};
     s.shareMessages = new byte[][] {{1}, null, {3, 3}};
     s.receipts = new int[][] {{2}, null, {}};
