@@ -81,6 +81,7 @@ public final class ClientSession {
   private int index;
   private int n;
   private int threshold;
+  private int rejectionLimit;
   private int[] neighbourhood;
   private final Map<Integer, byte[]> shareEncryptionKeys = new TreeMap<>();
   private final Map<Integer, byte[]> pairwiseMaskKeys = new TreeMap<>();
@@ -183,7 +184,7 @@ public final class ClientSession {
           "threshold must be in [1, " + degree + "] (the degree), was " + threshold);
     }
     int self = ownIndex(roster);
-    checkGraphParameters(size, degree, threshold);
+    rejectionLimit = checkGraphParameters(size, degree, threshold);
     // The complete graph is the same whatever the permutation says; a ring must be the roster's.
     if (degree != size && !Arrays.equals(permutation, RosterPermutation.of(ctx, roster))) {
       throw new IllegalArgumentException(
@@ -350,14 +351,13 @@ public final class ClientSession {
         cutByOthers++;
       }
     }
-    int limit = threat == null ? neighbourhood.length : rejectionLimit();
-    if (cutByOthers > limit) {
+    if (cutByOthers > rejectionLimit) {
       throw new IllegalStateException(
           clientId
               + ": the job cuts "
               + cutByOthers
               + " of its pairs that it did not reject, more than the "
-              + limit
+              + rejectionLimit
               + " colluders its neighbourhood may hold; no masked input is sent");
     }
     confirmedView = in;
@@ -509,10 +509,13 @@ public final class ClientSession {
   /**
    * k and t are the job's rates' for a roster of this size, not the server's choice: with t = 1,
    * say, every honest answer would hand over a self-mask seed.
+   *
+   * @return r, the cuts of its pairs this client accepts without rejecting them (the degree when
+   *     there is no threat model to hold the roster to: tests of arbitrary graphs)
    */
-  private void checkGraphParameters(int size, int degree, int threshold) {
+  private int checkGraphParameters(int size, int degree, int threshold) {
     if (threat == null) {
-      return;
+      return degree;
     }
     var expected = RoundThresholds.choose(size, threat);
     if (expected.isEmpty()
@@ -534,11 +537,7 @@ public final class ClientSession {
                   .orElse("no graph")
               + "; a server that picks them could weaken the thresholds");
     }
-  }
-
-  /** r for this roster under the job's rates: the cuts a client accepts without rejecting. */
-  private int rejectionLimit() {
-    return RoundThresholds.choose(n, threat).map(RoundThresholds.Choice::rejectionLimit).orElse(0);
+    return expected.get().rejectionLimit();
   }
 
   private int ownIndex(List<AdvertisedKeys> roster) {
