@@ -50,7 +50,7 @@ def test_a_confirmed_cutting_more_than_r_pairs_a_client_did_not_reject_is_refuse
     me = sessions[0]
     me.on_shares(Shares(0, tuple(inbox[0])))
     a, b = (v for v in me.neighbours[:2])
-    with pytest.raises(SecureProtocolError, match="cuts 2 of this client's pairs that it did not"):
+    with pytest.raises(SecureProtocolError, match="cuts 2 of this client's pairs, more than the 1"):
         me.on_confirmed(range(12), [(0, a), (0, b)])
     with pytest.raises(SecureProtocolError, match="the cuts repeat the pair"):
         me.on_confirmed(range(12), [(0, a), (a, 0)])

@@ -302,7 +302,7 @@ class ClientSession:
         Raises :class:`SecureProtocolError` when this client was not confirmed (it sends no
         masked input), when the job confirms a neighbour whose shares were not routed here, or
         one whose share did not open here without cutting their pair, or cuts more of its pairs
-        than r colluders could have asked for (a lying server that cuts a client down to few
+        than r colluders could account for (a lying server that cuts a client down to few
         partners would leave its input under few masks)."""
         if self._phase != _Phase.RECEIVED_SHARES:
             raise SessionStateError(
@@ -333,7 +333,7 @@ class ClientSession:
                 "or receipt were refused); no masked input is sent"
             )
         partners: list[int] = []
-        cut_by_others = 0
+        cut_pairs = 0
         for w in self._neighbours:
             if w not in u2:
                 continue
@@ -349,15 +349,17 @@ class ClientSession:
                 )
             if not cut:
                 partners.append(w)
-            elif w not in self._undecryptable:
-                cut_by_others += 1
+            else:
+                cut_pairs += 1
+        # Every cut pair of an honest client holds a colluder (junk it sent, or a false
+        # complaint), so at most r; its own rejections count too, since the job routes the shares
+        # and could turn an honest neighbour's into junk.
         if self._threat is not None:
             limit = rejection_limit(n, self._roster.degree, self._threat)
-            if cut_by_others > limit:
+            if cut_pairs > limit:
                 raise SecureProtocolError(
-                    f"the job cuts {cut_by_others} of this client's pairs that it did not reject, "
-                    f"more than the {limit} colluders its neighbourhood may hold; no masked input "
-                    "is sent"
+                    f"the job cuts {cut_pairs} of this client's pairs, more than the {limit} "
+                    "colluders its neighbourhood may hold; no masked input is sent"
                 )
         self._confirmed = u2
         self._masked_with = tuple(partners)

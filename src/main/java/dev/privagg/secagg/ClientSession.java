@@ -311,9 +311,8 @@ public final class ClientSession {
    * @throws IllegalArgumentException if an index is outside the roster or repeats
    * @throws IllegalStateException if this client was not confirmed (it sends no masked input), or
    *     the job confirms a neighbour whose shares were not routed here, or one this client rejected
-   *     without cutting their pair, or cuts more of its pairs than r colluders could have asked for
-   *     (a lying server that cuts a client down to few partners would leave its input under few
-   *     masks)
+   *     without cutting their pair, or cuts more of its pairs than r colluders could account for (a
+   *     lying server that cuts a client down to few partners would leave its input under few masks)
    */
   public void onConfirmed(int[] confirmed, int[][] cuts) {
     requirePhase(Phase.CONFIRM, "onConfirmed");
@@ -328,7 +327,7 @@ public final class ClientSession {
               + " sent");
     }
     List<Integer> partners = new ArrayList<>();
-    int cutByOthers = 0;
+    int cutPairs = 0;
     for (int w : neighbourhood) {
       if (w == index || !in[w]) {
         continue;
@@ -347,16 +346,19 @@ public final class ClientSession {
       }
       if (!cut) {
         partners.add(w);
-      } else if (Arrays.binarySearch(rejected, w) < 0) {
-        cutByOthers++;
+      } else {
+        cutPairs++;
       }
     }
-    if (cutByOthers > rejectionLimit) {
+    // Every cut pair of an honest client holds a colluder (junk it sent, or a false complaint),
+    // so at most r; its own rejections count too, since the server routes the shares and can
+    // turn an honest neighbour's into junk.
+    if (cutPairs > rejectionLimit) {
       throw new IllegalStateException(
           clientId
               + ": the job cuts "
-              + cutByOthers
-              + " of its pairs that it did not reject, more than the "
+              + cutPairs
+              + " of its pairs, more than the "
               + rejectionLimit
               + " colluders its neighbourhood may hold; no masked input is sent");
     }

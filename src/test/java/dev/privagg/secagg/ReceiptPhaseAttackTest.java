@@ -67,8 +67,8 @@ class ReceiptPhaseAttackTest {
             () -> client.onConfirmed(everyone, new int[][] {{me, others[0]}, {me, others[1]}}))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage(
-            "client-0: the job cuts 2 of its pairs that it did not reject, more than the 1"
-                + " colluders its neighbourhood may hold; no masked input is sent");
+            "client-0: the job cuts 2 of its pairs, more than the 1 colluders its neighbourhood"
+                + " may hold; no masked input is sent");
     client.onConfirmed(everyone, new int[][] {{me, others[0]}});
     assertThat(client.maskedInput(new long[D])).hasSize(8 * D);
   }

@@ -13,15 +13,16 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
- * review4: the cut limit of fix (b) counts only the cuts a client "did not reject itself". The
- * server routes the shares, so it can make a client reject any honest neighbour by replacing that
- * neighbour's routed ciphertext with junk (the client cannot tell the server's junk from the
- * neighbour's). The client's own receipt then rejects more than r, which an honest job answers by
- * removing the client as a liar (ShareConfirmation step 3); a lying server instead confirms it and
- * cuts every rejected pair, and the client accepts: it checks only that each rejected neighbour is
- * cut. So a lying server cuts an honest client down to t - 1 partners, of its choice, without limit.
+ * The second adversarial review of the receipt phase: the cut limit once counted only the cuts a
+ * client "did not reject itself". The server routes the shares, so it can make a client reject any
+ * honest neighbour by replacing that neighbour's routed ciphertext with junk (the client cannot
+ * tell the server's junk from the neighbour's). The client's own receipt then rejects more than r,
+ * which an honest job answers by removing the client as a liar (ShareConfirmation step 3); a lying
+ * server instead confirms it and cuts every rejected pair, and the client accepts: it checks only
+ * that each rejected neighbour is cut. So a lying server cuts an honest client down to t - 1
+ * partners, of its choice, without limit.
  */
-class Review4CutBypassTest {
+class TamperedSharesCutsTest {
   private static final ThreatModel DEFAULT_RATES =
       RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server");
   private static final int D = 4;
@@ -29,8 +30,8 @@ class Review4CutBypassTest {
   /**
    * 12 clients at the default rates: k = 9, t = 6, r = 1. The server tampers two honest neighbours'
    * shares to client 0; its receipt rejects 2 > r. No honest job confirms a client whose receipt
-   * rejects more than r (it is removed as a liar), so a Confirmed that does, cutting those pairs, is
-   * the server's lie and must be refused like the fabricated cuts it replaces.
+   * rejects more than r (it is removed as a liar), so a Confirmed that does, cutting those pairs,
+   * is the server's lie and must be refused like the fabricated cuts it replaces.
    */
   @Test
   void aConfirmedThatKeepsAClientWhoseOwnReceiptRejectsMoreThanR_isRefused() {
@@ -49,12 +50,7 @@ class Review4CutBypassTest {
     int[] everyone = IntStream.range(0, 12).toArray();
 
     assertThatThrownBy(
-            () ->
-                client.onConfirmed(
-                    everyone,
-                    new int[][] {
-                      {me, others[0]}, {me, others[1]}
-                    }))
+            () -> client.onConfirmed(everyone, new int[][] {{me, others[0]}, {me, others[1]}}))
         .as("two cuts on client 0's pairs where r = 1: the server made it reject them")
         .isInstanceOf(IllegalStateException.class);
   }
@@ -66,10 +62,11 @@ class Review4CutBypassTest {
    * target's honest neighbours but 5 (H), so the target rejects 5 > r of them; one Confirmed
    * (everyone, those 5 pairs cut) that every client accepts; then two survivor lists: everyone to
    * the target and H (they reveal the target's self-mask seed), everyone but H to the rest (they
-   * reveal H's mask keys). With at most r cuts (fix b honoured) no choice of H works
-   * (a search over H for 10 random placements at each n = 20..100 found none); with the bypass it works for about
-   * half the placements at n = 20 and some at 30, 40, 60. Allowing r fabricated plus r self-rejected
-   * cuts (2r) still lets it through at n = 60 (1 of 10), so the limit must be on all cuts together.
+   * reveal H's mask keys). With at most r cuts (fix b honoured) no choice of H works (a search over
+   * H for 10 random placements at each n = 20..100 found none); with the bypass it works for about
+   * half the placements at n = 20 and some at 30, 40, 60. Allowing r fabricated plus r
+   * self-rejected cuts (2r) still lets it through at n = 60 (1 of 10), so the limit must be on all
+   * cuts together.
    */
   @Test
   void theServerCutsTheTargetByTamperingRoutedShares_andTwoSurvivorListsRecoverItsInput() {

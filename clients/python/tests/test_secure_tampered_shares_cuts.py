@@ -1,6 +1,7 @@
-"""review4: the server makes a client reject honest neighbours by tampering the shares it routes,
-so the cuts that follow are "rejected by the client itself" and escape the r limit of
-``on_confirmed`` (Java: Review4CutBypassTest)."""
+"""The second adversarial review of issue 32's receipt phase: the server makes a client reject
+honest neighbours by tampering the shares it routes, so the cuts that follow are "rejected by the
+client itself"; they count against the r limit of ``on_confirmed`` all the same (Java:
+TamperedSharesCutsTest)."""
 
 from __future__ import annotations
 
