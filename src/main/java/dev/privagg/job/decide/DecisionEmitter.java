@@ -160,7 +160,11 @@ final class DecisionEmitter implements RoundDecisions {
   public void reject(DecodedUpdate update, RejectReason reason, String detail) {
     metrics.rejected(reason);
     drop(update);
-    // Bytes were decoded upstream; the source position identifies the original record.
+    writeReject(update, reason, detail);
+  }
+
+  /** Bytes were decoded upstream; the source position identifies the original record. */
+  private void writeReject(DecodedUpdate update, RejectReason reason, String detail) {
     out.collect(
         Records.reject(
             spec.topics().rejects(),
@@ -184,18 +188,7 @@ final class DecisionEmitter implements RoundDecisions {
         update.round,
         update.clientId,
         detail);
-    out.collect(
-        Records.reject(
-            spec.topics().rejects(),
-            RejectReason.SECURE_PROTOCOL,
-            "misbehaved: " + detail,
-            update.jobId,
-            update.clientId,
-            update.round,
-            update.sourceTopic,
-            update.sourcePartition,
-            update.sourceOffset,
-            null));
+    writeReject(update, RejectReason.SECURE_PROTOCOL, "misbehaved: " + detail);
   }
 
   @Override
