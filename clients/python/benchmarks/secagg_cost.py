@@ -4,7 +4,9 @@ costs"), against the same client's plaintext encode, printed as JSON.
 A roster of ``--clients`` sessions on the job's Harary graph: the other clients only advertise
 and share (phases 1 and 2), so that the measured client is routed real sealed shares; a
 ``--dropout-rate`` of them (never the measured one) drop out after phase 2, so its unmask reveals
-mask-key shares too. Only the measured client does the d-sized work. Times are the thread's CPU
+mask-key shares too. The other survivors' signatures of its survivor statement (phase 5) are made
+untimed with their keys; the measured client signs and, in its unmask, verifies them. Only the
+measured client does the d-sized work. Times are the thread's CPU
 time (``time.thread_time``), medians over ``--rounds`` rounds after ``--warmup-rounds``.
 
 The graph is an input: ``--degree`` (neighbourhood size k, the node included) and ``--threshold``
@@ -40,7 +42,13 @@ from privagg_client.secure import (  # noqa: E402
     RosterEntry,
     RoutedShare,
     Shares,
+    SurvivorSignature,
     quantize,
+)
+from privagg_client.secure.primitives import (  # noqa: E402
+    roster_permutation,
+    round_context,
+    sign,
 )
 from privagg_client.secure_round import encode_secure_message  # noqa: E402
 from privagg_client.updates import encode_update  # noqa: E402
@@ -48,7 +56,25 @@ from privagg_client.updates import encode_update  # noqa: E402
 JOB_ID = "secagg-cost"
 CLIP_NORM = 1.0
 MAX_GRID_STEPS = 1024
-PHASES = ("advertise", "onRoster", "onShares", "quantize", "maskedInput", "unmask", "encode")
+PHASES = (
+    "advertise", "onRoster", "onShares", "quantize", "maskedInput", "sign", "unmask", "encode"
+)
+
+
+class _KeptDraws:
+    """A CSPRNG that keeps what it drew: a session's fourth 32 bytes are its signing key, which
+    the benchmark uses to sign for the clients it only simulates."""
+
+    def __init__(self) -> None:
+        self.draws: list[bytes] = []
+
+    def token_bytes(self, n: int) -> bytes:
+        out = secrets.token_bytes(n)
+        self.draws.append(out)
+        return out
+
+    def randbelow(self, n: int) -> int:
+        return secrets.randbelow(n)
 
 
 def grid_step(d: int) -> float:
@@ -85,27 +111,36 @@ def one_round(
             lambda: encode_secure_message(JOB_ID, round_number, session_id, client_id, body),
         )
 
-    # Phase 1: everyone advertises; the job's roster puts them on a random Harary cycle.
+    # Phase 1: everyone advertises; the job's roster puts them on the Harary cycle their keys
+    # derive.
     sessions: list[ClientSession] = []
+    draws: list[_KeptDraws] = []
     for c in range(m):
         if c == me:
             session = timed(
                 clock, "advertise", lambda: ClientSession(JOB_ID, round_number, session_id)
             )
             timed(clock, "advertise", session.advertise)
+            draws.append(_KeptDraws())
         else:
-            session = ClientSession(JOB_ID, round_number, session_id)
+            draws.append(_KeptDraws())
+            session = ClientSession(JOB_ID, round_number, session_id, draws[c])
         sessions.append(session)
     client = sessions[me]
     encoded = [message(client.advertise())]
-    permutation = list(range(m))
-    random.shuffle(permutation)
     keys = [s.advertise() for s in sessions]
     entries = tuple(
-        RosterEntry(k.encryption_public_key, k.mask_public_key, k.self_mask_commitment)
+        RosterEntry(
+            k.encryption_public_key, k.mask_public_key, k.self_mask_commitment, k.signing_public_key
+        )
         for k in keys
     )
-    roster = Roster(entries, degree, threshold, tuple(permutation))
+    # The ring the keys derive (the job's, and the one every client checks).
+    context = round_context(JOB_ID, round_number, session_id)
+    triples = [
+        (e.encryption_public_key, e.mask_public_key, e.self_mask_commitment) for e in entries
+    ]
+    roster = Roster(entries, degree, threshold, tuple(roster_permutation(context, triples)))
 
     # Phase 2: the neighbours seal shares for the measured client (untimed), and it for them.
     neighbours = [v for v in roster.neighbourhood(me) if v != me]
@@ -123,7 +158,7 @@ def one_round(
     shared = tuple(range(m))
     survivors = tuple(c for c in range(m) if c not in gone)
 
-    # Phases 3 to 5, as the client library runs them (quantize with a CSPRNG-seeded generator);
+    # Phases 3 to 6, as the client library runs them (quantize with a CSPRNG-seeded generator);
     # every share opens, so everyone is confirmed and no pair is cut.
     timed(clock, "onShares", lambda: client.on_shares(Shares(me, tuple(routed))))
     client.on_confirmed(shared, [])
@@ -133,7 +168,12 @@ def one_round(
         raise AssertionError("values on the grid must quantize to their exact units")
     y = timed(clock, "maskedInput", lambda: client.masked_input(x))
     encoded.append(message(y))
-    revealed = timed(clock, "unmask", lambda: client.unmask(shared, survivors))
+    signature = timed(clock, "sign", lambda: client.sign_survivors(shared, survivors))
+    encoded.append(message(SurvivorSignature(signature)))
+    signatures = {
+        c: signature if c == me else sign(draws[c].draws[3], client.statement) for c in survivors
+    }
+    revealed = timed(clock, "unmask", lambda: client.unmask(signatures))
     encoded.append(message(revealed))
     if len(revealed.mask_key_shares) != len(gone & set(neighbours)):
         raise AssertionError("the client must reveal a mask-key share for each dropped neighbour")

@@ -25,7 +25,7 @@ from .errors import (
 )
 from .job import JobConfig
 from .records import GlobalModel, RoundAnnouncement
-from .secure_round import SecureRoundResult, send_secure_update
+from .secure_round import PHASES, SecureRoundResult, send_secure_update
 from .updates import check_sender, check_update, encode_update
 
 log = logging.getLogger(__name__)
@@ -413,29 +413,32 @@ class PrivaggClient:
         update: Mapping[str, Any],
         timeout: float = 30.0,
         *,
-        phases: int = 5,
+        phases: int = PHASES,
     ) -> SecureRoundResult:
         """Takes part in round ``round_number``'s secure aggregation with ``update`` and returns
-        what it did, once its last message (phase 5) was acknowledged.
+        what it did, once its last message (phase 6) was acknowledged.
 
         It reads the job's secure topic (``topics.secure``, ``read_committed``) from the round's
         newest ``Opened`` record, waiting up to ``timeout`` seconds for it, then advertises its
         keys, shares them with its neighbours, says whose shares did not open (its receipt),
-        masks with the partners the job confirmed, sends its masked update and reveals the shares
-        the job needs, each before its phase's deadline, waiting for each of the job's messages
-        until ``timeout`` seconds after the deadline it follows. Training must end before the
-        round's advertise deadline: the first message goes out when this is called.
+        masks with the partners the job confirmed, sends its masked update, signs the survivor
+        list the job announces (phase 5, the consistency round) and, once enough survivors signed
+        the same list, reveals the shares the job needs (phase 6), each before its phase's
+        deadline, waiting for each of the job's messages until ``timeout`` seconds after the
+        deadline it follows. Training must end before the round's advertise deadline: the first
+        message goes out when this is called.
 
         Raises :class:`SecureRoundError` naming the phase that failed and why (a deadline
-        passed, a job message did not arrive, or this client refused to unmask, as the protocol
-        requires); :class:`TensorShapeError` and :class:`NonFiniteValuesError` before anything
-        is sent; :class:`SendError` when the broker does not acknowledge a message.
+        passed, a job message did not arrive, or this client refused to sign the survivor list
+        or to unmask, as the protocol requires); :class:`TensorShapeError` and
+        :class:`NonFiniteValuesError` before anything is sent; :class:`SendError` when the
+        broker does not acknowledge a message.
 
-        ``phases`` below 5 simulates a client that drops out: it returns once its message of
-        phase ``phases`` (1 advertise, 2 share, 3 receipt, 4 masked input) was acknowledged and
-        sends
-        nothing more for the round, as the Java client's ``sendSecure(round, clientId, tensors,
-        phases)`` does. For tests and simulations of the job's dropout tolerance.
+        ``phases`` below 6 simulates a client that drops out: it returns once its message of
+        phase ``phases`` (1 advertise, 2 share, 3 receipt, 4 masked input, 5 consistency) was
+        acknowledged and sends nothing more for the round, as the Java client's
+        ``sendSecure(round, clientId, tensors, phases)`` does. For tests and simulations of the
+        job's dropout tolerance.
         """
         check_sender(self.job, round_number, self.client_id)
         values = np.concatenate([v.ravel() for _, v in check_update(self.job, update)])
@@ -452,7 +455,7 @@ class PrivaggClient:
             masked_rounds=self._masked_rounds,
         )
         self._last_sent_round = max(self._last_sent_round, round_number)
-        if phases < 5:
+        if phases < PHASES:
             return result
         log.info(
             "job %s round %d: secure aggregation done as client %d of %d survivors",

@@ -70,9 +70,11 @@ class SecureProtocolError(PrivaggError, ValueError):
 
 
 class UnmaskRefused(SecureProtocolError):
-    """A client refuses to reveal shares in phase 4, as the protocol requires: it sent no masked
-    input, is not among the survivors, too few of its neighbourhood survived, the survivors are
-    inconsistent, or a repeated request asks for another split of its shares."""
+    """A client refuses to sign the survivor list (phase 5) or to reveal shares (phase 6), as
+    the protocol requires: it sent no masked input, is not among the survivors, too few of its
+    neighbourhood or partners survived, the survivors are inconsistent with its Confirmed, it
+    already signed another survivor list, or fewer than (n + A) / 2 + 1 survivors signed the
+    list it signed."""
 
 
 class SessionStateError(PrivaggError, RuntimeError):
@@ -82,7 +84,7 @@ class SessionStateError(PrivaggError, RuntimeError):
 
 class SecureRoundError(PrivaggError):
     """Secure aggregation of a round failed in one phase; ``phase`` (1 advertise, 2 share,
-    3 masked input, 4 unmask) and the message say which and why."""
+    3 receipt, 4 masked input, 5 consistency, 6 unmask) and the message say which and why."""
 
     def __init__(self, message: str, phase: int) -> None:
         super().__init__(message)

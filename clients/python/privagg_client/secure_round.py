@@ -1,5 +1,5 @@
 """One client's secure round over a transport: reads the job's ``SecureRound`` records, runs a
-:class:`~privagg_client.secure.ClientSession` through the five phases and writes its
+:class:`~privagg_client.secure.ClientSession` through the six phases and writes its
 ``SecureMessage`` records (docs/secure-aggregation.md). The transport is Kafka in
 :class:`~privagg_client.PrivaggClient` and an in-memory fake in the tests."""
 
@@ -22,6 +22,7 @@ from .secure import (
     AdvertiseKeys,
     ClientSession,
     Confirmed,
+    Consistency,
     EncryptedShare,
     Opened,
     Randomness,
@@ -30,6 +31,8 @@ from .secure import (
     RoutedShare,
     ShareReceipt,
     Shares,
+    SignedSurvivors,
+    SurvivorSignature,
     Survivors,
     UnmaskShares,
     quantize,
@@ -40,11 +43,25 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PHASE_NAMES = {1: "advertise", 2: "share", 3: "receipt", 4: "masked input", 5: "unmask"}
+PHASE_NAMES = {
+    1: "advertise",
+    2: "share",
+    3: "receipt",
+    4: "masked input",
+    5: "consistency",
+    6: "unmask",
+}
+PHASES = len(PHASE_NAMES)
+"""A whole secure round: the phases a client takes part in when none of them stops it."""
 
-JobMessage = Union[Opened, Roster, Shares, Confirmed, Survivors]
+JobMessage = Union[Opened, Roster, Shares, Confirmed, Survivors, Consistency]
 ClientMessage = Union[
-    AdvertiseKeys, Sequence[EncryptedShare], ShareReceipt, "npt.NDArray[np.uint64]", UnmaskShares
+    AdvertiseKeys,
+    Sequence[EncryptedShare],
+    ShareReceipt,
+    "npt.NDArray[np.uint64]",
+    SurvivorSignature,
+    UnmaskShares,
 ]
 
 
@@ -57,7 +74,10 @@ def _client_body(body: ClientMessage) -> dict[str, Any]:
             "encryptionPublicKey": body.encryption_public_key,
             "maskPublicKey": body.mask_public_key,
             "selfMaskCommitment": body.self_mask_commitment,
+            "signingPublicKey": body.signing_public_key,
         }
+    if isinstance(body, SurvivorSignature):
+        return {"signature": body.signature}
     if isinstance(body, UnmaskShares):
         return {
             "selfMaskShares": [{"index": s.index, "share": s.share} for s in body.self_mask_shares],
@@ -74,8 +94,8 @@ def encode_secure_message(
     job_id: str, round_number: int, session: bytes, client_id: str, body: ClientMessage
 ) -> bytes:
     """A single-object-encoded ``SecureMessage``: ``AdvertiseKeys``, ``ShareKeys`` (a sequence of
-    :class:`EncryptedShare`), ``ShareReceipt``, ``MaskedInput`` (the masked words) or
-    ``UnmaskShares``."""
+    :class:`EncryptedShare`), ``ShareReceipt``, ``MaskedInput`` (the masked words),
+    ``SurvivorSignature`` or ``UnmaskShares``."""
     return wire.encode(
         "SecureMessage",
         {
@@ -106,12 +126,18 @@ class SecureRoundRecord:
                 f["shareDeadlineMillis"],
                 f["confirmDeadlineMillis"],
                 f["maskedInputDeadlineMillis"],
+                f["consistencyDeadlineMillis"],
                 f["unmaskDeadlineMillis"],
                 f["clipNorm"],
             )
         if "entries" in f:
             entries = tuple(
-                RosterEntry(e["encryptionPublicKey"], e["maskPublicKey"], e["selfMaskCommitment"])
+                RosterEntry(
+                    e["encryptionPublicKey"],
+                    e["maskPublicKey"],
+                    e["selfMaskCommitment"],
+                    e["signingPublicKey"],
+                )
                 for e in f["entries"]
             )
             return Roster(entries, f["degree"], f["threshold"], tuple(f["permutation"]))
@@ -121,6 +147,9 @@ class SecureRoundRecord:
         if "confirmed" in f:
             cuts = tuple((c["lo"], c["hi"]) for c in f["cuts"])
             return Confirmed(tuple(f["confirmed"]), cuts)
+        if "signatures" in f:
+            signed = tuple(SignedSurvivors(s["index"], s["signature"]) for s in f["signatures"])
+            return Consistency(signed)
         return Survivors(tuple(f["shared"]), tuple(f["maskedInput"]))
 
 
@@ -159,7 +188,7 @@ class SecureRoundResult:
     pairwise masks with; ``rejected_shares``: routed shares it could not use, by sender, with
     the reason; ``survivors``: how many clients' masked inputs the job counted (U3).
 
-    A client that stopped early (``phases`` below 5) knows less: after phase 1 ``index`` is -1,
+    A client that stopped early (``phases`` below 6) knows less: after phase 1 ``index`` is -1,
     before phase 4 ``masked_with`` is empty, and ``survivors`` is 0. A client the roster does not
     list (the job's sampling, the round's cap or a participation limit left it out) gets ``index``
     -1 and nothing else, as Java's client does."""
@@ -178,6 +207,7 @@ class _Step(enum.IntEnum):
     WAIT_SHARES = 2
     WAIT_CONFIRMED = 3
     WAIT_SURVIVORS = 4
+    WAIT_CONSISTENCY = 5
 
 
 _POLL_SECONDS = 0.5
@@ -216,6 +246,7 @@ class _SecureRound:
         self._session_id = b""
         self._session: ClientSession | None = None
         self._missed_advertise = False
+        self._survivors: Survivors | None = None
 
     def run(self) -> SecureRoundResult:
         started = self._transport.now()
@@ -260,6 +291,7 @@ class _SecureRound:
             _Step.WAIT_SHARES: self._opened.share_deadline_millis,
             _Step.WAIT_CONFIRMED: self._opened.confirm_deadline_millis,
             _Step.WAIT_SURVIVORS: self._opened.masked_input_deadline_millis,
+            _Step.WAIT_CONSISTENCY: self._opened.consistency_deadline_millis,
         }[self._step]
         return deadline / 1000 + self._grace
 
@@ -286,6 +318,7 @@ class _SecureRound:
             _Step.WAIT_SHARES: (3, "Shares for this client", "share"),
             _Step.WAIT_CONFIRMED: (4, "Confirmed", "receipt"),
             _Step.WAIT_SURVIVORS: (5, "Survivors", "masked input"),
+            _Step.WAIT_CONSISTENCY: (6, "Consistency", "consistency"),
         }
         phase, message, deadline = awaited[self._step]
         raise self._fail(
@@ -315,8 +348,10 @@ class _SecureRound:
             return self._on_shares(body)
         if isinstance(body, Confirmed) and self._step == _Step.WAIT_CONFIRMED:
             return self._on_confirmed(body)
-        if isinstance(body, Survivors):
+        if isinstance(body, Survivors) and self._step <= _Step.WAIT_SURVIVORS:
             return self._on_survivors(body)
+        if isinstance(body, Consistency) and self._step == _Step.WAIT_CONSISTENCY:
+            return self._on_consistency(body)
         return None
 
     def _stopped(self, phase: int) -> SecureRoundResult | None:
@@ -344,9 +379,9 @@ class _SecureRound:
     def _on_opened(self, session: bytes, opened: Opened) -> SecureRoundResult | None:
         if session == self._session_id:
             return None
-        if self._step == _Step.WAIT_SURVIVORS:
+        if self._step >= _Step.WAIT_SURVIVORS:
             raise self._fail(
-                5,
+                5 if self._step == _Step.WAIT_SURVIVORS else 6,
                 "the job opened the round again with a new session (it restored from a "
                 "checkpoint) after this client sent its masked input; it does not mask the "
                 "same update in a second session, whose sum the job could difference against "
@@ -428,7 +463,7 @@ class _SecureRound:
         self._step = _Step.WAIT_SURVIVORS
         return self._stopped(4)
 
-    def _on_survivors(self, survivors: Survivors) -> SecureRoundResult:
+    def _on_survivors(self, survivors: Survivors) -> SecureRoundResult | None:
         assert self._session is not None and self._opened is not None
         if self._step == _Step.WAIT_ROSTER:
             raise self._fail(2, "the job went on to unmasking without a roster this client read")
@@ -446,18 +481,33 @@ class _SecureRound:
                 4, f"the job did not count this client's masked input (client {index} is not in U3)"
             )
         try:
-            revealed = self._session.unmask(survivors.shared, survivors.masked_input)
+            signature = self._session.sign_survivors(survivors.shared, survivors.masked_input)
         except UnmaskRefused as e:
-            raise self._fail(5, f"this client refuses to reveal shares: {e}") from e
-        self._before(self._opened.unmask_deadline_millis, 5, "the survivors arrived")
+            raise self._fail(
+                5, f"this client refuses to sign the survivor list, and reveals no shares: {e}"
+            ) from e
+        self._before(self._opened.consistency_deadline_millis, 5, "the survivors arrived")
+        self._send(SurvivorSignature(signature))
+        self._survivors = survivors
+        self._step = _Step.WAIT_CONSISTENCY
+        return self._stopped(5)
+
+    def _on_consistency(self, consistency: Consistency) -> SecureRoundResult:
+        assert self._session is not None and self._opened is not None
+        assert self._survivors is not None
+        try:
+            revealed = self._session.unmask(consistency.by_index())
+        except UnmaskRefused as e:
+            raise self._fail(6, f"this client refuses to reveal shares: {e}") from e
+        self._before(self._opened.unmask_deadline_millis, 6, "the survivors' signatures arrived")
         self._send(revealed)
         return SecureRoundResult(
             self._round,
             self._session_id,
-            index,
+            self._session.index,
             self._session.masked_with,
             self._session.rejected_shares,
-            len(set(survivors.masked_input)),
+            len(set(self._survivors.masked_input)),
         )
 
 
@@ -504,7 +554,7 @@ def send_secure_update(
     grace: float = 30.0,
     randomness: Randomness = SYSTEM_RANDOMNESS,
     rng: np.random.Generator | None = None,
-    phases: int = 5,
+    phases: int = PHASES,
     masked_rounds: str | os.PathLike[str] | None = None,
 ) -> SecureRoundResult:
     """Takes part in round ``round_number``'s secure aggregation with ``values`` (the update's
@@ -516,7 +566,7 @@ def send_secure_update(
     the deadline of the phase before (the job writes them at the deadlines, committed at its
     next checkpoint). Raises :class:`SecureRoundError` naming the phase that failed and why.
 
-    ``phases`` below 5 (1 to 4) simulates a client dropping out, for tests and simulations of
+    ``phases`` below 6 (1 to 5) simulates a client dropping out, for tests and simulations of
     the job's dropout tolerance (as the Java client's ``sendSecure(round, clientId, tensors,
     phases)``): it returns once the message of phase ``phases`` was acknowledged and sends
     nothing more for the round.
@@ -525,8 +575,8 @@ def send_secure_update(
     round's update was masked in (:func:`claim_masked_round`); without it the guard against
     masking one round's update in two sessions lives in this call only.
     """
-    if isinstance(phases, bool) or not isinstance(phases, int) or not 1 <= phases <= 5:
-        raise ValueError(f"phases must be an integer in [1, 5], was {phases!r}")
+    if isinstance(phases, bool) or not isinstance(phases, int) or not 1 <= phases <= PHASES:
+        raise ValueError(f"phases must be an integer in [1, {PHASES}], was {phases!r}")
     flat = np.asarray(values, dtype=np.float64).ravel()
     return _SecureRound(
         transport,

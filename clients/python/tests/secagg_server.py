@@ -1,18 +1,29 @@
-"""What the job does at a secure round's deadline (docs/secure-aggregation.md, "What the job
-computes"), in pure Python, for the tests only: the Java job is the real one. Plus a seeded
-randomness for sessions and a builder of rosters."""
+"""What the job does at a secure round's deadlines (docs/secure-aggregation.md, "What the job
+computes"), in pure Python, for the tests only: the Java job is the real one. The consistency
+round as the job runs it (``SurvivorSignatures``: the statement, the signatures it accepts, the
+``Consistency`` it publishes), the unmasked sum, a seeded randomness for sessions and a builder
+of rosters."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from privagg_client.secure import Roster, RosterEntry, UnmaskShares, shamir
+from privagg_client.secure import (
+    ClientSession,
+    Roster,
+    RosterEntry,
+    SignedSurvivors,
+    UnmaskShares,
+    shamir,
+)
 from privagg_client.secure.messages import AdvertiseKeys
 from privagg_client.secure.primitives import (
     add_mask,
+    survivor_statement,
+    verify,
     pairwise_mask_key,
     roster_permutation,
     self_mask_commitment,
@@ -40,7 +51,9 @@ def make_roster(
     """The roster of ``keys`` in order, on the graph the job would announce: the ring that
     ``context`` and the keys derive, or the complete graph (``degree == len(keys)``)."""
     entries = tuple(
-        RosterEntry(k.encryption_public_key, k.mask_public_key, k.self_mask_commitment)
+        RosterEntry(
+            k.encryption_public_key, k.mask_public_key, k.self_mask_commitment, k.signing_public_key
+        )
         for k in keys
     )
     if degree == len(keys):
@@ -50,6 +63,84 @@ def make_roster(
                    for e in entries]
         permutation = roster_permutation(context, triples)
     return Roster(entries, degree, threshold, tuple(permutation))
+
+
+def job_statement(
+    context: bytes,
+    roster: Roster,
+    confirmed: Iterable[int],
+    cuts: Iterable[tuple[int, int]],
+    masked_input: Iterable[int],
+) -> bytes:
+    """The survivor statement as the job computes it at the masked-input deadline, from its own
+    state: every roster entry's four keys as advertised (128 bytes), the graph, U2, the cuts and
+    U3."""
+    entries = [
+        e.encryption_public_key + e.mask_public_key + e.self_mask_commitment + e.signing_public_key
+        for e in roster.entries
+    ]
+    return survivor_statement(
+        context, entries, roster.degree, roster.threshold, roster.permutation,
+        confirmed, cuts, masked_input,
+    )
+
+
+class SurvivorSignatures:
+    """The job's phase 5 (the consistency round): the statement of U2, the cuts and U3, the one
+    signature per client of U3 that verifies under its advertised signing key, and the
+    ``Consistency`` message of those, ascending by index. Only signers take part in phase 6."""
+
+    def __init__(
+        self,
+        context: bytes,
+        roster: Roster,
+        confirmed: Iterable[int],
+        cuts: Iterable[tuple[int, int]],
+        masked_input: Iterable[int],
+    ) -> None:
+        self.roster = roster
+        self.survivors = frozenset(masked_input)
+        self.statement = job_statement(context, roster, confirmed, cuts, self.survivors)
+        self.signatures: dict[int, bytes] = {}
+        self.refused: list[str] = []
+
+    def accept(self, index: int, signature: bytes) -> bool:
+        """Keeps ``index``'s SurvivorSignature if it is its first, it is in U3 and the signature
+        verifies on the statement; records why not otherwise."""
+        if index not in self.survivors:
+            self.refused.append(f"{index}: sent no masked input")
+        elif index in self.signatures:
+            self.refused.append(f"{index}: already signed")
+        elif not verify(self.roster.entries[index].signing_public_key, self.statement, signature):
+            self.refused.append(f"{index}: signature does not verify")
+        else:
+            self.signatures[index] = signature
+            return True
+        return False
+
+    def consistency(self) -> tuple[SignedSurvivors, ...]:
+        """The job's ``Consistency`` message: the accepted signatures, ascending by index."""
+        return tuple(SignedSurvivors(i, s) for i, s in sorted(self.signatures.items()))
+
+    def by_index(self) -> dict[int, bytes]:
+        return dict(sorted(self.signatures.items()))
+
+
+def sign_and_unmask(
+    sessions: Mapping[int, ClientSession],
+    context: bytes,
+    roster: Roster,
+    confirmed: Iterable[int],
+    cuts: Iterable[tuple[int, int]],
+    masked_input: Iterable[int],
+) -> dict[int, UnmaskShares]:
+    """Phases 5 and 6 of an honest job with honest clients: every session of U3 signs U2 and U3,
+    the job keeps the signatures that verify, and every signer unmasks on them."""
+    u2, u3 = sorted(confirmed), sorted(masked_input)
+    job = SurvivorSignatures(context, roster, u2, cuts, u3)
+    for u in u3:
+        assert job.accept(u, sessions[u].sign_survivors(u2, u3)), job.refused
+    return {u: sessions[u].unmask(job.by_index()) for u in job.signatures}
 
 
 def _reconstruct(owner: int, shares: Mapping[int, bytes], threshold: int, what: str) -> bytes:

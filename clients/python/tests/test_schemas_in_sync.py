@@ -33,3 +33,15 @@ def test_package_history_holds_every_released_global_model_schema(repo_root: Pat
     )
     for name in repo:
         assert package[name] == repo[name], f"history/GlobalModel/{name} differs from the repository's"
+
+
+def test_the_secure_schemas_are_the_newest_recorded_versions(repo_root: Path) -> None:
+    """The client writes SecureMessage and reads SecureRound with the current schemas only: they
+    must be the newest versions recorded in schemas/history (v3 added the consistency round)."""
+    for record in ("SecureMessage", "SecureRound"):
+        versions = sorted(
+            (repo_root / "schemas" / "history" / record).glob("v*.avsc"),
+            key=lambda p: int(p.stem[1:]),
+        )
+        assert versions, f"schemas/history/{record}/ holds no version"
+        assert (PACKAGE_SCHEMAS / f"{record}.avsc").read_bytes() == versions[-1].read_bytes()

@@ -15,10 +15,11 @@ from test_secure_session import Round
 
 def test_a_target_cut_from_all_but_t_minus_1_partners_refuses_to_unmask_when_those_drop() -> None:
     """One Confirmed for everyone cuts client 0 from neighbours 3 and 4 (no receipt asked for it);
-    one survivor list drops 0's only partners 1 and 2. Every guard passes (3 of 0's neighbourhood
-    are in U3, t = 3), so 0 and its cut neighbours reveal the shares of 0's self-mask seed while
-    0's holders reveal the mask keys of 1 and 2: the job strips 0's masked input to its update.
-    The Java test ReceiptPhaseAttackTest recovers it; here the guard should refuse."""
+    one survivor list drops 0's only partners 1 and 2. Every other guard passes (3 of 0's
+    neighbourhood are in U3, t = 3), so 0 and its cut neighbours would reveal the shares of 0's
+    self-mask seed while 0's holders reveal the mask keys of 1 and 2: the job strips 0's masked
+    input to its update. The Java test ReceiptPhaseAttackTest recovers it; here the partners'
+    guard refuses to sign that list (phase 5), so 0 reveals nothing."""
     r = Round(5, 5, 3)
     for u in range(5):
         r.sessions[u].on_shares(Shares(u, tuple(r.inbox[u])))
@@ -31,7 +32,7 @@ def test_a_target_cut_from_all_but_t_minus_1_partners_refuses_to_unmask_when_tho
     for u in range(5):
         r.sessions[u].masked_input(x[u])
     with pytest.raises(UnmaskRefused):
-        r.sessions[0].unmask(range(5), [0, 3, 4])
+        r.sessions[0].sign_survivors(range(5), [0, 3, 4])
 
 
 def test_a_confirmed_cutting_more_than_r_pairs_a_client_did_not_reject_is_refused() -> None:

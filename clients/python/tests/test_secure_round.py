@@ -1,7 +1,8 @@
 """The secure round's driver (send_secure_update and PrivaggClient.send_update in secure mode)
 against an in-memory job on a fake clock: the job writes SecureRound records at the phase
-deadlines, plays the round's other clients with ClientSessions, routes shares, and unmasks the
-sum at the end (tests/secagg_server.py). The driver's own code runs as is."""
+deadlines, plays the round's other clients with ClientSessions, routes shares, runs the
+consistency round (the survivors' signatures of the survivor statement) and unmasks the sum at
+the end (tests/secagg_server.py). The driver's own code runs as is."""
 
 from __future__ import annotations
 
@@ -32,13 +33,13 @@ from privagg_client.secure import (
     Roster,
     RoutedShare,
     Shares,
+    SignedSurvivors,
     UnmaskShares,
     quantize,
 )
 from privagg_client.secure.primitives import round_context
 from privagg_client.secure_round import SecureRoundResult, send_secure_update
-from privagg_client.secure.primitives import round_context
-from secagg_server import SeededRandomness, make_roster, unmasked_sum
+from secagg_server import SeededRandomness, SurvivorSignatures, make_roster, unmasked_sum
 
 JOB = JobConfig("sj", {"w": [3, 2], "b": [2]}, aggregation=Aggregation("secure", 0.1, 0.1))
 D = 8
@@ -48,8 +49,14 @@ OPEN = 1_000_000.0
 PHASE_SECONDS = 10.0
 CLIENT_ID = "me"
 PHASE_OF_FIELD = {
-    "encryptionPublicKey": 1, "shares": 2, "rejected": 3, "values": 4, "selfMaskShares": 5
+    "encryptionPublicKey": 1,
+    "shares": 2,
+    "rejected": 3,
+    "values": 4,
+    "signature": 5,
+    "selfMaskShares": 6,
 }
+ALL_SENT = ["encryptionPublicKey", "shares", "rejected", "values", "signature", "selfMaskShares"]
 
 
 def _session_bytes(k: int) -> bytes:
@@ -67,9 +74,12 @@ class FakeSecureJob:
     ``peers`` other clients advertise at the opening; the driver's client gets the roster
     index after them. ``drop_at_share`` / ``drop_at_receipt`` / ``drop_at_masked_input``: peers
     that send no ShareKeys / no receipt / no MaskedInput. ``stall_at``: the job message it never
-    writes ("roster", "shares", "confirmed", "survivors"). ``reopen_at``: a time at which it
-    opens the round again. ``junk_to_client``: the lowest-indexed neighbour sends the client
-    under test junk for its shares (``junk_sender``)."""
+    writes ("roster", "shares", "confirmed", "survivors", "consistency"). ``reopen_at``: a time
+    at which it opens the round again. ``junk_to_client``: the lowest-indexed neighbour sends the
+    client under test junk for its shares (``junk_sender``). ``forge_consistency``: the
+    Consistency message carries the peers' signatures of another survivor list (one with the
+    client under test and without peer 0) and garbage, not theirs on the published one: the
+    client under test must reveal nothing."""
 
     peers: int = 11
     degree: int = 7
@@ -84,6 +94,7 @@ class FakeSecureJob:
     reopen_at: float | None = None
     lose_advertisement: bool = False
     no_graph: bool = False
+    forge_consistency: bool = False
     now_: float = OPEN
     published: list[tuple[float, bytes]] = field(default_factory=list)
     read: int = 0
@@ -103,8 +114,8 @@ class FakeSecureJob:
         self.session_number += 1
         self.session = _session_bytes(self.session_number)
         self.opened_at = at
-        self.deadlines = [at + PHASE_SECONDS * k for k in (1, 2, 3, 4, 5)]
-        self.events = ["roster", "shares", "confirmed", "survivors", "unmask"]
+        self.deadlines = [at + PHASE_SECONDS * k for k in (1, 2, 3, 4, 5, 6)]
+        self.events = ["roster", "shares", "confirmed", "survivors", "consistency", "unmask"]
         self.sessions = [
             ClientSession(
                 JOB.job_id, ROUND, self.session, SeededRandomness(100 * self.session_number + p)
@@ -117,13 +128,16 @@ class FakeSecureJob:
         self.confirmed: list[int] = []
         self.cuts: list[tuple[int, int]] = []
         self.masked: dict[int, np.ndarray] = {}
+        self.signed: SurvivorSignatures | None = None
+        self.peers_signed: SurvivorSignatures | None = None
         self.unmask: dict[int, UnmaskShares] = {}
         self._publish(at, {
             "advertiseDeadlineMillis": int(self.deadlines[0] * 1000),
             "shareDeadlineMillis": int(self.deadlines[1] * 1000),
             "confirmDeadlineMillis": int(self.deadlines[2] * 1000),
             "maskedInputDeadlineMillis": int(self.deadlines[3] * 1000),
-            "unmaskDeadlineMillis": int(self.deadlines[4] * 1000),
+            "consistencyDeadlineMillis": int(self.deadlines[4] * 1000),
+            "unmaskDeadlineMillis": int(self.deadlines[5] * 1000),
             "clipNorm": CLIP_NORM,
         })
 
@@ -164,6 +178,7 @@ class FakeSecureJob:
                         "encryptionPublicKey": e.encryption_public_key,
                         "maskPublicKey": e.mask_public_key,
                         "selfMaskCommitment": e.self_mask_commitment,
+                        "signingPublicKey": e.signing_public_key,
                     }
                     for e in self.roster.entries
                 ],
@@ -213,19 +228,53 @@ class FakeSecureJob:
             if self.drop_client_from_survivors:
                 survivors.discard(self.client_index)
             self.survivors = survivors
+            # The job's statement of what it announces; the peers of U3 sign it at once. A lying
+            # job (forge_consistency) shows the peers another list, without peer 0.
+            self.signed = SurvivorSignatures(
+                self._context(), self.roster, self.confirmed, self.cuts, survivors
+            )
+            self.peers_signed = self.signed
+            if self.forge_consistency:
+                self.peers_signed = SurvivorSignatures(
+                    self._context(), self.roster, self.confirmed, self.cuts, survivors - {0}
+                )
             self._publish(at, {"shared": self.confirmed, "maskedInput": sorted(survivors)})
-            for p in sorted(survivors):
+            shown = sorted(self.peers_signed.survivors)
+            for p in shown:
                 if p < self.peers:
                     try:
-                        self.unmask[p] = self.sessions[p].unmask(self.confirmed, survivors)
+                        signature = self.sessions[p].sign_survivors(self.confirmed, shown)
                     except UnmaskRefused:
-                        pass  # as the client under test does, in the tests that expect it
-        elif name == "unmask":
-            ctx = round_context(JOB.job_id, ROUND, self.session)
+                        continue  # as the client under test does, in the tests that expect it
+                    assert self.peers_signed.accept(p, signature), self.peers_signed.refused
+        elif name == "consistency":
+            assert self.signed is not None and self.peers_signed is not None
+            signatures = self.signed.consistency()
+            if self.forge_consistency:
+                # The peers' genuine signatures of their list, garbage in peer 0's name, and the
+                # client's own genuine one: everything a lying job has to show it.
+                mine = self.signed.consistency()
+                signatures = tuple(
+                    sorted(
+                        (*self.peers_signed.consistency(), SignedSurvivors(0, bytes(64)), *mine),
+                        key=lambda s: s.index,
+                    )
+                )
+            self._publish(at, {"signatures": [
+                {"index": s.index, "signature": s.signature} for s in signatures
+            ]})
+            for p in sorted(self.peers_signed.signatures):
+                if p < self.peers:
+                    self.unmask[p] = self.sessions[p].unmask(self.peers_signed.by_index())
+        elif name == "unmask" and not self.forge_consistency:
+            ctx = self._context()
             masked = {u: y for u, y in self.masked.items() if u in self.survivors}
             self.result = unmasked_sum(
                 ctx, self.roster, set(self.confirmed), masked, self.unmask, set(self.cuts)
             )
+
+    def _context(self) -> bytes:
+        return round_context(JOB.job_id, ROUND, self.session)
 
     def _accept_shares(self, sender: int, shares: list[tuple[int, bytes]]) -> None:
         # The job keeps, per sender, the sealed shares keyed by their recipient (as "sender" here).
@@ -287,7 +336,10 @@ class FakeSecureJob:
             self.rejected.append("phase 1 lost")
         elif phase == 1:
             self.client_keys = AdvertiseKeys(
-                body["encryptionPublicKey"], body["maskPublicKey"], body["selfMaskCommitment"]
+                body["encryptionPublicKey"],
+                body["maskPublicKey"],
+                body["selfMaskCommitment"],
+                body["signingPublicKey"],
             )
         elif phase == 2:
             self._accept_shares(me, [(s["index"], s["ciphertext"]) for s in body["shares"]])
@@ -295,6 +347,12 @@ class FakeSecureJob:
             self.receipts[me] = list(body["rejected"])
         elif phase == 4:
             self.masked[me] = np.frombuffer(body["values"], dtype="<u8").copy()
+        elif phase == 5:
+            assert self.signed is not None
+            if not self.signed.accept(me, body["signature"]):
+                self.rejected.append("phase 5 signature")
+        elif self.signed is None or me not in self.signed.signatures:
+            self.rejected.append("phase 6 without a signature")
         else:
             self.unmask[me] = UnmaskShares(
                 tuple(RevealedShare(s["index"], s["share"]) for s in body["selfMaskShares"]),
@@ -325,21 +383,21 @@ def _phases_sent(job: FakeSecureJob) -> list[str]:
     return [next(iter(m["body"])) for m in job.sent]
 
 
-def test_a_secure_update_takes_part_in_all_five_phases_and_the_job_gets_the_exact_sum() -> None:
+def test_a_secure_update_takes_part_in_all_six_phases_and_the_job_gets_the_exact_sum() -> None:
     job = FakeSecureJob()
     result = _drive(job)
 
-    assert _phases_sent(job) == [
-        "encryptionPublicKey", "shares", "rejected", "values", "selfMaskShares"
-    ]
+    assert _phases_sent(job) == ALL_SENT
     assert job.rejected == []
-    job.advance_to(job.deadlines[4])
+    assert job.signed is not None and job.client_index in job.signed.signatures
+    assert sorted(job.signed.signatures) == sorted(job.survivors)
+    job.advance_to(job.deadlines[5])
     assert job.result is not None
     np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
     assert result.round_number == ROUND and result.session == job.session
     assert result.index == job.client_index and result.survivors == job.peers + 1
     assert len(result.masked_with) == job.degree - 1 and result.rejected_shares == {}
-    assert job.now_ < job.deadlines[4]  # it returned once its phase 5 message was acknowledged
+    assert job.now_ < job.deadlines[5]  # it returned once its phase 6 message was acknowledged
 
 
 def test_peers_dropping_out_in_phases_2_3_and_4_leave_the_sum_exact() -> None:
@@ -354,7 +412,7 @@ def test_peers_dropping_out_in_phases_2_3_and_4_leave_the_sum_exact() -> None:
     )
     result = _drive(job)
 
-    job.advance_to(job.deadlines[4])
+    job.advance_to(job.deadlines[5])
     assert job.result is not None
     np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
     assert result.survivors == 16 - 3
@@ -364,7 +422,7 @@ def test_a_junk_share_goes_on_the_receipt_and_its_pair_is_cut_so_the_sum_stays_e
     job = FakeSecureJob(junk_to_client=True)
     result = _drive(job)
 
-    job.advance_to(job.deadlines[4])
+    job.advance_to(job.deadlines[5])
     junk = job.junk_sender
     assert job.receipts[job.client_index] == [junk]
     assert (min(junk, job.client_index), max(junk, job.client_index)) in job.cuts
@@ -381,9 +439,10 @@ def test_a_junk_share_goes_on_the_receipt_and_its_pair_is_cut_so_the_sum_stays_e
         (2, ["encryptionPublicKey", "shares"]),
         (3, ["encryptionPublicKey", "shares", "rejected"]),
         (4, ["encryptionPublicKey", "shares", "rejected", "values"]),
+        (5, ["encryptionPublicKey", "shares", "rejected", "values", "signature"]),
     ],
 )
-def test_phases_below_5_stop_after_that_phase_as_a_dropout_and_the_sum_stays_exact(
+def test_phases_below_6_stop_after_that_phase_as_a_dropout_and_the_sum_stays_exact(
     phases: int, sent: list[str]
 ) -> None:
     job = FakeSecureJob()
@@ -393,13 +452,15 @@ def test_phases_below_5_stop_after_that_phase_as_a_dropout_and_the_sum_stays_exa
     assert job.now_ < job.deadlines[phases - 1]  # it returned once that phase's message was sent
     assert result.session == job.session and result.survivors == 0
     assert result.index == (job.client_index if phases >= 2 else -1)
-    assert len(result.masked_with) == (job.degree - 1 if phases == 4 else 0)
-    job.advance_to(job.deadlines[4])
+    assert len(result.masked_with) == (job.degree - 1 if phases >= 4 else 0)
+    job.advance_to(job.deadlines[5])
     assert job.result is not None
     # Dropped after phase 1 or 2: not confirmed, so no one masks with it; after 3: confirmed,
-    # its pairwise masks removed from its s_sk's shares; after 4: in U3, its self-mask removed
-    # from its b's shares held by others.
-    in_sum = phases == 4
+    # its pairwise masks removed from its s_sk's shares; after 4 or 5: in U3, its self-mask
+    # removed from its b's shares held by others.
+    in_sum = phases >= 4
+    assert job.signed is not None
+    assert (job.client_index in job.signed.signatures) == (phases == 5)
     assert (job.client_index in job.survivors) == in_sum
     np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
 
@@ -411,8 +472,8 @@ def test_send_secure_update_passes_phases_and_refuses_others(
     job.now_ = OPEN + 1.0
     client = _client_with(job, monkeypatch)
     update = {"w": VALUES[:6].reshape(3, 2), "b": VALUES[6:]}
-    for bad in (0, 6, True, 2.0):
-        message = rf"phases must be an integer in \[1, 5\], was {bad!r}"
+    for bad in (0, 7, True, 2.0):
+        message = rf"phases must be an integer in \[1, 6\], was {bad!r}"
         with pytest.raises(ValueError, match=message):
             client.send_secure_update(ROUND, update, timeout=5.0, phases=bad)  # type: ignore
     assert job.sent == []
@@ -454,6 +515,7 @@ def test_a_roster_without_this_client_ends_its_round_quietly_with_index_minus_on
         ("shares", 3, "Shares for this client did not arrive within 5 s after the share deadline"),
         ("confirmed", 4, "Confirmed did not arrive within 5 s after the receipt deadline"),
         ("survivors", 5, "Survivors did not arrive within 5 s after the masked input deadline"),
+        ("consistency", 6, "Consistency did not arrive within 5 s after the consistency deadline"),
     ],
 )
 def test_a_job_message_that_does_not_arrive_fails_its_phase_after_the_grace(
@@ -474,14 +536,36 @@ def test_survivors_without_this_client_fail_in_phase_4_and_reveal_nothing() -> N
     assert _phases_sent(job) == ["encryptionPublicKey", "shares", "rejected", "values"]
 
 
-def test_too_few_surviving_neighbours_make_it_refuse_in_phase_5() -> None:
+def test_too_few_surviving_neighbours_make_it_refuse_to_sign_in_phase_5() -> None:
     job = FakeSecureJob(peers=8, degree=9, threshold=9, drop_at_masked_input={0})  # all neighbours
-    with pytest.raises(SecureRoundError, match=r"phase 5 \(unmask\): this client refuses to reveal "
-                       "shares: only 8 of this client's neighbourhood of 9 sent a masked input, "
-                       "fewer than the threshold 9") as e:
+    message = (
+        r"phase 5 \(consistency\): this client refuses to sign the survivor list, and reveals "
+        "no shares: only 8 of this client's neighbourhood of 9 sent a masked input, fewer than "
+        "the threshold 9"
+    )
+    with pytest.raises(SecureRoundError, match=message) as e:
         _drive(job)
     assert e.value.phase == 5
     assert _phases_sent(job) == ["encryptionPublicKey", "shares", "rejected", "values"]
+
+
+def test_a_consistency_message_without_enough_signatures_of_its_list_reveals_nothing() -> None:
+    # The job showed the peers a list without peer 0 and forwards their signatures of it, junk
+    # in peer 0's name and the client's own: 1 valid signature of 12 clients, fewer than
+    # T = (12 + 1) // 2 + 1 = 7. Unmasking would hand over peer 0's self-mask share while the
+    # peers hand over its mask key.
+    job = FakeSecureJob(forge_consistency=True)
+    message = (
+        r"phase 6 \(unmask\): this client refuses to reveal shares: only 1 survivors signed the "
+        r"survivor list it signed, fewer than 7 \(\(n \+ A\) / 2 \+ 1\)"
+    )
+    with pytest.raises(SecureRoundError, match=message) as e:
+        _drive(job)
+    assert e.value.phase == 6
+    assert _phases_sent(job) == ALL_SENT[:5]
+    assert job.client_index not in job.unmask
+    # The peers, shown one list, did unmask on it: the attack needed this client's shares too.
+    assert job.peers_signed is not None and len(job.unmask) == len(job.peers_signed.signatures)
 
 
 def test_a_reopened_round_before_the_masked_input_is_joined_afresh() -> None:
@@ -489,8 +573,8 @@ def test_a_reopened_round_before_the_masked_input_is_joined_afresh() -> None:
     result = _drive(job)
 
     assert result.session == _session_bytes(2)
-    assert [m["session"] for m in job.sent] == [_session_bytes(1)] * 2 + [_session_bytes(2)] * 5
-    job.advance_to(job.deadlines[4])
+    assert [m["session"] for m in job.sent] == [_session_bytes(1)] * 2 + [_session_bytes(2)] * 6
+    job.advance_to(job.deadlines[5])
     assert job.result is not None
     np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
 
@@ -519,10 +603,8 @@ def test_send_update_in_secure_mode_runs_the_round(monkeypatch: pytest.MonkeyPat
 
     client.send_update(ROUND, update, timeout=5.0)
 
-    assert _phases_sent(job) == [
-        "encryptionPublicKey", "shares", "rejected", "values", "selfMaskShares"
-    ]
-    job.advance_to(job.deadlines[4])
+    assert _phases_sent(job) == ALL_SENT
+    job.advance_to(job.deadlines[5])
     assert job.result is not None
     # The client's part of the sum is its update on the grid, in the spec's tensor order (w's
     # 6 values, then b's 2, as float32 as in plaintext mode), each within one unit (its

@@ -1,5 +1,5 @@
-"""Whole secure rounds in memory: n Python sessions, the job's routing, and the job's unmasking
-(tests/secagg_server.py); dropouts in phases 2 and 3; the client's guards."""
+"""Whole secure rounds in memory: n Python sessions, the job's routing, its consistency round and
+its unmasking (tests/secagg_server.py); dropouts in phases 2 and 3; the client's guards."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from privagg_client.secure import (
     quantize,
 )
 from privagg_client.secure.primitives import roster_permutation, round_context
-from secagg_server import SeededRandomness, make_roster, unmasked_sum
+from secagg_server import SeededRandomness, make_roster, sign_and_unmask, unmasked_sum
 
 JOB_ID = "secure-job"
 ROUND = 3
@@ -65,6 +65,12 @@ class Round:
     def shared(self) -> set[int]:
         return set(range(self.n)) - set(self.drop_at_share)
 
+    def sign_and_unmask(self, survivors: Collection[int]) -> dict[int, UnmaskShares]:
+        """Phases 5 and 6 with U2 the confirmed and U3 ``survivors``."""
+        ctx = round_context(JOB_ID, ROUND, SESSION)
+        sessions = dict(enumerate(self.sessions))
+        return sign_and_unmask(sessions, ctx, self.roster, self.confirmed, self.cuts, survivors)
+
     def updates(self) -> dict[int, np.ndarray]:
         rng = np.random.default_rng(self.seed)
         return {u: quantize(rng.normal(size=D) * 0.3, CLIP_NORM, rng) for u in range(self.n)}
@@ -82,14 +88,15 @@ class Round:
             self.sessions[u].on_confirmed(self.confirmed, self.cuts)
 
     def finish(self, drop_at_masked_input: Collection[int] = ()) -> tuple[np.ndarray, np.ndarray]:
-        """Phases 3 to 5: the unmasked sum and the sum of the survivors' quantized updates."""
+        """Phases 3 to 6: the unmasked sum and the sum of the survivors' quantized updates."""
         x = self.updates()
         masked = {}
         self.confirm()
         for u in self.confirmed:
             if u not in drop_at_masked_input:
                 masked[u] = self.sessions[u].masked_input(x[u])
-        unmask = {u: self.sessions[u].unmask(self.shared, masked) for u in masked}
+        unmask = self.sign_and_unmask(masked)
+        assert set(unmask) == set(masked)
         ctx = round_context(JOB_ID, ROUND, SESSION)
         total = unmasked_sum(ctx, self.roster, self.shared, masked, unmask, self.cuts)
         return total, sum((x[u] for u in masked), np.zeros(D, dtype=np.int64))
@@ -140,8 +147,7 @@ def test_each_client_reveals_one_kind_of_share_per_neighbour() -> None:
     for u in sorted(r.shared):
         if u not in dropped:
             masked[u] = r.sessions[u].masked_input(x[u])
-    for u in masked:
-        revealed = r.sessions[u].unmask(r.shared, masked)
+    for u, revealed in r.sign_and_unmask(masked).items():
         b = {s.index for s in revealed.self_mask_shares}
         s = {s.index for s in revealed.mask_key_shares}
         assert not b & s
@@ -315,67 +321,79 @@ def _masked(r: Round, clients: Collection[int]) -> dict[int, np.ndarray]:
     return out
 
 
-def test_unmask_is_refused_without_a_masked_input() -> None:
+def test_signing_and_unmasking_are_refused_without_a_masked_input() -> None:
     r = Round(10, 5, 3)
     _masked(r, clients=set(range(1, 10)))
     with pytest.raises(UnmaskRefused, match="sent no masked input"):
-        r.sessions[0].unmask(range(10), range(10))
+        r.sessions[0].sign_survivors(range(10), range(10))
+    with pytest.raises(UnmaskRefused, match="signed no survivor list"):
+        r.sessions[0].unmask({})
     fresh = ClientSession(JOB_ID, ROUND, SESSION)
     with pytest.raises(UnmaskRefused, match="sent no masked input"):
-        fresh.unmask(range(10), range(10))
+        fresh.sign_survivors(range(10), range(10))
+    with pytest.raises(UnmaskRefused, match="signed no survivor list"):
+        fresh.unmask({})
 
 
-def test_unmask_is_refused_to_a_client_the_job_says_did_not_survive() -> None:
+def test_unmask_before_signing_is_refused_even_with_the_masked_input_sent() -> None:
+    r = Round(10, 5, 3)
+    _masked(r, clients=range(10))
+    with pytest.raises(UnmaskRefused, match="signed no survivor list"):
+        r.sessions[0].unmask({})
+
+
+def test_signing_is_refused_to_a_client_the_job_says_did_not_survive() -> None:
     r = Round(10, 5, 3)
     _masked(r, clients=range(10))
     with pytest.raises(UnmaskRefused, match=r"this client \(0\) is not among the survivors"):
-        r.sessions[0].unmask(range(10), range(1, 10))
+        r.sessions[0].sign_survivors(range(10), range(1, 10))
 
 
-def test_unmask_is_refused_when_fewer_than_t_of_the_neighbourhood_survived() -> None:
+def test_signing_is_refused_when_fewer_than_t_of_the_neighbourhood_survived() -> None:
     r = Round(10, 5, 3)
     _masked(r, clients=range(10))
     others = [v for v in r.roster.neighbourhood(0) if v != 0]
     survivors = set(range(10)) - set(others[:3])  # itself and one neighbour: 2 < t = 3
     message = "only 2 of this client's neighbourhood of 5 .* threshold 3"
     with pytest.raises(UnmaskRefused, match=message):
-        r.sessions[0].unmask(range(10), survivors)
+        r.sessions[0].sign_survivors(range(10), survivors)
     survivors = set(range(10)) - set(others[:2])  # exactly t
-    assert r.sessions[0].unmask(range(10), survivors).self_mask_shares
+    assert len(r.sessions[0].sign_survivors(range(10), survivors)) == 64
 
 
-def test_unmask_is_refused_when_masked_inputs_came_from_clients_that_did_not_share() -> None:
-    r = Round(10, 5, 3)
+def test_signing_is_refused_when_masked_inputs_came_from_clients_that_did_not_share() -> None:
+    r = Round(10, 5, 3, drop_at_share={7})
     _masked(r, clients=range(10))
+    u2 = set(range(10)) - {7}
     with pytest.raises(UnmaskRefused, match=r"clients \[7\] sent a masked input but are not among"):
-        r.sessions[0].unmask(set(range(10)) - {7}, range(10))
+        r.sessions[0].sign_survivors(u2, range(10))
     with pytest.raises(UnmaskRefused, match=r"survivors \[10\] are not roster indices"):
-        r.sessions[0].unmask(range(11), range(10))
+        r.sessions[0].sign_survivors(range(11), range(10))
+    with pytest.raises(UnmaskRefused, match="repeats an index"):
+        r.sessions[0].sign_survivors([*u2, 0], u2)
 
 
-def test_unmask_is_refused_when_u2_disagrees_with_the_confirmed_clients() -> None:
+def test_signing_is_refused_when_u2_disagrees_with_the_confirmed_clients() -> None:
     r = Round(10, 5, 3, drop_at_share={0})
     u = next(v for v in r.roster.neighbourhood(0) if v != 0)
     other = next(v for v in r.roster.neighbourhood(u) if v not in (0, u))
     _masked(r, clients=range(1, 10))
-    with pytest.raises(UnmaskRefused, match="include neighbour 0, which the round's Confirmed did not"):
-        r.sessions[u].unmask(range(10), range(1, 10))
+    with pytest.raises(UnmaskRefused, match=r"U2 includes \[0\] that it did not confirm"):
+        r.sessions[u].sign_survivors(range(10), range(1, 10))
     everyone_but_0 = set(range(1, 10))
-    with pytest.raises(UnmaskRefused, match=f"omit neighbour {other}, which the round's Confirmed did"):
-        r.sessions[u].unmask(everyone_but_0 - {other}, everyone_but_0 - {other})
-    assert r.sessions[u].unmask(everyone_but_0, everyone_but_0).self_mask_shares
+    with pytest.raises(UnmaskRefused, match=rf"omits \[{other}\] that it did"):
+        r.sessions[u].sign_survivors(everyone_but_0 - {other}, everyone_but_0 - {other})
+    assert len(r.sessions[u].sign_survivors(everyone_but_0, everyone_but_0)) == 64
 
 
-def test_a_second_unmask_must_ask_for_the_same_split() -> None:
+def test_unmask_repeats_its_shares_and_signing_its_signature() -> None:
     r = Round(10, 5, 3)
-    _masked(r, clients=range(10))
-    neighbour = next(v for v in r.roster.neighbourhood(0) if v != 0)
-    first = r.sessions[0].unmask(range(10), range(10))
-    assert r.sessions[0].unmask(range(10), list(range(10))) == first
-    # Now asking for the mask-key share of a neighbour whose self-mask share it revealed.
-    with pytest.raises(UnmaskRefused, match="other survivors among this client's neighbourhood"):
-        r.sessions[0].unmask(range(10), set(range(10)) - {neighbour})
-    assert isinstance(first, UnmaskShares)
+    masked = _masked(r, clients=range(10))
+    first = r.sign_and_unmask(masked)
+    signatures = {u: r.sessions[u].sign_survivors(range(10), range(10)) for u in range(10)}
+    for u in range(10):
+        assert r.sessions[u].unmask(signatures) == first[u]
+        assert isinstance(first[u], UnmaskShares)
 
 
 def test_a_session_sends_one_masked_input_and_runs_its_phases_in_order() -> None:
@@ -397,6 +415,8 @@ def test_a_session_sends_one_masked_input_and_runs_its_phases_in_order() -> None
     session.masked_input(x)
     with pytest.raises(SessionStateError, match="one masked input, and this one already did"):
         session.masked_input(x)
+    with pytest.raises(SessionStateError, match="needs phase 6 before its survivor statement"):
+        _ = session.statement
     fresh = ClientSession(JOB_ID, ROUND, SESSION)
     with pytest.raises(SessionStateError, match="needs phase 2 before its roster index is known"):
         _ = fresh.index

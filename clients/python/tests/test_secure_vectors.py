@@ -28,11 +28,15 @@ from privagg_client.secure.primitives import (
     self_mask_key,
     share_aad,
     share_encryption_key,
+    sign,
+    signing_public_key,
+    survivor_statement,
     u32,
+    verify,
     x25519,
     x25519_public_key,
 )
-from secagg_server import make_roster, unmasked_sum
+from secagg_server import job_statement, make_roster, sign_and_unmask, unmasked_sum
 
 VECTORS: dict[str, Any] = json.loads(
     (Path(__file__).parent / "data" / "secagg-vectors-v1.json").read_text("utf-8")
@@ -132,14 +136,16 @@ def test_share_encryption() -> None:
 
 
 class _FixedSecrets:
-    """Gives a session the vectors' client secrets (c_sk, s_sk, b, in the order a session draws
-    them), then random bytes for what the vectors leave free (coefficients, nonces)."""
+    """Gives a session the vectors' client secrets (c_sk, s_sk, b and the signing key
+    fixed('sig i'), in the order a session draws them), then random bytes for what the vectors
+    leave free (coefficients, nonces)."""
 
     def __init__(self, client: dict[str, Any]) -> None:
         self._queue = [
             _hex(client["encryptionPrivateKey"]),
             _hex(client["maskPrivateKey"]),
             _hex(client["selfMaskSeed"]),
+            _fixed(f"sig {client['index']}"),
         ]
 
     def token_bytes(self, n: int) -> bytes:
@@ -151,9 +157,11 @@ class _FixedSecrets:
         return 12345 % n
 
 
-def _sessions_through_phase_3() -> tuple[Roster, list[ClientSession], list[np.ndarray]]:
-    """The round's three clients as ClientSessions on the vectors' secrets and graph, and their
-    masked inputs."""
+def _sessions_through_phase_3(
+    cuts: tuple[tuple[int, int], ...] = (),
+) -> tuple[Roster, list[ClientSession], list[np.ndarray]]:
+    """The round's three clients as ClientSessions on the vectors' secrets and graph, everyone
+    confirmed with ``cuts``, and their masked inputs."""
     sessions = [
         ClientSession(
             CONTEXT["jobId"], CONTEXT["round"], _hex(CONTEXT["session"]), _FixedSecrets(c)
@@ -172,7 +180,7 @@ def _sessions_through_phase_3() -> tuple[Roster, list[ClientSession], list[np.nd
     for u, session in enumerate(sessions):
         session.on_shares(Shares(u, tuple(inbox[u])))
         assert session.rejected_shares == {} and session.receipt() == ()
-        session.on_confirmed(range(len(CLIENTS)), [])
+        session.on_confirmed(range(len(CLIENTS)), cuts)
         masked.append(session.masked_input(np.array(ROUND["units"][u], dtype=np.int64)))
     return roster, sessions, masked
 
@@ -184,7 +192,8 @@ def test_masked_inputs_of_a_whole_round_and_their_unmasked_sum() -> None:
     total = np.sum(masked, axis=0, dtype=np.uint64)
     assert total.tolist() == _words(ROUND["sumOfMaskedInputs"])
     everyone = range(len(CLIENTS))
-    unmask = {u: s.unmask(everyone, everyone) for u, s in enumerate(sessions)}
+    unmask = sign_and_unmask(dict(enumerate(sessions)), _ctx(), roster, everyone, (), everyone)
+    assert set(unmask) == set(everyone)
     result = unmasked_sum(_ctx(), roster, set(everyone), dict(enumerate(masked)), unmask)
     assert result.tolist() == ROUND["sum"]
 
@@ -212,7 +221,8 @@ def test_the_dropout_correction_terms_and_sum() -> None:
     assert total.view(np.int64).tolist() == dropout["sum"]
     # And through the sessions: clients 0 and 1 reveal what the job needs to find those terms.
     roster, sessions, masked = _sessions_through_phase_3()
-    unmask = {u: sessions[u].unmask(u2, u3) for u in u3}
+    unmask = sign_and_unmask(dict(enumerate(sessions)), ctx, roster, u2, (), u3)
+    assert set(unmask) == u3
     result = unmasked_sum(ctx, roster, u2, {u: masked[u] for u in u3}, unmask)
     assert result.tolist() == dropout["sum"]
 
@@ -237,3 +247,102 @@ def test_the_roster_permutation_is_derived_from_the_context_and_every_entry() ->
     # One byte of one entry moves the whole ring: nobody picks a seat by choosing its keys alone.
     entries[3] = (entries[3][0], entries[3][1], bytes(32))
     assert roster_permutation(_ctx(), entries) != vector["permutation"]
+
+
+CONSISTENCY: dict[str, Any] = VECTORS["consistency"]
+"""The survivor statement of the round's 3 clients with signing keys fixed('sig i'), and each
+client's Ed25519 signature of it."""
+
+
+def _consistency_entries() -> list[bytes]:
+    return [
+        _hex(c["encryptionPublicKey"])
+        + _hex(c["maskPublicKey"])
+        + _hex(c["selfMaskCommitment"])
+        + _hex(CONSISTENCY["signingPublicKeys"][c["index"]])
+        for c in CLIENTS
+    ]
+
+
+def _consistency_cuts() -> tuple[tuple[int, int], ...]:
+    return tuple((lo, hi) for lo, hi in CONSISTENCY["cuts"])
+
+
+def test_the_signing_keys_are_ed25519_of_the_fixed_seeds() -> None:
+    for i, (private, public) in enumerate(
+        zip(CONSISTENCY["signingPrivateKeys"], CONSISTENCY["signingPublicKeys"])
+    ):
+        assert _hex(private) == _fixed(f"sig {i}")
+        assert signing_public_key(_hex(private)).hex() == public
+    assert len(CONSISTENCY["signingPrivateKeys"]) == len(CLIENTS)
+
+
+def test_the_survivor_statement_digest_and_its_signatures() -> None:
+    c = CONSISTENCY
+    statement = survivor_statement(
+        _ctx(),
+        _consistency_entries(),
+        c["degree"],
+        c["threshold"],
+        c["permutation"],
+        c["confirmed"],
+        _consistency_cuts(),
+        c["maskedInput"],
+    )
+    assert statement.hex() == c["statement"]
+    for i, private in enumerate(c["signingPrivateKeys"]):
+        signature = sign(_hex(private), statement)
+        assert signature.hex() == c["signatures"][i], f"client {i}"
+        assert verify(_hex(c["signingPublicKeys"][i]), statement, signature)
+    # Order and orientation of what the statement lists do not change it (it sorts them) ...
+    reordered = survivor_statement(
+        _ctx(), _consistency_entries(), c["degree"], c["threshold"], c["permutation"],
+        list(reversed(c["confirmed"])), [(hi, lo) for lo, hi in _consistency_cuts()],
+        list(reversed(c["maskedInput"])),
+    )
+    assert reordered == statement
+    # ... any survivor list does.
+    other = survivor_statement(
+        _ctx(), _consistency_entries(), c["degree"], c["threshold"], c["permutation"],
+        c["confirmed"], _consistency_cuts(), c["confirmed"],
+    )
+    assert other != statement
+
+
+def test_the_statement_spelled_out_field_by_field() -> None:
+    c = CONSISTENCY
+    ints = lambda values: u32(len(values)) + b"".join(u32(v) for v in values)  # noqa: E731
+    data = (
+        lp("privagg-secagg-v1/survivors")
+        + _ctx()
+        + u32(len(CLIENTS))
+        + b"".join(_consistency_entries())
+        + u32(c["degree"])
+        + u32(c["threshold"])
+        + ints(c["permutation"])
+        + ints(sorted(c["confirmed"]))
+        + u32(len(c["cuts"]))
+        + b"".join(u32(lo) + u32(hi) for lo, hi in sorted(_consistency_cuts()))
+        + ints(sorted(c["maskedInput"]))
+    )
+    assert hashlib.sha256(data).hexdigest() == c["statement"]
+
+
+def test_sessions_sign_the_vectors_statement_and_unmask_on_its_signatures() -> None:
+    c = CONSISTENCY
+    assert c["permutation"] == ROUND["permutation"] and c["degree"] == ROUND["degree"]
+    assert c["threshold"] == ROUND["threshold"]
+    roster, sessions, _ = _sessions_through_phase_3(_consistency_cuts())
+    assert [s.advertise().signing_public_key.hex() for s in sessions] == c["signingPublicKeys"]
+    u3 = c["maskedInput"]
+    assert job_statement(_ctx(), roster, c["confirmed"], _consistency_cuts(), u3).hex() == (
+        c["statement"]
+    )
+    for u in u3:
+        signature = sessions[u].sign_survivors(c["confirmed"], u3)
+        assert signature.hex() == c["signatures"][u]
+        assert sessions[u].statement.hex() == c["statement"]
+    signatures = {u: _hex(c["signatures"][u]) for u in u3}
+    for u in u3:
+        revealed = sessions[u].unmask(signatures)
+        assert {s.index for s in revealed.self_mask_shares} <= set(u3)

@@ -1,5 +1,6 @@
-"""Secure aggregation, wire protocol v2 (docs/secure-aggregation.md; v2 added the receipts): the job learns the sum of
-a round's quantized updates and nothing about any one of them. Pure protocol code (the standard
+"""Secure aggregation, wire protocol v3 (docs/secure-aggregation.md; v2 added the receipts, v3 the
+consistency round's signed survivor list): the job learns the sum of a round's quantized updates
+and nothing about any one of them. Pure protocol code (the standard
 library, NumPy and ``cryptography``); :mod:`privagg_client.secure_round` runs it over Kafka.
 
 :class:`ClientSession` is one client's side of one round; :func:`quantize` puts an update on the
@@ -9,6 +10,7 @@ protocol's fixed-point grid; :mod:`.primitives` and :mod:`.shamir` hold the byte
 from .messages import (
     AdvertiseKeys,
     Confirmed,
+    Consistency,
     EncryptedShare,
     Opened,
     RevealedShare,
@@ -17,6 +19,8 @@ from .messages import (
     RoutedShare,
     ShareReceipt,
     Shares,
+    SignedSurvivors,
+    SurvivorSignature,
     Survivors,
     UnmaskShares,
 )
@@ -27,6 +31,7 @@ __all__ = [
     "AdvertiseKeys",
     "ClientSession",
     "Confirmed",
+    "Consistency",
     "EncryptedShare",
     "Opened",
     "Randomness",
@@ -37,6 +42,8 @@ __all__ = [
     "SYSTEM_RANDOMNESS",
     "ShareReceipt",
     "Shares",
+    "SignedSurvivors",
+    "SurvivorSignature",
     "Survivors",
     "UnmaskShares",
     "quantize",

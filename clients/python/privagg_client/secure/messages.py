@@ -12,11 +12,13 @@ from .primitives import KEY_BYTES
 
 @dataclass(frozen=True)
 class AdvertiseKeys:
-    """Phase 1: a client's two X25519 public keys and its self-mask commitment."""
+    """Phase 1: a client's two X25519 public keys, its self-mask commitment and the Ed25519
+    public key it signs the survivor list with in phase 5 (empty: none, as before v3)."""
 
     encryption_public_key: bytes
     mask_public_key: bytes
     self_mask_commitment: bytes
+    signing_public_key: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -37,10 +39,18 @@ class RevealedShare:
 
 @dataclass(frozen=True)
 class UnmaskShares:
-    """Phase 5: shares of the survivors' self-mask seeds and of the dropped clients' mask keys."""
+    """Phase 6: shares of the survivors' self-mask seeds and of the dropped clients' mask keys."""
 
     self_mask_shares: tuple[RevealedShare, ...]
     mask_key_shares: tuple[RevealedShare, ...]
+
+
+@dataclass(frozen=True)
+class SurvivorSignature:
+    """Phase 5, the consistency round: this client's 64-byte Ed25519 signature of the survivor
+    statement, under the signing key it advertised."""
+
+    signature: bytes
 
 
 @dataclass(frozen=True)
@@ -58,17 +68,30 @@ class Opened:
     share_deadline_millis: int
     confirm_deadline_millis: int
     masked_input_deadline_millis: int
+    consistency_deadline_millis: int
     unmask_deadline_millis: int
     clip_norm: float
 
 
 @dataclass(frozen=True)
 class RosterEntry:
-    """One admitted client's advertised keys."""
+    """One admitted client's advertised keys. A signing key of another length than 32 bytes
+    (empty in a roster of before v3) is no key: signatures under it never count, and the survivor
+    statement carries 32 zero bytes in its place, as Java's client does."""
 
     encryption_public_key: bytes
     mask_public_key: bytes
     self_mask_commitment: bytes
+    signing_public_key: bytes = b""
+
+    def statement_bytes(self) -> bytes:
+        """The entry as the survivor statement holds it: the four keys, 128 bytes."""
+        signing = self.signing_public_key
+        if len(signing) != KEY_BYTES:
+            signing = bytes(KEY_BYTES)
+        return (
+            self.encryption_public_key + self.mask_public_key + self.self_mask_commitment + signing
+        )
 
 
 @dataclass(frozen=True)
@@ -155,7 +178,32 @@ class Confirmed:
 
 @dataclass(frozen=True)
 class Survivors:
-    """Phase 5 starts: who was confirmed (U2) and who sent a masked input (U3)."""
+    """Phase 5 starts: who was confirmed (U2) and who sent a masked input (U3); each client of
+    U3 signs the survivor statement."""
 
     shared: tuple[int, ...]
     masked_input: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SignedSurvivors:
+    """One signer's signature of the survivor statement, by roster index."""
+
+    index: int
+    signature: bytes
+
+
+@dataclass(frozen=True)
+class Consistency:
+    """Phase 6 starts: the survivors' signatures of the survivor statement the job accepted,
+    ascending by index; a client reveals shares only if enough of them are on the statement it
+    signed."""
+
+    signatures: tuple[SignedSurvivors, ...]
+
+    def by_index(self) -> dict[int, bytes]:
+        """``{index: signature}``; the first of repeated indices wins (as Java's client)."""
+        out: dict[int, bytes] = {}
+        for s in self.signatures:
+            out.setdefault(s.index, s.signature)
+        return out

@@ -1,5 +1,6 @@
 """The byte-level primitives of secure aggregation wire protocol v1 (docs/secure-aggregation.md):
-encodings, the round context, HKDF, X25519, the derived keys, share encryption and masks."""
+encodings, the round context, HKDF, X25519, the derived keys, share encryption, masks, and the
+consistency round's Ed25519 signatures of the survivor statement."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import os
 from typing import TYPE_CHECKING
 
 import numpy as np
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -17,7 +20,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     import numpy.typing as npt
 
@@ -31,6 +34,15 @@ MODEL_VECTOR = "model"
 
 KEY_BYTES = 32
 """X25519 keys, self-mask seeds, derived keys and commitments."""
+
+SIGNATURE_BYTES = 64
+"""An Ed25519 signature (RFC 8032); its keys are :data:`KEY_BYTES`."""
+
+ROSTER_ENTRY_BYTES = 4 * KEY_BYTES
+"""A roster entry in the survivor statement: encryption key, mask key, commitment, signing key."""
+
+SURVIVORS_DOMAIN = PROTOCOL + "/survivors"
+"""The first field of the survivor statement."""
 
 SESSION_BYTES = 16
 NONCE_BYTES = 12
@@ -211,3 +223,90 @@ def roster_permutation(ctx: bytes, entries: Sequence[tuple[bytes, bytes, bytes]]
         j = w % bound
         ranks[i], ranks[j] = ranks[j], ranks[i]
     return [by_rank[r] for r in ranks]
+
+
+# -- the consistency round -------------------------------------------------------------------
+
+
+def signing_public_key(private_key: bytes) -> bytes:
+    """The 32-byte RFC 8032 Ed25519 public key of a 32-byte private key (seed)."""
+    key = Ed25519PrivateKey.from_private_bytes(private_key).public_key()
+    return key.public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def sign(private_key: bytes, message: bytes) -> bytes:
+    """The 64-byte Ed25519 signature (RFC 8032, deterministic) of ``message``."""
+    return Ed25519PrivateKey.from_private_bytes(private_key).sign(message)
+
+
+def verify(public_key: object, message: bytes, signature: object) -> bool:
+    """Whether ``signature`` is a valid Ed25519 signature of ``message`` under the 32-byte
+    ``public_key``; False, never an exception, for a key or signature of another length or type,
+    or a key that is no curve point."""
+    if not (isinstance(public_key, bytes) and isinstance(signature, bytes)):
+        return False
+    if len(public_key) != KEY_BYTES or len(signature) != SIGNATURE_BYTES:
+        return False
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def _ascending(name: str, indices: Iterable[int], n: int) -> list[int]:
+    members = list(indices)
+    if len(set(members)) != len(members) or any(not 0 <= i < n for i in members):
+        raise ValueError(f"{name} must be distinct roster indices in [0, {n}), was {members}")
+    return sorted(members)
+
+
+def survivor_statement(
+    ctx: bytes,
+    entries: Sequence[bytes],
+    degree: int,
+    threshold: int,
+    permutation: Sequence[int],
+    confirmed: Iterable[int],
+    cuts: Iterable[tuple[int, int]],
+    masked_input: Iterable[int],
+) -> bytes:
+    """What each survivor signs in the consistency round (Java ``SurvivorStatement``)::
+
+        SHA-256( lp("privagg-secagg-v1/survivors") || ctx || u32(n) || n entries of 128 bytes
+                 || u32(k) || u32(t) || u32(|perm|) || perm || u32(|U2|) || U2
+                 || u32(|cuts|) || cuts || u32(|U3|) || U3 )
+
+    ``entries``: the roster's entries in index order, each ``c_pk || s_pk || commitment ||
+    signing key`` (:data:`ROSTER_ENTRY_BYTES`); U2 (``confirmed``) and U3 (``masked_input``) go
+    in ascending, the cuts as ``u32(lo) || u32(hi)`` pairs with lo < hi, ascending by (lo, hi);
+    every integer a big-endian u32. Raises ValueError for an entry of another length, an index
+    outside the roster or repeated, or a cut that is no pair of distinct indices (or repeats)."""
+    n = len(entries)
+    digest = hashlib.sha256()
+    digest.update(lp(SURVIVORS_DOMAIN) + ctx + u32(n))
+    for i, entry in enumerate(entries):
+        if len(entry) != ROSTER_ENTRY_BYTES:
+            raise ValueError(
+                f"roster entry {i} must be {ROSTER_ENTRY_BYTES} bytes, was {len(entry)}"
+            )
+        digest.update(entry)
+    digest.update(u32(degree) + u32(threshold))
+
+    def ints(values: Sequence[int]) -> None:
+        digest.update(u32(len(values)) + b"".join(u32(v) for v in values))
+
+    ints(list(permutation))
+    ints(_ascending("confirmed", confirmed, n))
+    pairs: set[tuple[int, int]] = set()
+    for cut in cuts:
+        a, b = cut
+        pair = (min(a, b), max(a, b))
+        if a == b or not (0 <= a < n and 0 <= b < n) or pair in pairs:
+            raise ValueError(
+                f"cuts must be distinct pairs of distinct roster indices in [0, {n}), had {cut}"
+            )
+        pairs.add(pair)
+    digest.update(u32(len(pairs)) + b"".join(u32(lo) + u32(hi) for lo, hi in sorted(pairs)))
+    ints(_ascending("maskedInput", masked_input, n))
+    return digest.digest()

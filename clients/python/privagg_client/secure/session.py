@@ -1,6 +1,6 @@
 """One client's side of one secure aggregation round (SecAgg+: Bonawitz et al., CCS 2017, the
-phases of section 4 with a receipt for the routed shares; Bell et al., CCS 2020, on a sparse
-Harary graph), as
+phases of section 4 with a receipt for the routed shares and the consistency round's signed
+survivor list; Bell et al., CCS 2020, on a sparse Harary graph), as
 docs/secure-aggregation.md specifies it byte for byte. Pure: it reads and returns messages and
 never touches Kafka."""
 
@@ -25,7 +25,7 @@ from .messages import (
     Shares,
     UnmaskShares,
 )
-from .thresholds import ThreatModel, check_graph, rejection_limit
+from .thresholds import ThreatModel, check_graph, rejection_limit, signature_threshold
 from .primitives import (
     KEY_BYTES,
     NONCE_BYTES,
@@ -39,6 +39,10 @@ from .primitives import (
     self_mask_commitment,
     self_mask_key,
     share_encryption_key,
+    sign,
+    signing_public_key,
+    survivor_statement,
+    verify,
     x25519,
     x25519_public_key,
 )
@@ -79,16 +83,27 @@ class _Phase(enum.IntEnum):
     RECEIVED_SHARES = 3
     CONFIRMED = 4
     MASKED = 5
+    SIGNED = 6
 
 
 class ClientSession:
     """A client in one protocol instance (``jobId``, round, session).
 
-    Creating it draws the two X25519 key pairs and the self-mask seed ``b``; then, in order:
-    :meth:`advertise` (phase 1), :meth:`on_roster` (phase 2), :meth:`on_shares` and
-    :meth:`receipt` (phase 3), :meth:`on_confirmed` and :meth:`masked_input` (phase 4),
-    :meth:`unmask` (phase 5, repeatable with the same survivors). A session's keys, seeds and
-    masked input are never used in another session.
+    Creating it draws the two X25519 key pairs, the self-mask seed ``b`` and the Ed25519
+    signing key, in that order; then, in order: :meth:`advertise` (phase 1), :meth:`on_roster`
+    (phase 2), :meth:`on_shares` and :meth:`receipt` (phase 3), :meth:`on_confirmed` and
+    :meth:`masked_input` (phase 4), :meth:`sign_survivors` (phase 5, the consistency round:
+    repeatable with the same survivors), :meth:`unmask` (phase 6, repeatable). A session's keys,
+    seeds and masked input are never used in another session.
+
+    Guards for phases 5 and 6 (Bonawitz et al., CCS 2017, Section 4; Bell et al., CCS 2020): it
+    signs a survivor list only after its masked input, only if it is in U3, U3 is within U2, U2
+    is the ``Confirmed`` it masked by and at least t of its neighbourhood and of its partners
+    (itself included) are in U3; it signs one list only, and reveals shares only when at least
+    T = (n + A) // 2 + 1 clients of that U3 signed the same statement. Each honest client signs
+    once, so no two statements reach T: every client that reveals saw the same roster, cuts and
+    survivors, and none reveals both the self-mask seed and the mask key of one client, whatever
+    lists a lying server shows whom.
     """
 
     def __init__(
@@ -108,10 +123,12 @@ class ClientSession:
         self._c_sk = randomness.token_bytes(KEY_BYTES)
         self._s_sk = randomness.token_bytes(KEY_BYTES)
         self._b = randomness.token_bytes(KEY_BYTES)
+        self._g_sk = randomness.token_bytes(KEY_BYTES)
         self._keys = AdvertiseKeys(
             x25519_public_key(self._c_sk),
             x25519_public_key(self._s_sk),
             self_mask_commitment(self.context, self._b),
+            signing_public_key(self._g_sk),
         )
         self._phase = _Phase.ADVERTISED
         self._roster: Roster | None = None
@@ -124,12 +141,17 @@ class ClientSession:
         self._confirmed: frozenset[int] = frozenset()
         self._masked_with: tuple[int, ...] = ()
         self._rejected: dict[int, str] = {}
-        self._revealed: tuple[tuple[int, ...], UnmaskShares] | None = None
+        self._confirmed_list: tuple[int, ...] = ()
+        self._cuts: tuple[tuple[int, int], ...] = ()
+        self._signed: frozenset[int] = frozenset()
+        self._statement = b""
+        self._signature = b""
+        self._revealed: UnmaskShares | None = None
 
     # -- phase 1 ----------------------------------------------------------------------------
 
     def advertise(self) -> AdvertiseKeys:
-        """Phase 1: ``c_pk``, ``s_pk`` and the self-mask commitment."""
+        """Phase 1: ``c_pk``, ``s_pk``, the self-mask commitment and the signing key."""
         return self._keys
 
     # -- phase 2 ----------------------------------------------------------------------------
@@ -362,6 +384,8 @@ class ClientSession:
                     "colluders its neighbourhood may hold; no masked input is sent"
                 )
         self._confirmed = u2
+        self._confirmed_list = tuple(sorted(u2))
+        self._cuts = tuple(sorted(pairs))
         self._masked_with = tuple(partners)
         self._phase = _Phase.CONFIRMED
 
@@ -395,7 +419,7 @@ class ClientSession:
         """Phase 4, once per session: ``y = x + mask(self-mask key) + sum over`` :attr:`masked_with`
         ``v of sign(u, v) mask(pairwise mask key of u and v)``, modulo 2^64. ``x`` is the
         quantized update (signed 64-bit integers or their words)."""
-        if self._phase == _Phase.MASKED:
+        if self._phase >= _Phase.MASKED:
             raise SessionStateError("a session sends one masked input, and this one already did")
         self._require(_Phase.CONFIRMED, "it masks its input")
         assert self._roster is not None
@@ -421,68 +445,80 @@ class ClientSession:
 
     # -- phase 5 ----------------------------------------------------------------------------
 
-    def unmask(self, shared: Iterable[int], masked_input: Iterable[int]) -> UnmaskShares:
-        """Phase 5: for each client w whose share this client holds (itself and the neighbours
-        whose shares opened) and that is in ``shared`` (U2, the confirmed clients), the share of
-        ``b_w`` if w is in ``masked_input`` (U3), else the share of ``s_sk_w``.
+    @property
+    def statement(self) -> bytes:
+        """The 32-byte survivor statement this client signed (after :meth:`sign_survivors`)."""
+        self._require(_Phase.SIGNED, "its survivor statement is known")
+        return self._statement
 
-        Raises :class:`UnmaskRefused` when this client sent no masked input, is not in U3, U3
-        is not a subset of U2, U2 disagrees among its neighbours with the ``Confirmed`` it
-        masked by, fewer than t of its
-        neighbourhood (itself included) are in U3, or an earlier call had other survivors among
-        its neighbourhood (another split could reveal both kinds of share of a neighbour,
-        which would let the job unmask that neighbour's input). A repeated call with the same
-        survivors returns the same shares."""
-        if self._phase != _Phase.MASKED:
+    def sign_survivors(self, shared: Iterable[int], masked_input: Iterable[int]) -> bytes:
+        """Phase 5, the consistency round: checks the survivor list the job announced (``shared``,
+        U2: the confirmed clients; ``masked_input``, U3: who sent a masked input) and returns the
+        64-byte Ed25519 signature of the survivor statement (:func:`survivor_statement` of the
+        roster, k, t and permutation of its ``Roster``, U2 and the cuts of its ``Confirmed``,
+        and U3). Once per session: the same U3 again (in any order) gives the same signature.
+
+        Raises :class:`UnmaskRefused` when this client sent no masked input, an index is outside
+        the roster or repeats, U2 is not exactly the ``Confirmed`` it masked by, it is not in U3,
+        U3 is not within U2, fewer than t of its neighbourhood or of its partners (itself
+        included, each) are in U3, or it already signed another U3 (it signs one list per
+        session, so no two lists both reach the signatures :meth:`unmask` needs)."""
+        if self._phase < _Phase.MASKED:
             raise UnmaskRefused("this client sent no masked input in this session")
         assert self._roster is not None
-        u2, u3 = set(shared), set(masked_input)
+        u2 = self._members("shared (U2)", shared)
+        u3 = self._members("maskedInput (U3)", masked_input)
         self._check_survivors(u2, u3)
-        survivors = tuple(v for v in self._roster.neighbourhood(self._index) if v in u3)
-        if self._revealed is not None:
-            if survivors != self._revealed[0]:
+        if self._phase == _Phase.SIGNED:
+            if u3 != self._signed:
                 raise UnmaskRefused(
-                    f"the job asks again with other survivors among this client's "
-                    f"neighbourhood ({list(survivors)}) than before "
-                    f"({list(self._revealed[0])}); this client already revealed one split of "
-                    "its shares and reveals no other"
+                    f"this client already signed the survivor list {sorted(self._signed)}; it "
+                    f"signs one list per session, not also {sorted(u3)}"
                 )
-            return self._revealed[1]
-        held = {self._index: self._own_shares, **self._held}
-        revealed = UnmaskShares(
-            self_mask_shares=tuple(
-                RevealedShare(w, shamir.share_to_bytes(held[w][1])) for w in sorted(held) if w in u3
-            ),
-            mask_key_shares=tuple(
-                RevealedShare(w, shamir.share_to_bytes(held[w][0]))
-                for w in sorted(held)
-                if w in u2 and w not in u3
-            ),
+            return self._signature
+        roster = self._roster
+        self._statement = survivor_statement(
+            self.context,
+            [e.statement_bytes() for e in roster.entries],
+            roster.degree,
+            roster.threshold,
+            roster.permutation,
+            self._confirmed_list,
+            self._cuts,
+            sorted(u3),
         )
-        self._revealed = (survivors, revealed)
-        return revealed
+        self._signature = sign(self._g_sk, self._statement)
+        self._signed = frozenset(u3)
+        self._phase = _Phase.SIGNED
+        return self._signature
 
-    def _check_survivors(self, u2: set[int], u3: set[int]) -> None:
+    def _members(self, name: str, indices: Iterable[int]) -> frozenset[int]:
         assert self._roster is not None
         n = len(self._roster.entries)
-        outside = sorted(i for i in u2 | u3 if not 0 <= i < n)
+        members = list(indices)
+        outside = sorted(i for i in members if not 0 <= i < n)
         if outside:
-            raise UnmaskRefused(f"survivors {outside} are not roster indices (0..{n - 1})")
+            raise UnmaskRefused(f"{name}: survivors {outside} are not roster indices (0..{n - 1})")
+        if len(set(members)) != len(members):
+            raise UnmaskRefused(f"{name} repeats an index: {members}")
+        return frozenset(members)
+
+    def _check_survivors(self, u2: frozenset[int], u3: frozenset[int]) -> None:
+        assert self._roster is not None
+        if u2 != self._confirmed:
+            extra, missing = sorted(u2 - self._confirmed), sorted(self._confirmed - u2)
+            raise UnmaskRefused(
+                "the survivors' confirmed clients (U2) are not the round's Confirmed, which this "
+                f"client masked by: U2 includes {extra} that it did not confirm and omits "
+                f"{missing} that it did"
+            )
+        if self._index not in u3:
+            raise UnmaskRefused(f"this client ({self._index}) is not among the survivors")
         if not u3 <= u2:
             raise UnmaskRefused(
                 f"clients {sorted(u3 - u2)} sent a masked input but are not among those who "
                 "shared keys"
             )
-        if self._index not in u3:
-            raise UnmaskRefused(f"this client ({self._index}) is not among the survivors")
-        for w in self._neighbours:
-            confirmed = w in self._confirmed
-            if (w in u2) != confirmed:
-                raise UnmaskRefused(
-                    f"the confirmed clients (U2) {'omit' if confirmed else 'include'} "
-                    f"neighbour {w}, which the round's Confirmed did {'' if confirmed else 'not '}"
-                    "confirm"
-                )
         alive = sum(1 for v in self._roster.neighbourhood(self._index) if v in u3)
         if alive < self._roster.threshold:
             raise UnmaskRefused(
@@ -497,6 +533,74 @@ class ClientSession:
                 f"only {masked} of this client's partners (itself included) sent a masked "
                 f"input, fewer than the threshold {self._roster.threshold}"
             )
+
+    # -- phase 6 ----------------------------------------------------------------------------
+
+    @property
+    def signature_threshold(self) -> int:
+        """T: the survivors' signatures of its statement :meth:`unmask` needs, (n + A) // 2 + 1
+        (n // 2 + 1 for a session without a threat model)."""
+        self._require(_Phase.SHARED, "its signature threshold is known")
+        assert self._roster is not None
+        return signature_threshold(len(self._roster.entries), self._threat)
+
+    def valid_signers(self, signatures: Mapping[int, bytes]) -> tuple[int, ...]:
+        """The indices among ``signatures`` (the job's ``Consistency``, by signer) that count:
+        in the U3 this client signed, and whose signature verifies under their roster entry's
+        signing key on this client's statement. Others (outside U3 or the roster, malformed,
+        forged, or under a signing key that is no 32-byte key) are left out, never raised."""
+        self._require(_Phase.SIGNED, "it counts signatures")
+        assert self._roster is not None
+        n = len(self._roster.entries)
+        valid = []
+        for signer, signature in signatures.items():
+            if (
+                isinstance(signer, int)
+                and 0 <= signer < n
+                and signer in self._signed
+                and verify(
+                    self._roster.entries[signer].signing_public_key, self._statement, signature
+                )
+            ):
+                valid.append(signer)
+        return tuple(sorted(valid))
+
+    def unmask(self, signatures: Mapping[int, bytes]) -> UnmaskShares:
+        """Phase 6: once at least :attr:`signature_threshold` clients of the U3 it signed have
+        signed the same statement (``signatures``: the job's ``Consistency`` message, signature by
+        signer's roster index; see :meth:`valid_signers`), for each client w whose share this
+        client holds (itself and the neighbours whose shares opened) the share of ``b_w`` if w is
+        in U3, else the share of ``s_sk_w`` if w is in U2.
+
+        Raises :class:`UnmaskRefused` when it signed no survivor list in this session, or fewer
+        than T signed its statement: another list may have been shown to others. A repeated
+        call returns the same shares."""
+        if self._phase != _Phase.SIGNED:
+            raise UnmaskRefused("this client signed no survivor list in this session")
+        assert self._roster is not None
+        valid = len(self.valid_signers(signatures))
+        needed = self.signature_threshold
+        if valid < needed:
+            raise UnmaskRefused(
+                f"only {valid} survivors signed the survivor list it signed, fewer than "
+                f"{needed} ((n + A) / 2 + 1): another list may have been shown to others, so it "
+                "reveals nothing"
+            )
+        if self._revealed is not None:
+            return self._revealed
+        u2, u3 = self._confirmed, self._signed
+        held = {self._index: self._own_shares, **self._held}
+        self._revealed = UnmaskShares(
+            self_mask_shares=tuple(
+                RevealedShare(w, shamir.share_to_bytes(held[w][1])) for w in sorted(held) if w in u3
+            ),
+            mask_key_shares=tuple(
+                RevealedShare(w, shamir.share_to_bytes(held[w][0]))
+                for w in sorted(held)
+                if w in u2 and w not in u3
+            ),
+        )
+        return self._revealed
 
     def _require(self, phase: _Phase, what: str) -> None:
         if self._phase < phase:

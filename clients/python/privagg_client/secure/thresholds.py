@@ -73,18 +73,42 @@ def rejection_limit(n: int, k: int, threat: ThreatModel) -> int:
     return 0
 
 
+def signature_threshold(n: int, threat: ThreatModel | None) -> int:
+    """T: the valid signatures on one survivor statement a client needs before it reveals a
+    share (Java ``RoundThresholds.signatureThreshold``), ``(n + A) // 2 + 1``. Each honest client
+    signs one statement, so two statements with T signers each would need 2T <= n + A: with this
+    T at most one is ever answered, whatever each client was shown. ``threat`` None (sessions of
+    tests that take any graph): ``n // 2 + 1``."""
+    a = 0 if threat is None else threat.colluders(n)
+    return (n + a) // 2 + 1
+
+
+def lost_clients(n: int, threat: ThreatModel) -> int:
+    """L = D + 1, at most n: the clients that may not answer, a margin client included."""
+    return min(n, threat.dropouts(n) + 1)
+
+
 def check_graph(n: int, k: int, t: int, threat: ThreatModel) -> None:
     """Raises :class:`SecureProtocolError` unless a roster of ``n`` with neighbourhoods of ``k``
     (``k == n``: the complete graph) and threshold ``t`` keeps every client's input from the
     server and its colluders (``threat``) but with probability 2^-40: on the complete graph for
     every placement (2t > n + A against a semi-malicious server, t > A against a curious one);
     on a ring, the union over clients of P[colluding neighbours reach 2t - k (or t)], and of the
-    honest survivors' graph splitting (A + D clients lost), each at most 2^-40."""
+    honest survivors' graph splitting (A + D clients lost), each at most 2^-40. And unless the
+    consistency round can succeed with L clients failing (T <= n - L), as the job's chooser
+    requires: it gives such a roster no graph."""
     a = threat.colluders(n)
     semi = threat.adversary == "semi-malicious-server"
     reach = 2 * t - k if semi else t
     if t < 2:
         raise SecureProtocolError(f"the roster's threshold t = {t} is below 2")
+    signers, failing = signature_threshold(n, threat), lost_clients(n, threat)
+    if signers > n - failing:
+        raise SecureProtocolError(
+            f"a roster of {n} gets no graph under {threat}: the survivor list needs "
+            f"{signers} signatures ((n + A) / 2 + 1, A = {a}), more than the {n - failing} "
+            f"clients left when {failing} fail to answer (the job's dropouts plus one)"
+        )
     if k == n:
         if a >= reach:
             raise SecureProtocolError(

@@ -1,6 +1,7 @@
 package dev.privagg.bench;
 
 import dev.privagg.avro.AdvertiseKeys;
+import dev.privagg.avro.Consistency;
 import dev.privagg.avro.MaskedInput;
 import dev.privagg.avro.Opened;
 import dev.privagg.avro.RevealedShare;
@@ -11,6 +12,8 @@ import dev.privagg.avro.SecureMessage;
 import dev.privagg.avro.SecureRound;
 import dev.privagg.avro.ShareKeys;
 import dev.privagg.avro.Shares;
+import dev.privagg.avro.SignedSurvivors;
+import dev.privagg.avro.SurvivorSignature;
 import dev.privagg.avro.Survivors;
 import dev.privagg.client.ClientUpdates;
 import dev.privagg.io.AvroCodec;
@@ -47,7 +50,7 @@ import java.util.stream.IntStream;
 /**
  * What secure aggregation (docs/secure-aggregation.md) costs against plaintext mode, measured side
  * by side in one process, with no broker and no Flink: a roster of real {@link ClientSession}s on
- * the graph the job would choose ({@link RoundGraph}) runs the five phases, a fraction of the
+ * the graph the job would choose ({@link RoundGraph}) runs the six phases, a fraction of the
  * clients dropping out after phase 2 so that the unmasking reconstructs their mask keys; the same
  * updates go through plaintext mode's client encoding and the job's clip and fixed-point sum.
  *
@@ -137,11 +140,13 @@ public final class SecAggCost {
       long advertiseUp,
       long shareKeysUp,
       long maskedInputUp,
+      long signatureUp,
       long unmaskUp,
       long openedDown,
       long rosterDown,
       long sharesDown,
       long survivorsDown,
+      long consistencyDown,
       long secureUp,
       long secureDown) {
     /** Secure bytes sent over plaintext bytes sent. */
@@ -168,6 +173,7 @@ public final class SecAggCost {
       double onShares,
       double quantize,
       double maskedInput,
+      double sign,
       double unmask,
       double encode,
       double secureTotal) {
@@ -329,6 +335,7 @@ public final class SecAggCost {
                           now + 10_000,
                           now + 15_000,
                           now + 20_000,
+                          now + 25_000,
                           now + 60_000,
                           CLIP_NORM)))
               .length;
@@ -343,7 +350,8 @@ public final class SecAggCost {
       ClientSession[] clients = new ClientSession[m];
       SecureRandom[] randoms = new SecureRandom[m];
       double[][] millis = new double[m][Phase.values().length];
-      long[][] up = new long[m][4];
+      long[][] up = new long[m][6]; // advertise, shares, masked, signature, unmask, plaintext
+      long[][] down = new long[m][];
       List<AdvertisedKeys> roster = new ArrayList<>(m);
       for (int c = 0; c < m; c++) {
         randoms[c] = new SecureRandom();
@@ -359,7 +367,8 @@ public final class SecAggCost {
                     new AdvertiseKeys(
                         ByteBuffer.wrap(keys.encryptionPublicKey()),
                         ByteBuffer.wrap(keys.maskPublicKey()),
-                        ByteBuffer.wrap(keys.selfMaskCommitment()))));
+                        ByteBuffer.wrap(keys.selfMaskCommitment()),
+                        ByteBuffer.wrap(keys.signingPublicKey()))));
         long t2 = cpuNanos();
         millis[c][Phase.ADVERTISE.ordinal()] = millis(t1 - t0);
         millis[c][Phase.ENCODE.ordinal()] += millis(t2 - t1);
@@ -394,7 +403,8 @@ public final class SecAggCost {
             new RosterEntry(
                 ByteBuffer.wrap(k.encryptionPublicKey()),
                 ByteBuffer.wrap(k.maskPublicKey()),
-                ByteBuffer.wrap(k.selfMaskCommitment())));
+                ByteBuffer.wrap(k.selfMaskCommitment()),
+                ByteBuffer.wrap(k.signingPublicKey())));
       }
       long rosterBytes =
           AvroCodec.encode(
@@ -451,13 +461,15 @@ public final class SecAggCost {
                           IntStream.of(survivors).boxed().toList())))
               .length;
 
-      // Phases 3 and 4 for each survivor, and the job's sums as the values arrive. A survivor
-      // answers the Survivors message right after masking (U3 is fixed in advance here), so that
-      // its session, which holds its masked input, can go before the next one masks.
+      // Phases 3 to 5 for each survivor, and the job's sums as the values arrive. A survivor signs
+      // the survivor list right after masking (U3 is fixed in advance here); it unmasks once every
+      // survivor has signed.
       ClippedSum plaintext = new ClippedSum(spec.clippingPolicy(), spec.model().tensorSizes());
       long[] maskedSum = new long[d];
       float[][] scratch = {new float[d]};
       Map<Integer, UnmaskShares> responses = new HashMap<>();
+      Map<Integer, byte[]> signatures = new HashMap<>();
+      List<SignedSurvivors> signed = new ArrayList<>();
       Quantizer quantizer = new Quantizer(CLIP_NORM);
       int done = 0;
       started = System.nanoTime();
@@ -485,15 +497,11 @@ public final class SecAggCost {
             AvroCodec.encode(
                 clientMessage(ctx, clientId(c), new MaskedInput(ByteBuffer.wrap(masked))));
         long t4 = cpuNanos();
-        UnmaskShares reveal = client.unmask(shared, survivors);
+        byte[] signature = client.signSurvivors(shared, survivors);
         long t5 = cpuNanos();
-        byte[] unmaskMessage =
+        byte[] signatureMessage =
             AvroCodec.encode(
-                clientMessage(
-                    ctx,
-                    clientId(c),
-                    new dev.privagg.avro.UnmaskShares(
-                        revealed(reveal.selfMaskShares()), revealed(reveal.maskKeyShares()))));
+                clientMessage(ctx, clientId(c), new SurvivorSignature(ByteBuffer.wrap(signature))));
         long t6 = cpuNanos();
         byte[] plaintextUpdate = ClientUpdates.encode(spec, round, clientId(c), update);
         long t7 = cpuNanos();
@@ -501,12 +509,15 @@ public final class SecAggCost {
         ms[Phase.ON_SHARES.ordinal()] = millis(t1 - t0);
         ms[Phase.QUANTIZE.ordinal()] = millis(t2 - t1);
         ms[Phase.MASKED_INPUT.ordinal()] = millis(t3 - t2);
-        ms[Phase.UNMASK.ordinal()] = millis(t5 - t4);
+        ms[Phase.SIGN.ordinal()] = millis(t5 - t4);
         ms[Phase.ENCODE.ordinal()] += millis(t4 - t3) + millis(t6 - t5);
         ms[Phase.PLAINTEXT_ENCODE.ordinal()] = millis(t7 - t6);
         up[c][2] = maskedMessage.length;
-        up[c][3] = unmaskMessage.length;
-        responses.put(c, reveal);
+        up[c][3] = signatureMessage.length;
+        up[c][5] = plaintextUpdate.length;
+        signatures.put(c, signature);
+        signed.add(new SignedSurvivors(c, ByteBuffer.wrap(signature)));
+        clients[c] = client;
 
         // The job: the shard's work on each arriving value bytes, in either mode.
         byte[][] values = {Float32.write(update[0], 0, d).array()};
@@ -519,9 +530,7 @@ public final class SecAggCost {
         plaintextSumMillis += millis(s1 - s0);
         maskedSumMillis += millis(s2 - s1);
 
-        bytesUp.add(new long[] {plaintextUpdate.length, up[c][0], up[c][1], up[c][2], up[c][3]});
-        bytesDown.add(new long[] {openedBytes, rosterBytes, sharesBytes, survivorsBytes});
-        clientMillis.add(ms);
+        down[c] = new long[] {openedBytes, rosterBytes, sharesBytes, survivorsBytes, 0};
         done++;
         if (done % Math.max(1, survivors.length / 10) == 0 || done == survivors.length) {
           progress.accept(
@@ -529,6 +538,33 @@ public final class SecAggCost {
                   "%d of %d masked inputs (%.1f s)",
                   done, survivors.length, (System.nanoTime() - started) / 1e9));
         }
+      }
+
+      // Phase 6: each survivor checks the signatures and reveals its shares.
+      long consistencyBytes = AvroCodec.encode(jobMessage(ctx, new Consistency(signed))).length;
+      for (int c : survivors) {
+        ClientSession client = clients[c];
+        clients[c] = null;
+        long t0 = cpuNanos();
+        UnmaskShares reveal = client.unmask(signatures);
+        long t1 = cpuNanos();
+        byte[] unmaskMessage =
+            AvroCodec.encode(
+                clientMessage(
+                    ctx,
+                    clientId(c),
+                    new dev.privagg.avro.UnmaskShares(
+                        revealed(reveal.selfMaskShares()), revealed(reveal.maskKeyShares()))));
+        long t2 = cpuNanos();
+        double[] ms = millis[c];
+        ms[Phase.UNMASK.ordinal()] = millis(t1 - t0);
+        ms[Phase.ENCODE.ordinal()] += millis(t2 - t1);
+        up[c][4] = unmaskMessage.length;
+        down[c][4] = consistencyBytes;
+        responses.put(c, reveal);
+        bytesUp.add(new long[] {up[c][5], up[c][0], up[c][1], up[c][2], up[c][3], up[c][4]});
+        bytesDown.add(down[c]);
+        clientMillis.add(ms);
       }
 
       // The round closes: the job reconstructs the secrets and removes the masks.
@@ -619,6 +655,7 @@ public final class SecAggCost {
     ON_SHARES,
     QUANTIZE,
     MASKED_INPUT,
+    SIGN,
     UNMASK,
     ENCODE,
     PLAINTEXT_ENCODE
@@ -640,12 +677,14 @@ public final class SecAggCost {
             medianLong(up, row -> row[2]),
             medianLong(up, row -> row[3]),
             medianLong(up, row -> row[4]),
+            medianLong(up, row -> row[5]),
             medianLong(down, row -> row[0]),
             medianLong(down, row -> row[1]),
             medianLong(down, row -> row[2]),
             medianLong(down, row -> row[3]),
-            medianLong(up, row -> row[1] + row[2] + row[3] + row[4]),
-            medianLong(down, row -> row[0] + row[1] + row[2] + row[3]));
+            medianLong(down, row -> row[4]),
+            medianLong(up, row -> row[1] + row[2] + row[3] + row[4] + row[5]),
+            medianLong(down, row -> row[0] + row[1] + row[2] + row[3] + row[4]));
     ClientCpu client =
         new ClientCpu(
             median(cpu, row -> row[Phase.PLAINTEXT_ENCODE.ordinal()]),
@@ -654,6 +693,7 @@ public final class SecAggCost {
             median(cpu, row -> row[Phase.ON_SHARES.ordinal()]),
             median(cpu, row -> row[Phase.QUANTIZE.ordinal()]),
             median(cpu, row -> row[Phase.MASKED_INPUT.ordinal()]),
+            median(cpu, row -> row[Phase.SIGN.ordinal()]),
             median(cpu, row -> row[Phase.UNMASK.ordinal()]),
             median(cpu, row -> row[Phase.ENCODE.ordinal()]),
             median(cpu, row -> Arrays.stream(row, 0, Phase.PLAINTEXT_ENCODE.ordinal()).sum()));

@@ -19,7 +19,7 @@ import picocli.CommandLine.Spec;
     description = {
       "What secure aggregation costs against plaintext mode, measured side by side in this",
       "process (no Kafka, no Flink): a roster of m clients on the graph the job would choose",
-      "runs the five phases, --dropout-rate of them dropping out after phase 2; the same",
+      "runs the six phases, --dropout-rate of them dropping out after phase 2; the same",
       "updates go through plaintext mode's encode and the job's clip and sum. Reports the",
       "Avro bytes each client sends and reads, its CPU per phase, and the job's CPU on the",
       "round's values (sum, reconstruction, mask correction), each a median over clients",
@@ -146,11 +146,13 @@ final class SecAggCostCommand implements Callable<Integer> {
                 "advertiseUp", b.advertiseUp(),
                 "shareKeysUp", b.shareKeysUp(),
                 "maskedInputUp", b.maskedInputUp(),
+                "signatureUp", b.signatureUp(),
                 "unmaskUp", b.unmaskUp(),
                 "openedDown", b.openedDown(),
                 "rosterDown", b.rosterDown(),
                 "sharesDown", b.sharesDown(),
                 "survivorsDown", b.survivorsDown(),
+                "consistencyDown", b.consistencyDown(),
                 "expansionUp", b.expansionUp(),
                 "expansionTotal", b.expansionTotal()),
         "clientCpuMillis",
@@ -161,6 +163,7 @@ final class SecAggCostCommand implements Callable<Integer> {
                 "onShares", c.onShares(),
                 "quantize", c.quantize(),
                 "maskedInput", c.maskedInput(),
+                "sign", c.sign(),
                 "unmask", c.unmask(),
                 "encode", c.encode(),
                 "secureTotal", c.secureTotal(),
@@ -195,25 +198,29 @@ final class SecAggCostCommand implements Callable<Integer> {
     t.append(
         String.format(
             "  bytes per client: plaintext up %,d; secure up %,d (advertise %,d, share keys %,d,"
-                + " masked input %,d, unmask %,d), down %,d (opened %,d, roster %,d, shares %,d,"
-                + " survivors %,d); expansion %.3fx up, %.3fx up + down%n",
+                + " masked input %,d, signature %,d, unmask %,d), down %,d (opened %,d, roster %,d,"
+                + " shares %,d, survivors %,d, signatures %,d); expansion %.3fx up, %.3fx up +"
+                + " down%n",
             b.plaintextUp(),
             b.secureUp(),
             b.advertiseUp(),
             b.shareKeysUp(),
             b.maskedInputUp(),
+            b.signatureUp(),
             b.unmaskUp(),
             b.secureDown(),
             b.openedDown(),
             b.rosterDown(),
             b.sharesDown(),
             b.survivorsDown(),
+            b.consistencyDown(),
             b.expansionUp(),
             b.expansionTotal()));
     t.append(
         String.format(
             "  client CPU ms: plaintext encode %.3f; secure %.3f (advertise %.3f, onRoster %.3f,"
-                + " onShares %.3f, quantize %.3f, maskedInput %.3f, unmask %.3f, encode %.3f);"
+                + " onShares %.3f, quantize %.3f, maskedInput %.3f, sign %.3f, unmask (signatures"
+                + " checked) %.3f, encode %.3f);"
                 + " %.1fx%n",
             c.plaintextEncode(),
             c.secureTotal(),
@@ -222,6 +229,7 @@ final class SecAggCostCommand implements Callable<Integer> {
             c.onShares(),
             c.quantize(),
             c.maskedInput(),
+            c.sign(),
             c.unmask(),
             c.encode(),
             c.ratio()));

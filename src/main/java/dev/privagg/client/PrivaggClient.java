@@ -128,7 +128,7 @@ public final class PrivaggClient implements AutoCloseable {
 
   /**
    * Sends an update for {@code round} (tensors in the spec's order); returns when acknowledged. For
-   * a job with {@code aggregation.mode: secure} it takes part in the round's five phases instead
+   * a job with {@code aggregation.mode: secure} it takes part in the round's six phases instead
    * (docs/secure-aggregation.md), clipping and masking the update here, and returns once its last
    * message is acknowledged (or at once if the job left it off the round's roster, as sampling
    * may).
@@ -160,13 +160,13 @@ public final class PrivaggClient implements AutoCloseable {
   }
 
   private void sendSecure(long round, String clientId, float[][] tensors) {
-    sendSecure(round, clientId, tensors, 5);
+    sendSecure(round, clientId, tensors, 6);
   }
 
   /**
-   * Secure aggregation only: takes part in the first {@code phases} (1 to 5) phases of round {@code
+   * Secure aggregation only: takes part in the first {@code phases} (1 to 6) phases of round {@code
    * round} and then goes silent, as a client that drops out would: for simulations and tests of
-   * dropout tolerance. {@code phases = 5} is {@link #send}.
+   * dropout tolerance. {@code phases = 6} is {@link #send}.
    */
   public void sendSecure(long round, String clientId, float[][] tensors, int phases) {
     if (!spec.secureAggregation()) {

@@ -2,6 +2,7 @@ package dev.privagg.client;
 
 import dev.privagg.avro.AdvertiseKeys;
 import dev.privagg.avro.Confirmed;
+import dev.privagg.avro.Consistency;
 import dev.privagg.avro.CutPair;
 import dev.privagg.avro.MaskedInput;
 import dev.privagg.avro.Opened;
@@ -13,6 +14,8 @@ import dev.privagg.avro.SecureRound;
 import dev.privagg.avro.ShareKeys;
 import dev.privagg.avro.ShareReceipt;
 import dev.privagg.avro.Shares;
+import dev.privagg.avro.SignedSurvivors;
+import dev.privagg.avro.SurvivorSignature;
 import dev.privagg.avro.Survivors;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.io.KafkaConnection;
@@ -21,6 +24,7 @@ import dev.privagg.secagg.ClientSession;
 import dev.privagg.secagg.Quantizer;
 import dev.privagg.secagg.RoundContext;
 import dev.privagg.secagg.RoundGraph;
+import dev.privagg.secagg.SigningKeys;
 import dev.privagg.secagg.UnmaskShares;
 import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
@@ -80,7 +84,7 @@ final class SecureRoundClient implements AutoCloseable {
   /**
    * Takes part in round {@code round} with {@code tensors} (the spec's order): returns once its
    * unmask shares are acknowledged, or once the roster shows it was not admitted; with {@code
-   * phases} below 5, once it sent that phase's message (a client dropping out).
+   * phases} below 6, once it sent that phase's message (a client dropping out).
    *
    * @throws TimeoutException if a message of the job does not come within {@code timeout} of the
    *     deadline it follows
@@ -88,8 +92,8 @@ final class SecureRoundClient implements AutoCloseable {
    */
   Result run(long round, String clientId, float[][] tensors, Duration timeout, int phases)
       throws TimeoutException {
-    if (!(phases >= 1 && phases <= 5)) {
-      throw new IllegalArgumentException("phases must be in [1, 5], was " + phases);
+    if (!(phases >= 1 && phases <= 6)) {
+      throw new IllegalArgumentException("phases must be in [1, 6], was " + phases);
     }
     follow(timeout);
     Opened opened = null;
@@ -122,7 +126,8 @@ final class SecureRoundClient implements AutoCloseable {
             new AdvertiseKeys(
                 ByteBuffer.wrap(keys.encryptionPublicKey()),
                 ByteBuffer.wrap(keys.maskPublicKey()),
-                ByteBuffer.wrap(keys.selfMaskCommitment()))));
+                ByteBuffer.wrap(keys.selfMaskCommitment()),
+                ByteBuffer.wrap(keys.signingPublicKey()))));
     if (phases == 1) {
       return new Result(round, HexFormat.of().formatHex(session), -1, 0);
     }
@@ -135,7 +140,8 @@ final class SecureRoundClient implements AutoCloseable {
           new AdvertisedKeys(
               bytes(e.getEncryptionPublicKey()),
               bytes(e.getMaskPublicKey()),
-              bytes(e.getSelfMaskCommitment())));
+              bytes(e.getSelfMaskCommitment()),
+              signingKey(e)));
     }
     // Left off the roster (sampling, the cap, a limit), or a roster too small to secure a sum.
     if (roster.getDegree() == 0
@@ -204,7 +210,21 @@ final class SecureRoundClient implements AutoCloseable {
             await(round, session, Survivors.class, opened.getMaskedInputDeadlineMillis(), timeout);
     int[] shared = survivors.getShared().stream().mapToInt(Integer::intValue).toArray();
     int[] maskedInput = survivors.getMaskedInput().stream().mapToInt(Integer::intValue).toArray();
-    UnmaskShares reveal = client.unmask(shared, maskedInput);
+    byte[] signature = client.signSurvivors(shared, maskedInput);
+    send(clientId, message(ctx, clientId, new SurvivorSignature(ByteBuffer.wrap(signature))));
+    if (phases == 5) {
+      return new Result(round, HexFormat.of().formatHex(session), index, 0);
+    }
+
+    Consistency consistency =
+        (Consistency)
+            await(
+                round, session, Consistency.class, opened.getConsistencyDeadlineMillis(), timeout);
+    Map<Integer, byte[]> signatures = new HashMap<>();
+    for (SignedSurvivors signed : consistency.getSignatures()) {
+      signatures.putIfAbsent(signed.getIndex(), bytes(signed.getSignature()));
+    }
+    UnmaskShares reveal = client.unmask(signatures);
     send(
         clientId,
         message(
@@ -213,6 +233,15 @@ final class SecureRoundClient implements AutoCloseable {
             new dev.privagg.avro.UnmaskShares(
                 revealed(reveal.selfMaskShares()), revealed(reveal.maskKeyShares()))));
     return new Result(round, HexFormat.of().formatHex(session), index, maskedInput.length);
+  }
+
+  /**
+   * A roster entry's signing key; one of another length (a job of before) reads as zeros, a key of
+   * small order that no signature verifies under ({@link SigningKeys#verify}).
+   */
+  private static byte[] signingKey(RosterEntry e) {
+    byte[] key = bytes(e.getSigningPublicKey());
+    return key.length == SigningKeys.KEY_BYTES ? key : new byte[SigningKeys.KEY_BYTES];
   }
 
   private static List<RevealedShare> revealed(List<UnmaskShares.RevealedShare> shares) {
@@ -256,7 +285,7 @@ final class SecureRoundClient implements AutoCloseable {
             "round "
                 + round
                 + " was opened again with a new session (the job restored an earlier state); "
-                + (type == Survivors.class
+                + (type == Survivors.class || type == Consistency.class
                     ? "this client's update was already masked and sent under the old one, and is"
                         + " not sent again in this round (two sums over different clients could be"
                         + " subtracted)"

@@ -20,13 +20,21 @@ public class SecureRoundState {
   public long shareDeadlineMillis;
   public long confirmDeadlineMillis;
   public long maskedInputDeadlineMillis;
+
+  /** Phase 5 ends; equal to the masked-input deadline in rounds restored from before it. */
+  public long consistencyDeadlineMillis;
+
   public long unmaskDeadlineMillis;
   public double clipNorm;
 
-  /** The phase whose messages are taken now: 1 to 5 (see {@link SecureUpdate}), 6 when past. */
+  /** The phase whose messages are taken now: 1 to 6 (see {@link SecureUpdate}), 7 when past. */
   public int phase;
 
-  /** Per roster index: the client's key (id digest), its shard, and its 96 advertised bytes. */
+  /**
+   * Per roster index: the client's key (id digest), its shard, and its advertised bytes (the 128 of
+   * {@code AdvertisedKeys.bytes()}; 96, without the signing key, in rounds restored from before the
+   * consistency round).
+   */
   public String[] clientKeys = new String[0];
 
   public String[] shardKeys = new String[0];
@@ -41,6 +49,18 @@ public class SecureRoundState {
   public int rejectionLimit;
 
   public int[] permutation = new int[0];
+
+  /**
+   * T: valid survivor signatures a client needs before it unmasks (RoundThresholds), as the roster
+   * was closed with; 0 for a round restored from before the consistency round, which has none.
+   */
+  public int signatureThreshold;
+
+  /** The survivor statement's digest (SurvivorStatement), set when phase 5 opens. */
+  public byte[] statement = new byte[0];
+
+  /** Per roster index: its valid phase-5 signature of {@link #statement}, once accepted. */
+  public byte[][] signatures = new byte[0][];
 
   /** Per roster index: its phase 2 message (the ShareKeys record), once accepted. */
   public byte[][] shareMessages = new byte[0][];
@@ -75,7 +95,7 @@ public class SecureRoundState {
   /** Per roster index: whether its masked input was admitted (U3). */
   public boolean[] maskedInput = new boolean[0];
 
-  /** Per roster index: its phase 4 message (the UnmaskShares record), once accepted. */
+  /** Per roster index: its phase 6 message (the UnmaskShares record), once accepted. */
   public byte[][] unmaskMessages = new byte[0][];
 
   public SecureRoundState() {}
@@ -113,8 +133,8 @@ public class SecureRoundState {
   }
 
   /**
-   * Adds a client to the roster: its key, its shard and its 96 advertised bytes (encryption key,
-   * mask key, commitment), in amortized constant time.
+   * Adds a client to the roster: its key, its shard and its 128 advertised bytes (encryption key,
+   * mask key, commitment, signing key), in amortized constant time.
    */
   public void join(String clientKey, String shardKey, byte[] entry) {
     int n = size();
@@ -153,6 +173,43 @@ public class SecureRoundState {
    */
   public <T> T[] inUse(T[] array) {
     return entries >= 0 && entries != array.length ? Arrays.copyOf(array, entries) : array;
+  }
+
+  /** The confirmed roster indices (U2), ascending. */
+  public int[] confirmedIndices() {
+    return indicesOf(confirmed);
+  }
+
+  /** The roster indices that sent a masked input (U3), ascending. */
+  public int[] maskedInputIndices() {
+    return indicesOf(maskedInput);
+  }
+
+  /** How many survivors' signatures phase 5 accepted. */
+  public int signedCount() {
+    int count = 0;
+    for (byte[] signature : signatures) {
+      if (signature != null) {
+        count++;
+      }
+    }
+    return count;
+  }
+
+  private static int[] indicesOf(boolean[] in) {
+    int count = 0;
+    for (boolean b : in) {
+      if (b) {
+        count++;
+      }
+    }
+    int[] out = new int[count];
+    for (int i = 0, at = 0; i < in.length; i++) {
+      if (in[i]) {
+        out[at++] = i;
+      }
+    }
+    return out;
   }
 
   /** The roster's size. */

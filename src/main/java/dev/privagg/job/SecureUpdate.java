@@ -19,19 +19,22 @@ public class SecureUpdate extends DecodedUpdate {
   /** Masked input. */
   public static final int MASKED_INPUT = 4;
 
+  /** Survivor signature (the consistency round). */
+  public static final int CONSISTENCY = 5;
+
   /** Unmask. */
-  public static final int UNMASK = 5;
+  public static final int UNMASK = 6;
 
   /**
    * One of {@link #ADVERTISE}, {@link #SHARE}, {@link #CONFIRM}, {@link #MASKED_INPUT}, {@link
-   * #UNMASK}.
+   * #CONSISTENCY}, {@link #UNMASK}.
    */
   public int phase;
 
   /** The round's 16-byte session, as the client named it. */
   public byte[] session;
 
-  /** The SecureMessage record as received (phases 1, 2, 3 and 5); null for a masked input. */
+  /** The SecureMessage record as received (phases 1, 2, 3, 5 and 6); null for a masked input. */
   public byte[] message;
 
   public SecureUpdate() {}

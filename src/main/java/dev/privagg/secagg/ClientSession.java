@@ -14,8 +14,8 @@ import java.util.TreeMap;
  * One client's part in one protocol instance ({@link RoundContext}), as a state machine fed with
  * the job's messages: {@link #advertise()} (phase 1), {@link #onRoster} (phase 2), {@link
  * #onShares} and {@link #rejectedSenders} (phase 3, the receipt), {@link #onConfirmed} and {@link
- * #maskedInput} (phase 4), {@link #unmask} (phase 5). It holds the client's secrets, so it is never
- * persisted or reused for another context.
+ * #maskedInput} (phase 4), {@link #signSurvivors} (phase 5, the consistency round), {@link #unmask}
+ * (phase 6). It holds the client's secrets, so it is never persisted or reused for another context.
  *
  * <p>Which pairwise masks: the client masks with exactly the neighbours the job confirmed ({@code
  * Confirmed}, from every client's receipt: {@link ShareConfirmation}) whose shares were routed to
@@ -23,11 +23,14 @@ import java.util.TreeMap;
  * so the job either removes that neighbour or cuts the pair; the client refuses a {@code Confirmed}
  * that does neither.
  *
- * <p>Guards for phase 5 (Bonawitz et al., CCS 2017, Section 4; Bell et al., CCS 2020): the client
- * answers only after sending its masked input, only if it is in U3, U3 is within U2 (the confirmed
- * clients), U2 agrees with the {@code Confirmed} it masked by and at least t of its neighbourhood
- * are in U3; and never for two different U3s, so it never reveals both the self-mask seed and the
- * mask key of one neighbour.
+ * <p>Guards for phases 5 and 6 (Bonawitz et al., CCS 2017, Section 4; Bell et al., CCS 2020): the
+ * client signs a survivor list only after sending its masked input, only if it is in U3, U3 is
+ * within U2 (the confirmed clients), U2 is the {@code Confirmed} it masked by and at least t of its
+ * neighbourhood are in U3; it signs one list only ({@link SurvivorStatement}), and reveals shares
+ * only when at least {@link RoundThresholds#signatureThreshold} clients of U3 signed that same
+ * statement. Each honest client signs once, so no two statements reach that count: every client
+ * that reveals saw the same roster, cuts and survivors, and none reveals both the self-mask seed
+ * and the mask key of one client, whatever lists a lying server shows whom.
  */
 public final class ClientSession {
   /** An encrypted pair of shares for the neighbour {@code recipient} (phase 2). */
@@ -62,7 +65,8 @@ public final class ClientSession {
     SHARE,
     CONFIRM,
     MASK,
-    MASKED
+    MASKED,
+    SIGNED
   }
 
   private final RoundContext ctx;
@@ -75,6 +79,7 @@ public final class ClientSession {
   private final X25519Keys encryptionKeys;
   private final X25519Keys maskKeys;
   private final byte[] selfMaskSeed;
+  private final SigningKeys signingKeys;
   private final AdvertisedKeys advertised;
 
   private Phase phase = Phase.ADVERTISE;
@@ -82,7 +87,10 @@ public final class ClientSession {
   private int n;
   private int threshold;
   private int rejectionLimit;
+  private int signatureThreshold;
   private int[] neighbourhood;
+  private List<AdvertisedKeys> roster;
+  private int[] permutation;
   private final Map<Integer, byte[]> shareEncryptionKeys = new TreeMap<>();
   private final Map<Integer, byte[]> pairwiseMaskKeys = new TreeMap<>();
   private final Map<Integer, byte[]> heldMaskKeyShares = new TreeMap<>();
@@ -90,10 +98,14 @@ public final class ClientSession {
   private int[] routedSenders;
   private int[] rejected;
   private boolean[] confirmedView;
+  private int[] confirmedList;
+  private int[][] confirmedCuts;
   private int[] maskedWith;
-  private long[] maskedUnits;
-  private byte[] maskedInputBytes;
-  private int[] unmaskedSurvivors;
+  private byte[] maskedUnitsDigest;
+  private boolean[] signedMaskedInput;
+  private int[] signedSurvivors;
+  private byte[] statement;
+  private byte[] signature;
   private UnmaskShares unmaskShares;
 
   ClientSession(
@@ -103,7 +115,8 @@ public final class ClientSession {
       SecureRandom random,
       X25519Keys encryptionKeys,
       X25519Keys maskKeys,
-      byte[] selfMaskSeed) {
+      byte[] selfMaskSeed,
+      SigningKeys signingKeys) {
     if (ctx == null || clientId == null || random == null) {
       throw new IllegalArgumentException("ctx, clientId and random must not be null");
     }
@@ -114,11 +127,13 @@ public final class ClientSession {
     this.encryptionKeys = encryptionKeys;
     this.maskKeys = maskKeys;
     this.selfMaskSeed = Bytes.requireLength("selfMaskSeed", selfMaskSeed, 32).clone();
+    this.signingKeys = signingKeys;
     this.advertised =
         new AdvertisedKeys(
             encryptionKeys.publicKey(),
             maskKeys.publicKey(),
-            DerivedKeys.selfMaskCommitment(ctx, selfMaskSeed));
+            DerivedKeys.selfMaskCommitment(ctx, selfMaskSeed),
+            signingKeys.publicKey());
   }
 
   /**
@@ -147,7 +162,9 @@ public final class ClientSession {
     X25519Keys encryptionKeys = X25519Keys.generate(random);
     X25519Keys maskKeys = X25519Keys.generate(random);
     random.nextBytes(seed);
-    return new ClientSession(ctx, clientId, threat, random, encryptionKeys, maskKeys, seed);
+    SigningKeys signingKeys = SigningKeys.generate(random);
+    return new ClientSession(
+        ctx, clientId, threat, random, encryptionKeys, maskKeys, seed, signingKeys);
   }
 
   /** Phase 1: the public keys and commitment to send. */
@@ -185,6 +202,8 @@ public final class ClientSession {
     }
     int self = ownIndex(roster);
     rejectionLimit = checkGraphParameters(size, degree, threshold);
+    signatureThreshold =
+        threat == null ? size / 2 + 1 : RoundThresholds.signatureThreshold(size, threat);
     // The complete graph is the same whatever the permutation says; a ring must be the roster's.
     if (degree != size && !Arrays.equals(permutation, RosterPermutation.of(ctx, roster))) {
       throw new IllegalArgumentException(
@@ -224,6 +243,8 @@ public final class ClientSession {
     this.n = size;
     this.threshold = threshold;
     this.neighbourhood = neighbours;
+    this.roster = List.copyOf(roster);
+    this.permutation = permutation.clone();
     phase = Phase.SHARE;
     return out;
   }
@@ -363,23 +384,26 @@ public final class ClientSession {
               + " colluders its neighbourhood may hold; no masked input is sent");
     }
     confirmedView = in;
+    confirmedList = confirmed.clone();
+    confirmedCuts = sortedCuts;
     maskedWith = partners.stream().mapToInt(Integer::intValue).toArray();
     phase = Phase.MASK;
   }
 
   /**
    * Phase 4: {@code y = x + mask(self-mask key) + sum of sign(u, v) mask(pairwise key of u, v)}
-   * over the partners {@link #onConfirmed} fixed, modulo 2^64, as 8d bytes little-endian. Computed
-   * once per session: the same units again give the same bytes, other units are refused (two masked
-   * inputs under one self-mask would reveal their difference).
+   * over the partners {@link #onConfirmed} fixed, modulo 2^64, as 8d bytes little-endian. One
+   * update per session: the same units again give the same bytes (computed again: the session keeps
+   * only their digest, not O(d) bytes), other units are refused (two masked inputs under one
+   * self-mask would reveal their difference).
    */
   public byte[] maskedInput(long[] units) {
-    if (phase == Phase.MASKED) {
-      if (!Arrays.equals(units, maskedUnits)) {
+    if (maskedUnitsDigest != null) {
+      if (!Arrays.equals(digestOf(units), maskedUnitsDigest)) {
         throw new IllegalStateException(
             clientId + ": a masked input of other units was already computed in this session");
       }
-      return maskedInputBytes.clone();
+      return mask(units);
     }
     requirePhase(Phase.MASK, "maskedInput");
     if (maskedWith.length + 1 < threshold) {
@@ -393,32 +417,52 @@ public final class ClientSession {
               + threshold
               + " - 1; no masked input is sent");
     }
+    byte[] y = mask(units);
+    maskedUnitsDigest = digestOf(units);
+    phase = Phase.MASKED;
+    return y;
+  }
+
+  private byte[] mask(long[] units) {
     int d = units.length;
     long[] y = units.clone();
     new MaskStream(DerivedKeys.selfMaskKey(ctx, selfMaskSeed, index)).addTo(y, 0, d, 1);
     for (int v : maskedWith) {
       new MaskStream(pairwiseMaskKeys.get(v)).addTo(y, 0, d, index < v ? 1 : -1);
     }
-    maskedUnits = units.clone();
-    maskedInputBytes = littleEndian(y);
-    phase = Phase.MASKED;
-    return maskedInputBytes.clone();
+    return littleEndian(y);
+  }
+
+  private static byte[] digestOf(long[] units) {
+    try {
+      java.security.MessageDigest sha256 = java.security.MessageDigest.getInstance("SHA-256");
+      sha256.update(littleEndian(units));
+      return sha256.digest();
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is not available", e);
+    }
   }
 
   /**
-   * Phase 5: the shares this client reveals, given who was confirmed ({@code shared}, U2) and who
-   * sent a masked input ({@code maskedInput}, U3): of the self-mask seed of each neighbour in U3
-   * (itself included), of the mask key of each neighbour in U2 \ U3, for those whose shares it
-   * holds.
+   * Phase 5, the consistency round: checks the survivor list the job announced and signs it ({@link
+   * SurvivorStatement}), once per session: the same lists again give the same signature, others are
+   * refused.
    *
+   * @param shared who was confirmed (U2): must be the {@code Confirmed} this client masked by
+   * @param maskedInput who sent a masked input (U3)
+   * @return the 64-byte Ed25519 signature of the statement
    * @throws IllegalArgumentException if an index is outside the roster or repeats
    * @throws IllegalStateException if a guard of the protocol refuses (see the class comment)
    */
-  public UnmaskShares unmask(int[] shared, int[] maskedInput) {
+  public byte[] signSurvivors(int[] shared, int[] maskedInput) {
     boolean[] inShared = members("shared", shared);
     boolean[] inMaskedInput = members("maskedInput", maskedInput);
-    if (phase != Phase.MASKED) {
-      throw new IllegalStateException(clientId + ": unmask before sending a masked input");
+    if (phase != Phase.MASKED && phase != Phase.SIGNED) {
+      throw new IllegalStateException(clientId + ": survivors before sending a masked input");
+    }
+    if (!Arrays.equals(inShared, confirmedView)) {
+      throw new IllegalStateException(
+          clientId + ": shared (U2) is not the round's Confirmed, which this client masked by");
     }
     if (!inMaskedInput[index]) {
       throw new IllegalStateException(
@@ -430,39 +474,28 @@ public final class ClientSession {
             clientId + ": maskedInput (U3) must be within shared (U2), but " + w + " is not");
       }
     }
-    List<Integer> survivors = new ArrayList<>();
+    int survivors = 0;
+    for (int w : neighbourhood) {
+      if (inMaskedInput[w]) {
+        survivors++;
+      }
+    }
+    if (survivors < threshold) {
+      throw new IllegalStateException(
+          clientId
+              + ": only "
+              + survivors
+              + " of its neighbourhood are in maskedInput (U3), fewer than the threshold "
+              + threshold);
+    }
+    // Only partners' masks hide its input: a neighbour cut from it counts for nothing here, or
+    // one Confirmed and one survivor list could strip its masks (k + a + 1 >= 2t, review3).
     int maskedSurvivors = 1; // itself
     for (int w : maskedWith) {
       if (inMaskedInput[w]) {
         maskedSurvivors++;
       }
     }
-    for (int w : neighbourhood) {
-      if (inShared[w] != confirmedView[w]) {
-        throw new IllegalStateException(
-            clientId
-                + ": shared (U2) "
-                + (confirmedView[w] ? "omits" : "includes")
-                + " neighbour "
-                + w
-                + ", which the round's Confirmed did "
-                + (confirmedView[w] ? "" : "not ")
-                + "confirm");
-      }
-      if (inMaskedInput[w]) {
-        survivors.add(w);
-      }
-    }
-    if (survivors.size() < threshold) {
-      throw new IllegalStateException(
-          clientId
-              + ": only "
-              + survivors.size()
-              + " of its neighbourhood are in maskedInput (U3), fewer than the threshold "
-              + threshold);
-    }
-    // Only partners' masks hide its input: a neighbour cut from it counts for nothing here, or
-    // one Confirmed and one survivor list could strip its masks (k + a + 1 >= 2t, review3).
     if (maskedSurvivors < threshold) {
       throw new IllegalStateException(
           clientId
@@ -472,29 +505,91 @@ public final class ClientSession {
               + " threshold "
               + threshold);
     }
-    int[] split = survivors.stream().mapToInt(Integer::intValue).toArray();
-    if (unmaskShares != null) {
-      if (!Arrays.equals(split, unmaskedSurvivors)) {
+    int[] u3 = sorted(maskedInput);
+    if (phase == Phase.SIGNED) {
+      if (!Arrays.equals(u3, signedSurvivors)) {
         throw new IllegalStateException(
             clientId
-                + ": already unmasked with neighbours "
-                + Arrays.toString(unmaskedSurvivors)
-                + " in U3; another split could reveal both shares of a neighbour");
+                + ": already signed the survivor list "
+                + Arrays.toString(signedSurvivors)
+                + "; it signs one list per session");
       }
+      return signature.clone();
+    }
+    statement =
+        SurvivorStatement.digest(
+            ctx,
+            roster,
+            neighbourhood.length,
+            threshold,
+            permutation,
+            confirmedList,
+            confirmedCuts,
+            u3);
+    signature = signingKeys.sign(statement);
+    signedSurvivors = u3;
+    signedMaskedInput = inMaskedInput;
+    phase = Phase.SIGNED;
+    return signature.clone();
+  }
+
+  /**
+   * Phase 6: the shares this client reveals, once at least {@link
+   * RoundThresholds#signatureThreshold} clients of the U3 it signed have signed the same statement:
+   * of the self-mask seed of each neighbour in U3 (itself included), of the mask key of each
+   * neighbour in U2 \ U3, for those whose shares it holds.
+   *
+   * @param signatures the job's {@code Consistency} message: each signer's roster index and
+   *     signature; entries that are not a valid signature of a U3 member on this client's statement
+   *     are ignored
+   * @throws IllegalStateException if the session has signed no list, or too few signed its
+   */
+  public UnmaskShares unmask(Map<Integer, byte[]> signatures) {
+    if (phase != Phase.SIGNED) {
+      throw new IllegalStateException(clientId + ": unmask before signing a survivor list");
+    }
+    int valid = 0;
+    for (Map.Entry<Integer, byte[]> e : signatures.entrySet()) {
+      int signer = e.getKey();
+      if (signer >= 0
+          && signer < n
+          && signedMaskedInput[signer]
+          && SigningKeys.verify(roster.get(signer).signingPublicKey(), statement, e.getValue())) {
+        valid++;
+      }
+    }
+    if (valid < signatureThreshold) {
+      throw new IllegalStateException(
+          clientId
+              + ": only "
+              + valid
+              + " survivors signed the survivor list it signed, fewer than "
+              + signatureThreshold
+              + " ((n + A) / 2 + 1): another list may have been shown to others, so it reveals"
+              + " nothing");
+    }
+    if (unmaskShares != null) {
       return unmaskShares;
     }
     List<RevealedShare> selfMaskShares = new ArrayList<>();
     List<RevealedShare> maskKeyShares = new ArrayList<>();
     for (int w : neighbourhood) {
-      if (inMaskedInput[w] && heldSelfMaskShares.containsKey(w)) {
+      if (signedMaskedInput[w] && heldSelfMaskShares.containsKey(w)) {
         selfMaskShares.add(new RevealedShare(w, heldSelfMaskShares.get(w)));
-      } else if (inShared[w] && !inMaskedInput[w] && heldMaskKeyShares.containsKey(w)) {
+      } else if (confirmedView[w] && !signedMaskedInput[w] && heldMaskKeyShares.containsKey(w)) {
         maskKeyShares.add(new RevealedShare(w, heldMaskKeyShares.get(w)));
       }
     }
-    unmaskedSurvivors = split;
     unmaskShares = new UnmaskShares(selfMaskShares, maskKeyShares);
     return unmaskShares;
+  }
+
+  /**
+   * The signature a colluder's key gives any statement: what a client colluding with the server
+   * signs, whatever it was shown. Only tests that play colluders call it.
+   */
+  byte[] signAsColluder(byte[] anyStatement) {
+    return signingKeys.sign(anyStatement);
   }
 
   /**
@@ -562,7 +657,8 @@ public final class ClientSession {
     }
     AdvertisedKeys entry = roster.get(found);
     if (!Arrays.equals(entry.maskPublicKey(), advertised.maskPublicKey())
-        || !Arrays.equals(entry.selfMaskCommitment(), advertised.selfMaskCommitment())) {
+        || !Arrays.equals(entry.selfMaskCommitment(), advertised.selfMaskCommitment())
+        || !Arrays.equals(entry.signingPublicKey(), advertised.signingPublicKey())) {
       throw new IllegalArgumentException(
           clientId + ": roster entry " + found + " has its encryption key but other keys");
     }
@@ -587,6 +683,12 @@ public final class ClientSession {
               + ", but the session is at "
               + phase);
     }
+  }
+
+  private static int[] sorted(int[] indices) {
+    int[] copy = indices.clone();
+    Arrays.sort(copy);
+    return copy;
   }
 
   private static byte[] littleEndian(long[] words) {

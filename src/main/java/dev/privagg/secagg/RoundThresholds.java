@@ -23,7 +23,7 @@ import java.util.Optional;
  *       = ceil((t1 + k - 2.25) / 2), allows 2t = k + t1 and so exposes u whenever a = t1.) This is
  *       two lists; a server that shows every holder a list of its own can instead gather u's seed
  *       and the mask keys of u's honest partners (each "dropped" in its own holders' lists), which
- *       no threshold stops: that needs Bonawitz et al.'s consistency round, not built.
+ *       no threshold stops: the consistency round does ({@link #signatureThreshold}).
  *   <li><b>Security of the sum's parts.</b> The honest survivors stay connected once the A + D
  *       colluding and dropped clients are removed, except with probability 2^-41 (FCP's bound).
  *   <li><b>Correctness with a margin.</b> Unmasking needs t good shares of each secret it
@@ -138,6 +138,9 @@ public final class RoundThresholds {
       return Optional.empty();
     }
     checkRates(threat);
+    if (signatureThreshold(n, threat) > n - lost(n, threat)) {
+      return Optional.empty(); // the consistency round could fail with no more than L failing
+    }
     for (int degree = 2; degree < n - 1; degree += 2) {
       Optional<Choice> sparse = sparse(n, degree, threat);
       if (sparse.isPresent()) {
@@ -146,6 +149,21 @@ public final class RoundThresholds {
     }
     int t = completeThreshold(n, threat);
     return t > 0 ? Optional.of(new Choice(n, t, true, colluders(n, threat))) : Optional.empty();
+  }
+
+  /**
+   * T: the valid signatures on one survivor statement a client needs before it reveals a share
+   * ({@link SurvivorStatement}), floor((n + A) / 2) + 1. Each honest client signs one statement, so
+   * two statements with T signers each would need h1 + A >= T and h2 + A >= T with h1 + h2 <= n -
+   * A, that is 2T <= n + A: with this T at most one statement is ever answered, whatever each
+   * client was shown (Bonawitz et al., CCS 2017, Section 4, with their t > (n + A) / 2 as the count
+   * of signatures rather than of shares, so that sparse graphs keep their small t).
+   */
+  public static int signatureThreshold(int n, ThreatModel threat) {
+    // A curious server shows everyone the one list it has, by assumption: any signature will do.
+    return threat.adversaryClass() == ThreatModel.AdversaryClass.SEMI_MALICIOUS_SERVER
+        ? (n + colluders(n, threat)) / 2 + 1
+        : 1;
   }
 
   /** Up to here feasibility is checked size by size; beyond it the rates' limits hold. */

@@ -284,11 +284,12 @@ public record JobSpec(
       long advertiseMillis,
       long shareMillis,
       long confirmMillis,
-      long maskedInputMillis)
+      long maskedInputMillis,
+      long consistencyMillis)
       implements Serializable {
     /** Plaintext aggregation: the job clips and sums updates itself. */
     public static final Aggregation PLAINTEXT =
-        new Aggregation("plaintext", 0, 0, "semi-malicious-server", 0, 0, 0, 0);
+        new Aggregation("plaintext", 0, 0, "semi-malicious-server", 0, 0, 0, 0, 0);
 
     /** The adversaries {@code aggregation.adversary} names. */
     public static final java.util.List<String> ADVERSARIES =
@@ -387,15 +388,15 @@ public record JobSpec(
 
   /**
    * Largest record the job writes to the secure topic: a Roster of {@code rounds.maxClients}
-   * entries (three 32-byte fields and a permutation entry, at most 104 bytes each) and 1 MiB for
-   * the rest; 0 for a plaintext job.
+   * entries (four 32-byte fields and a permutation entry, at most 137 bytes each; the Consistency
+   * record's signatures are smaller) and 1 MiB for the rest; 0 for a plaintext job.
    */
   public long maxSecureRecordBytes() {
     return secureAggregation() ? (1 << 20) + SECURE_ROSTER_ENTRY_BYTES * rounds.maxClients() : 0;
   }
 
-  /** Bytes of one Roster entry at most: three length-prefixed 32-byte fields and an int. */
-  public static final long SECURE_ROSTER_ENTRY_BYTES = 104;
+  /** Bytes of one Roster entry at most: four length-prefixed 32-byte fields and an int. */
+  public static final long SECURE_ROSTER_ENTRY_BYTES = 137;
 
   /**
    * The Gaussian mechanism on the sum of updates clipped to {@code clipNorm} (a round's C). With

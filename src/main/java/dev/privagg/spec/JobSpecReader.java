@@ -252,29 +252,32 @@ public final class JobSpecReader {
     } catch (IllegalArgumentException e) {
       throw s.fail("adversarialClientRate", e.getMessage());
     }
-    long fifth = rounds.timeoutMillis() / 5;
+    long sixth = rounds.timeoutMillis() / 6;
     YamlSection phases = s.optionalSection("phases");
-    long advertise = fifth;
-    long share = fifth;
-    long confirm = fifth;
-    long masked = fifth;
+    long advertise = sixth;
+    long share = sixth;
+    long confirm = sixth;
+    long masked = sixth;
+    long consistency = sixth;
     if (phases != null) {
-      advertise = phases.has("advertise") ? phases.durationMillis("advertise", "e.g. 5s") : fifth;
-      share = phases.has("share") ? phases.durationMillis("share", "e.g. 5s") : fifth;
-      confirm = phases.has("confirm") ? phases.durationMillis("confirm", "e.g. 5s") : fifth;
-      masked = phases.has("maskedInput") ? phases.durationMillis("maskedInput", "e.g. 10s") : fifth;
+      advertise = phases.has("advertise") ? phases.durationMillis("advertise", "e.g. 5s") : sixth;
+      share = phases.has("share") ? phases.durationMillis("share", "e.g. 5s") : sixth;
+      confirm = phases.has("confirm") ? phases.durationMillis("confirm", "e.g. 5s") : sixth;
+      masked = phases.has("maskedInput") ? phases.durationMillis("maskedInput", "e.g. 10s") : sixth;
+      consistency =
+          phases.has("consistency") ? phases.durationMillis("consistency", "e.g. 5s") : sixth;
       phases.finish();
     }
-    if (!(advertise > 0 && share > 0 && confirm > 0 && masked > 0)
-        || advertise + share + confirm + masked >= rounds.timeoutMillis()) {
+    if (!(advertise > 0 && share > 0 && confirm > 0 && masked > 0 && consistency > 0)
+        || advertise + share + confirm + masked + consistency >= rounds.timeoutMillis()) {
       throw s.fail(
           "phases",
-          "advertise, share, confirm and maskedInput must each be > 0 and leave time for the"
-              + " unmask phase within rounds.timeout ("
+          "advertise, share, confirm, maskedInput and consistency must each be > 0 and leave time"
+              + " for the unmask phase within rounds.timeout ("
               + rounds.timeoutMillis()
               + " ms), were "
-              + List.of(advertise, share, confirm, masked)
-              + " ms");
+              + List.of(advertise, share, confirm, masked, consistency)
+              + " ms (a phase not given takes a sixth of the timeout)");
     }
     s.finish();
     if (rounds.closeEarly()) {
@@ -334,7 +337,7 @@ public final class JobSpecReader {
               + rounds.maxClients());
     }
     return new JobSpec.Aggregation(
-        mode, dropout, adversarial, adversary, advertise, share, confirm, masked);
+        mode, dropout, adversarial, adversary, advertise, share, confirm, masked, consistency);
   }
 
   /**

@@ -66,13 +66,15 @@ class SecAggCostCommandTest {
               b.get("advertiseUp").asLong()
                   + b.get("shareKeysUp").asLong()
                   + b.get("maskedInputUp").asLong()
+                  + b.get("signatureUp").asLong()
                   + b.get("unmaskUp").asLong());
       assertThat(b.get("secureDown").asLong())
           .isEqualTo(
               b.get("openedDown").asLong()
                   + b.get("rosterDown").asLong()
                   + b.get("sharesDown").asLong()
-                  + b.get("survivorsDown").asLong());
+                  + b.get("survivorsDown").asLong()
+                  + b.get("consistencyDown").asLong());
       assertThat(b.get("expansionUp").asDouble())
           .isCloseTo(b.get("secureUp").asDouble() / b.get("plaintextUp").asDouble(), within(1e-12));
       assertThat(b.get("expansionTotal").asDouble())

@@ -110,7 +110,10 @@ class RejectsIT extends KafkaFlinkTestBase {
                 ByteBuffer.wrap(new byte[16]),
                 "c13",
                 new AdvertiseKeys(
-                    ByteBuffer.wrap(key), ByteBuffer.wrap(key), ByteBuffer.wrap(new byte[32])))));
+                    ByteBuffer.wrap(key),
+                    ByteBuffer.wrap(key),
+                    ByteBuffer.wrap(new byte[32]),
+                    ByteBuffer.wrap(new byte[32])))));
 
     // ROUND_FULL is covered by DecideFunctionTest, CLIENT_TIMESTAMP by ProducerTimestampIT,
     // correlated noise's PARTICIPATION_LIMIT and TOO_SOON by CorrelatedNoiseIT, and a secure job's

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.avro.AdvertiseKeys;
 import dev.privagg.avro.Confirmed;
+import dev.privagg.avro.Consistency;
 import dev.privagg.avro.EncryptedShare;
 import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.avro.MaskedInput;
@@ -22,6 +23,8 @@ import dev.privagg.avro.SecureRound;
 import dev.privagg.avro.ShareKeys;
 import dev.privagg.avro.ShareReceipt;
 import dev.privagg.avro.Shares;
+import dev.privagg.avro.SignedSurvivors;
+import dev.privagg.avro.SurvivorSignature;
 import dev.privagg.avro.Survivors;
 import dev.privagg.avro.UnmaskShares;
 import dev.privagg.io.AvroCodec;
@@ -34,6 +37,7 @@ import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.streaming.api.watermark.Watermark;
@@ -54,7 +58,7 @@ class SecureRoundHarnessTest {
           "minimumCohort: {count: 2.36, noiseStd: 0.05}",
           "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1,"
               + " adversary: curious-server, phases: {advertise: 250ms, share: 250ms,"
-              + " confirm: 100ms, maskedInput: 150ms}}");
+              + " confirm: 100ms, maskedInput: 150ms, consistency: 100ms}}");
   private final SecureRandom random = seeded(9);
   private RoundsHarness harness;
   private final List<OutboundRecord> out = new ArrayList<>();
@@ -141,7 +145,11 @@ class SecureRoundHarnessTest {
                 ? SecureUpdate.SHARE
                 : body instanceof ShareReceipt
                     ? SecureUpdate.CONFIRM
-                    : body instanceof MaskedInput ? SecureUpdate.MASKED_INPUT : SecureUpdate.UNMASK;
+                    : body instanceof MaskedInput
+                        ? SecureUpdate.MASKED_INPUT
+                        : body instanceof SurvivorSignature
+                            ? SecureUpdate.CONSISTENCY
+                            : SecureUpdate.UNMASK;
     byte[][] values = body instanceof MaskedInput m ? new byte[][] {bytes(m.getValues())} : null;
     harness.processElement1(
         new SecureUpdate(
@@ -191,7 +199,8 @@ class SecureRoundHarnessTest {
           new AdvertiseKeys(
               ByteBuffer.wrap(k.encryptionPublicKey()),
               ByteBuffer.wrap(k.maskPublicKey()),
-              ByteBuffer.wrap(k.selfMaskCommitment())),
+              ByteBuffer.wrap(k.selfMaskCommitment()),
+              ByteBuffer.wrap(k.signingPublicKey())),
           10 + i);
     }
     if (restartAfterPhase == 1) {
@@ -210,7 +219,8 @@ class SecureRoundHarnessTest {
           new AdvertisedKeys(
               bytes(e.getEncryptionPublicKey()),
               bytes(e.getMaskPublicKey()),
-              bytes(e.getSelfMaskCommitment())));
+              bytes(e.getSelfMaskCommitment()),
+              bytes(e.getSigningPublicKey())));
     }
     int[] permutation = roster.getPermutation().stream().mapToInt(Integer::intValue).toArray();
     for (Client c : clients) {
@@ -283,13 +293,36 @@ class SecureRoundHarnessTest {
     int[] shared = survivors.getShared().stream().mapToInt(Integer::intValue).toArray();
     int[] masked = survivors.getMaskedInput().stream().mapToInt(Integer::intValue).toArray();
     assertThat(masked).containsExactly(0, 1, 2);
+    for (Client c : clients) {
+      byte[] signature = c.session().signSurvivors(shared, masked);
+      send(
+          c.id(),
+          session,
+          new SurvivorSignature(ByteBuffer.wrap(signature)),
+          760 + c.session().index());
+    }
+    if (restartAfterPhase == 5) {
+      restart(drain);
+      if (drain) {
+        harness.processElement1(DecodedUpdate.keepAlive(JOB), 770);
+      }
+    }
+    advanceTo(849);
+
+    Map<Integer, byte[]> signatures = new HashMap<>();
+    for (SignedSurvivors s : last(Consistency.class).getSignatures()) {
+      byte[] signature = new byte[s.getSignature().remaining()];
+      s.getSignature().duplicate().get(signature);
+      signatures.put(s.getIndex(), signature);
+    }
+    assertThat(signatures).containsOnlyKeys(0, 1, 2);
     for (Client c : clients.subList(0, unmasking)) {
-      var reveal = c.session().unmask(shared, masked);
+      var reveal = c.session().unmask(signatures);
       send(
           c.id(),
           session,
           new UnmaskShares(revealed(reveal.selfMaskShares()), revealed(reveal.maskKeyShares())),
-          800 + c.session().index());
+          900 + c.session().index());
     }
     advanceTo(999);
   }
@@ -335,12 +368,19 @@ class SecureRoundHarnessTest {
         .filteredOn(m -> m.getRound() == 1)
         .extracting(m -> m.getBody().getClass().getSimpleName())
         .containsExactly(
-            "Opened", "Roster", "Shares", "Shares", "Shares", "Confirmed", "Survivors");
+            "Opened",
+            "Roster",
+            "Shares",
+            "Shares",
+            "Shares",
+            "Confirmed",
+            "Survivors",
+            "Consistency");
   }
 
   @Test
   void aCheckpointInEachPhase_restoresTheSecureRoundsStateAndItsHeldMessages() throws Exception {
-    for (int phase = 1; phase <= 4; phase++) {
+    for (int phase = 1; phase <= 5; phase++) {
       out.clear();
       threeClientRound(phase, false);
 
@@ -352,7 +392,7 @@ class SecureRoundHarnessTest {
 
   @Test
   void aDrainsSavepointInEachPhase_thenAKeepAlive_finishesTheRound() throws Exception {
-    for (int phase = 1; phase <= 4; phase++) {
+    for (int phase = 1; phase <= 5; phase++) {
       out.clear();
       threeClientRound(phase, true);
 

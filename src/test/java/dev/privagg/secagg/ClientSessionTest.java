@@ -9,6 +9,7 @@ import dev.privagg.secagg.ClientSession.RoutedShare;
 import dev.privagg.secagg.UnmaskShares.RevealedShare;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
@@ -53,7 +54,8 @@ class ClientSessionTest {
         new AdvertisedKeys(
             own.encryptionPublicKey(),
             cohort.roster.get(1).maskPublicKey(),
-            own.selfMaskCommitment()));
+            own.selfMaskCommitment(),
+            own.signingPublicKey()));
 
     assertThatThrownBy(() -> client.onRoster(without, DEGREE, THRESHOLD, cohort.permutation))
         .isInstanceOf(IllegalArgumentException.class)
@@ -227,9 +229,10 @@ class ClientSessionTest {
     // The forged sender is on the receipt; confirmed with the pair cut, its share is not held.
     assertThat(cohort.clients.get(me).rejectedSenders()).containsExactly(honest.get(1).sender());
     int[] everyone = IntStream.range(0, N).toArray();
-    cohort.clients.get(me).onConfirmed(everyone, new int[][] {{me, honest.get(1).sender()}});
+    cohort.cuts = new int[][] {{me, honest.get(1).sender()}};
+    cohort.clients.get(me).onConfirmed(everyone, cohort.cuts);
     cohort.clients.get(me).maskedInput(new long[3]);
-    UnmaskShares revealed = cohort.clients.get(me).unmask(everyone, everyone);
+    UnmaskShares revealed = unmaskAlone(me, everyone, everyone);
     assertThat(revealed.selfMaskShares())
         .extracting(RevealedShare::index)
         .containsExactlyInAnyOrder(
@@ -269,8 +272,9 @@ class ClientSessionTest {
         IntStream.of(cohort.neighbourhoods[me]).filter(v -> v != me).findFirst().orElseThrow();
     int[] shared = cohort.shareKeys(i -> true);
     int[] masked = cohort.maskedInputs(SecAggCohort.allBut(dropped), new long[N][4]);
+    Map<Integer, byte[]> signatures = cohort.sign(shared, masked);
 
-    UnmaskShares revealed = cohort.clients.get(me).unmask(shared, masked);
+    UnmaskShares revealed = cohort.clients.get(me).unmask(signatures);
 
     assertThat(revealed.selfMaskShares())
         .extracting(RevealedShare::index)
@@ -280,19 +284,22 @@ class ClientSessionTest {
                 .boxed()
                 .toArray(Integer[]::new));
     assertThat(revealed.maskKeyShares()).extracting(RevealedShare::index).containsExactly(dropped);
-    assertThat(cohort.clients.get(me).unmask(shared, masked)).isSameAs(revealed);
+    assertThat(cohort.clients.get(me).unmask(signatures)).isSameAs(revealed);
   }
 
   @Test
-  void unmask_refusesWhatCouldRevealBothSharesOfANeighbourOrTooLittle() {
+  void signSurvivors_refusesWhatCouldRevealBothSharesOfANeighbourOrTooLittle() {
     int me = 0;
     int[] others = IntStream.of(cohort.neighbourhoods[me]).filter(v -> v != me).toArray();
     int[] shared = cohort.shareKeys(SecAggCohort.allBut());
     ClientSession client = cohort.clients.get(me);
     int[] everyone = IntStream.range(0, N).toArray();
-    assertThatThrownBy(() -> client.unmask(everyone, everyone))
+    assertThatThrownBy(() -> client.signSurvivors(everyone, everyone))
         .isInstanceOf(IllegalStateException.class)
-        .hasMessage("client-0: unmask before sending a masked input");
+        .hasMessage("client-0: survivors before sending a masked input");
+    assertThatThrownBy(() -> client.unmask(Map.of()))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("client-0: unmask before signing a survivor list");
     cohort.maskedInputs(i -> true, new long[N][4]);
     int[] withoutMe = IntStream.range(1, N).toArray();
     int[] withoutTwoNeighbours =
@@ -300,34 +307,89 @@ class ClientSessionTest {
             .filter(v -> v != others[0] && v != others[1] && v != others[2])
             .toArray();
     int[] withoutOneNeighbour = IntStream.range(0, N).filter(v -> v != others[0]).toArray();
+    int stranger =
+        IntStream.range(0, N)
+            .filter(v -> !contains(cohort.neighbourhoods[me], v))
+            .findFirst()
+            .orElseThrow();
+    int[] withoutStranger = IntStream.range(0, N).filter(v -> v != stranger).toArray();
 
-    assertThatThrownBy(() -> client.unmask(shared, withoutMe))
+    assertThatThrownBy(() -> client.signSurvivors(shared, withoutMe))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("client-0: not in maskedInput (U3), though it sent its masked input");
-    assertThatThrownBy(() -> client.unmask(withoutOneNeighbour, everyone))
+    assertThatThrownBy(() -> client.signSurvivors(withoutOneNeighbour, withoutOneNeighbour))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage(
-            "client-0: maskedInput (U3) must be within shared (U2), but " + others[0] + " is not");
-    assertThatThrownBy(() -> client.unmask(withoutOneNeighbour, withoutOneNeighbour))
+            "client-0: shared (U2) is not the round's Confirmed, which this client masked by");
+    // U2 is the whole Confirmed: a difference far from this client changes what all sign.
+    assertThatThrownBy(() -> client.signSurvivors(withoutStranger, withoutStranger))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage(
-            "client-0: shared (U2) omits neighbour "
-                + others[0]
-                + ", which the round's Confirmed did confirm");
-    assertThatThrownBy(() -> client.unmask(shared, withoutTwoNeighbours))
+            "client-0: shared (U2) is not the round's Confirmed, which this client masked by");
+    assertThatThrownBy(() -> client.signSurvivors(shared, withoutTwoNeighbours))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage(
             "client-0: only 2 of its neighbourhood are in maskedInput (U3), fewer than the"
                 + " threshold 3");
-    assertThatThrownBy(() -> client.unmask(shared, new int[] {0, 0}))
+    assertThatThrownBy(() -> client.signSurvivors(shared, new int[] {0, 0}))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("maskedInput must hold distinct roster indices in [0, 9), found 0");
 
-    client.unmask(shared, everyone);
-    assertThatThrownBy(() -> client.unmask(shared, withoutOneNeighbour))
+    byte[] signature = client.signSurvivors(shared, everyone);
+    int[] reversed = IntStream.range(0, N).map(i -> N - 1 - i).toArray();
+    assertThat(client.signSurvivors(shared, reversed)).isEqualTo(signature);
+    assertThatThrownBy(() -> client.signSurvivors(shared, withoutOneNeighbour))
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageStartingWith("client-0: already unmasked with neighbours ")
-        .hasMessageEndingWith(" in U3; another split could reveal both shares of a neighbour");
+        .hasMessageStartingWith("client-0: already signed the survivor list ")
+        .hasMessageEndingWith("; it signs one list per session");
+  }
+
+  @Test
+  void unmask_needsAMajorityOfValidSignaturesFromU3OnItsOwnStatement_othersDoNotCount() {
+    int me = 0;
+    int[] shared = cohort.shareKeys(i -> true);
+    int[] everyone = cohort.maskedInputs(i -> true, new long[N][4]);
+    Map<Integer, byte[]> all = cohort.sign(shared, everyone);
+    int needed = N / 2 + 1; // unchecked sessions: no colluders declared
+    Map<Integer, byte[]> tooFew = new java.util.TreeMap<>();
+    for (int i = 0; i < needed - 1; i++) {
+      tooFew.put(i, all.get(i));
+    }
+    // Junk, a signature under another index, one from outside the roster, one of another list.
+    Map<Integer, byte[]> padded = new java.util.TreeMap<>(tooFew);
+    padded.put(needed - 1, new byte[64]);
+    padded.put(needed, all.get(0));
+    padded.put(-1, all.get(1));
+    padded.put(N, all.get(2));
+    int[] otherList = IntStream.range(0, N - 1).toArray();
+    padded.put(
+        needed + 1,
+        cohort.clients.get(needed + 1).signAsColluder(cohort.statementFor(shared, otherList)));
+    padded.put(needed + 2, new byte[3]);
+
+    assertThatThrownBy(() -> cohort.clients.get(me).unmask(padded))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage(
+            "client-0: only "
+                + (needed - 1)
+                + " survivors signed the survivor list it signed, fewer than "
+                + needed
+                + " ((n + A) / 2 + 1): another list may have been shown to others, so it reveals"
+                + " nothing");
+    Map<Integer, byte[]> enough = new java.util.TreeMap<>(padded);
+    enough.put(needed - 1, all.get(needed - 1));
+    assertThat(cohort.clients.get(me).unmask(enough).selfMaskShares()).isNotEmpty();
+  }
+
+  /** Signs and unmasks one client with everyone's signatures on its own list (all honest). */
+  private UnmaskShares unmaskAlone(int me, int[] shared, int[] masked) {
+    byte[] statement = cohort.statementFor(shared, masked);
+    cohort.clients.get(me).signSurvivors(shared, masked);
+    Map<Integer, byte[]> signatures = new java.util.HashMap<>();
+    for (int i = 0; i < N; i++) {
+      signatures.put(i, cohort.clients.get(i).signAsColluder(statement));
+    }
+    return cohort.clients.get(me).unmask(signatures);
   }
 
   private static boolean contains(int[] sorted, int v) {

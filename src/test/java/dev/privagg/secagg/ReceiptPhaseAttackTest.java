@@ -105,11 +105,12 @@ class ReceiptPhaseAttackTest {
         IntStream.range(0, n).filter(i -> IntStream.of(partners).noneMatch(p -> p == i)).toArray();
     List<Shamir.Share> seed = new ArrayList<>();
     java.util.Map<Integer, List<Shamir.Share>> keys = new java.util.HashMap<>();
+    cohort.cuts = cuts;
+    java.util.Map<Integer, UnmaskShares> answers =
+        cohort.answerLists(i -> true, i -> u3, everyone, i -> false);
     for (int h : u3) {
-      UnmaskShares answer;
-      try {
-        answer = cohort.clients.get(h).unmask(everyone, u3);
-      } catch (IllegalStateException refused) {
+      UnmaskShares answer = answers.get(h);
+      if (answer == null) {
         continue;
       }
       for (UnmaskShares.RevealedShare r : answer.selfMaskShares()) {
@@ -157,7 +158,15 @@ class ReceiptPhaseAttackTest {
     List<AdvertisedKeys> roster = new ArrayList<>();
     byte[] seed = new byte[32];
     sessions.add(
-        new ClientSession(ctx, "junk", null, random, enc0, X25519Keys.generate(random), seed));
+        new ClientSession(
+            ctx,
+            "junk",
+            null,
+            random,
+            enc0,
+            X25519Keys.generate(random),
+            seed,
+            SigningKeys.generate(random)));
     for (int i = 1; i < 3; i++) {
       sessions.add(ClientSession.startUnchecked(ctx, "client-" + i, random));
     }

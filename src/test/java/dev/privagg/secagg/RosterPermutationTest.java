@@ -35,7 +35,12 @@ class RosterPermutationTest {
     byte[] commitment = first.selfMaskCommitment();
     commitment[0] ^= 1;
     other.set(
-        0, new AdvertisedKeys(first.encryptionPublicKey(), first.maskPublicKey(), commitment));
+        0,
+        new AdvertisedKeys(
+            first.encryptionPublicKey(),
+            first.maskPublicKey(),
+            commitment,
+            first.signingPublicKey()));
 
     int[] ring = RosterPermutation.of(r.ctx(), r.entries());
 

@@ -73,7 +73,7 @@ class RoundGraphTest {
               random.nextBytes(a);
               random.nextBytes(b);
               random.nextBytes(c);
-              entries.add(new AdvertisedKeys(a, b, c));
+              entries.add(new AdvertisedKeys(a, b, c, c));
             });
     return new Roster(new RoundContext("graph-job", 1 + random.nextInt(10), session), entries);
   }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.function.IntFunction;
 import java.util.function.IntPredicate;
 import java.util.stream.IntStream;
 
@@ -154,21 +155,86 @@ final class SecAggCohort {
   }
 
   /**
-   * Phase 4: the clients in {@code responding} (within U3) answer the job's Survivors message;
-   * those whose guards refuse do not answer.
+   * Phase 5: every client of U3 signs the survivor list {@code masked}; those whose guards refuse
+   * do not sign.
+   */
+  Map<Integer, byte[]> sign(int[] shared, int[] masked) {
+    Map<Integer, byte[]> signatures = new HashMap<>();
+    for (int i : masked) {
+      try {
+        signatures.put(i, clients.get(i).signSurvivors(shared, masked));
+      } catch (IllegalStateException refused) {
+        // A client whose neighbourhood has fewer than t survivors stays silent.
+      }
+    }
+    return signatures;
+  }
+
+  /**
+   * Phases 5 and 6, run honestly: U3 signs, then the clients in {@code responding} (within U3)
+   * answer with every signature; those whose guards refuse do not answer.
    */
   Map<Integer, UnmaskShares> unmask(IntPredicate responding, int[] shared, int[] masked) {
+    Map<Integer, byte[]> signatures = sign(shared, masked);
     Map<Integer, UnmaskShares> responses = new HashMap<>();
     for (int i : masked) {
-      if (responding.test(i)) {
+      if (responding.test(i) && signatures.containsKey(i)) {
         try {
-          responses.put(i, clients.get(i).unmask(shared, masked));
+          responses.put(i, clients.get(i).unmask(signatures));
         } catch (IllegalStateException refused) {
-          // A client whose neighbourhood has fewer than t survivors stays silent.
+          // Too few signatures: it reveals nothing.
         }
       }
     }
     return responses;
+  }
+
+  /**
+   * Phases 5 and 6 as a lying server runs them: client i is shown the survivor list {@code
+   * listOf(i)} (with {@code shared} as U2 and each client's own cuts as it confirmed them), signs
+   * it, and is handed every signature there is: its fellows' (the clients shown the same list sign
+   * the same statement) and the colluders', who sign whatever statement it needs. Only the clients
+   * in {@code answering} are asked to unmask.
+   *
+   * @return each answering client's shares, or no entry where it refused (to sign or to unmask)
+   */
+  Map<Integer, UnmaskShares> answerLists(
+      IntPredicate answering, IntFunction<int[]> listOf, int[] shared, IntPredicate colluding) {
+    Map<Integer, byte[]> signatures = new HashMap<>();
+    for (int i = 0; i < n; i++) {
+      if (!colluding.test(i)) {
+        try {
+          signatures.put(i, clients.get(i).signSurvivors(shared, listOf.apply(i)));
+        } catch (IllegalStateException | IllegalArgumentException refused) {
+          // not a survivor, or a list its guards refuse
+        }
+      }
+    }
+    Map<Integer, UnmaskShares> answers = new HashMap<>();
+    for (int i = 0; i < n; i++) {
+      if (!answering.test(i) || colluding.test(i) || !signatures.containsKey(i)) {
+        continue;
+      }
+      Map<Integer, byte[]> handed = new HashMap<>(signatures);
+      byte[] statement = statementFor(shared, listOf.apply(i));
+      for (int c = 0; c < n; c++) {
+        if (colluding.test(c)) {
+          handed.put(c, clients.get(c).signAsColluder(statement));
+        }
+      }
+      try {
+        answers.put(i, clients.get(i).unmask(handed));
+      } catch (IllegalStateException refused) {
+        // too few signatures on its statement
+      }
+    }
+    return answers;
+  }
+
+  /** The survivor statement of list {@code masked}, with this cohort's roster, graph and cuts. */
+  byte[] statementFor(int[] shared, int[] masked) {
+    return SurvivorStatement.digest(
+        ctx, roster, degree, threshold, permutation, shared, cuts, masked);
   }
 
   Unmasking.Result reconstruct(int[] shared, int[] masked, Map<Integer, UnmaskShares> responses) {

@@ -225,7 +225,7 @@ class SecAggRoundTest {
       neighbourhoods[i] = graph.neighbourhood(i);
       byte[] key = new byte[32];
       random.nextBytes(key);
-      roster.add(new AdvertisedKeys(key, key, key));
+      roster.add(new AdvertisedKeys(key, key, key, key));
     }
     int[] everyone = IntStream.range(0, n).toArray();
     com.sun.management.ThreadMXBean threads =

@@ -55,7 +55,11 @@ final class SecAggVectors {
           + " same ctx, entry i = (fixed('roster c i'), fixed('roster s i'), fixed('roster b i'))"
           + " as (encryption key, mask key, commitment); seed is RosterPermutation's SHA-256 (of the"
           + " entries sorted), words0to3 its first mask words, permutation the ring (roster"
-          + " indices by position).";
+          + " indices by position). consistency: the survivor statement (SurvivorStatement) of"
+          + " the round's 3 clients with signing keys, client i's Ed25519 private key (RFC 8032"
+          + " seed) = fixed('sig i'), for the given degree, threshold, permutation, confirmed,"
+          + " cuts and maskedInput; signatures[i] is client i's Ed25519 signature of the"
+          + " statement digest.";
 
   private SecAggVectors() {}
 
@@ -163,7 +167,49 @@ final class SecAggVectors {
 
     root.set("round", round(ctx, s, b));
     root.set("rosterPermutation", rosterPermutation(ctx));
+    root.set("consistency", consistency(ctx, c, s, b));
     return root;
+  }
+
+  private static final int[] CONFIRMED = {0, 1, 2};
+  private static final int[][] CUTS = {{0, 2}};
+  private static final int[] SURVIVORS = {0, 1};
+
+  private static ObjectNode consistency(
+      RoundContext ctx, X25519Keys[] c, X25519Keys[] s, byte[][] b) {
+    ObjectNode node = new ObjectMapper().createObjectNode();
+    java.util.List<AdvertisedKeys> roster = new java.util.ArrayList<>();
+    SigningKeys[] g = new SigningKeys[CLIENTS];
+    ArrayNode privateKeys = node.putArray("signingPrivateKeys");
+    ArrayNode publicKeys = node.putArray("signingPublicKeys");
+    for (int i = 0; i < CLIENTS; i++) {
+      g[i] = SigningKeys.fromPrivateKey(fixed("sig " + i));
+      privateKeys.add(hex(fixed("sig " + i)));
+      publicKeys.add(hex(g[i].publicKey()));
+      roster.add(
+          new AdvertisedKeys(
+              c[i].publicKey(),
+              s[i].publicKey(),
+              DerivedKeys.selfMaskCommitment(ctx, b[i]),
+              g[i].publicKey()));
+    }
+    node.put("degree", CLIENTS);
+    node.put("threshold", 2);
+    putInts(node.putArray("permutation"), PERMUTATION);
+    putInts(node.putArray("confirmed"), CONFIRMED);
+    ArrayNode cuts = node.putArray("cuts");
+    for (int[] cut : CUTS) {
+      putInts(cuts.addArray(), cut);
+    }
+    putInts(node.putArray("maskedInput"), SURVIVORS);
+    byte[] statement =
+        SurvivorStatement.digest(ctx, roster, CLIENTS, 2, PERMUTATION, CONFIRMED, CUTS, SURVIVORS);
+    node.put("statement", hex(statement));
+    ArrayNode signatures = node.putArray("signatures");
+    for (SigningKeys keys : g) {
+      signatures.add(hex(keys.sign(statement)));
+    }
+    return node;
   }
 
   private static ObjectNode rosterPermutation(RoundContext ctx) {
@@ -171,7 +217,10 @@ final class SecAggVectors {
     for (int i = 0; i < 10; i++) {
       roster.add(
           new AdvertisedKeys(
-              fixed("roster c " + i), fixed("roster s " + i), fixed("roster b " + i)));
+              fixed("roster c " + i),
+              fixed("roster s " + i),
+              fixed("roster b " + i),
+              fixed("roster g " + i)));
     }
     ObjectNode node = new ObjectMapper().createObjectNode();
     byte[] seed = RosterPermutation.seed(ctx, roster);

@@ -53,6 +53,7 @@ class SecAggVectorsTest {
     int[] permutation = ints(round.get("permutation"));
     List<ClientSession> clients = new ArrayList<>();
     List<AdvertisedKeys> roster = new ArrayList<>();
+    JsonNode signingKeys = vectors.get("consistency").get("signingPrivateKeys");
     for (JsonNode client : vectors.get("clients")) {
       ClientSession session =
           new ClientSession(
@@ -63,7 +64,9 @@ class SecAggVectorsTest {
               SecAggCohort.seeded(client.get("index").asInt()),
               X25519Keys.fromPrivateKey(bytes(client, "encryptionPrivateKey")),
               X25519Keys.fromPrivateKey(bytes(client, "maskPrivateKey")),
-              bytes(client, "selfMaskSeed"));
+              bytes(client, "selfMaskSeed"),
+              SigningKeys.fromPrivateKey(
+                  HEX.parseHex(signingKeys.get(client.get("index").asInt()).asText())));
       clients.add(session);
       roster.add(session.advertise());
     }
@@ -89,9 +92,13 @@ class SecAggVectorsTest {
     JsonNode dropout = round.get("dropout");
     int[] shared = ints(dropout.get("shared"));
     int[] masked = ints(dropout.get("maskedInput"));
+    Map<Integer, byte[]> signatures = new HashMap<>();
+    for (int u : masked) {
+      signatures.put(u, clients.get(u).signSurvivors(shared, masked));
+    }
     Map<Integer, UnmaskShares> responses = new HashMap<>();
     for (int u : masked) {
-      responses.put(u, clients.get(u).unmask(shared, masked));
+      responses.put(u, clients.get(u).unmask(signatures));
     }
     int[][] neighbourhoods = new int[clients.size()][];
     for (int u = 0; u < clients.size(); u++) {

@@ -189,19 +189,40 @@ class TwoSurvivorListsAttackTest {
       // The split that gives the self-mask seed just enough shares and the mask key the rest.
       int forSeed = Math.max(0, t - 1 - inside);
       int[] withoutTarget = IntStream.of(everyone).filter(i -> i != target).toArray();
+      boolean[] seedList = new boolean[cohort.n];
+      seedList[target] = true;
+      int seedSide = 1;
+      int keySide = 0;
+      for (int i = 0; i < honest.size(); i++) {
+        seedList[honest.get(i)] = i < forSeed;
+        seedSide += i < forSeed ? 1 : 0;
+        keySide += i < forSeed ? 0 : 1;
+      }
+      // The clients outside u's neighbourhood sign too: the server splits them so that both lists
+      // gather as many signatures as they can (the consistency round counts them all).
+      for (int i = 0; i < cohort.n; i++) {
+        if (i != target && !colluding.contains(i) && !isNeighbour(neighbourhood, i)) {
+          seedList[i] = seedSide <= keySide;
+          seedSide += seedList[i] ? 1 : 0;
+          keySide += seedList[i] ? 0 : 1;
+        }
+      }
+      java.util.Map<Integer, UnmaskShares> answers =
+          cohort.answerLists(
+              i -> i == target || isNeighbour(neighbourhood, i),
+              i -> seedList[i] ? everyone : withoutTarget,
+              everyone,
+              colluding::contains);
       List<Shamir.Share> seedShares = new ArrayList<>();
       List<Shamir.Share> keyShares = new ArrayList<>();
-      for (int i = 0; i < honest.size(); i++) {
-        int v = honest.get(i);
-        boolean seedList = i < forSeed;
-        UnmaskShares answer = answer(v, seedList ? everyone : withoutTarget);
-        if (answer == null) {
-          continue;
+      for (int v : honest) {
+        UnmaskShares answer = answers.get(v);
+        if (answer != null) {
+          collect(answer.selfMaskShares(), target, v, seedShares);
+          collect(answer.maskKeyShares(), target, v, keyShares);
         }
-        collect(answer.selfMaskShares(), target, v, seedShares);
-        collect(answer.maskKeyShares(), target, v, keyShares);
       }
-      UnmaskShares own = answer(target, everyone);
+      UnmaskShares own = answers.get(target);
       if (own != null) {
         collect(own.selfMaskShares(), target, target, seedShares);
       }
@@ -220,12 +241,8 @@ class TwoSurvivorListsAttackTest {
       return Arrays.equals(unmasked(target, seed, maskKey), units[target]);
     }
 
-    private UnmaskShares answer(int v, int[] survivors) {
-      try {
-        return cohort.clients.get(v).unmask(everyone, survivors);
-      } catch (IllegalStateException refused) {
-        return null;
-      }
+    private static boolean isNeighbour(int[] neighbourhood, int v) {
+      return IntStream.of(neighbourhood).anyMatch(w -> w == v);
     }
 
     private static void collect(

@@ -516,7 +516,7 @@ class JobSpecReaderTest {
   }
 
   @Test
-  void secureAggregation_takesTheDocumentedDefaults_fifthPhasesAndRatesOfOneTenth() {
+  void secureAggregation_takesTheDocumentedDefaults_sixthPhasesAndRatesOfOneTenth() {
     JobSpec spec = secure("");
 
     assertThat(spec.secureAggregation()).isTrue();
@@ -524,11 +524,12 @@ class JobSpecReaderTest {
     assertThat(a.mode()).isEqualTo("secure");
     assertThat(a.maxDropoutRate()).isEqualTo(0.1);
     assertThat(a.adversarialClientRate()).isEqualTo(0.1);
-    // rounds.timeout 2s: each of the first four phases a fifth, unmasking the rest.
-    assertThat(a.advertiseMillis()).isEqualTo(400);
-    assertThat(a.shareMillis()).isEqualTo(400);
-    assertThat(a.confirmMillis()).isEqualTo(400);
-    assertThat(a.maskedInputMillis()).isEqualTo(400);
+    // rounds.timeout 2s: each of the first five phases a sixth, unmasking the rest.
+    assertThat(a.advertiseMillis()).isEqualTo(333);
+    assertThat(a.shareMillis()).isEqualTo(333);
+    assertThat(a.confirmMillis()).isEqualTo(333);
+    assertThat(a.maskedInputMillis()).isEqualTo(333);
+    assertThat(a.consistencyMillis()).isEqualTo(333);
     assertThat(spec.maxSecureRecordBytes())
         .isEqualTo((1 << 20) + JobSpec.SECURE_ROSTER_ENTRY_BYTES * spec.rounds().maxClients());
   }
@@ -538,16 +539,17 @@ class JobSpecReaderTest {
     JobSpec spec =
         secureGated(
             ", maxDropoutRate: 0.3, adversarialClientRate: 0.05,"
-                + " phases: {advertise: 300ms, confirm: 100ms, maskedInput: 1s}",
+                + " phases: {advertise: 300ms, confirm: 100ms, maskedInput: 1s, consistency: 50ms}",
             5);
 
     JobSpec.Aggregation a = spec.aggregation();
     assertThat(a.maxDropoutRate()).isEqualTo(0.3);
     assertThat(a.adversarialClientRate()).isEqualTo(0.05);
     assertThat(a.advertiseMillis()).isEqualTo(300);
-    assertThat(a.shareMillis()).isEqualTo(400);
+    assertThat(a.shareMillis()).isEqualTo(333);
     assertThat(a.confirmMillis()).isEqualTo(100);
     assertThat(a.maskedInputMillis()).isEqualTo(1000);
+    assertThat(a.consistencyMillis()).isEqualTo(50);
   }
 
   @Test
@@ -612,24 +614,31 @@ class JobSpecReaderTest {
     assertThatThrownBy(
             () ->
                 secure(
-                    ", phases: {advertise: 1s, share: 400ms, confirm: 100ms, maskedInput: 500ms}"))
+                    ", phases: {advertise: 1s, share: 300ms, confirm: 100ms, maskedInput: 500ms,"
+                        + " consistency: 100ms}"))
         .isInstanceOf(SpecException.class)
         .hasMessage(
-            "t: aggregation.phases advertise, share, confirm and maskedInput must each be > 0 and"
-                + " leave time for the unmask phase within rounds.timeout (2000 ms), were [1000,"
-                + " 400, 100, 500] ms");
+            "t: aggregation.phases advertise, share, confirm, maskedInput and consistency must each"
+                + " be > 0 and leave time for the unmask phase within rounds.timeout (2000 ms),"
+                + " were [1000, 300, 100, 500, 100] ms (a phase not given takes a sixth of the"
+                + " timeout)");
     assertThatThrownBy(() -> secure(", phases: {share: 0ms}"))
         .hasMessageContaining(
-            "aggregation.phases advertise, share, confirm and maskedInput must each be > 0")
-        .hasMessageContaining("were [400, 0, 400, 400] ms");
+            "aggregation.phases advertise, share, confirm, maskedInput and consistency must each"
+                + " be > 0")
+        .hasMessageContaining("were [333, 0, 333, 333, 333] ms");
     assertThatThrownBy(() -> secure(", phases: {confirm: 0ms}"))
-        .hasMessageContaining("were [400, 400, 0, 400] ms");
+        .hasMessageContaining("were [333, 333, 0, 333, 333] ms");
+    assertThatThrownBy(() -> secure(", phases: {consistency: 0ms}"))
+        .hasMessageContaining("were [333, 333, 333, 333, 0] ms");
     assertThatThrownBy(() -> secure(", phases: {advertise: 5s}"))
-        .hasMessageContaining("were [5000, 400, 400, 400] ms");
+        .hasMessageContaining("were [5000, 333, 333, 333, 333] ms");
     assertThatThrownBy(() -> secure(", phases: {advertise: soon}"))
         .hasMessageContaining("aggregation.phases.advertise must be a duration");
     assertThat(
-            secure(", phases: {advertise: 1s, share: 399ms, confirm: 100ms, maskedInput: 500ms}"))
+            secure(
+                ", phases: {advertise: 1s, share: 299ms, confirm: 100ms, maskedInput: 500ms,"
+                    + " consistency: 100ms}"))
         .as("1 ms left to unmask is enough for the spec")
         .isNotNull();
   }

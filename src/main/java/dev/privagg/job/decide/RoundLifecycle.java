@@ -316,7 +316,7 @@ final class RoundLifecycle {
         return;
       }
       if (message.phase != SecureUpdate.ADVERTISE) {
-        // Phases 2 to 4: the roster was fixed by the admission of phase 1's keys.
+        // Phases 2 to 6: the roster was fixed by the admission of phase 1's keys.
         if (secure.take(store, message, clientKey, out)) {
           String shard =
               update.shardKey != null ? update.shardKey : shards.keyFor(spec.jobId(), clientKey);

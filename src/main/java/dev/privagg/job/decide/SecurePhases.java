@@ -1,6 +1,7 @@
 package dev.privagg.job.decide;
 
 import dev.privagg.avro.Confirmed;
+import dev.privagg.avro.Consistency;
 import dev.privagg.avro.CutPair;
 import dev.privagg.avro.EncryptedShare;
 import dev.privagg.avro.Opened;
@@ -13,6 +14,7 @@ import dev.privagg.avro.SecureMessage;
 import dev.privagg.avro.SecureRound;
 import dev.privagg.avro.ShareKeys;
 import dev.privagg.avro.Shares;
+import dev.privagg.avro.SignedSurvivors;
 import dev.privagg.avro.Survivors;
 import dev.privagg.avro.UnmaskShares;
 import dev.privagg.io.AvroCodec;
@@ -21,9 +23,13 @@ import dev.privagg.job.SecureRoundState;
 import dev.privagg.job.SecureUpdate;
 import dev.privagg.job.UnmaskRequest;
 import dev.privagg.job.shard.ShardPlan;
+import dev.privagg.secagg.AdvertisedKeys;
 import dev.privagg.secagg.HararyGraph;
 import dev.privagg.secagg.RoundGraph;
+import dev.privagg.secagg.RoundThresholds;
 import dev.privagg.secagg.ShareConfirmation;
+import dev.privagg.secagg.SigningKeys;
+import dev.privagg.secagg.SurvivorStatement;
 import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
@@ -72,9 +78,11 @@ final class SecurePhases {
             - a.advertiseMillis()
             - a.shareMillis()
             - a.confirmMillis()
-            - a.maskedInputMillis();
+            - a.maskedInputMillis()
+            - a.consistencyMillis();
     s.unmaskDeadlineMillis = deadline;
-    s.maskedInputDeadlineMillis = deadline - unmaskMillis;
+    s.consistencyDeadlineMillis = deadline - unmaskMillis;
+    s.maskedInputDeadlineMillis = s.consistencyDeadlineMillis - a.consistencyMillis();
     s.confirmDeadlineMillis = s.maskedInputDeadlineMillis - a.maskedInputMillis();
     s.shareDeadlineMillis = s.confirmDeadlineMillis - a.confirmMillis();
     s.advertiseDeadlineMillis = s.shareDeadlineMillis - a.shareMillis();
@@ -89,6 +97,7 @@ final class SecurePhases {
                 s.shareDeadlineMillis,
                 s.confirmDeadlineMillis,
                 s.maskedInputDeadlineMillis,
+                s.consistencyDeadlineMillis,
                 s.unmaskDeadlineMillis,
                 clipNorm)));
     rearm(store, out);
@@ -104,9 +113,10 @@ final class SecurePhases {
       s.advertiseDeadlineMillis,
       s.shareDeadlineMillis,
       s.confirmDeadlineMillis,
-      s.maskedInputDeadlineMillis
+      s.maskedInputDeadlineMillis,
+      s.consistencyDeadlineMillis
     };
-    for (int phase = s.phase; phase <= SecureUpdate.MASKED_INPUT; phase++) {
+    for (int phase = s.phase; phase <= SecureUpdate.CONSISTENCY; phase++) {
       out.registerTimer(deadlines[phase - 1] - 1);
     }
   }
@@ -118,12 +128,13 @@ final class SecurePhases {
       return;
     }
     boolean changed = false;
-    while (s.phase <= SecureUpdate.MASKED_INPUT && deadline(s, s.phase) <= eventTime + 1) {
+    while (s.phase <= SecureUpdate.CONSISTENCY && deadline(s, s.phase) <= eventTime + 1) {
       switch (s.phase) {
         case SecureUpdate.ADVERTISE -> closeRoster(s, out);
         case SecureUpdate.SHARE -> routeShares(s, out);
         case SecureUpdate.CONFIRM -> confirm(s, out);
-        default -> announceSurvivors(s, out);
+        case SecureUpdate.MASKED_INPUT -> announceSurvivors(s, out);
+        default -> publishSignatures(s, out, spec);
       }
       // A roster too small for any graph skips to the end: the round carries no sum.
       s.phase = s.degree == 0 ? SecureUpdate.UNMASK + 1 : s.phase + 1;
@@ -140,6 +151,7 @@ final class SecurePhases {
       case SecureUpdate.SHARE -> s.shareDeadlineMillis;
       case SecureUpdate.CONFIRM -> s.confirmDeadlineMillis;
       case SecureUpdate.MASKED_INPUT -> s.maskedInputDeadlineMillis;
+      case SecureUpdate.CONSISTENCY -> s.consistencyDeadlineMillis;
       default -> s.unmaskDeadlineMillis;
     };
   }
@@ -210,17 +222,19 @@ final class SecurePhases {
   void join(RoundStore store, SecureUpdate update, String clientKey, String shardKey) {
     SecureRoundState s = store.secureRound();
     var keys = (dev.privagg.avro.AdvertiseKeys) decode(update).getBody();
-    byte[] entry = new byte[96];
+    byte[] entry = new byte[AdvertisedKeys.ENTRY_BYTES];
     keys.getEncryptionPublicKey().duplicate().get(entry, 0, 32);
     keys.getMaskPublicKey().duplicate().get(entry, 32, 32);
     keys.getSelfMaskCommitment().duplicate().get(entry, 64, 32);
+    keys.getSigningPublicKey().duplicate().get(entry, 96, 32);
     s.join(clientKey, shardKey, entry);
     store.saveSecureRound(s);
   }
 
   /**
-   * A message of phase 2 to 5 from {@code clientKey}, in its window: kept if it is the client's
-   * first in the phase, from a client the phase is for, with shares addressed as the graph allows.
+   * A message of phase 2 to 6 from {@code clientKey}, in its window: kept if it is the client's
+   * first in the phase, from a client the phase is for, with shares addressed as the graph allows
+   * and signatures that verify.
    *
    * @return true for a masked input the caller admits to the client's shard
    */
@@ -263,13 +277,34 @@ final class SecurePhases {
       if (problem == null) {
         s.maskedInput[index] = true;
       }
+    } else if (update.phase == SecureUpdate.CONSISTENCY) {
+      byte[] signature = null;
+      if (!s.maskedInput[index]) {
+        problem = "sent no masked input, so it is no survivor to sign the list";
+      } else if (s.signatures[index] != null) {
+        problem = "already signed the survivor list";
+      } else {
+        signature = signature(update);
+        problem =
+            SigningKeys.verify(signingKey(s, index), s.statement, signature)
+                ? null
+                : "its signature does not verify, under its advertised signing key, on the survivor"
+                    + " statement of round "
+                    + s.round
+                    + " (sign the Survivors message as published)";
+      }
+      if (problem == null) {
+        s.signatures[index] = signature;
+      }
     } else {
       problem =
           !s.maskedInput[index]
               ? "sent no masked input, so it takes no part in unmasking"
-              : s.unmaskMessages[index] != null
-                  ? "already sent its unmask shares"
-                  : unmaskProblem(s, index, update);
+              : s.signatureThreshold > 0 && s.signatures[index] == null
+                  ? "did not sign the survivor list in phase 5, so it takes no part in unmasking"
+                  : s.unmaskMessages[index] != null
+                      ? "already sent its unmask shares"
+                      : unmaskProblem(s, index, update);
       if (problem == null) {
         s.unmaskMessages[index] = update.message;
         s.recordPosition(
@@ -327,6 +362,17 @@ final class SecurePhases {
         : "shares go to " + seen.cardinality() + " of " + expected.cardinality() + " neighbours";
   }
 
+  private static byte[] signature(SecureUpdate update) {
+    var body = (dev.privagg.avro.SurvivorSignature) decode(update).getBody();
+    byte[] out = new byte[body.getSignature().remaining()];
+    body.getSignature().duplicate().get(out);
+    return out;
+  }
+
+  private static byte[] signingKey(SecureRoundState s, int index) {
+    return Arrays.copyOfRange(s.advertised[index], 96, AdvertisedKeys.ENTRY_BYTES);
+  }
+
   private static int[] receipt(SecureUpdate update) {
     var receipt = (dev.privagg.avro.ShareReceipt) decode(update).getBody();
     return receipt.getRejected().stream().mapToInt(Integer::intValue).toArray();
@@ -347,7 +393,7 @@ final class SecurePhases {
   }
 
   /**
-   * Phase 5: self-mask shares only for neighbours in U3, mask-key shares only for neighbours in U2
+   * Phase 6: self-mask shares only for neighbours in U3, mask-key shares only for neighbours in U2
    * but not U3, each neighbour at most once.
    */
   private String unmaskProblem(SecureRoundState s, int holder, SecureUpdate update) {
@@ -383,6 +429,7 @@ final class SecurePhases {
     s.confirmed = new boolean[n];
     s.maskedInput = new boolean[n];
     s.unmaskMessages = new byte[n][];
+    s.signatures = new byte[n][];
     s.messagePartitions = new int[3 * n];
     s.messageOffsets = new long[3 * n];
     RoundGraph graph = SecureUnmasking.graph(spec, s);
@@ -397,6 +444,11 @@ final class SecurePhases {
     s.degree = graph.graph().neighbourhoodSize();
     s.threshold = graph.threshold();
     s.rejectionLimit = graph.rejectionLimit();
+    // A round restored from before the consistency round (no phase-5 window) runs without it.
+    s.signatureThreshold =
+        s.consistencyDeadlineMillis > s.maskedInputDeadlineMillis
+            ? RoundThresholds.signatureThreshold(n, SecureUnmasking.threatModel(spec))
+            : 0;
     s.permutation = graph.graph().permutation();
     List<RosterEntry> entries = rosterEntries(s);
     List<Integer> permutation = new ArrayList<>(n);
@@ -413,7 +465,8 @@ final class SecurePhases {
           new RosterEntry(
               ByteBuffer.wrap(e, 0, 32).slice(),
               ByteBuffer.wrap(e, 32, 32).slice(),
-              ByteBuffer.wrap(e, 64, 32).slice()));
+              ByteBuffer.wrap(e, 64, 32).slice(),
+              ByteBuffer.wrap(e, 96, e.length - 96).slice()));
     }
     return entries;
   }
@@ -533,7 +586,10 @@ final class SecurePhases {
     out.misbehaved(named, detail);
   }
 
-  /** Phase 4 ends: who was confirmed (U2) and who sent a masked input (U3). */
+  /**
+   * Phase 4 ends: who was confirmed (U2) and who sent a masked input (U3), and the statement the
+   * survivors sign in phase 5 ({@link SurvivorStatement}).
+   */
   private void announceSurvivors(SecureRoundState s, RoundDecisions out) {
     List<Integer> shared = new ArrayList<>();
     List<Integer> masked = new ArrayList<>();
@@ -545,7 +601,35 @@ final class SecurePhases {
         masked.add(i);
       }
     }
+    if (s.signatureThreshold > 0) {
+      s.statement =
+          SurvivorStatement.digest(
+              SecureUnmasking.context(spec, s),
+              s.advertised,
+              s.degree,
+              s.threshold,
+              s.permutation,
+              s.confirmedIndices(),
+              s.cuts,
+              s.maskedInputIndices());
+    }
     out.secureRound(message(s, new Survivors(shared, masked)));
+  }
+
+  /**
+   * Phase 5 ends: the valid signatures of the survivor statement, for every client to count before
+   * it reveals a share.
+   */
+  private static void publishSignatures(SecureRoundState s, RoundDecisions out, JobSpec spec) {
+    List<SignedSurvivors> signed = new ArrayList<>();
+    for (int i = 0; i < s.size(); i++) {
+      if (s.signatures[i] != null) {
+        signed.add(new SignedSurvivors(i, ByteBuffer.wrap(s.signatures[i].clone())));
+      }
+    }
+    out.secureRound(
+        new SecureRound(
+            spec.jobId(), s.round, ByteBuffer.wrap(s.session.clone()), new Consistency(signed)));
   }
 
   /**
@@ -563,10 +647,18 @@ final class SecurePhases {
     if (s == null || round.contributions == 0) {
       return; // no masked input: nothing to unmask, and the sum is zero
     }
+    int signers = s.signedCount();
     SecureUnmasking.Outcome outcome =
-        s.phase == SecureUpdate.UNMASK
-            ? SecureUnmasking.corrections(spec, s, random)
-            : SecureUnmasking.Outcome.failed("the roster admitted no neighbour graph");
+        s.phase != SecureUpdate.UNMASK
+            ? SecureUnmasking.Outcome.failed("the roster admitted no neighbour graph")
+            : signers < s.signatureThreshold
+                ? SecureUnmasking.Outcome.failed(
+                    "only "
+                        + signers
+                        + " survivors signed the survivor list, fewer than the "
+                        + s.signatureThreshold
+                        + " a client needs before it unmasks")
+                : SecureUnmasking.corrections(spec, s, random);
     for (int liar : outcome.provenLiars()) {
       misbehaved(
           s,

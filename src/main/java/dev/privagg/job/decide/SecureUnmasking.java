@@ -41,11 +41,13 @@ final class SecureUnmasking {
     List<AdvertisedKeys> roster = new ArrayList<>(s.size());
     for (int i = 0; i < s.size(); i++) {
       byte[] e = s.advertised[i];
+      // A round restored from before the consistency round kept 96 bytes: its signing key is zeros.
       roster.add(
           new AdvertisedKeys(
               Arrays.copyOfRange(e, 0, 32),
               Arrays.copyOfRange(e, 32, 64),
-              Arrays.copyOfRange(e, 64, 96)));
+              Arrays.copyOfRange(e, 64, 96),
+              Arrays.copyOfRange(e, 96, 128)));
     }
     return roster;
   }

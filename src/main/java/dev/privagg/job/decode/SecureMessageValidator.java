@@ -8,11 +8,13 @@ import dev.privagg.avro.RevealedShare;
 import dev.privagg.avro.SecureMessage;
 import dev.privagg.avro.ShareKeys;
 import dev.privagg.avro.ShareReceipt;
+import dev.privagg.avro.SurvivorSignature;
 import dev.privagg.avro.UnmaskShares;
 import dev.privagg.io.SecureMessageReader;
 import dev.privagg.io.UpdateReader;
 import dev.privagg.job.RawUpdate;
 import dev.privagg.job.SecureUpdate;
+import dev.privagg.secagg.SigningKeys;
 import dev.privagg.secagg.X25519Keys;
 import dev.privagg.spec.JobSpec;
 import java.io.Serializable;
@@ -121,6 +123,15 @@ final class SecureMessageValidator implements Serializable {
                   + expected
                   + " (8 per model coordinate)";
       values = new byte[][] {bytes(input.getValues())};
+    } else if (body instanceof SurvivorSignature signature) {
+      phase = SecureUpdate.CONSISTENCY;
+      problem =
+          signature.getSignature().remaining() == SigningKeys.SIGNATURE_BYTES
+              ? null
+              : "a survivor signature must have "
+                  + SigningKeys.SIGNATURE_BYTES
+                  + " bytes (Ed25519), had "
+                  + signature.getSignature().remaining();
     } else {
       phase = SecureUpdate.UNMASK;
       problem = unmaskProblem((UnmaskShares) body);
@@ -147,6 +158,20 @@ final class SecureMessageValidator implements Serializable {
         || a.getMaskPublicKey().remaining() != KEY_BYTES
         || a.getSelfMaskCommitment().remaining() != KEY_BYTES) {
       return "public keys and commitment must have " + KEY_BYTES + " bytes each";
+    }
+    if (a.getSigningPublicKey().remaining() != SigningKeys.KEY_BYTES) {
+      // Records of SecureMessage v2 decode with an empty key: a client from before the
+      // consistency round, which could not sign the survivor list.
+      return "signingPublicKey must have "
+          + SigningKeys.KEY_BYTES
+          + " bytes (Ed25519), had "
+          + a.getSigningPublicKey().remaining()
+          + "; a client from before the consistency round (SecureMessage v2) cannot take part:"
+          + " upgrade it";
+    }
+    if (SigningKeys.hasSmallOrder(bytes(a.getSigningPublicKey()))) {
+      // Signatures nobody made verify under it: the survivor list's signatures would mean nothing.
+      return "signingPublicKey has small order; send a fresh Ed25519 key";
     }
     for (ByteBuffer key : List.of(a.getEncryptionPublicKey(), a.getMaskPublicKey())) {
       if (hasSmallOrder(bytes(key))) {

@@ -9,14 +9,15 @@ import org.apache.flink.core.memory.DataOutputView;
 /**
  * Layout of {@link DecodedUpdate} in state. Version 2 adds a secure-aggregation part ({@link
  * SecureUpdate}): a flag, then the phase, the session and the message. Version 3 has the same bytes
- * and the receipt phase: a version-2 phase 3 (masked input) or 4 (unmask) is one more now.
+ * and the receipt phase: a version-2 phase 3 (masked input) or 4 (unmask) is one more now. Version
+ * 4 adds the consistency round before unmasking: a version-3 phase 5 (unmask) is 6 now.
  */
 final class DecodedUpdateLayout extends StateLayout<DecodedUpdate> {
   private static final long serialVersionUID = 1L;
   static final DecodedUpdateLayout INSTANCE = new DecodedUpdateLayout();
 
   private DecodedUpdateLayout() {
-    super("decoded-update", 3, DecodedUpdate.class);
+    super("decoded-update", 4, DecodedUpdate.class);
   }
 
   @Override
@@ -52,6 +53,9 @@ final class DecodedUpdateLayout extends StateLayout<DecodedUpdate> {
       SecureUpdate s = new SecureUpdate();
       s.phase = in.readInt();
       if (version < 3 && s.phase >= SecureUpdate.CONFIRM) {
+        s.phase++;
+      }
+      if (version < 4 && s.phase >= SecureUpdate.CONSISTENCY) {
         s.phase++;
       }
       s.session = Fields.readBytes(in);

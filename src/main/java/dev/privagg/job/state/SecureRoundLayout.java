@@ -11,7 +11,7 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
   static final SecureRoundLayout INSTANCE = new SecureRoundLayout();
 
   private SecureRoundLayout() {
-    super("secure-round", 2, SecureRoundState.class);
+    super("secure-round", 3, SecureRoundState.class);
   }
 
   @Override
@@ -60,6 +60,10 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
     for (long o : v.messageOffsets) {
       out.writeLong(o);
     }
+    out.writeLong(v.consistencyDeadlineMillis);
+    out.writeInt(v.signatureThreshold);
+    Fields.writeBytes(v.statement, out);
+    Fields.writeByteArrays(v.signatures, out);
   }
 
   /** An int array, or null as length -1. */
@@ -132,6 +136,7 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
       v.messageOffsets = new long[3 * n];
       java.util.Arrays.fill(v.messagePartitions, -1);
       java.util.Arrays.fill(v.messageOffsets, -1);
+      fromBeforeConsistency(v);
       return v;
     }
     v.receipts = new int[in.readInt()][];
@@ -151,6 +156,29 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
     for (int i = 0; i < v.messageOffsets.length; i++) {
       v.messageOffsets[i] = in.readLong();
     }
+    if (version < 3) {
+      fromBeforeConsistency(v);
+      return v;
+    }
+    v.consistencyDeadlineMillis = in.readLong();
+    v.signatureThreshold = in.readInt();
+    v.statement = Fields.readBytes(in);
+    v.signatures = Fields.readByteArrays(in);
     return v;
+  }
+
+  /**
+   * A round of a version without the consistency round (v1, v2): its unmask phase 5 is 6 now. Its
+   * clients advertised no signing key and unmask straight after the survivors, so it runs to its
+   * end without signatures: a zero-length phase 5 and threshold 0 (a client of today that joins a
+   * roster still open refuses to unmask without them, and counts as a dropout).
+   */
+  private static void fromBeforeConsistency(SecureRoundState v) {
+    if (v.phase >= 5) {
+      v.phase++;
+    }
+    v.consistencyDeadlineMillis = v.maskedInputDeadlineMillis;
+    v.signatureThreshold = 0;
+    v.signatures = new byte[v.shareMessages.length][];
   }
 }

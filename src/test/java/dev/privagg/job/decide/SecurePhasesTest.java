@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.privagg.avro.AdvertiseKeys;
 import dev.privagg.avro.Confirmed;
+import dev.privagg.avro.Consistency;
 import dev.privagg.avro.EncryptedShare;
 import dev.privagg.avro.MaskedInput;
 import dev.privagg.avro.Opened;
@@ -17,6 +18,8 @@ import dev.privagg.avro.SecureRound;
 import dev.privagg.avro.ShareKeys;
 import dev.privagg.avro.ShareReceipt;
 import dev.privagg.avro.Shares;
+import dev.privagg.avro.SignedSurvivors;
+import dev.privagg.avro.SurvivorSignature;
 import dev.privagg.avro.Survivors;
 import dev.privagg.avro.UnmaskShares;
 import dev.privagg.io.AvroCodec;
@@ -51,7 +54,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The four phases of a secure round at the decider ({@link SecurePhases} inside {@link
+ * The six phases of a secure round at the decider ({@link SecurePhases} inside {@link
  * RoundLifecycle}), driven by genuine clients ({@link ClientSession}) through broker timestamps and
  * event time as the Flink operator drives it: what the job publishes at each phase deadline, which
  * messages it takes, what it rejects and why, and what it asks the unmask blocks for at the round's
@@ -63,7 +66,7 @@ class SecurePhasesTest {
   private static final String SECURE =
       "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1,"
           + " adversary: curious-server, phases: {advertise: 250ms, share: 250ms, confirm: 100ms,"
-          + " maskedInput: 150ms}}";
+          + " maskedInput: 150ms, consistency: 100ms}}";
 
   /** The noisy count a round is unmasked behind: 3 masked inputs pass it but for 1e-37. */
   private static final String GATE = "minimumCohort: {count: 2.36, noiseStd: 0.05}";
@@ -75,6 +78,7 @@ class SecurePhasesTest {
   private static final long SHARE_DEADLINE = 500;
   private static final long CONFIRM_DEADLINE = 600;
   private static final long MASKED_INPUT_DEADLINE = 750;
+  private static final long CONSISTENCY_DEADLINE = 850;
   private static final long DEADLINE = 1000;
   private static final int D = 3;
 
@@ -168,7 +172,8 @@ class SecurePhasesTest {
       return new AdvertiseKeys(
           ByteBuffer.wrap(keys.encryptionPublicKey()),
           ByteBuffer.wrap(keys.maskPublicKey()),
-          ByteBuffer.wrap(keys.selfMaskCommitment()));
+          ByteBuffer.wrap(keys.selfMaskCommitment()),
+          ByteBuffer.wrap(keys.signingPublicKey()));
     }
 
     ShareKeys shareKeys() {
@@ -209,16 +214,21 @@ class SecurePhasesTest {
           new AdvertisedKeys(
               bytes(e.getEncryptionPublicKey()),
               bytes(e.getMaskPublicKey()),
-              bytes(e.getSelfMaskCommitment())));
+              bytes(e.getSelfMaskCommitment()),
+              bytes(e.getSigningPublicKey())));
     }
     return entries;
   }
+
+  /** Every client of the test's round, for the survivors who sign whoever unmasks. */
+  private List<Client> everyone = List.of();
 
   private List<Client> clients(int n) {
     List<Client> clients = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       clients.add(new Client(i));
     }
+    everyone = clients;
     return clients;
   }
 
@@ -238,7 +248,11 @@ class SecurePhasesTest {
                 ? SecureUpdate.SHARE
                 : body instanceof ShareReceipt
                     ? SecureUpdate.CONFIRM
-                    : body instanceof MaskedInput ? SecureUpdate.MASKED_INPUT : SecureUpdate.UNMASK;
+                    : body instanceof MaskedInput
+                        ? SecureUpdate.MASKED_INPUT
+                        : body instanceof SurvivorSignature
+                            ? SecureUpdate.CONSISTENCY
+                            : SecureUpdate.UNMASK;
     byte[][] values = body instanceof MaskedInput m ? new byte[][] {bytes(m.getValues())} : null;
     SecureUpdate update =
         new SecureUpdate(
@@ -319,15 +333,40 @@ class SecurePhasesTest {
     send(c.id, new MaskedInput(ByteBuffer.wrap(c.masked)), at);
   }
 
-  /** Phase 4: each client answers the Survivors message with its unmask shares. */
+  /**
+   * Phases 5 and 6: every survivor signs the Survivors message from {@code at} on; once the job has
+   * published their signatures, the clients in {@code clients} answer with their unmask shares.
+   */
   private void unmask(List<Client> clients, long at) {
+    Map<Integer, byte[]> signatures = sign(at);
+    long later = CONSISTENCY_DEADLINE + (at - MASKED_INPUT_DEADLINE);
+    for (Client c : clients) {
+      c.reveal = c.session.unmask(signatures);
+      send(c.id, c.unmaskShares(), later++);
+    }
+  }
+
+  /**
+   * Phase 5: every survivor signs the Survivors message from {@code at} on; returns the signatures
+   * the job's Consistency message publishes.
+   */
+  private Map<Integer, byte[]> sign(long at) {
     Survivors survivors = only(Survivors.class);
     int[] shared = survivors.getShared().stream().mapToInt(Integer::intValue).toArray();
     int[] masked = survivors.getMaskedInput().stream().mapToInt(Integer::intValue).toArray();
-    for (Client c : clients) {
-      c.reveal = c.session.unmask(shared, masked);
-      send(c.id, c.unmaskShares(), at++);
+    long time = at;
+    for (Client c : everyone) {
+      if (c.masked != null && IntStream.of(masked).anyMatch(i -> i == c.index)) {
+        byte[] signature = c.session.signSurvivors(shared, masked);
+        send(c.id, new SurvivorSignature(ByteBuffer.wrap(signature)), time++);
+      }
     }
+    driver.advanceTo(CONSISTENCY_DEADLINE - 1);
+    Map<Integer, byte[]> signatures = new HashMap<>();
+    for (SignedSurvivors signed : only(Consistency.class).getSignatures()) {
+      signatures.put(signed.getIndex(), bytes(signed.getSignature()));
+    }
+    return signatures;
   }
 
   /**
@@ -374,6 +413,7 @@ class SecurePhasesTest {
                 SHARE_DEADLINE,
                 CONFIRM_DEADLINE,
                 MASKED_INPUT_DEADLINE,
+                CONSISTENCY_DEADLINE,
                 DEADLINE,
                 1.0));
     assertThat(decided.announced).containsExactly("1 until " + DEADLINE);
@@ -384,6 +424,7 @@ class SecurePhasesTest {
             SHARE_DEADLINE - 1,
             CONFIRM_DEADLINE - 1,
             MASKED_INPUT_DEADLINE - 1,
+            CONSISTENCY_DEADLINE - 1,
             DEADLINE - 1);
   }
 
@@ -394,11 +435,11 @@ class SecurePhasesTest {
             EXACT,
             GATE,
             "aggregation: {mode: secure, phases: {advertise: 100ms, share: 200ms,"
-                + " confirm: 50ms, maskedInput: 300ms}}");
+                + " confirm: 50ms, maskedInput: 300ms, consistency: 100ms}}");
     driver.start(declared, NoiseSources.forSpec(declared), LedgerFloor.NONE, 0);
 
     assertThat(driver.decided.secureMessages.get(0).getBody())
-        .isEqualTo(new Opened(100L, 300L, 350L, 650L, DEADLINE, 1.0));
+        .isEqualTo(new Opened(100L, 300L, 350L, 650L, 750L, DEADLINE, 1.0));
   }
 
   // The whole round.
@@ -658,12 +699,14 @@ class SecurePhasesTest {
     mask(clients, 600);
     send("stranger", new MaskedInput(ByteBuffer.wrap(clients.get(0).masked)), 610);
     driver.advanceTo(MASKED_INPUT_DEADLINE - 1);
+    send("stranger", new SurvivorSignature(ByteBuffer.wrap(new byte[64])), 760);
     unmask(clients, 800);
-    send("stranger", clients.get(0).unmaskShares(), 810);
+    send("stranger", clients.get(0).unmaskShares(), 910);
     driver.advanceTo(DEADLINE - 1);
 
     assertThat(rejectsOf("stranger"))
         .containsExactly(
+            "stranger SECURE_PROTOCOL: client stranger is not on round 1's roster",
             "stranger SECURE_PROTOCOL: client stranger is not on round 1's roster",
             "stranger SECURE_PROTOCOL: client stranger is not on round 1's roster",
             "stranger SECURE_PROTOCOL: client stranger is not on round 1's roster");
@@ -864,8 +907,8 @@ class SecurePhasesTest {
     driver.advanceTo(MASKED_INPUT_DEADLINE - 1);
     Client dropped = clients.get(5);
     // It never sent its masked input, but answers the Survivors message with shares it holds.
-    send(dropped.id, new UnmaskShares(List.of(), List.of()), 800);
-    driver.advanceTo(800);
+    send(dropped.id, new UnmaskShares(List.of(), List.of()), 900);
+    driver.advanceTo(900);
 
     assertThat(rejectsOf(dropped.id))
         .containsExactly(
@@ -895,7 +938,7 @@ class SecurePhasesTest {
             .filter(c -> graph.areNeighbours(c.index, holder.index))
             .findFirst()
             .orElseThrow();
-    holder.reveal = holder.session.unmask(shared, masked);
+    holder.reveal = holder.session.unmask(sign(800));
     UnmaskShares genuine = holder.unmaskShares();
     RevealedShare ofDropped = genuine.getMaskKeyShares().get(0);
     assertThat(ofDropped.getIndex()).isEqualTo(5);
@@ -908,18 +951,18 @@ class SecurePhasesTest {
     // Both shares of client-5: its self-mask seed too would unmask its input.
     List<RevealedShare> selfMaskOfDropped = new ArrayList<>(genuine.getSelfMaskShares());
     selfMaskOfDropped.add(new RevealedShare(5, ofDropped.getShare()));
-    send(holder.id, new UnmaskShares(selfMaskOfDropped, genuine.getMaskKeyShares()), 800);
+    send(holder.id, new UnmaskShares(selfMaskOfDropped, genuine.getMaskKeyShares()), 900);
     // The mask key of a survivor: with its self-mask seed, that would unmask its input.
     List<RevealedShare> maskKeyOfSurvivor = new ArrayList<>(genuine.getMaskKeyShares());
     maskKeyOfSurvivor.add(new RevealedShare(other.index, ofSurvivor.getShare()));
     List<RevealedShare> withoutIt = new ArrayList<>(genuine.getSelfMaskShares());
     withoutIt.remove(ofSurvivor);
-    send(holder.id, new UnmaskShares(withoutIt, maskKeyOfSurvivor), 801);
+    send(holder.id, new UnmaskShares(withoutIt, maskKeyOfSurvivor), 901);
     // A neighbour's share twice.
     List<RevealedShare> twice = new ArrayList<>(genuine.getSelfMaskShares());
     twice.add(ofSurvivor);
-    send(holder.id, new UnmaskShares(twice, genuine.getMaskKeyShares()), 802);
-    driver.advanceTo(802);
+    send(holder.id, new UnmaskShares(twice, genuine.getMaskKeyShares()), 902);
+    driver.advanceTo(902);
 
     assertThat(rejectsOf(holder.id))
         .containsExactly(
@@ -949,7 +992,8 @@ class SecurePhasesTest {
         new AdvertiseKeys(
             clients.get(0).advertiseKeys().getEncryptionPublicKey(),
             own.getMaskPublicKey(),
-            own.getSelfMaskCommitment()),
+            own.getSelfMaskCommitment(),
+            own.getSigningPublicKey()),
         11);
     driver.advanceTo(ADVERTISE_DEADLINE - 1);
 
@@ -1043,7 +1087,7 @@ class SecurePhasesTest {
     assertThat(rejectsOf(alone.id))
         .containsExactly(
             "client-0 SECURE_PROTOCOL: a phase 2 message at broker time 300, while round 1 takes"
-                + " phase 6 no more messages");
+                + " phase 7 no more messages");
     assertThat(decided.released).isEmpty();
     assertThat(decided.withheld).containsExactly(1L);
     assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(0L);
@@ -1064,6 +1108,7 @@ class SecurePhasesTest {
             SHARE_DEADLINE - 1,
             CONFIRM_DEADLINE - 1,
             MASKED_INPUT_DEADLINE - 1,
+            CONSISTENCY_DEADLINE - 1,
             DEADLINE - 1);
 
     driver.advanceTo(ADVERTISE_DEADLINE - 1);
@@ -1072,12 +1117,16 @@ class SecurePhasesTest {
     assertThat(decided.timers)
         .as("the advertise phase has ended")
         .containsExactly(
-            SHARE_DEADLINE - 1, CONFIRM_DEADLINE - 1, MASKED_INPUT_DEADLINE - 1, DEADLINE - 1);
+            SHARE_DEADLINE - 1,
+            CONFIRM_DEADLINE - 1,
+            MASKED_INPUT_DEADLINE - 1,
+            CONSISTENCY_DEADLINE - 1,
+            DEADLINE - 1);
 
     driver.advanceTo(MASKED_INPUT_DEADLINE - 1);
     decided.timers.clear();
     driver.lifecycle.keepAlive(store, decided);
-    assertThat(decided.timers).containsExactly(DEADLINE - 1);
+    assertThat(decided.timers).containsExactly(CONSISTENCY_DEADLINE - 1, DEADLINE - 1);
   }
 
   @Test
@@ -1095,7 +1144,7 @@ class SecurePhasesTest {
     assertThat(store.secure.size()).isZero();
     assertThat(store.secure.phase).isEqualTo(SecureUpdate.ADVERTISE);
     assertThat(published(2, Opened.class))
-        .containsExactly(new Opened(1250L, 1500L, 1600L, 1750L, 2000L, 1.0));
+        .containsExactly(new Opened(1250L, 1500L, 1600L, 1750L, 1850L, 2000L, 1.0));
     // A round-1 message after the close is stale, whatever its phase.
     send("client-0", 1, first, clients.get(0).unmaskShares(), DEADLINE + 10);
     driver.advanceTo(DEADLINE + 10);
@@ -1125,14 +1174,15 @@ class SecurePhasesTest {
     int n = 6_000;
     java.util.Random random = new java.util.Random(3);
     for (int i = 0; i < n; i++) {
-      byte[] k = new byte[96];
+      byte[] k = new byte[128];
       random.nextBytes(k);
       send(
           "c" + i,
           new AdvertiseKeys(
               ByteBuffer.wrap(k, 0, 32).slice(),
               ByteBuffer.wrap(k, 32, 32).slice(),
-              ByteBuffer.wrap(k, 64, 32).slice()),
+              ByteBuffer.wrap(k, 64, 32).slice(),
+              ByteBuffer.wrap(k, 96, 32).slice()),
           10 + i / 100);
     }
     com.sun.management.ThreadMXBean threads =
@@ -1241,7 +1291,7 @@ class SecurePhasesTest {
             "minimumCohort: {count: 10.36, noiseStd: 0.05}",
             "aggregation: {mode: secure, maxDropoutRate: 0.5, adversarialClientRate: 0.2,"
                 + " adversary: curious-server, phases: {advertise: 250ms, share: 250ms,"
-                + " confirm: 100ms, maskedInput: 150ms}}");
+                + " confirm: 100ms, maskedInput: 150ms, consistency: 100ms}}");
     assertThat(RoundThresholds.choose(6, SecureUnmasking.threatModel(changed))).isEmpty();
     driver.start(changed, NoiseSources.forSpec(changed), LedgerFloor.NONE, 0);
     driver.lifecycle.keepAlive(store, driver.decided);

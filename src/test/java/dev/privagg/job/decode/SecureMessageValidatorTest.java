@@ -10,6 +10,7 @@ import dev.privagg.avro.RevealedShare;
 import dev.privagg.avro.SecureMessage;
 import dev.privagg.avro.ShareKeys;
 import dev.privagg.avro.ShareReceipt;
+import dev.privagg.avro.SurvivorSignature;
 import dev.privagg.avro.UnmaskShares;
 import dev.privagg.io.AvroBytes;
 import dev.privagg.io.AvroCodec;
@@ -104,21 +105,28 @@ class SecureMessageValidatorTest {
     for (ClientSession client : clients) {
       sent.add(client.onRoster(roster, 3, 2, new int[] {0, 1, 2}));
     }
-    List<ClientSession.RoutedShare> routed = new ArrayList<>();
-    for (int sender = 1; sender < 3; sender++) {
-      for (ClientSession.EncryptedShare s : sent.get(sender)) {
-        if (s.recipient() == 0) {
-          routed.add(new ClientSession.RoutedShare(sender, s.ciphertext()));
+    int[] everyone = {0, 1, 2};
+    java.util.Map<Integer, byte[]> signatures = new java.util.HashMap<>();
+    for (int i = 0; i < 3; i++) {
+      List<ClientSession.RoutedShare> in = new ArrayList<>();
+      for (int sender = 0; sender < 3; sender++) {
+        for (ClientSession.EncryptedShare s : sent.get(sender)) {
+          if (s.recipient() == i) {
+            in.add(new ClientSession.RoutedShare(sender, s.ciphertext()));
+          }
         }
       }
+      assertThat(clients.get(i).onShares(in)).isEmpty();
+      clients.get(i).onConfirmed(everyone, new int[0][]);
+      byte[] masked = clients.get(i).maskedInput(new long[] {1, -2, 3});
+      if (i == 0) {
+        maskedInput = masked;
+      }
+      signatures.put(i, clients.get(i).signSurvivors(everyone, everyone));
     }
-    ClientSession client = clients.get(0);
-    assertThat(client.onShares(routed)).isEmpty();
-    client.onConfirmed(new int[] {0, 1, 2}, new int[0][]);
     advertised = roster.get(0);
     shares = sent.get(0);
-    maskedInput = client.maskedInput(new long[] {1, -2, 3});
-    unmask = client.unmask(new int[] {0, 1, 2}, new int[] {0, 1, 2});
+    unmask = clients.get(0).unmask(signatures);
   }
 
   private static SecureRandom seeded(long seed) {
@@ -137,7 +145,8 @@ class SecureMessageValidatorTest {
     return new AdvertiseKeys(
         ByteBuffer.wrap(advertised.encryptionPublicKey()),
         ByteBuffer.wrap(advertised.maskPublicKey()),
-        ByteBuffer.wrap(advertised.selfMaskCommitment()));
+        ByteBuffer.wrap(advertised.selfMaskCommitment()),
+        ByteBuffer.wrap(advertised.signingPublicKey()));
   }
 
   private static ShareKeys shareKeys() {
@@ -334,17 +343,54 @@ class SecureMessageValidatorTest {
                 new AdvertiseKeys(
                     a.getEncryptionPublicKey(),
                     a.getMaskPublicKey(),
-                    ByteBuffer.wrap(bytes(33, 1))),
+                    ByteBuffer.wrap(bytes(33, 1)),
+                    a.getSigningPublicKey()),
             a ->
                 new AdvertiseKeys(
                     a.getEncryptionPublicKey(),
                     a.getMaskPublicKey(),
-                    ByteBuffer.wrap(bytes(31, 1))));
+                    ByteBuffer.wrap(bytes(31, 1)),
+                    a.getSigningPublicKey()));
     for (UnaryOperator<AdvertiseKeys> spoil : spoilers) {
       UpdateValidator.Rejection r = rejected(message(spoil.apply(advertiseKeys())));
 
       assertThat(r.reason()).isEqualTo(RejectReason.SECURE_PROTOCOL);
       assertThat(r.detail()).isEqualTo("public keys and commitment must have 32 bytes each");
+    }
+  }
+
+  @Test
+  void advertisedKeysWithoutASigningKey_asAClientOfBeforeTheConsistencyRoundSends_areRefused() {
+    AdvertiseKeys a = advertiseKeys();
+    for (byte[] key : new byte[][] {new byte[0], bytes(31, 2), bytes(33, 2)}) {
+      UpdateValidator.Rejection r =
+          rejected(
+              message(
+                  new AdvertiseKeys(
+                      a.getEncryptionPublicKey(),
+                      a.getMaskPublicKey(),
+                      a.getSelfMaskCommitment(),
+                      ByteBuffer.wrap(key))));
+
+      assertThat(r.reason()).isEqualTo(RejectReason.SECURE_PROTOCOL);
+      assertThat(r.detail())
+          .isEqualTo(
+              "signingPublicKey must have 32 bytes (Ed25519), had "
+                  + key.length
+                  + "; a client from before the consistency round (SecureMessage v2) cannot take"
+                  + " part: upgrade it");
+    }
+  }
+
+  @Test
+  void aSurvivorSignatureOfOtherThan64Bytes_isRefused() {
+    for (int length : new int[] {0, 63, 65}) {
+      UpdateValidator.Rejection r =
+          rejected(message(new SurvivorSignature(ByteBuffer.wrap(bytes(length, 3)))));
+
+      assertThat(r.reason()).isEqualTo(RejectReason.SECURE_PROTOCOL);
+      assertThat(r.detail())
+          .isEqualTo("a survivor signature must have 64 bytes (Ed25519), had " + length);
     }
   }
 
@@ -381,12 +427,19 @@ class SecureMessageValidatorTest {
   }
 
   private static AdvertiseKeys withEncryptionKey(AdvertiseKeys a, byte[] key) {
-    return new AdvertiseKeys(ByteBuffer.wrap(key), a.getMaskPublicKey(), a.getSelfMaskCommitment());
+    return new AdvertiseKeys(
+        ByteBuffer.wrap(key),
+        a.getMaskPublicKey(),
+        a.getSelfMaskCommitment(),
+        a.getSigningPublicKey());
   }
 
   private static AdvertiseKeys withMaskKey(AdvertiseKeys a, byte[] key) {
     return new AdvertiseKeys(
-        a.getEncryptionPublicKey(), ByteBuffer.wrap(key), a.getSelfMaskCommitment());
+        a.getEncryptionPublicKey(),
+        ByteBuffer.wrap(key),
+        a.getSelfMaskCommitment(),
+        a.getSigningPublicKey());
   }
 
   @Test
@@ -652,9 +705,10 @@ class SecureMessageValidatorTest {
       shareKeys(),
       new ShareReceipt(List.of(2)),
       new MaskedInput(ByteBuffer.wrap(maskedInput)),
+      new SurvivorSignature(ByteBuffer.wrap(new byte[64])),
       unmaskShares()
     };
-    for (int phase = 1; phase <= 5; phase++) {
+    for (int phase = 1; phase <= 6; phase++) {
       byte[] value = message(bodies[phase - 1]);
 
       UpdateValidator.Result result = validate(value);

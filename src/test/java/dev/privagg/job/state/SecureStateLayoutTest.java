@@ -65,7 +65,7 @@ class SecureStateLayoutTest {
       SecureUpdate update = secureUpdate(phase);
 
       DecodedUpdate back =
-          read(DecodedUpdateLayout.INSTANCE, 3, bytes(DecodedUpdateLayout.INSTANCE, update));
+          read(DecodedUpdateLayout.INSTANCE, 4, bytes(DecodedUpdateLayout.INSTANCE, update));
 
       assertThat(back).as("phase %d", phase).isExactlyInstanceOf(SecureUpdate.class);
       assertThat(back).usingRecursiveComparison().isEqualTo(update);
@@ -129,21 +129,40 @@ class SecureStateLayoutTest {
   }
 
   @Test
-  void aHeldMessageOfVersion2_keepsItsPhase_thoughTheReceiptPhaseNowComesBeforeIt()
+  void aHeldMessageOfVersion2_keepsItsPhase_thoughTheReceiptAndConsistencyPhasesNowComeBefore()
       throws Exception {
-    // Version 2 knew four phases: its 3 (masked input) and 4 (unmask) are 4 and 5 now.
-    for (int phase = SecureUpdate.ADVERTISE; phase <= SecureUpdate.UNMASK; phase++) {
-      if (phase == SecureUpdate.CONFIRM) {
-        continue;
-      }
-      SecureUpdate update = secureUpdate(phase);
-      int old = phase > SecureUpdate.CONFIRM ? phase - 1 : phase;
-      update.phase = old;
+    // Version 2 knew four phases: its 3 (masked input) and 4 (unmask) are 4 and 6 now.
+    int[][] oldToNew = {
+      {1, SecureUpdate.ADVERTISE},
+      {2, SecureUpdate.SHARE},
+      {3, SecureUpdate.MASKED_INPUT},
+      {4, SecureUpdate.UNMASK}
+    };
+    for (int[] step : oldToNew) {
+      SecureUpdate update = secureUpdate(step[1]);
+      update.phase = step[0];
       byte[] v2 = bytes(DecodedUpdateLayout.INSTANCE, update);
 
       SecureUpdate back = (SecureUpdate) read(DecodedUpdateLayout.INSTANCE, 2, v2);
 
-      assertThat(back.phase).as("version-2 phase %d", old).isEqualTo(phase);
+      assertThat(back.phase).as("version-2 phase %d", step[0]).isEqualTo(step[1]);
+    }
+  }
+
+  @Test
+  void aHeldMessageOfVersion3_keepsItsPhase_thoughTheConsistencyPhaseNowComesBeforeUnmasking()
+      throws Exception {
+    // Version 3 knew five phases: its 5 (unmask) is 6 now, the others are as they were.
+    for (int old = 1; old <= 5; old++) {
+      SecureUpdate update = secureUpdate(old == 5 ? SecureUpdate.UNMASK : old);
+      update.phase = old;
+      byte[] v3 = bytes(DecodedUpdateLayout.INSTANCE, update);
+
+      SecureUpdate back = (SecureUpdate) read(DecodedUpdateLayout.INSTANCE, 3, v3);
+
+      assertThat(back.phase)
+          .as("version-3 phase %d", old)
+          .isEqualTo(old == 5 ? SecureUpdate.UNMASK : old);
     }
   }
 
@@ -180,7 +199,7 @@ class SecureStateLayoutTest {
     s.phase = SecureUpdate.UNMASK;
     s.clientKeys = new String[] {"k0", "k1", "k2"};
     s.shardKeys = new String[] {"s0", "s1", "s0"};
-    s.advertised = new byte[][] {new byte[96], new byte[96], new byte[96]};
+    s.advertised = new byte[][] {new byte[128], new byte[128], new byte[128]};
     s.degree = 3;
     s.threshold = 2;
     s.rejectionLimit = 1;
@@ -193,9 +212,13 @@ class SecureStateLayoutTest {
     s.messageOffsets = new long[] {10, 11, -1, 0, 0, 0, 30, 31, 32};
     s.maskedInput = new boolean[] {true, false, true};
     s.unmaskMessages = new byte[][] {null, null, {7}};
+    s.consistencyDeadlineMillis = 900;
+    s.signatureThreshold = 2;
+    s.statement = new byte[32];
+    s.signatures = new byte[][] {new byte[64], null, new byte[64]};
 
     SecureRoundState back =
-        read(SecureRoundLayout.INSTANCE, 2, bytes(SecureRoundLayout.INSTANCE, s));
+        read(SecureRoundLayout.INSTANCE, 3, bytes(SecureRoundLayout.INSTANCE, s));
 
     assertThat(back).usingRecursiveComparison().isEqualTo(s);
     assertThat(back.shareMessages[1]).isNull();
@@ -221,5 +244,34 @@ class SecureStateLayoutTest {
       assertThat(back.confirmed[i])
           .isEqualTo(back.phase > SecureUpdate.CONFIRM && back.shareMessages[i] != null);
     }
+  }
+
+  @Test
+  void aVersion2Round_runsOnWithoutTheConsistencyRound_itsUnmaskPhaseMovedToSix() throws Exception {
+    byte[] v2 = Files.readAllBytes(Path.of("src/test/resources/state-layouts/secure-round-v2.bin"));
+    SecureRoundState asStored = readV2Phase(v2);
+
+    SecureRoundState back = read(SecureRoundLayout.INSTANCE, 2, v2);
+
+    assertThat(back.consistencyDeadlineMillis).isEqualTo(back.maskedInputDeadlineMillis);
+    assertThat(back.signatureThreshold).isZero();
+    assertThat(back.phase).isEqualTo(asStored.phase >= 5 ? asStored.phase + 1 : asStored.phase);
+    assertThat(java.util.Arrays.asList(back.signatures))
+        .hasSize(back.shareMessages.length)
+        .containsOnlyNulls();
+  }
+
+  /** The phase as version 2 stored it: after round, session and six deadline fields. */
+  private static SecureRoundState readV2Phase(byte[] v2) throws Exception {
+    var in = new org.apache.flink.core.memory.DataInputDeserializer(v2);
+    SecureRoundState s = new SecureRoundState();
+    s.round = in.readLong();
+    in.skipBytesToRead(in.readInt()); // session
+    for (int i = 0; i < 5; i++) {
+      in.readLong();
+    }
+    in.readDouble();
+    s.phase = in.readInt();
+    return s;
   }
 }
