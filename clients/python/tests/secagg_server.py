@@ -2,7 +2,7 @@
 computes"), in pure Python, for the tests only: the Java job is the real one. The consistency
 round as the job runs it (``SurvivorSignatures``: the statement, the signatures it accepts, the
 ``Consistency`` it publishes), the unmasked sum, a seeded randomness for sessions and a builder
-of rosters."""
+of rosters from the AdvertiseKeys the job accepts."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ from privagg_client.secure import (
 )
 from privagg_client.secure.messages import AdvertiseKeys
 from privagg_client.secure.primitives import (
+    KEY_BYTES,
     add_mask,
+    has_small_order,
     survivor_statement,
     verify,
     pairwise_mask_key,
@@ -45,11 +47,39 @@ class SeededRandomness:
         return self._random.randrange(n)
 
 
+SMALL_ORDER_SIGNING_KEY = "signingPublicKey has small order; send a fresh Ed25519 key"
+"""The job's reject text for an AdvertiseKeys whose signing key has small order (Java
+``SecureMessageValidator``)."""
+
+
+def advertise_problem(keys: AdvertiseKeys) -> str | None:
+    """Why the job rejects ``keys``' signing key, as Java's ``SecureMessageValidator`` does (its
+    checks of the signing key, in its order), or None when it takes it: a key that is not 32
+    bytes, or one of small order, under which signatures nobody made verify."""
+    signing = keys.signing_public_key
+    if len(signing) != KEY_BYTES:
+        return (
+            f"signingPublicKey must have {KEY_BYTES} bytes (Ed25519), had {len(signing)}; a "
+            "client from before the consistency round (SecureMessage v2) cannot take part: "
+            "upgrade it"
+        )
+    if has_small_order(signing):
+        return SMALL_ORDER_SIGNING_KEY
+    return None
+
+
 def make_roster(
     keys: Sequence[AdvertiseKeys], degree: int, threshold: int, context: bytes = b""
 ) -> Roster:
     """The roster of ``keys`` in order, on the graph the job would announce: the ring that
-    ``context`` and the keys derive, or the complete graph (``degree == len(keys)``)."""
+    ``context`` and the keys derive, or the complete graph (``degree == len(keys)``).
+
+    Raises ValueError when the job would have rejected one of ``keys`` (:func:`advertise_problem`):
+    it never puts such keys in a roster. (A test of a lying server alters the roster after.)"""
+    for i, k in enumerate(keys):
+        problem = advertise_problem(k)
+        if problem is not None:
+            raise ValueError(f"AdvertiseKeys {i} rejected: {problem}")
     entries = tuple(
         RosterEntry(
             k.encryption_public_key, k.mask_public_key, k.self_mask_commitment, k.signing_public_key

@@ -5,13 +5,18 @@ ClientSession.signSurvivors and unmask, RoundThresholds.signatureThreshold)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection, Mapping
+from dataclasses import replace
 
 import numpy as np
 import pytest
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from privagg_client import SecureProtocolError, UnmaskRefused
 from privagg_client.secure import (
+    AdvertiseKeys,
     ClientSession,
     Consistency,
     Roster,
@@ -20,11 +25,26 @@ from privagg_client.secure import (
     SignedSurvivors,
     quantize,
 )
-from privagg_client.secure.primitives import round_context, sign, survivor_statement
+from privagg_client.secure import primitives
+from privagg_client.secure.primitives import (
+    has_small_order,
+    round_context,
+    sign,
+    signing_public_key,
+    survivor_statement,
+    verify,
+)
 from privagg_client.secure.thresholds import ThreatModel, check_graph, signature_threshold
 from privagg_client.secure_round import decode_secure_round, encode_secure_message
 from privagg_client import wire
-from secagg_server import SeededRandomness, SurvivorSignatures, make_roster, unmasked_sum
+from secagg_server import (
+    SMALL_ORDER_SIGNING_KEY,
+    SeededRandomness,
+    SurvivorSignatures,
+    advertise_problem,
+    make_roster,
+    unmasked_sum,
+)
 
 JOB_ID = "consistency-job"
 ROUND = 9
@@ -267,6 +287,151 @@ def test_a_roster_entry_without_a_32_byte_signing_key_never_counts(key: bytes) -
     six = {u: signatures[u] for u in (1, 2, 3, 4, 5, 6, 7)}  # 5's does not count: 6 of 7
     with pytest.raises(UnmaskRefused, match="only 6 survivors signed"):
         me.unmask(six)
+
+
+# -- (4b) signing keys of small order ------------------------------------------------------
+
+SMALL_ORDER_KEYS = [
+    bytes.fromhex(h)
+    for h in (
+        "0000000000000000000000000000000000000000000000000000000000000000",
+        "0100000000000000000000000000000000000000000000000000000000000000",
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+        "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+        "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+        "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    )
+]
+"""Java's ``SigningKeys.SMALL_ORDER``: the Ed25519 encodings of small-order points."""
+
+
+def _top_bit_set(key: bytes) -> bytes:
+    return key[:31] + bytes([key[31] | 0x80])
+
+
+@pytest.mark.parametrize(
+    "key",
+    [*SMALL_ORDER_KEYS, *(_top_bit_set(k) for k in SMALL_ORDER_KEYS)],
+    ids=[*(f"{i}" for i in range(7)), *(f"{i}-top-bit" for i in range(7))],
+)
+def test_keys_of_small_order_are_recognised_and_nothing_verifies_under_them(key: bytes) -> None:
+    assert has_small_order(key)
+    for signature in (bytes.fromhex("01" + "00" * 63), bytes(64), bytes([7]) * 64):
+        assert verify(key, b"any statement", signature) is False  # never raises
+    keys = AdvertiseKeys(bytes(32), bytes(32), bytes(32), key)
+    assert advertise_problem(keys) == SMALL_ORDER_SIGNING_KEY
+
+
+RFC_8032_PUBLIC_KEYS = [
+    "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",  # TEST 1
+    "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c",  # TEST 2
+    "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025",  # TEST 3
+]
+
+
+def test_real_signing_keys_have_no_small_order_and_still_verify() -> None:
+    keys = [bytes.fromhex(h) for h in RFC_8032_PUBLIC_KEYS]
+    seeds = [bytes([i]) * 32 for i in (1, 2, 0x7F, 0xFF)]
+    keys += [signing_public_key(seed) for seed in seeds]
+    assert not any(has_small_order(k) for k in keys)
+    for seed in seeds:
+        public = signing_public_key(seed)
+        assert verify(public, b"statement", sign(seed, b"statement"))
+        assert advertise_problem(AdvertiseKeys(bytes(32), bytes(32), bytes(32), public)) is None
+    with pytest.raises(ValueError, match="an Ed25519 public key is 32 bytes, was 31"):
+        has_small_order(bytes(31))
+
+
+def test_the_job_refuses_an_advertised_signing_key_of_small_order() -> None:
+    sessions = [
+        ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(700 + u), THREAT) for u in range(3)
+    ]
+    keys = [s.advertise() for s in sessions]
+    assert make_roster(keys, 3, 2, CONTEXT).entries[1].signing_public_key == (
+        keys[1].signing_public_key
+    )
+    weak = [keys[0], replace(keys[1], signing_public_key=bytes(32)), keys[2]]
+    with pytest.raises(
+        ValueError,
+        match="AdvertiseKeys 1 rejected: signingPublicKey has small order; send a fresh "
+        "Ed25519 key",
+    ):
+        make_roster(weak, 3, 2, CONTEXT)
+    v2 = [keys[0], keys[1], replace(keys[2], signing_public_key=b"")]
+    with pytest.raises(ValueError, match="AdvertiseKeys 2 rejected: signingPublicKey must have "
+                       "32 bytes \\(Ed25519\\), had 0"):
+        make_roster(v2, 3, 2, CONTEXT)
+
+
+FORGED = bytes.fromhex("01" + "00" * 63)
+"""R = the identity (y = 1), S = 0: it verifies under the all-zero key for any statement M with
+[k]A = identity, k = SHA-512(R || A || M) mod L. The all-zero key is the point of order 4 with
+y = 0, so that is whenever 4 divides k: for about one statement in four."""
+
+ED25519_ORDER = 2**252 + 27742317777372353535851937790883648493
+
+
+def _forgery_verifies_mathematically(statement: bytes) -> bool:
+    k = int.from_bytes(hashlib.sha512(FORGED[:32] + bytes(32) + statement).digest(), "little")
+    return k % ED25519_ORDER % 4 == 0
+
+
+def _forgeable_signer(n: int = 12) -> int:
+    """A roster index v (not 0, the client under test) such that, with v's signing key replaced
+    by the all-zero key in the Cohort's roster and everyone a survivor, :data:`FORGED` verifies
+    on the survivor statement: the statement, and so v, is a function of the seeded keys only."""
+    keys = [
+        ClientSession(JOB_ID, ROUND, SESSION, KeptRandomness(500 + u), THREAT).advertise()
+        for u in range(n)
+    ]
+    roster = make_roster(keys, 9, 6, CONTEXT)
+    for v in range(1, n):
+        entries = list(roster.entries)
+        entries[v] = replace(entries[v], signing_public_key=bytes(32))
+        altered = replace(roster, entries=tuple(entries))
+        statement = SurvivorSignatures(CONTEXT, altered, range(n), (), range(n)).statement
+        if _forgery_verifies_mathematically(statement):
+            return v
+    raise AssertionError("no roster index makes the forgery verify; change the seeds")
+
+
+def test_a_forged_signature_under_the_all_zero_signing_key_does_not_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A lying server lists the all-zero signing key for client v (the job would have refused it
+    # as an AdvertiseKeys) and forwards a signature nobody made as v's.
+    v = _forgeable_signer()
+    c = Cohort(alter_roster={v: bytes(32)})
+    signatures = {u: c.sessions[u].sign_survivors(c.confirmed, c.survivors) for u in c.survivors}
+    me = c.sessions[0]
+    statement = c.statement(c.survivors)
+    assert me.statement == statement
+    assert _forgery_verifies_mathematically(statement)
+    try:
+        Ed25519PublicKey.from_public_bytes(bytes(32)).verify(FORGED, statement)
+    except InvalidSignature:
+        pytest.skip(
+            "this OpenSSL refuses the forged signature under the all-zero key itself, so there "
+            "is no forgery for the small-order check to stop"
+        )
+    # Six genuine signatures of others and the forgery as v's: T = 7 if the forgery counted.
+    genuine = [u for u in c.survivors if u != v][:6]
+    forwarded = {**{u: signatures[u] for u in genuine}, v: FORGED}
+    with monkeypatch.context() as without_the_check:
+        without_the_check.setattr(primitives, "has_small_order", lambda key: False)
+        assert me.valid_signers(forwarded) == tuple(sorted([*genuine, v]))
+    assert me.valid_signers(forwarded) == tuple(genuine)
+    with pytest.raises(UnmaskRefused, match="only 6 survivors signed .* fewer than 7"):
+        me.unmask(forwarded)
+    assert me._revealed is None
+    # The job's own count refuses it too.
+    job = SurvivorSignatures(CONTEXT, c.roster, c.confirmed, (), c.survivors)
+    assert not job.accept(v, FORGED)
+    assert job.refused == [f"{v}: signature does not verify"]
+    # A seventh genuine signature, of another client, and it reveals.
+    seventh = next(u for u in c.survivors if u != v and u not in genuine)
+    assert me.unmask({**forwarded, seventh: signatures[seventh]}).self_mask_shares
 
 
 # -- (5) U2 must be the Confirmed ----------------------------------------------------------

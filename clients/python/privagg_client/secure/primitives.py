@@ -239,13 +239,43 @@ def sign(private_key: bytes, message: bytes) -> bytes:
     return Ed25519PrivateKey.from_private_bytes(private_key).sign(message)
 
 
+_SMALL_ORDER_SIGNING_KEYS = frozenset(
+    bytes.fromhex(h)
+    for h in (
+        "0000000000000000000000000000000000000000000000000000000000000000",
+        "0100000000000000000000000000000000000000000000000000000000000000",
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+        "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+        "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+        "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    )
+)
+"""The encodings (top bit of byte 31 cleared) of the Ed25519 points of small order, and of
+non-canonical ones of them, as Java's ``SigningKeys.SMALL_ORDER`` lists them."""
+
+
+# Under a key of small order, signatures nobody made verify (e.g. S = 0, R = the identity).
+def has_small_order(public_key: bytes) -> bool:
+    """Whether the 32-byte Ed25519 ``public_key`` is (or encodes) a point of small order, as
+    Java's ``SigningKeys.hasSmallOrder``: the key with the top bit of byte 31 cleared is one of
+    :data:`_SMALL_ORDER_SIGNING_KEYS`. Raises ValueError for a key of another length."""
+    if len(public_key) != KEY_BYTES:
+        raise ValueError(f"an Ed25519 public key is {KEY_BYTES} bytes, was {len(public_key)}")
+    key = bytearray(public_key)
+    key[KEY_BYTES - 1] &= 0x7F
+    return bytes(key) in _SMALL_ORDER_SIGNING_KEYS
+
+
 def verify(public_key: object, message: bytes, signature: object) -> bool:
     """Whether ``signature`` is a valid Ed25519 signature of ``message`` under the 32-byte
     ``public_key``; False, never an exception, for a key or signature of another length or type,
-    or a key that is no curve point."""
+    a key that is no curve point, or a key of small order (:func:`has_small_order`)."""
     if not (isinstance(public_key, bytes) and isinstance(signature, bytes)):
         return False
     if len(public_key) != KEY_BYTES or len(signature) != SIGNATURE_BYTES:
+        return False
+    if has_small_order(public_key):
         return False
     try:
         Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)

@@ -6,8 +6,8 @@ package's public API, beside the IT's Java clients in the same round.
 
 CONFIG holds ``bootstrap``, ``spec`` (the job's spec YAML), ``round``, ``timeout`` and
 ``clients``: ``{"id", "phases", "call", "update": {tensor name: nested lists}}`` each, where
-``phases`` below 5 makes the client drop out after that phase and ``call`` is
-``send_secure_update`` or ``send_update`` (the plain call, which runs all five phases in secure
+``phases`` below 6 makes the client drop out after that phase and ``call`` is
+``send_secure_update`` or ``send_update`` (the plain call, which runs all six phases in secure
 mode). Prints where it imported privagg_client from, then one ``RESULT {json}`` line per
 client, and exits 1 when any client failed.
 """

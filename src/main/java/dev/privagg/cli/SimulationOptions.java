@@ -255,7 +255,7 @@ final class SimulationOptions {
     }
     if (secureAggregation() && roundTimeoutMillis < 8000) {
       throw flags.fail(
-          "--aggregation secure: the five phases each wait for a checkpoint; give"
+          "--aggregation secure: the six phases each wait for a checkpoint; give"
               + " --round-timeout-ms 8000 or more (was "
               + roundTimeoutMillis
               + ")");

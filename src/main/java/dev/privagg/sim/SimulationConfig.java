@@ -377,7 +377,7 @@ public record SimulationConfig(
       }
       if (secureAggregation && roundTimeoutMillis < 8000) {
         throw new IllegalArgumentException(
-            "secure aggregation's five phases need roundTimeoutMillis >= 8000 (each phase waits"
+            "secure aggregation's six phases need roundTimeoutMillis >= 8000 (each phase waits"
                 + " for a checkpoint), was "
                 + roundTimeoutMillis);
       }

@@ -263,7 +263,7 @@ class CliTest {
             + " was 1.0",
         "simulate --server-lr 0 | --server-lr must be > 0 and finite, was 0.0",
         "simulate --aggregation sealed | --aggregation must be plaintext or secure, was 'sealed'",
-        "simulate --aggregation secure | --aggregation secure: the five phases each wait for a"
+        "simulate --aggregation secure | --aggregation secure: the six phases each wait for a"
             + " checkpoint; give --round-timeout-ms 8000 or more (was 1500)",
         "simulate --aggregation secure --round-timeout-ms 9000 --adaptive-clipping 0.5 |"
             + " --aggregation secure: clients clip themselves to a fixed C; drop"

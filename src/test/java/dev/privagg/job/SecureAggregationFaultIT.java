@@ -81,7 +81,7 @@ class SecureAggregationFaultIT {
           tensors:
             - {name: w, shape: [16]}
         rounds:
-          timeout: 62s
+          timeout: 67s
           startGrace: 6s
           expectedClients: %d
           minimumCohort: {count: 3, noiseStd: 0.1}
@@ -94,7 +94,7 @@ class SecureAggregationFaultIT {
           mode: secure
           maxDropoutRate: 0.2
           adversarialClientRate: 0.1
-          phases: {advertise: 10s, share: 30s, confirm: 5s, maskedInput: 10s}
+          phases: {advertise: 10s, share: 30s, confirm: 5s, maskedInput: 10s, consistency: 5s}
         serverLearningRate: %s
         topics: {updates: %s.updates, models: %s.models, rounds: %s.rounds, ledger: %s.ledger,
           rejects: %s.rejects, secure: %s.secure}

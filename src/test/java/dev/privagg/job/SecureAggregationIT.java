@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Secure aggregation end to end (docs/secure-aggregation.md): Java clients on a real broker run the
- * five phases against the job on a MiniCluster, with clients dropping out after each phase, and the
+ * six phases against the job on a MiniCluster, with clients dropping out after each phase, and the
  * released model is bit for bit the one plaintext mode releases from the survivors' updates under
  * the same seeded noise.
  */
@@ -61,22 +61,23 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
         # 4 of the 12 stop early; 0.25 keeps rosters from 5 up unmaskable (0.3 would need 21)
         maxDropoutRate: 0.25
         adversarialClientRate: 0.1
-        phases: {advertise: 3s, share: 3s, confirm: 3s, maskedInput: 3s}
+        phases: {advertise: 3s, share: 3s, confirm: 3s, maskedInput: 3s, consistency: 3s}
       """;
 
   @Test
   void secureRound_withDropoutsAtEachPhase_releasesThePlaintextModelOfItsSurvivors()
       throws Exception {
-    JobSpec secure = spec(BODY.formatted("15s", SECURE));
+    JobSpec secure = spec(BODY.formatted("18s", SECURE));
     float[][][] updates = onGridUpdates(new Random(5));
     // Client 0 stops after phase 1, 1 after phase 2 (shares), 2 after phase 3 (its receipt), 3
-    // after phase 4 (its masked input); the rest finish.
+    // after phase 4 (its masked input), 4 after phase 5 (its survivor signature); the rest finish.
     int[] phases = new int[CLIENTS];
-    java.util.Arrays.fill(phases, 5);
+    java.util.Arrays.fill(phases, 6);
     phases[0] = 1;
     phases[1] = 2;
     phases[2] = 3;
     phases[3] = 4;
+    phases[4] = 5;
 
     JobClient job = startJob(secure, 2);
     awaitModel(secure, 0);

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * installed as its README says, several clients in threads of one Python process ({@code
  * src/test/resources/python/secure_mixed_clients.py}), and Java clients ({@link PrivaggClient})
  * beside them, on a real broker against the job on a MiniCluster. Each side has clients that drop
- * out after phase 2 (shares sent, no masked input) and after phase 3 (masked input, no unmask
+ * out after phase 2 (shares sent, no masked input) and after phase 4 or 5 (masked input, no unmask
  * shares), so each side's masks are removed from shares the other side holds. Without noise, the
  * released model is exactly the average of the masked-input senders' on-grid updates.
  */
@@ -62,17 +62,17 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
    */
   private static final List<Client> CLIENTS =
       List.of(
-          new Client("java-0", false, 5, "send"),
-          new Client("java-1", false, 5, "send"),
-          new Client("java-2", false, 5, "send"),
+          new Client("java-0", false, 6, "send"),
+          new Client("java-1", false, 6, "send"),
+          new Client("java-2", false, 6, "send"),
           new Client("java-drops-after-2", false, 2, "sendSecure"),
           new Client("java-drops-after-4", false, 4, "sendSecure"),
-          new Client("py-0", true, 5, "send_update"),
-          new Client("py-1", true, 5, "send_secure_update"),
-          new Client("py-2", true, 5, "send_secure_update"),
+          new Client("py-0", true, 6, "send_update"),
+          new Client("py-1", true, 6, "send_secure_update"),
+          new Client("py-2", true, 6, "send_secure_update"),
           new Client("py-drops-after-3", true, 3, "send_secure_update"),
           new Client("py-drops-after-2", true, 2, "send_secure_update"),
-          new Client("py-drops-after-4", true, 4, "send_secure_update"),
+          new Client("py-drops-after-5", true, 5, "send_secure_update"),
           new Client("py-drops-after-1", true, 1, "send_secure_update"));
 
   private static final int SURVIVORS =
@@ -92,7 +92,7 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
             - {name: w, shape: [8, 4]}
             - {name: b, shape: [4]}
         rounds:
-          timeout: 20s
+          timeout: 23s
           startGrace: 8s
           expectedClients: %d
           minimumCohort: {count: 4, noiseStd: 0.1}
@@ -108,7 +108,7 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
           adversarialClientRate: 0.1
           # The lower thresholds, so that five of eleven may drop: this test is of interop
           adversary: curious-server
-          phases: {advertise: 4s, share: 4s, confirm: 4s, maskedInput: 4s}
+          phases: {advertise: 4s, share: 4s, confirm: 4s, maskedInput: 4s, consistency: 3s}
         topics:
           updates: %s.updates
           models: %s.models
@@ -165,7 +165,7 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
           assertThat(r.get("rejected_shares").size())
               .as("%s: routed shares it could not open (Java's and Python's alike)", c.id())
               .isZero();
-          if (c.phases() == 5) {
+          if (c.phases() == 6) {
             assertThat(r.get("survivors").asInt())
                 .as("%s: masked inputs the job counted, Java's and Python's", c.id())
                 .isEqualTo(SURVIVORS);
