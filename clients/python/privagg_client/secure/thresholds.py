@@ -77,10 +77,14 @@ def signature_threshold(n: int, threat: ThreatModel | None) -> int:
     """T: the valid signatures on one survivor statement a client needs before it reveals a
     share (Java ``RoundThresholds.signatureThreshold``), ``(n + A) // 2 + 1``. Each honest client
     signs one statement, so two statements with T signers each would need 2T <= n + A: with this
-    T at most one is ever answered, whatever each client was shown. ``threat`` None (sessions of
-    tests that take any graph): ``n // 2 + 1``."""
-    a = 0 if threat is None else threat.colluders(n)
-    return (n + a) // 2 + 1
+    T at most one is ever answered, whatever each client was shown. Against a curious server,
+    which shows every client the one list it has, it is 1. ``threat`` None (sessions of tests
+    that take any graph): ``n // 2 + 1``."""
+    if threat is None:
+        return n // 2 + 1
+    if threat.adversary != "semi-malicious-server":
+        return 1
+    return (n + threat.colluders(n)) // 2 + 1
 
 
 def lost_clients(n: int, threat: ThreatModel) -> int:
