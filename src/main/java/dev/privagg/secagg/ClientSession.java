@@ -550,8 +550,9 @@ public final class ClientSession {
     }
     int valid = 0;
     for (Map.Entry<Integer, byte[]> e : signatures.entrySet()) {
-      int signer = e.getKey();
-      if (signer >= 0
+      Integer signer = e.getKey();
+      if (signer != null
+          && signer >= 0
           && signer < n
           && signedMaskedInput[signer]
           && SigningKeys.verify(roster.get(signer).signingPublicKey(), statement, e.getValue())) {

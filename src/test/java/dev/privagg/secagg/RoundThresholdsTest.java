@@ -70,6 +70,37 @@ class RoundThresholdsTest {
     assertThat(accepted).isGreaterThan(2000);
   }
 
+  @ParameterizedTest
+  @CsvSource({
+    "3, 0.1, 0.1, semi-malicious-server, 2",
+    "100, 0.1, 0.1, semi-malicious-server, 56",
+    "1000, 0.1, 0.1, semi-malicious-server, 551",
+    "21, 0.3, 0.1, semi-malicious-server, 12",
+    "1000, 0.3, 0.1, curious-server, 1"
+  })
+  void theSignatureThreshold_isAMajorityWithTheColludersCountedTwice_orOneForACuriousServer(
+      int n, double dropout, double adversarial, String adversary, int expected) {
+    ThreatModel threat = RoundGraph.threatModel(dropout, adversarial, adversary);
+
+    assertThat(RoundThresholds.signatureThreshold(n, threat)).isEqualTo(expected);
+  }
+
+  @Test
+  void everyGraphLeavesTheSurvivorListTSigners_whenTheDeclaredClientsAndOneMoreFail() {
+    for (double[] rates : new double[][] {{0.1, 0.1}, {0.3, 0.1}, {0.2, 0.1}, {0.0, 0.3}}) {
+      ThreatModel threat = RoundGraph.threatModel(rates[0], rates[1], "semi-malicious-server");
+      for (int n = 2; n <= 600; n++) {
+        int left = n - RoundThresholds.lost(n, threat);
+        int needed = RoundThresholds.signatureThreshold(n, threat);
+        assertThat(RoundThresholds.choose(n, threat).isEmpty() || needed <= left)
+            .as("n = %d at %s: T = %d, %d left", n, threat, needed, left)
+            .isTrue();
+        // Two statements with T signers each need 2T <= n + A: never, so one list is answered.
+        assertThat(2 * needed).isGreaterThan(n + RoundThresholds.colluders(n, threat));
+      }
+    }
+  }
+
   @Test
   void theCompleteGraph_holdsForEveryPlacement_withTheMarginClient() {
     ThreatModel threat = RoundGraph.threatModel(0.3, 0.1, "semi-malicious-server");
