@@ -27,6 +27,8 @@ import dev.privagg.secagg.MaskedSum;
 import dev.privagg.secagg.Quantizer;
 import dev.privagg.secagg.RoundContext;
 import dev.privagg.secagg.RoundGraph;
+import dev.privagg.secagg.SigningKeys;
+import dev.privagg.secagg.SurvivorStatement;
 import dev.privagg.secagg.ThreatModel;
 import dev.privagg.secagg.UnmaskShares;
 import dev.privagg.secagg.Unmasking;
@@ -185,18 +187,20 @@ public final class SecAggCost {
   /**
    * The job's CPU milliseconds on one round's values, medians over the repetitions: plaintext's
    * clip and fixed-point sum of the survivors' updates (their float32 bytes read as the shard does)
-   * against the sum of their masked inputs, the reconstruction of the secrets from the unmask
-   * shares, and the mask correction ({@code correctionTerms} masks, a median too: it depends on
-   * which clients dropped) over all d coordinates.
+   * against the sum of their masked inputs, the check of each survivor's signature of the survivor
+   * statement, the reconstruction of the secrets from the unmask shares, and the mask correction
+   * ({@code correctionTerms} masks, a median too: it depends on which clients dropped) over all d
+   * coordinates.
    */
   public record ServerCpu(
       double plaintextSum,
       double maskedSum,
+      double signatures,
       double reconstruct,
       double correction,
       int correctionTerms) {
     public double secureTotal() {
-      return maskedSum + reconstruct + correction;
+      return maskedSum + signatures + reconstruct + correction;
     }
 
     public double ratio() {
@@ -305,6 +309,7 @@ public final class SecAggCost {
     final List<double[]> clientMillis = new ArrayList<>();
     double plaintextSumMillis;
     double maskedSumMillis;
+    double signatureMillis;
     double reconstructMillis;
     double correctionMillis;
     int correctionTerms;
@@ -470,6 +475,16 @@ public final class SecAggCost {
       Map<Integer, UnmaskShares> responses = new HashMap<>();
       Map<Integer, byte[]> signatures = new HashMap<>();
       List<SignedSurvivors> signed = new ArrayList<>();
+      byte[] statement =
+          SurvivorStatement.digest(
+              ctx,
+              roster,
+              neighbourhoodSize,
+              threshold,
+              permutation,
+              shared,
+              new int[0][],
+              survivors);
       Quantizer quantizer = new Quantizer(CLIP_NORM);
       int done = 0;
       started = System.nanoTime();
@@ -518,6 +533,14 @@ public final class SecAggCost {
         signatures.put(c, signature);
         signed.add(new SignedSurvivors(c, ByteBuffer.wrap(signature)));
         clients[c] = client;
+
+        // The job checks each survivor's signature as it arrives.
+        long v0 = cpuNanos();
+        boolean valid = SigningKeys.verify(roster.get(c).signingPublicKey(), statement, signature);
+        signatureMillis += millis(cpuNanos() - v0);
+        if (!valid) {
+          throw new IllegalStateException("client " + c + "'s survivor signature does not verify");
+        }
 
         // The job: the shard's work on each arriving value bytes, in either mode.
         byte[][] values = {Float32.write(update[0], 0, d).array()};
@@ -701,6 +724,7 @@ public final class SecAggCost {
         new ServerCpu(
             medianOf(rounds, r -> r.plaintextSumMillis),
             medianOf(rounds, r -> r.maskedSumMillis),
+            medianOf(rounds, r -> r.signatureMillis),
             medianOf(rounds, r -> r.reconstructMillis),
             medianOf(rounds, r -> r.correctionMillis),
             (int) medianOf(rounds, r -> r.correctionTerms));

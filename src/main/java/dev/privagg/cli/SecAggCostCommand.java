@@ -172,6 +172,7 @@ final class SecAggCostCommand implements Callable<Integer> {
             Output.fields(
                 "plaintextSum", s.plaintextSum(),
                 "maskedSum", s.maskedSum(),
+                "signatures", s.signatures(),
                 "reconstruct", s.reconstruct(),
                 "correction", s.correction(),
                 "correctionTerms", s.correctionTerms(),
@@ -236,10 +237,11 @@ final class SecAggCostCommand implements Callable<Integer> {
     t.append(
         String.format(
             "  job CPU ms per round: plaintext clip and sum %.1f; secure %.1f (masked sum %.1f,"
-                + " reconstruct %.1f, correction of %d masks %.1f); %.1fx",
+                + " signatures %.1f, reconstruct %.1f, correction of %d masks %.1f); %.1fx",
             s.plaintextSum(),
             s.secureTotal(),
             s.maskedSum(),
+            s.signatures(),
             s.reconstruct(),
             s.correctionTerms(),
             s.correction(),

@@ -101,11 +101,13 @@ class SecAggCostCommandTest {
           .isGreaterThanOrEqualTo(c.get("maskedInput").asDouble());
 
       JsonNode s = r.get("serverCpuMillis");
+      assertThat(s.get("signatures").asDouble()).as("the job checks each signature").isPositive();
       // Each survivor's self-mask, and the one dropped client's mask with each neighbour.
       assertThat(s.get("correctionTerms").asInt()).isEqualTo(9 + (k - 1));
       assertThat(s.get("secureTotal").asDouble())
           .isCloseTo(
               s.get("maskedSum").asDouble()
+                  + s.get("signatures").asDouble()
                   + s.get("reconstruct").asDouble()
                   + s.get("correction").asDouble(),
               within(1e-9));
