@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from privagg_client import SecureProtocolError
-from privagg_client.secure import ClientSession
-from privagg_client.secure.primitives import round_context
+from privagg_client.secure import ClientSession, Roster, RosterEntry
+from privagg_client.secure.primitives import round_context, signing_public_key
 from privagg_client.secure.thresholds import ThreatModel, check_graph, signature_threshold
 from secagg_server import SeededRandomness, make_roster
 
@@ -49,3 +49,28 @@ def test_a_python_client_in_a_curious_server_round_on_the_complete_graph_shares(
     ]
     roster = make_roster([s.advertise() for s in sessions], n, 5, CONTEXT)
     assert len(sessions[0].on_roster(roster)) == n - 1
+
+
+def test_a_python_client_refuses_a_roster_that_lists_its_encryption_key_beside_another_signing_key() -> None:
+    # Java's ClientSession.ownIndex refuses a roster entry with the client's encryption key and
+    # any other key, the signing key included ("roster entry i has its encryption key but other
+    # keys"); the docs: "A client checks its own roster entry, signing key included". Python's
+    # _find_self compares only the mask key and the commitment, so a server can list a signing
+    # key of its own for a Python client in the roster everyone (that client included) sees, and
+    # then sign survivor statements in that client's name: every such client counts as a
+    # colluder in T's bound, and the Python client does not notice.
+    n = 12
+    sessions = [
+        ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(700 + u), ThreatModel(0.1, 0.1))
+        for u in range(n)
+    ]
+    roster = make_roster([s.advertise() for s in sessions], 9, 6, CONTEXT)
+    server_key = signing_public_key(bytes([7]) * 32)
+    entries = list(roster.entries)
+    e = entries[0]
+    entries[0] = RosterEntry(
+        e.encryption_public_key, e.mask_public_key, e.self_mask_commitment, server_key
+    )
+    swapped = Roster(tuple(entries), roster.degree, roster.threshold, roster.permutation)
+    with pytest.raises(SecureProtocolError):
+        sessions[0].on_roster(swapped)
