@@ -91,6 +91,7 @@ public final class ClientSession {
   private int[] neighbourhood;
   private List<AdvertisedKeys> roster;
   private int[] permutation;
+  private byte[] rosterDigest;
   private final Map<Integer, byte[]> shareEncryptionKeys = new TreeMap<>();
   private final Map<Integer, byte[]> pairwiseMaskKeys = new TreeMap<>();
   private final Map<Integer, byte[]> heldMaskKeyShares = new TreeMap<>();
@@ -212,6 +213,7 @@ public final class ClientSession {
               + " a server that picks the graph could surround this client with colluders");
     }
     int[] neighbours = graph.neighbourhood(self);
+    byte[] digest = RosterDigest.of(ctx, roster, degree, threshold, permutation);
     int[] xs = new int[degree];
     for (int i = 0; i < degree; i++) {
       xs[i] = neighbours[i] + 1;
@@ -237,7 +239,7 @@ public final class ClientSession {
       byte[] plaintext = Bytes.concat(maskKeyShares[i], selfMaskShares[i]);
       out.add(
           new EncryptedShare(
-              v, ShareCipher.encrypt(encryptionKey, ctx, self, v, plaintext, random)));
+              v, ShareCipher.encrypt(encryptionKey, ctx, self, v, digest, plaintext, random)));
     }
     this.index = self;
     this.n = size;
@@ -245,6 +247,7 @@ public final class ClientSession {
     this.neighbourhood = neighbours;
     this.roster = List.copyOf(roster);
     this.permutation = permutation.clone();
+    this.rosterDigest = digest;
     phase = Phase.SHARE;
     return out;
   }
@@ -284,7 +287,8 @@ public final class ClientSession {
         senders.add(v);
         try {
           byte[] plaintext =
-              ShareCipher.decrypt(shareEncryptionKeys.get(v), ctx, v, index, share.ciphertext());
+              ShareCipher.decrypt(
+                  shareEncryptionKeys.get(v), ctx, v, index, rosterDigest, share.ciphertext());
           byte[] maskKeyShare = Arrays.copyOfRange(plaintext, 0, Shamir.SHARE_BYTES);
           byte[] selfMaskShare =
               Arrays.copyOfRange(plaintext, Shamir.SHARE_BYTES, ShareCipher.PLAINTEXT_BYTES);

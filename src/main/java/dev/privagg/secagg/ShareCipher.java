@@ -9,9 +9,11 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * AES-256-GCM of the pair of shares a client sends one neighbour in phase 2: plaintext {@code share
- * of s_sk || share of b} (132 bytes), associated data {@code ctx || u32(sender) || u32(recipient)},
- * sent as {@code nonce (12) || ciphertext (132) || tag (16)}. Binding the context and both indices
- * keeps the job from replaying a share into another round or to another recipient.
+ * of s_sk || share of b} (132 bytes), associated data {@code ctx || u32(sender) || u32(recipient)
+ * || roster digest}, sent as {@code nonce (12) || ciphertext (132) || tag (16)}. Binding the
+ * context and both indices keeps the job from replaying a share into another round or to another
+ * recipient; binding the roster ({@link RosterDigest}) keeps a share from a holder shown another
+ * roster than its dealer.
  */
 public final class ShareCipher {
   public static final int PLAINTEXT_BYTES = 2 * Shamir.SHARE_BYTES;
@@ -27,20 +29,28 @@ public final class ShareCipher {
       RoundContext ctx,
       int sender,
       int recipient,
+      byte[] rosterDigest,
       byte[] plaintext,
       RandomGenerator random) {
     byte[] nonce = new byte[NONCE_BYTES];
     random.nextBytes(nonce);
-    return encrypt(key, ctx, sender, recipient, plaintext, nonce);
+    return encrypt(key, ctx, sender, recipient, rosterDigest, plaintext, nonce);
   }
 
   /** Encrypts with the given nonce: for test vectors. */
   static byte[] encrypt(
-      byte[] key, RoundContext ctx, int sender, int recipient, byte[] plaintext, byte[] nonce) {
+      byte[] key,
+      RoundContext ctx,
+      int sender,
+      int recipient,
+      byte[] rosterDigest,
+      byte[] plaintext,
+      byte[] nonce) {
     Bytes.requireLength("plaintext", plaintext, PLAINTEXT_BYTES);
     Bytes.requireLength("nonce", nonce, NONCE_BYTES);
     try {
-      Cipher cipher = cipher(Cipher.ENCRYPT_MODE, key, nonce, ctx, sender, recipient);
+      Cipher cipher =
+          cipher(Cipher.ENCRYPT_MODE, key, nonce, aad(ctx, sender, recipient, rosterDigest));
       byte[] out = new byte[CIPHERTEXT_BYTES];
       System.arraycopy(nonce, 0, out, 0, NONCE_BYTES);
       cipher.doFinal(plaintext, 0, PLAINTEXT_BYTES, out, NONCE_BYTES);
@@ -56,7 +66,12 @@ public final class ShareCipher {
    * @throws ForgedShareException if the ciphertext is not 160 bytes or its tag does not verify
    */
   public static byte[] decrypt(
-      byte[] key, RoundContext ctx, int sender, int recipient, byte[] ciphertext)
+      byte[] key,
+      RoundContext ctx,
+      int sender,
+      int recipient,
+      byte[] rosterDigest,
+      byte[] ciphertext)
       throws ForgedShareException {
     if (ciphertext.length != CIPHERTEXT_BYTES) {
       throw new ForgedShareException(
@@ -67,7 +82,8 @@ public final class ShareCipher {
     byte[] nonce = new byte[NONCE_BYTES];
     System.arraycopy(ciphertext, 0, nonce, 0, NONCE_BYTES);
     try {
-      Cipher cipher = cipher(Cipher.DECRYPT_MODE, key, nonce, ctx, sender, recipient);
+      Cipher cipher =
+          cipher(Cipher.DECRYPT_MODE, key, nonce, aad(ctx, sender, recipient, rosterDigest));
       return cipher.doFinal(ciphertext, NONCE_BYTES, CIPHERTEXT_BYTES - NONCE_BYTES);
     } catch (AEADBadTagException e) {
       throw new ForgedShareException(sender, recipient, "the GCM tag does not verify");
@@ -76,15 +92,23 @@ public final class ShareCipher {
     }
   }
 
-  private static Cipher cipher(
-      int mode, byte[] key, byte[] nonce, RoundContext ctx, int sender, int recipient)
+  /** The associated data: {@code ctx || u32(sender) || u32(recipient) || rosterDigest}. */
+  static byte[] aad(RoundContext ctx, int sender, int recipient, byte[] rosterDigest) {
+    return Bytes.concat(
+        ctx.bytes(),
+        Bytes.u32(sender),
+        Bytes.u32(recipient),
+        Bytes.requireLength("rosterDigest", rosterDigest, RosterDigest.BYTES));
+  }
+
+  private static Cipher cipher(int mode, byte[] key, byte[] nonce, byte[] aad)
       throws GeneralSecurityException {
     Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
     cipher.init(
         mode,
         new SecretKeySpec(Bytes.requireLength("key", key, 32), "AES"),
         new GCMParameterSpec(8 * TAG_BYTES, nonce));
-    cipher.updateAAD(Bytes.concat(ctx.bytes(), Bytes.u32(sender), Bytes.u32(recipient)));
+    cipher.updateAAD(aad);
     return cipher;
   }
 }

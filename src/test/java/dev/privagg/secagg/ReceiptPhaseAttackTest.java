@@ -183,7 +183,8 @@ class ReceiptPhaseAttackTest {
     byte[] key =
         DerivedKeys.shareEncryptionKey(
             ctx, enc0.privateKey(), 0, roster.get(1).encryptionPublicKey(), 1);
-    byte[] sealed = ShareCipher.encrypt(key, ctx, 0, 1, plaintext, new Random(1));
+    byte[] digest = RosterDigest.of(ctx, roster, 3, 2, identity);
+    byte[] sealed = ShareCipher.encrypt(key, ctx, 0, 1, digest, plaintext, new Random(1));
     sessions.get(1).onShares(List.of(new ClientSession.RoutedShare(0, sealed)));
 
     assertThat(sessions.get(1).rejectedSenders())

@@ -59,7 +59,10 @@ final class SecAggVectors {
           + " the round's 3 clients with signing keys, client i's Ed25519 private key (RFC 8032"
           + " seed) = fixed('sig i'), for the given degree, threshold, permutation, confirmed,"
           + " cuts and maskedInput; signatures[i] is client i's Ed25519 signature of the"
-          + " statement digest.";
+          + " statement digest; rosterDigest is RosterDigest of the same roster and graph, the"
+          + " last part of every share's associated data. shareEncryption.rosterDigest ="
+          + " fixed('roster digest'), and aad = ctx || u32(sender) || u32(recipient) ||"
+          + " rosterDigest.";
 
   private SecAggVectors() {}
 
@@ -162,8 +165,11 @@ final class SecAggVectors {
     encryption.put("recipient", 1);
     encryption.put("nonce", hex(nonce));
     encryption.put("plaintext", hex(plaintext));
-    encryption.put("aad", hex(Bytes.concat(ctx.bytes(), Bytes.u32(0), Bytes.u32(1))));
-    encryption.put("ciphertext", hex(ShareCipher.encrypt(key, ctx, 0, 1, plaintext, nonce)));
+    byte[] rosterDigest = fixed("roster digest");
+    encryption.put("rosterDigest", hex(rosterDigest));
+    encryption.put("aad", hex(ShareCipher.aad(ctx, 0, 1, rosterDigest)));
+    encryption.put(
+        "ciphertext", hex(ShareCipher.encrypt(key, ctx, 0, 1, rosterDigest, plaintext, nonce)));
 
     root.set("round", round(ctx, s, b));
     root.set("rosterPermutation", rosterPermutation(ctx));
@@ -196,6 +202,7 @@ final class SecAggVectors {
     node.put("degree", CLIENTS);
     node.put("threshold", 2);
     putInts(node.putArray("permutation"), PERMUTATION);
+    node.put("rosterDigest", hex(RosterDigest.of(ctx, roster, CLIENTS, 2, PERMUTATION)));
     putInts(node.putArray("confirmed"), CONFIRMED);
     ArrayNode cuts = node.putArray("cuts");
     for (int[] cut : CUTS) {
