@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import SecureProtocolError
-from .primitives import KEY_BYTES
+from .primitives import KEY_BYTES, roster_digest
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,18 @@ class Roster:
         position = self.permutation.index(node)
         half = (self.degree - 1) // 2
         return tuple(sorted({self.permutation[(position + o) % n] for o in range(-half, half + 1)}))
+
+    def digest(self, ctx: bytes) -> bytes:
+        """:func:`~.primitives.roster_digest` of this roster and its graph under ``ctx``: its
+        entries as the survivor statement holds them (:meth:`RosterEntry.statement_bytes`), k, t
+        and the permutation. Every share dealt on this roster is sealed under it."""
+        return roster_digest(
+            ctx,
+            [e.statement_bytes() for e in self.entries],
+            self.degree,
+            self.threshold,
+            self.permutation,
+        )
 
 
 @dataclass(frozen=True)

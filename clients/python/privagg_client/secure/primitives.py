@@ -44,6 +44,12 @@ ROSTER_ENTRY_BYTES = 4 * KEY_BYTES
 SURVIVORS_DOMAIN = PROTOCOL + "/survivors"
 """The first field of the survivor statement."""
 
+ROSTER_DOMAIN = PROTOCOL + "/roster"
+"""The first field of the roster digest."""
+
+ROSTER_DIGEST_BYTES = 32
+"""A roster digest (:func:`roster_digest`): SHA-256."""
+
 SESSION_BYTES = 16
 NONCE_BYTES = 12
 TAG_BYTES = 16
@@ -122,9 +128,15 @@ def self_mask_commitment(ctx: bytes, b_u: bytes) -> bytes:
     return hashlib.sha256(ctx + lp("self-mask-commitment") + b_u).digest()
 
 
-def share_aad(ctx: bytes, sender: int, recipient: int) -> bytes:
-    """The associated data of the shares ``sender`` encrypts to ``recipient``."""
-    return ctx + u32(sender) + u32(recipient)
+def share_aad(ctx: bytes, sender: int, recipient: int, roster_digest: bytes) -> bytes:
+    """The associated data of the shares ``sender`` encrypts to ``recipient``: ``ctx ||
+    u32(sender) || u32(recipient) || rosterDigest`` (:func:`roster_digest` of the roster the
+    dealer was shown). Raises ValueError for a digest that is not 32 bytes."""
+    if len(roster_digest) != ROSTER_DIGEST_BYTES:
+        raise ValueError(
+            f"a roster digest is {ROSTER_DIGEST_BYTES} bytes, was {len(roster_digest)}"
+        )
+    return ctx + u32(sender) + u32(recipient) + roster_digest
 
 
 def encrypt_shares(
@@ -132,25 +144,33 @@ def encrypt_shares(
     ctx: bytes,
     sender: int,
     recipient: int,
+    roster_digest: bytes,
     plaintext: bytes,
     nonce: bytes | None = None,
 ) -> bytes:
-    """``nonce || AES-256-GCM ciphertext || tag`` (``nonce``: 12 random bytes unless given)."""
+    """``nonce || AES-256-GCM ciphertext || tag`` (``nonce``: 12 random bytes unless given), with
+    associated data :func:`share_aad`: it opens only for ``recipient``, in this round context,
+    under the same ``roster_digest``."""
+    aad = share_aad(ctx, sender, recipient, roster_digest)
     nonce = os.urandom(NONCE_BYTES) if nonce is None else nonce
     if len(nonce) != NONCE_BYTES:
         raise ValueError(f"a nonce is {NONCE_BYTES} bytes, was {len(nonce)}")
-    return nonce + AESGCM(key).encrypt(nonce, plaintext, share_aad(ctx, sender, recipient))
+    return nonce + AESGCM(key).encrypt(nonce, plaintext, aad)
 
 
-def decrypt_shares(key: bytes, ctx: bytes, sender: int, recipient: int, sealed: bytes) -> bytes:
+def decrypt_shares(
+    key: bytes, ctx: bytes, sender: int, recipient: int, roster_digest: bytes, sealed: bytes
+) -> bytes:
     """The plaintext of :func:`encrypt_shares`'s output. Raises
-    ``cryptography.exceptions.InvalidTag`` when it was altered or is not for this pair."""
+    ``cryptography.exceptions.InvalidTag`` when it was altered or is not for this pair, context
+    or roster digest (a holder shown another roster than the dealer's)."""
+    aad = share_aad(ctx, sender, recipient, roster_digest)
     if len(sealed) < NONCE_BYTES + TAG_BYTES:
         raise ValueError(
             f"sealed shares are at least {NONCE_BYTES + TAG_BYTES} bytes, were {len(sealed)}"
         )
     nonce, body = sealed[:NONCE_BYTES], sealed[NONCE_BYTES:]
-    return AESGCM(key).decrypt(nonce, body, share_aad(ctx, sender, recipient))
+    return AESGCM(key).decrypt(nonce, body, aad)
 
 
 def _mask_chunks(key: bytes, start: int, count: int) -> list[tuple[int, WordArray]]:
@@ -223,6 +243,38 @@ def roster_permutation(ctx: bytes, entries: Sequence[tuple[bytes, bytes, bytes]]
         j = w % bound
         ranks[i], ranks[j] = ranks[j], ranks[i]
     return [by_rank[r] for r in ranks]
+
+
+def roster_digest(
+    ctx: bytes,
+    entries: Sequence[bytes],
+    degree: int,
+    threshold: int,
+    permutation: Sequence[int],
+) -> bytes:
+    """The digest of the roster a client was shown, with its graph (Java ``RosterDigest``)::
+
+        SHA-256( lp("privagg-secagg-v1/roster") || ctx || u32(n) || n entries of 128 bytes
+                 || u32(k) || u32(t) || u32(|perm|) || perm )
+
+    ``entries``: the roster's entries in index order, each ``c_pk || s_pk || commitment ||
+    signing key`` (:data:`ROSTER_ENTRY_BYTES`, as the survivor statement holds them:
+    ``RosterEntry.statement_bytes``); k, t and the permutation as the ``Roster`` states them,
+    every integer a big-endian u32. Every share is sealed under it (:func:`share_aad`), so a share
+    opens only for a holder shown the same roster as its dealer: clients a lying server shows
+    different rosters (of other sizes, so of other thresholds T) hold nothing of each other.
+    Raises ValueError for an entry of another length."""
+    digest = hashlib.sha256()
+    digest.update(lp(ROSTER_DOMAIN) + ctx + u32(len(entries)))
+    for i, entry in enumerate(entries):
+        if len(entry) != ROSTER_ENTRY_BYTES:
+            raise ValueError(
+                f"roster entry {i} must be {ROSTER_ENTRY_BYTES} bytes, was {len(entry)}"
+            )
+        digest.update(entry)
+    digest.update(u32(degree) + u32(threshold) + u32(len(permutation)))
+    digest.update(b"".join(u32(p) for p in permutation))
+    return digest.digest()
 
 
 # -- the consistency round -------------------------------------------------------------------

@@ -111,14 +111,51 @@ class ClientSession:
         job_id: str,
         round_number: int,
         session: bytes,
-        randomness: Randomness = SYSTEM_RANDOMNESS,
-        threat: ThreatModel | None = None,
+        randomness: Randomness,
+        threat: ThreatModel,
     ) -> None:
-        """``threat``: the job's rates and adversary; a roster's (k, t) is held to them
-        (:func:`check_graph`). ``None`` takes any graph: for tests of arbitrary graphs only."""
+        """``randomness``: where it draws its secrets, :data:`SYSTEM_RANDOMNESS` outside tests.
+        ``threat``: the job's rates and adversary (the job spec's ``aggregation``:
+        ``JobSpec.aggregation.threat``, as :mod:`privagg_client.secure_round` passes it); a
+        roster's (k, t) is held to them (:func:`check_graph`), the cuts of a ``Confirmed`` to its
+        rejection limit and the survivors' signatures to its threshold T. Required, as Java's
+        ``ClientSession.start`` requires it: raises TypeError for ``None`` or anything but a
+        :class:`ThreatModel`."""
+        if not isinstance(threat, ThreatModel):
+            raise TypeError(
+                f"threat must be the job's ThreatModel (JobSpec.aggregation.threat), was "
+                f"{threat!r}: it is what a Roster is held to"
+            )
+        self._start(job_id, round_number, session, randomness, threat)
+
+    @classmethod
+    def unchecked_for_tests(
+        cls,
+        job_id: str,
+        round_number: int,
+        session: bytes,
+        randomness: Randomness = SYSTEM_RANDOMNESS,
+    ) -> ClientSession:
+        """FOR TESTS OF ARBITRARY GRAPHS ONLY (Java's ``ClientSession.startUnchecked``): a
+        session without a threat model, which takes whatever (k, t) a ``Roster`` states, applies
+        no rejection limit to the cuts of a ``Confirmed`` and needs n // 2 + 1 signatures. A
+        lying server can read such a client's update (a roster with t = 1, say); never use it
+        against a real job."""
+        unchecked = cls.__new__(cls)
+        unchecked._start(job_id, round_number, session, randomness, None)
+        return unchecked
+
+    def _start(
+        self,
+        job_id: str,
+        round_number: int,
+        session: bytes,
+        randomness: Randomness,
+        threat: ThreatModel | None,
+    ) -> None:
         self.context = round_context(job_id, round_number, session)
-        self._threat = threat
         """``ctx``: the bytes every key and mask of this session is bound to."""
+        self._threat = threat
         self._randomness = randomness
         self._c_sk = randomness.token_bytes(KEY_BYTES)
         self._s_sk = randomness.token_bytes(KEY_BYTES)
@@ -132,6 +169,7 @@ class ClientSession:
         )
         self._phase = _Phase.ADVERTISED
         self._roster: Roster | None = None
+        self._roster_digest = b""
         self._index = -1
         self._neighbours: tuple[int, ...] = ()
         self._own_shares = (0, 0)
@@ -170,10 +208,14 @@ class ClientSession:
 
     def on_roster(self, roster: Roster) -> tuple[EncryptedShare, ...]:
         """Phase 2: finds this client in ``roster`` by its encryption public key and returns the
-        sealed shares of ``s_sk`` and ``b`` for each of its k - 1 other neighbours.
+        sealed shares of ``s_sk`` and ``b`` for each of its k - 1 other neighbours, each under the
+        roster's digest (:meth:`Roster.digest`, in the associated data): it opens only for a
+        neighbour shown this same roster, and this client opens only shares dealt on it.
 
         Raises :class:`SecureProtocolError` when the roster does not list this client exactly
-        once with its own keys, or a neighbour's public key is unusable (of low order)."""
+        once with its own four keys (signing key included), its (k, t) does not meet the job's
+        threat model, its ring is not the one its keys derive, or a neighbour's public key is
+        unusable (of low order)."""
         if self._phase != _Phase.ADVERTISED:
             raise SessionStateError("on_roster was already called in this session")
         index = self._find_self(roster)
@@ -183,6 +225,7 @@ class ClientSession:
         neighbours = tuple(v for v in roster.neighbourhood(index) if v != index)
         keys = {v: self._share_key(roster, index, v) for v in neighbours}
         self._check_mask_keys(roster, neighbours)
+        digest = roster.digest(self.context)
         xs = [index + 1, *(v + 1 for v in neighbours)]
         coefficients = [
             shamir.random_coefficients(roster.threshold, self._randomness.randbelow)
@@ -198,6 +241,7 @@ class ClientSession:
                     self.context,
                     index,
                     v,
+                    digest,
                     shamir.share_to_bytes(s_shares[v + 1]) + shamir.share_to_bytes(b_shares[v + 1]),
                     self._randomness.token_bytes(NONCE_BYTES),
                 ),
@@ -205,6 +249,7 @@ class ClientSession:
             for v in neighbours
         )
         self._roster, self._index, self._neighbours = roster, index, neighbours
+        self._roster_digest = digest
         self._own_shares = (s_shares[index + 1], b_shares[index + 1])
         self._phase = _Phase.SHARED
         return sealed
@@ -236,13 +281,16 @@ class ClientSession:
                 "it must list it once"
             )
         entry = roster.entries[mine[0]]
-        if (entry.mask_public_key, entry.self_mask_commitment) != (
+        # The signing key too: a server that listed one of its own could sign survivor
+        # statements in this client's name.
+        if (entry.mask_public_key, entry.self_mask_commitment, entry.signing_public_key) != (
             self._keys.mask_public_key,
             self._keys.self_mask_commitment,
+            self._keys.signing_public_key,
         ):
             raise SecureProtocolError(
-                f"roster entry {mine[0]} has this client's encryption public key but not its "
-                "mask public key and self-mask commitment"
+                f"roster entry {mine[0]} has this client's encryption key but other keys (its "
+                "mask public key, self-mask commitment and signing key must be this client's)"
             )
         return mine[0]
 
@@ -399,12 +447,15 @@ class ClientSession:
             return False
         key = self._share_key(self._roster, self._index, sender)
         try:
-            plaintext = decrypt_shares(key, self.context, sender, self._index, sealed)
+            plaintext = decrypt_shares(
+                key, self.context, sender, self._index, self._roster_digest, sealed
+            )
             s_share = shamir.share_from_bytes(plaintext[: shamir.SHARE_BYTES])
             b_share = shamir.share_from_bytes(plaintext[shamir.SHARE_BYTES :])
         except InvalidTag:
             self._rejected[sender] = (
-                "the shares do not decrypt (altered, or not sealed for this pair)"
+                "the shares do not decrypt (altered, or not sealed for this pair and the roster "
+                "this client was shown)"
             )
             return False
         except ValueError as e:
