@@ -11,7 +11,8 @@ time (``time.thread_time``), medians over ``--rounds`` rounds after ``--warmup-r
 
 The graph is an input: ``--degree`` (neighbourhood size k, the node included) and ``--threshold``
 default to what the job chooses for 100 clients at dropout and adversarial rates of 0.1, as
-``privagg secagg-cost`` reports it.
+``privagg secagg-cost`` reports it; every session holds it to the threat model of
+``--adversarial-client-rate`` and ``--dropout-rate``, as a client holds a roster to the job's.
 
     /usr/bin/python3 clients/python/benchmarks/secagg_cost.py --dimension 10000,1000000
 """
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from privagg_client.job import JobConfig  # noqa: E402
 from privagg_client.secure import (  # noqa: E402
+    SYSTEM_RANDOMNESS,
     ClientSession,
     Roster,
     RosterEntry,
@@ -50,6 +52,7 @@ from privagg_client.secure.primitives import (  # noqa: E402
     round_context,
     sign,
 )
+from privagg_client.secure.thresholds import ThreatModel  # noqa: E402
 from privagg_client.secure_round import encode_secure_message  # noqa: E402
 from privagg_client.updates import encode_update  # noqa: E402
 
@@ -94,9 +97,16 @@ def timed(clock: dict[str, float], phase: str, work: Callable[[], Any]) -> Any:
 
 
 def one_round(
-    d: int, m: int, degree: int, threshold: int, dropped: int, round_number: int
+    d: int,
+    m: int,
+    degree: int,
+    threshold: int,
+    dropped: int,
+    round_number: int,
+    threat: ThreatModel,
 ) -> dict[str, float]:
-    """One round; returns the measured client's CPU milliseconds per phase, and its bytes."""
+    """One round; returns the measured client's CPU milliseconds per phase, and its bytes. Every
+    session holds the roster to ``threat``, as a client holds it to the job's."""
     session_id = secrets.token_bytes(16)
     me = random.randrange(m)
     client_id = f"client-{me:05d}"
@@ -118,13 +128,17 @@ def one_round(
     for c in range(m):
         if c == me:
             session = timed(
-                clock, "advertise", lambda: ClientSession(JOB_ID, round_number, session_id)
+                clock,
+                "advertise",
+                lambda: ClientSession(
+                    JOB_ID, round_number, session_id, SYSTEM_RANDOMNESS, threat
+                ),
             )
             timed(clock, "advertise", session.advertise)
             draws.append(_KeptDraws())
         else:
             draws.append(_KeptDraws())
-            session = ClientSession(JOB_ID, round_number, session_id, draws[c])
+            session = ClientSession(JOB_ID, round_number, session_id, draws[c], threat)
         sessions.append(session)
     client = sessions[me]
     encoded = [message(client.advertise())]
@@ -203,17 +217,27 @@ def main() -> None:
     parser.add_argument(
         "--dropout-rate", type=float, default=0.1, help="share dropping after phase 2 (0.1)"
     )
+    parser.add_argument(
+        "--adversarial-client-rate",
+        type=float,
+        default=0.1,
+        help="the threat model's adversarial client rate, with --dropout-rate as its dropout "
+        "rate, which the graph must meet (0.1)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="measured rounds per d (3)")
     parser.add_argument("--warmup-rounds", type=int, default=1, help="untimed rounds first (1)")
     args = parser.parse_args()
 
     dropped = int(math.floor(args.dropout_rate * args.clients + 1e-9))
+    threat = ThreatModel(args.adversarial_client_rate, args.dropout_rate)
     results = []
     for d in (int(v) for v in args.dimension.split(",")):
         rounds = []
         for r in range(1, args.warmup_rounds + args.rounds + 1):
             started = time.monotonic()
-            clock = one_round(d, args.clients, args.degree, args.threshold, dropped, r)
+            clock = one_round(
+                d, args.clients, args.degree, args.threshold, dropped, r, threat
+            )
             warmup = r <= args.warmup_rounds
             print(
                 f"d {d}, {'warm-up ' if warmup else ''}round {r}: client "

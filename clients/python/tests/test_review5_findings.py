@@ -77,42 +77,35 @@ def test_a_python_client_refuses_a_roster_that_lists_its_encryption_key_beside_a
 
 
 def test_a_session_built_as_the_readme_shows_keeps_its_update_from_a_lying_server() -> None:
-    # The README's API for other transports: ClientSession(job_id, round_number, session), whose
-    # threat defaults to None ("for tests of arbitrary graphs only"). Java's public
+    # The README's API for other transports was ClientSession(job_id, round_number, session),
+    # whose threat defaulted to None ("for tests of arbitrary graphs only"). Java's public
     # ClientSession.start refuses a null threat model ("it is what a Roster is held to"). Without
-    # one the Python session takes any (k, t) the server states, skips the rejection limit on
-    # cuts, and counts T without colluders. A lying server then reads a client's update with one
+    # one the Python session took any (k, t) the server states, skipped the rejection limit on
+    # cuts, and counted T without colluders. A lying server then read a client's update with one
     # consistent survivor list: a Roster with t = 1, a Confirmed that cuts every pair of the
     # target (so its masked input carries its self-mask only), and honest Survivors that every
     # client signs; the target's own share of its seed, at t = 1, is the seed.
-    import numpy as np
+    #
+    # Adapted with the fix: the public constructor requires the threat model (a session without
+    # one is ClientSession.unchecked_for_tests, for tests of arbitrary graphs only), and a session
+    # built as the README now shows it, with the job spec's threat model, refuses that roster in
+    # phase 2: it sends no shares and never masks its update.
+    from privagg_client import Aggregation, JobConfig
 
-    from privagg_client.secure import Consistency, RoutedShare, Shares, SignedSurvivors, shamir
-    from privagg_client.secure.primitives import mask, self_mask_key
+    with pytest.raises(TypeError):
+        ClientSession(JOB_ID, ROUND, SESSION)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(300))  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="threat must be the job's ThreatModel"):
+        ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(300), None)  # type: ignore[arg-type]
 
-    n, d = 5, 4
+    job = JobConfig(JOB_ID, {"w": [4]}, aggregation=Aggregation("secure", 0.1, 0.1))
+    n = 5
     sessions = [
-        ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(300 + u)) for u in range(n)
+        ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(300 + u), job.aggregation.threat)
+        for u in range(n)
     ]
     roster = make_roster([s.advertise() for s in sessions], n, 1, CONTEXT)
-    inbox: dict[int, list[RoutedShare]] = {v: [] for v in range(n)}
-    for u, s in enumerate(sessions):
-        for share in s.on_roster(roster):
-            inbox[share.index].append(RoutedShare(u, share.ciphertext))
-    everyone = list(range(n))
-    cuts = [(0, v) for v in range(1, n)]
-    x = np.array([11, -22, 33, -44], dtype=np.int64)
-    masked = {}
-    for u, s in enumerate(sessions):
-        s.on_shares(Shares(u, tuple(inbox[u])))
-        s.on_confirmed(everyone, cuts)
-        masked[u] = s.masked_input(x if u == 0 else np.zeros(d, dtype=np.int64))
-    assert sessions[0].masked_with == ()
-    signatures = tuple(
-        SignedSurvivors(u, s.sign_survivors(everyone, everyone)) for u, s in enumerate(sessions)
-    )
-    revealed = sessions[0].unmask(Consistency(signatures).by_index())
-    seed_share = next(r.share for r in revealed.self_mask_shares if r.index == 0)
-    b0 = shamir.share_from_bytes(seed_share).to_bytes(32, "big")
-    recovered = (masked[0] - mask(self_mask_key(CONTEXT, b0, 0), 0, d)).view(np.int64)
-    assert not np.array_equal(recovered, x), "the server read client 0's update exactly"
+    for s in sessions:
+        with pytest.raises(SecureProtocolError, match="threshold t = 1 is below 2"):
+            s.on_roster(roster)

@@ -76,7 +76,12 @@ class KeptRandomness(SeededRandomness):
 class Cohort:
     """``n`` sessions at the default rates (12 clients: k = 9, t = 6, A = 1, T = 7) through
     phase 4: routed shares, everyone who shared confirmed with ``cuts``, masked inputs of all but
-    ``drop_at_masked_input``."""
+    ``drop_at_masked_input``. ``threat`` None: unchecked sessions (``unchecked_for_tests``).
+
+    ``alter_roster`` gives client u a signing key the job would have refused (none, one of
+    another length, one of small order), listed by a lying server; u advertised it itself (a
+    colluder, or a client from before v3), since a client refuses a roster entry with its
+    encryption key and a signing key other than its own."""
 
     def __init__(
         self,
@@ -91,7 +96,10 @@ class Cohort:
     ) -> None:
         self.randomness = [KeptRandomness(500 + u) for u in range(n)]
         self.sessions = [
-            ClientSession(JOB_ID, ROUND, SESSION, self.randomness[u], threat) for u in range(n)
+            ClientSession(JOB_ID, ROUND, SESSION, self.randomness[u], threat)
+            if threat is not None
+            else ClientSession.unchecked_for_tests(JOB_ID, ROUND, SESSION, self.randomness[u])
+            for u in range(n)
         ]
         roster = make_roster([s.advertise() for s in self.sessions], degree, threshold, CONTEXT)
         if alter_roster:
@@ -101,6 +109,14 @@ class Cohort:
                 entries[u] = type(e)(
                     e.encryption_public_key, e.mask_public_key, e.self_mask_commitment, key
                 )
+                # Shown its entry with a key it did not advertise, u would refuse the roster
+                # (test_review5_findings): here u advertised that key itself.
+                own = self.sessions[u]
+                with pytest.raises(SecureProtocolError, match="but other keys"):
+                    ClientSession(
+                        JOB_ID, ROUND, SESSION, SeededRandomness(500 + u), THREAT
+                    ).on_roster(Roster(tuple(entries), degree, threshold, roster.permutation))
+                own._keys = replace(own._keys, signing_public_key=key)
             roster = Roster(tuple(entries), roster.degree, roster.threshold, roster.permutation)
         self.roster = roster
         inbox: dict[int, list[RoutedShare]] = {v: [] for v in range(n)}

@@ -175,15 +175,25 @@ def test_adding_and_subtracting_a_mask_wraps_modulo_2_to_the_64() -> None:
         add_mask(y, KEY, 2)
 
 
-def test_sealed_shares_open_only_for_their_pair_and_context() -> None:
+def test_sealed_shares_open_only_for_their_pair_context_and_roster() -> None:
     ctx = round_context("j", 1, SESSION)
     nonce = bytes(12)
-    sealed = encrypt_shares(KEY, ctx, 2, 5, b"p" * 132, nonce)
+    roster = bytes(range(32))
+    sealed = encrypt_shares(KEY, ctx, 2, 5, roster, b"p" * 132, nonce)
     assert len(sealed) == 12 + 132 + 16 and sealed[:12] == nonce
-    assert decrypt_shares(KEY, ctx, 2, 5, sealed) == b"p" * 132
+    assert decrypt_shares(KEY, ctx, 2, 5, roster, sealed) == b"p" * 132
     for sender, recipient, c in ((5, 2, ctx), (2, 6, ctx), (2, 5, round_context("j", 2, SESSION))):
         with pytest.raises(InvalidTag):
-            decrypt_shares(KEY, c, sender, recipient, sealed)
+            decrypt_shares(KEY, c, sender, recipient, roster, sealed)
+    # A holder shown another roster than the dealer's cannot open the share.
+    other_roster = roster[:31] + bytes([roster[31] ^ 1])
+    with pytest.raises(InvalidTag):
+        decrypt_shares(KEY, ctx, 2, 5, other_roster, sealed)
     tampered = sealed[:20] + bytes([sealed[20] ^ 1]) + sealed[21:]
     with pytest.raises(InvalidTag):
-        decrypt_shares(KEY, ctx, 2, 5, tampered)
+        decrypt_shares(KEY, ctx, 2, 5, roster, tampered)
+    for short in (b"", roster[:31], roster + b"x"):
+        with pytest.raises(ValueError, match="a roster digest is 32 bytes"):
+            encrypt_shares(KEY, ctx, 2, 5, short, b"p" * 132, nonce)
+        with pytest.raises(ValueError, match="a roster digest is 32 bytes"):
+            decrypt_shares(KEY, ctx, 2, 5, short, sealed)

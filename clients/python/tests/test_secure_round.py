@@ -118,7 +118,11 @@ class FakeSecureJob:
         self.events = ["roster", "shares", "confirmed", "survivors", "consistency", "unmask"]
         self.sessions = [
             ClientSession(
-                JOB.job_id, ROUND, self.session, SeededRandomness(100 * self.session_number + p)
+                JOB.job_id,
+                ROUND,
+                self.session,
+                SeededRandomness(100 * self.session_number + p),
+                JOB.aggregation.threat,
             )
             for p in range(self.peers)
         ]

@@ -30,6 +30,10 @@ CLIP_NORM = 1.5
 D = 33
 
 
+_unchecked = ClientSession.unchecked_for_tests
+"""Sessions that take any graph: these tests try arbitrary (k, t), not the job's."""
+
+
 @dataclass
 class Round:
     """A round's clients up to the routing of shares: the job's view of phases 1 and 2."""
@@ -47,7 +51,7 @@ class Round:
 
     def __post_init__(self) -> None:
         self.sessions = [
-            ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(1000 * self.seed + u))
+            _unchecked(JOB_ID, ROUND, SESSION, SeededRandomness(1000 * self.seed + u))
             for u in range(self.n)
         ]
         keys = [s.advertise() for s in self.sessions]
@@ -214,17 +218,25 @@ def _entries(r: Round) -> list[RosterEntry]:
 
 def test_a_roster_without_this_client_is_refused() -> None:
     r = Round(10, 5, 3)
-    stranger = ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(99))
+    stranger = _unchecked(JOB_ID, ROUND, SESSION, SeededRandomness(99))
     with pytest.raises(SecureProtocolError, match="lists this client's encryption public key 0"):
         stranger.on_roster(r.roster)
 
 
-def test_a_roster_with_another_mask_key_for_this_client_is_refused() -> None:
+@pytest.mark.parametrize(
+    "field", ["mask_public_key", "self_mask_commitment", "signing_public_key"]
+)
+def test_a_roster_with_another_key_for_this_client_is_refused(field: str) -> None:
+    # As Java's ClientSession.ownIndex: the signing key too, or a server could sign survivor
+    # statements in this client's name.
     r = Round(10, 5, 3)
     entries = _entries(r)
-    entries[4] = replace(entries[4], mask_public_key=entries[5].mask_public_key)
-    fresh = ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(4))  # client 4's keys again
-    with pytest.raises(SecureProtocolError, match="roster entry 4 has this client's encryption"):
+    entries[4] = replace(entries[4], **{field: getattr(entries[5], field)})
+    fresh = _unchecked(JOB_ID, ROUND, SESSION, SeededRandomness(4))  # client 4's keys again
+    with pytest.raises(
+        SecureProtocolError,
+        match="roster entry 4 has this client's encryption key but other keys",
+    ):
         fresh.on_roster(replace(r.roster, entries=tuple(entries)))
 
 
@@ -233,7 +245,7 @@ def test_a_neighbour_with_a_low_order_key_is_refused() -> None:
     # Every other client's mask key of low order, on the ring the job derives from these keys.
     entries = [e if v == 0 else replace(e, mask_public_key=bytes(32)) for v, e in enumerate(_entries(r))]
     altered = _with_derived_ring(replace(r.roster, entries=tuple(entries)))
-    fresh = ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(0))
+    fresh = _unchecked(JOB_ID, ROUND, SESSION, SeededRandomness(0))
     with pytest.raises(SecureProtocolError, match=r"roster entry \d+: its mask public key is unusable"):
         fresh.on_roster(altered)
 
@@ -251,7 +263,7 @@ def test_a_sparse_roster_whose_ring_the_keys_do_not_derive_is_refused() -> None:
     r = Round(10, 5, 3)
     p = list(r.roster.permutation)
     p[0], p[1] = p[1], p[0]
-    fresh = ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(0))
+    fresh = _unchecked(JOB_ID, ROUND, SESSION, SeededRandomness(0))
     with pytest.raises(SecureProtocolError, match="permutation is not the one its keys derive"):
         fresh.on_roster(replace(r.roster, permutation=tuple(p)))
 
@@ -328,7 +340,7 @@ def test_signing_and_unmasking_are_refused_without_a_masked_input() -> None:
         r.sessions[0].sign_survivors(range(10), range(10))
     with pytest.raises(UnmaskRefused, match="signed no survivor list"):
         r.sessions[0].unmask({})
-    fresh = ClientSession(JOB_ID, ROUND, SESSION)
+    fresh = _unchecked(JOB_ID, ROUND, SESSION)
     with pytest.raises(UnmaskRefused, match="sent no masked input"):
         fresh.sign_survivors(range(10), range(10))
     with pytest.raises(UnmaskRefused, match="signed no survivor list"):
@@ -417,14 +429,14 @@ def test_a_session_sends_one_masked_input_and_runs_its_phases_in_order() -> None
         session.masked_input(x)
     with pytest.raises(SessionStateError, match="needs phase 6 before its survivor statement"):
         _ = session.statement
-    fresh = ClientSession(JOB_ID, ROUND, SESSION)
+    fresh = _unchecked(JOB_ID, ROUND, SESSION)
     with pytest.raises(SessionStateError, match="needs phase 2 before its roster index is known"):
         _ = fresh.index
 
 
 def test_sealed_shares_go_to_each_other_neighbour_in_index_order() -> None:
     r = Round(12, 7, 4)
-    fresh = ClientSession(JOB_ID, ROUND, SESSION, SeededRandomness(2))  # client 2's keys again
+    fresh = _unchecked(JOB_ID, ROUND, SESSION, SeededRandomness(2))  # client 2's keys again
     sealed = fresh.on_roster(r.roster)
     assert [s.index for s in sealed] == list(fresh.neighbours)
     assert len(sealed) == 6 and 2 not in fresh.neighbours

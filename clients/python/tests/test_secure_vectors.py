@@ -13,14 +13,19 @@ from typing import Any
 import numpy as np
 import pytest
 
-from privagg_client.secure import ClientSession, Roster, RoutedShare, Shares, shamir
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from privagg_client.secure import ClientSession, Roster, RosterEntry, RoutedShare, Shares, shamir
 from privagg_client.secure.primitives import (
     add_mask,
+    decrypt_shares,
     encrypt_shares,
     hkdf,
     lp,
     mask,
     pairwise_mask_key,
+    roster_digest,
     roster_permutation,
     roster_permutation_seed,
     round_context,
@@ -72,6 +77,7 @@ def test_the_fixed_inputs_are_derived_as_the_format_says() -> None:
         assert _hex(c["selfMaskSeed"]) == _fixed(f"b {i}")
     assert _hex(VECTORS["shamir"]["secret"]) == _fixed("shamir secret")
     assert _hex(VECTORS["shareEncryption"]["nonce"]) == _fixed("nonce")[:12]
+    assert _hex(VECTORS["shareEncryption"]["rosterDigest"]) == _fixed("roster digest")
 
 
 def test_round_context() -> None:
@@ -127,12 +133,21 @@ def test_shamir_shares_and_reconstruction() -> None:
 
 def test_share_encryption() -> None:
     e = VECTORS["shareEncryption"]
-    assert share_aad(_ctx(), e["sender"], e["recipient"]) == _hex(e["aad"])
+    digest = _hex(e["rosterDigest"])
+    aad = share_aad(_ctx(), e["sender"], e["recipient"], digest)
+    assert aad == _hex(e["aad"])
+    assert aad == _ctx() + u32(e["sender"]) + u32(e["recipient"]) + digest
     assert _hex(e["key"]) == _hex(VECTORS["pairs"][0]["shareEncryptionKey"])
-    sealed = encrypt_shares(
-        _hex(e["key"]), _ctx(), e["sender"], e["recipient"], _hex(e["plaintext"]), _hex(e["nonce"])
-    )
+    key, nonce, plaintext = _hex(e["key"]), _hex(e["nonce"]), _hex(e["plaintext"])
+    sealed = encrypt_shares(key, _ctx(), e["sender"], e["recipient"], digest, plaintext, nonce)
     assert sealed == _hex(e["ciphertext"])
+    # AES-256-GCM with exactly the vector's aad gives the vector's ciphertext.
+    assert nonce + AESGCM(key).encrypt(nonce, plaintext, _hex(e["aad"])) == sealed
+    assert decrypt_shares(key, _ctx(), e["sender"], e["recipient"], digest, sealed) == plaintext
+    # A holder shown another roster (another digest) cannot open it.
+    other = digest[:-1] + bytes([digest[-1] ^ 1])
+    with pytest.raises(InvalidTag):
+        decrypt_shares(key, _ctx(), e["sender"], e["recipient"], other, sealed)
 
 
 class _FixedSecrets:
@@ -161,9 +176,10 @@ def _sessions_through_phase_3(
     cuts: tuple[tuple[int, int], ...] = (),
 ) -> tuple[Roster, list[ClientSession], list[np.ndarray]]:
     """The round's three clients as ClientSessions on the vectors' secrets and graph, everyone
-    confirmed with ``cuts``, and their masked inputs."""
+    confirmed with ``cuts``, and their masked inputs. Unchecked sessions: the vectors cut a pair
+    of a roster of 3, whose threat model allows no colluder to account for it."""
     sessions = [
-        ClientSession(
+        ClientSession.unchecked_for_tests(
             CONTEXT["jobId"], CONTEXT["round"], _hex(CONTEXT["session"]), _FixedSecrets(c)
         )
         for c in CLIENTS
@@ -266,6 +282,66 @@ def _consistency_entries() -> list[bytes]:
 
 def _consistency_cuts() -> tuple[tuple[int, int], ...]:
     return tuple((lo, hi) for lo, hi in CONSISTENCY["cuts"])
+
+
+def test_the_roster_digest() -> None:
+    c = CONSISTENCY
+    digest = roster_digest(
+        _ctx(), _consistency_entries(), c["degree"], c["threshold"], c["permutation"]
+    )
+    assert digest.hex() == c["rosterDigest"]
+    # Spelled out field by field.
+    data = (
+        lp("privagg-secagg-v1/roster")
+        + _ctx()
+        + u32(len(CLIENTS))
+        + b"".join(_consistency_entries())
+        + u32(c["degree"])
+        + u32(c["threshold"])
+        + u32(len(c["permutation"]))
+        + b"".join(u32(p) for p in c["permutation"])
+    )
+    assert hashlib.sha256(data).hexdigest() == c["rosterDigest"]
+    # As a Roster computes it from its entries (RosterEntry.statement_bytes), ...
+    entries = tuple(
+        RosterEntry(e[:32], e[32:64], e[64:96], e[96:]) for e in _consistency_entries()
+    )
+    roster = Roster(entries, c["degree"], c["threshold"], tuple(c["permutation"]))
+    assert roster.digest(_ctx()).hex() == c["rosterDigest"]
+    # ... which takes a signing key that is not 32 bytes as 32 zero bytes, as the statement does.
+    unsigned = Roster(
+        tuple(RosterEntry(e.encryption_public_key, e.mask_public_key, e.self_mask_commitment)
+              for e in entries),
+        c["degree"], c["threshold"], tuple(c["permutation"]),
+    )
+    zeroed = [e[:96] + bytes(32) for e in _consistency_entries()]
+    assert unsigned.digest(_ctx()) == roster_digest(
+        _ctx(), zeroed, c["degree"], c["threshold"], c["permutation"]
+    )
+    # Any change to the roster or its graph changes it.
+    assert roster_digest(_ctx(), zeroed, c["degree"], c["threshold"], c["permutation"]) != digest
+    assert roster_digest(
+        _ctx(), _consistency_entries(), c["degree"], c["threshold"] + 1, c["permutation"]
+    ) != digest
+
+
+def test_sessions_seal_their_shares_under_the_vectors_roster_digest() -> None:
+    c = CONSISTENCY
+    roster, _, _ = _sessions_through_phase_3()
+    assert roster.digest(_ctx()).hex() == c["rosterDigest"]
+    ctx = _ctx()
+    for u in range(len(CLIENTS)):
+        fresh = ClientSession.unchecked_for_tests(
+            CONTEXT["jobId"], CONTEXT["round"], _hex(CONTEXT["session"]), _FixedSecrets(CLIENTS[u])
+        )
+        for share in fresh.on_roster(roster):
+            v = share.index
+            key = share_encryption_key(
+                ctx, _hex(CLIENTS[u]["encryptionPrivateKey"]),
+                _hex(CLIENTS[v]["encryptionPublicKey"]), u, v,
+            )
+            opened = decrypt_shares(key, ctx, u, v, _hex(c["rosterDigest"]), share.ciphertext)
+            assert len(opened) == 2 * shamir.SHARE_BYTES
 
 
 def test_the_signing_keys_are_ed25519_of_the_fixed_seeds() -> None:

@@ -101,9 +101,14 @@ class ClientSession:
     is the ``Confirmed`` it masked by and at least t of its neighbourhood and of its partners
     (itself included) are in U3; it signs one list only, and reveals shares only when at least
     T = (n + A) // 2 + 1 clients of that U3 signed the same statement. Each honest client signs
-    once, so no two statements reach T: every client that reveals saw the same roster, cuts and
-    survivors, and none reveals both the self-mask seed and the mask key of one client, whatever
-    lists a lying server shows whom.
+    once, so no two statements on one roster reach T; and every share is sealed under the digest
+    of its dealer's roster (:meth:`Roster.digest`), so clients a lying server shows different
+    rosters (of other sizes, so other T) hold nothing of each other. So every client that reveals
+    a share of a client saw that client's roster, cuts and survivors, and none reveals both the
+    self-mask seed and the mask key of one client, whatever lists a lying server shows whom.
+
+    The threat model is required (:meth:`unchecked_for_tests` builds a session without one, for
+    tests of arbitrary graphs only).
     """
 
     def __init__(
@@ -116,14 +121,14 @@ class ClientSession:
     ) -> None:
         """``randomness``: where it draws its secrets, :data:`SYSTEM_RANDOMNESS` outside tests.
         ``threat``: the job's rates and adversary (the job spec's ``aggregation``:
-        ``JobSpec.aggregation.threat``, as :mod:`privagg_client.secure_round` passes it); a
+        ``JobConfig.aggregation.threat``, as :mod:`privagg_client.secure_round` passes it); a
         roster's (k, t) is held to them (:func:`check_graph`), the cuts of a ``Confirmed`` to its
         rejection limit and the survivors' signatures to its threshold T. Required, as Java's
         ``ClientSession.start`` requires it: raises TypeError for ``None`` or anything but a
         :class:`ThreatModel`."""
         if not isinstance(threat, ThreatModel):
             raise TypeError(
-                f"threat must be the job's ThreatModel (JobSpec.aggregation.threat), was "
+                f"threat must be the job's ThreatModel (JobConfig.aggregation.threat), was "
                 f"{threat!r}: it is what a Roster is held to"
             )
         self._start(job_id, round_number, session, randomness, threat)
@@ -330,7 +335,8 @@ class ClientSession:
 
     def on_shares(self, shares: Shares) -> None:
         """Phase 3: opens the shares the job routed to this client. Shares that are not from a
-        neighbour, repeated, or do not decrypt are recorded in :attr:`rejected_shares`, never
+        neighbour, repeated, or do not decrypt (altered, or dealt on another roster: not under
+        this client's roster digest) are recorded in :attr:`rejected_shares`, never
         raised; the neighbours among them whose share does not open are this client's
         :meth:`receipt`."""
         if self._phase != _Phase.SHARED:
@@ -590,7 +596,7 @@ class ClientSession:
     @property
     def signature_threshold(self) -> int:
         """T: the survivors' signatures of its statement :meth:`unmask` needs, (n + A) // 2 + 1
-        (n // 2 + 1 for a session without a threat model)."""
+        (1 against a curious server; n // 2 + 1 for a session of :meth:`unchecked_for_tests`)."""
         self._require(_Phase.SHARED, "its signature threshold is known")
         assert self._roster is not None
         return signature_threshold(len(self._roster.entries), self._threat)
