@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
 
     import numpy.typing as npt
 
@@ -54,7 +54,9 @@ SESSION_BYTES = 16
 NONCE_BYTES = 12
 TAG_BYTES = 16
 
-_MASK_CHUNK_WORDS = 1 << 20
+# 64 KiB of keystream a call into a reused buffer: cryptography's update() of a fresh 1 MiB or
+# larger buffer ran at about 80 MB/s here, update_into() of 64 KiB at about 3 GB/s.
+_MASK_CHUNK_WORDS = 1 << 13
 """Mask coordinates expanded per AES call: 8 MiB of keystream at a time."""
 
 
@@ -173,8 +175,9 @@ def decrypt_shares(
     return AESGCM(key).decrypt(nonce, body, aad)
 
 
-def _mask_chunks(key: bytes, start: int, count: int) -> list[tuple[int, WordArray]]:
-    """Coordinates ``[start, start + count)`` of the mask of ``key`` as (offset, words) chunks."""
+def _mask_chunks(key: bytes, start: int, count: int) -> Iterator[tuple[int, WordArray]]:
+    """Coordinates ``[start, start + count)`` of the mask of ``key`` as (offset, words) chunks.
+    ``words`` is a view of one reused buffer: use it before taking the next chunk."""
     if start < 0 or count < 0:
         raise ValueError(f"a mask range needs start >= 0 and count >= 0, was {start}, {count}")
     # Coordinate j is in block j / 2: start the counter there and drop the half block before.
@@ -182,14 +185,15 @@ def _mask_chunks(key: bytes, start: int, count: int) -> list[tuple[int, WordArra
     counter_block = (start // 2).to_bytes(16, "big")
     encryptor = Cipher(algorithms.AES(key), modes.CTR(counter_block)).encryptor()
     encryptor.update(bytes(skip))
-    chunks = []
+    zeros = memoryview(bytes(8 * _MASK_CHUNK_WORDS))
+    buffer = bytearray(8 * _MASK_CHUNK_WORDS + 15)  # update_into wants a block's room to spare
+    words = np.frombuffer(buffer, dtype="<u8", count=_MASK_CHUNK_WORDS)
     done = 0
     while done < count:
         n = min(_MASK_CHUNK_WORDS, count - done)
-        keystream = encryptor.update(bytes(8 * n))
-        chunks.append((done, np.frombuffer(keystream, dtype="<u8")))
+        encryptor.update_into(zeros[: 8 * n], buffer)
+        yield done, words[:n]
         done += n
-    return chunks
 
 
 def mask(key: bytes, start: int, count: int) -> WordArray:
