@@ -6,6 +6,15 @@ import java.nio.charset.StandardCharsets;
 final class Bytes {
   private Bytes() {}
 
+  /** A fresh SHA-256 digest. */
+  static java.security.MessageDigest sha256() {
+    try {
+      return java.security.MessageDigest.getInstance("SHA-256");
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+    }
+  }
+
   /** {@code u32(x)}: 4 bytes, big-endian; x is an index, so never negative. */
   static byte[] u32(int x) {
     if (x < 0) {

@@ -438,13 +438,7 @@ public final class ClientSession {
   }
 
   private static byte[] digestOf(long[] units) {
-    try {
-      java.security.MessageDigest sha256 = java.security.MessageDigest.getInstance("SHA-256");
-      sha256.update(littleEndian(units));
-      return sha256.digest();
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is not available", e);
-    }
+    return Bytes.sha256().digest(littleEndian(units));
   }
 
   /**
@@ -509,7 +503,7 @@ public final class ClientSession {
               + " threshold "
               + threshold);
     }
-    int[] u3 = sorted(maskedInput);
+    int[] u3 = Unmasking.sorted(maskedInput);
     if (phase == Phase.SIGNED) {
       if (!Arrays.equals(u3, signedSurvivors)) {
         throw new IllegalStateException(
@@ -688,12 +682,6 @@ public final class ClientSession {
               + ", but the session is at "
               + phase);
     }
-  }
-
-  private static int[] sorted(int[] indices) {
-    int[] copy = indices.clone();
-    Arrays.sort(copy);
-    return copy;
   }
 
   private static byte[] littleEndian(long[] words) {

@@ -1,7 +1,6 @@
 package dev.privagg.secagg;
 
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.List;
 
 /**
@@ -25,12 +24,7 @@ public final class RosterDigest {
 
   public static byte[] of(
       RoundContext ctx, List<AdvertisedKeys> roster, int degree, int threshold, int[] permutation) {
-    MessageDigest sha256;
-    try {
-      sha256 = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is not available", e);
-    }
+    MessageDigest sha256 = Bytes.sha256();
     sha256.update(Bytes.lp(DOMAIN));
     sha256.update(ctx.bytes());
     sha256.update(Bytes.u32(roster.size()));

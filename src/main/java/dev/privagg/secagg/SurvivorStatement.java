@@ -1,7 +1,6 @@
 package dev.privagg.secagg;
 
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.List;
 
 /**
@@ -58,7 +57,7 @@ public final class SurvivorStatement {
       int[][] cuts,
       int[] maskedInput) {
     int n = entries.length;
-    MessageDigest sha256 = sha256();
+    MessageDigest sha256 = Bytes.sha256();
     sha256.update(Bytes.lp(DOMAIN));
     sha256.update(ctx.bytes());
     sha256.update(Bytes.u32(n));
@@ -95,14 +94,6 @@ public final class SurvivorStatement {
     sha256.update(Bytes.u32(values.length));
     for (int v : values) {
       sha256.update(Bytes.u32(v));
-    }
-  }
-
-  private static MessageDigest sha256() {
-    try {
-      return MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is not available", e);
     }
   }
 }

@@ -380,7 +380,7 @@ public final class Unmasking {
     return out;
   }
 
-  private static int[] sorted(int[] indices) {
+  static int[] sorted(int[] indices) {
     int[] copy = indices.clone();
     Arrays.sort(copy);
     return copy;

@@ -134,7 +134,7 @@ final class SecurePhases {
         case SecureUpdate.SHARE -> routeShares(s, out);
         case SecureUpdate.CONFIRM -> confirm(s, out);
         case SecureUpdate.MASKED_INPUT -> announceSurvivors(s, out);
-        default -> publishSignatures(s, out, spec);
+        default -> publishSignatures(s, out);
       }
       // A roster too small for any graph skips to the end: the round carries no sum.
       s.phase = s.degree == 0 ? SecureUpdate.UNMASK + 1 : s.phase + 1;
@@ -620,16 +620,14 @@ final class SecurePhases {
    * Phase 5 ends: the valid signatures of the survivor statement, for every client to count before
    * it reveals a share.
    */
-  private static void publishSignatures(SecureRoundState s, RoundDecisions out, JobSpec spec) {
+  private void publishSignatures(SecureRoundState s, RoundDecisions out) {
     List<SignedSurvivors> signed = new ArrayList<>();
     for (int i = 0; i < s.size(); i++) {
       if (s.signatures[i] != null) {
         signed.add(new SignedSurvivors(i, ByteBuffer.wrap(s.signatures[i].clone())));
       }
     }
-    out.secureRound(
-        new SecureRound(
-            spec.jobId(), s.round, ByteBuffer.wrap(s.session.clone()), new Consistency(signed)));
+    out.secureRound(message(s, new Consistency(signed)));
   }
 
   /**
