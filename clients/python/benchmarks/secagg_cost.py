@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import cryptography
+import nacl
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -43,6 +44,7 @@ from privagg_client.secure import (  # noqa: E402
     Roster,
     RosterEntry,
     RoutedShare,
+    ShareKeys,
     Shares,
     SurvivorSignature,
     quantize,
@@ -65,7 +67,8 @@ PHASES = (
 
 
 class _KeptDraws:
-    """A CSPRNG that keeps what it drew: a session's fourth 32 bytes are its signing key, which
+    """A CSPRNG that keeps what it drew: a session's second 32 bytes are its signing key (after
+    its encryption key; its mask key and self-mask seed are scalars, drawn with randbelow), which
     the benchmark uses to sign for the clients it only simulates."""
 
     def __init__(self) -> None:
@@ -156,16 +159,16 @@ def one_round(
     ]
     roster = Roster(entries, degree, threshold, tuple(roster_permutation(context, triples)))
 
-    # Phase 2: the neighbours seal shares for the measured client (untimed), and it for them.
+    # Phase 2: the neighbours seal shares for the measured client (untimed), and it for them;
+    # the job routes each with its dealer's Feldman commitments.
     neighbours = [v for v in roster.neighbourhood(me) if v != me]
-    routed = [
-        RoutedShare(c, share.ciphertext)
-        for c in neighbours
-        for share in sessions[c].on_roster(roster)
-        if share.index == me
-    ]
+    routed = []
+    for c in neighbours:
+        for share in sessions[c].on_roster(roster):
+            if share.index == me:
+                routed.append(RoutedShare(c, share.ciphertext, sessions[c].commitments))
     sealed = timed(clock, "onRoster", lambda: client.on_roster(roster))
-    encoded.append(message(sealed))
+    encoded.append(message(ShareKeys(sealed, client.commitments)))
 
     # A dropout rate of the others stop after their receipt: U2 is everyone, U3 the rest.
     gone = set(random.sample([c for c in range(m) if c != me], dropped))
@@ -173,8 +176,11 @@ def one_round(
     survivors = tuple(c for c in range(m) if c not in gone)
 
     # Phases 3 to 6, as the client library runs them (quantize with a CSPRNG-seeded generator);
-    # every share opens, so everyone is confirmed and no pair is cut.
+    # every share opens and checks against its dealer's commitments, so everyone is confirmed and
+    # no pair is cut.
     timed(clock, "onShares", lambda: client.on_shares(Shares(me, tuple(routed))))
+    if client.receipt():
+        raise AssertionError(f"the client rejected shares: {client.rejected_shares}")
     client.on_confirmed(shared, [])
     x = timed(clock, "quantize", lambda: quantize(values, CLIP_NORM))
     exact = np.rint(values.astype(np.float64) * 2.0**36).astype(np.int64)
@@ -185,7 +191,7 @@ def one_round(
     signature = timed(clock, "sign", lambda: client.sign_survivors(shared, survivors))
     encoded.append(message(SurvivorSignature(signature)))
     signatures = {
-        c: signature if c == me else sign(draws[c].draws[3], client.statement) for c in survivors
+        c: signature if c == me else sign(draws[c].draws[1], client.statement) for c in survivors
     }
     revealed = timed(clock, "unmask", lambda: client.unmask(signatures))
     encoded.append(message(revealed))
@@ -269,6 +275,7 @@ def main() -> None:
                 "python": platform.python_version(),
                 "numpy": np.__version__,
                 "cryptography": cryptography.__version__,
+                "pynacl": nacl.__version__,
                 "results": results,
             },
             indent=2,

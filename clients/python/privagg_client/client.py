@@ -420,13 +420,14 @@ class PrivaggClient:
 
         It reads the job's secure topic (``topics.secure``, ``read_committed``) from the round's
         newest ``Opened`` record, waiting up to ``timeout`` seconds for it, then advertises its
-        keys, shares them with its neighbours, says whose shares did not open (its receipt),
-        masks with the partners the job confirmed, sends its masked update, signs the survivor
-        list the job announces (phase 5, the consistency round) and, once enough survivors signed
-        the same list, reveals the shares the job needs (phase 6), each before its phase's
-        deadline, waiting for each of the job's messages until ``timeout`` seconds after the
-        deadline it follows. Training must end before the round's advertise deadline: the first
-        message goes out when this is called.
+        keys, shares them with its neighbours (with Feldman commitments to its sharing
+        polynomials), says whose shares did not open or were off their dealer's commitments (its
+        receipt), masks with the partners the job confirmed, sends its masked update, signs the
+        survivor list the job announces (phase 5, the consistency round) and, once enough
+        survivors signed the same list, reveals the shares the job needs (phase 6), each before
+        its phase's deadline, waiting for each of the job's messages until ``timeout`` seconds
+        after the deadline it follows. Training must end before the round's advertise deadline:
+        the first message goes out when this is called.
 
         Raises :class:`SecureRoundError` naming the phase that failed and why (a deadline
         passed, a job message did not arrive, or this client refused to sign the survivor list

@@ -21,14 +21,15 @@ from .secure import (
     SYSTEM_RANDOMNESS,
     AdvertiseKeys,
     ClientSession,
+    Commitments,
     Confirmed,
     Consistency,
-    EncryptedShare,
     Opened,
     Randomness,
     Roster,
     RosterEntry,
     RoutedShare,
+    ShareKeys,
     ShareReceipt,
     Shares,
     SignedSurvivors,
@@ -54,10 +55,10 @@ PHASE_NAMES = {
 PHASES = len(PHASE_NAMES)
 """A whole secure round: the phases a client takes part in when none of them stops it."""
 
-JobMessage = Union[Opened, Roster, Shares, Confirmed, Survivors, Consistency]
+JobMessage = Union[Opened, Roster, Commitments, Shares, Confirmed, Survivors, Consistency]
 ClientMessage = Union[
     AdvertiseKeys,
-    Sequence[EncryptedShare],
+    ShareKeys,
     ShareReceipt,
     "npt.NDArray[np.uint64]",
     SurvivorSignature,
@@ -87,14 +88,17 @@ def _client_body(body: ClientMessage) -> dict[str, Any]:
         return {"rejected": list(body.rejected)}
     if isinstance(body, np.ndarray):
         return {"values": np.ascontiguousarray(body, dtype="<u8").tobytes()}
-    return {"shares": [{"index": s.index, "ciphertext": s.ciphertext} for s in body]}
+    return {
+        "shares": [{"index": s.index, "ciphertext": s.ciphertext} for s in body.shares],
+        "commitments": body.commitments,
+    }
 
 
 def encode_secure_message(
     job_id: str, round_number: int, session: bytes, client_id: str, body: ClientMessage
 ) -> bytes:
-    """A single-object-encoded ``SecureMessage``: ``AdvertiseKeys``, ``ShareKeys`` (a sequence of
-    :class:`EncryptedShare`), ``ShareReceipt``, ``MaskedInput`` (the masked words),
+    """A single-object-encoded ``SecureMessage``: ``AdvertiseKeys``, ``ShareKeys`` (the sealed
+    shares and the Feldman commitments), ``ShareReceipt``, ``MaskedInput`` (the masked words),
     ``SurvivorSignature`` or ``UnmaskShares``."""
     return wire.encode(
         "SecureMessage",
@@ -141,6 +145,8 @@ class SecureRoundRecord:
                 for e in f["entries"]
             )
             return Roster(entries, f["degree"], f["threshold"], tuple(f["permutation"]))
+        if "commitments" in f:
+            return Commitments(f["sender"], f["commitments"])
         if "recipient" in f:
             routed = tuple(RoutedShare(s["sender"], s["ciphertext"]) for s in f["shares"])
             return Shares(f["recipient"], routed)
@@ -247,6 +253,7 @@ class _SecureRound:
         self._session: ClientSession | None = None
         self._missed_advertise = False
         self._survivors: Survivors | None = None
+        self._commitments: dict[int, bytes] = {}
 
     def run(self) -> SecureRoundResult:
         started = self._transport.now()
@@ -344,6 +351,20 @@ class _SecureRound:
             raise self._fail(2, f"the job's Roster is malformed: {e}") from e
         if isinstance(body, Roster) and self._step == _Step.WAIT_ROSTER:
             return self._on_roster(body)
+        if isinstance(body, Commitments) and self._step == _Step.WAIT_SHARES:
+            # Every dealer's, before the Shares (one partition per job keeps the order); kept
+            # for the neighbours only, since every dealer's would be O(n t) of memory.
+            assert self._session is not None
+            if body.sender not in self._session.neighbours:
+                return None
+            before = self._commitments.setdefault(body.sender, body.commitments)
+            if before != body.commitments:
+                # Checked against two polynomials, one dealer's shares could each pass and agree
+                # on nothing: a job that shows holders different commitments is refused.
+                raise self._fail(
+                    3, f"the job published two different commitments for client {body.sender}"
+                )
+            return None
         if isinstance(body, Shares) and self._step == _Step.WAIT_SHARES:
             return self._on_shares(body)
         if isinstance(body, Confirmed) and self._step == _Step.WAIT_CONFIRMED:
@@ -388,6 +409,7 @@ class _SecureRound:
                 "the first",
             )
         self._opened, self._session_id = opened, session
+        self._commitments = {}
         self._session = ClientSession(
             self._job.job_id, self._round, session, self._randomness, self._job.aggregation.threat
         )
@@ -417,7 +439,7 @@ class _SecureRound:
         except SecureProtocolError as e:
             raise self._fail(2, str(e)) from e
         self._before(self._opened.share_deadline_millis, 2, "the roster arrived")
-        self._send(sealed)
+        self._send(ShareKeys(sealed, self._session.commitments))
         self._step = _Step.WAIT_SHARES
         return self._stopped(2)
 
@@ -425,7 +447,15 @@ class _SecureRound:
         assert self._session is not None and self._opened is not None
         if shares.recipient != self._session.index:
             return None
-        self._session.on_shares(shares)
+        self._session.on_shares(
+            Shares(
+                shares.recipient,
+                tuple(
+                    RoutedShare(r.sender, r.ciphertext, self._commitments.get(r.sender, b""))
+                    for r in shares.shares
+                ),
+            )
+        )
         for sender, reason in self._session.rejected_shares.items():
             log.warning(
                 "job %s round %d: shares from client %d: %s",

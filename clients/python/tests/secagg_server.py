@@ -17,6 +17,7 @@ from privagg_client.secure import (
     RosterEntry,
     SignedSurvivors,
     UnmaskShares,
+    group,
     shamir,
 )
 from privagg_client.secure.messages import AdvertiseKeys
@@ -24,13 +25,13 @@ from privagg_client.secure.primitives import (
     KEY_BYTES,
     add_mask,
     has_small_order,
+    mask_public_key,
     survivor_statement,
     verify,
     pairwise_mask_key,
     roster_permutation,
     self_mask_commitment,
     self_mask_key,
-    x25519_public_key,
 )
 
 
@@ -174,11 +175,12 @@ def sign_and_unmask(
 
 
 def _reconstruct(owner: int, shares: Mapping[int, bytes], threshold: int, what: str) -> bytes:
-    """The 32-byte secret of ``owner`` from the shares its holders revealed, by holder index."""
+    """The 32-byte secret of ``owner`` (a scalar below l, little-endian) from the shares its
+    holders revealed, by holder index."""
     if len(shares) < threshold:
         raise AssertionError(f"{what} of client {owner}: {len(shares)} shares, need {threshold}")
     points = {h + 1: shamir.share_from_bytes(s) for h, s in sorted(shares.items())[:threshold]}
-    return shamir.reconstruct(points).to_bytes(32, "big")
+    return group.scalar_bytes(shamir.reconstruct(points))
 
 
 def _revealed(unmask: Mapping[int, UnmaskShares], owner: int, kind: str) -> dict[int, bytes]:
@@ -208,11 +210,11 @@ def unmasked_sum(
     t = roster.threshold
     for u in sorted(survivors):
         b_u = _reconstruct(u, _revealed(unmask, u, "b"), t, "b")
-        assert self_mask_commitment(context, b_u) == roster.entries[u].self_mask_commitment
+        assert self_mask_commitment(b_u) == roster.entries[u].self_mask_commitment
         add_mask(total, self_mask_key(context, b_u, u), -1)
     for w in sorted(shared - survivors):
         s_sk_w = _reconstruct(w, _revealed(unmask, w, "s"), t, "s_sk")
-        assert x25519_public_key(s_sk_w) == roster.entries[w].mask_public_key
+        assert mask_public_key(s_sk_w) == roster.entries[w].mask_public_key
         for u in roster.neighbourhood(w):
             if u in survivors and (min(u, w), max(u, w)) not in (cuts or set()):
                 key = pairwise_mask_key(context, s_sk_w, roster.entries[u].mask_public_key, w, u)

@@ -55,7 +55,8 @@ D = 6
 
 
 class KeptRandomness(SeededRandomness):
-    """Seeded randomness that keeps its draws: the fourth 32 bytes are the session's signing key,
+    """Seeded randomness that keeps its byte draws: the second 32 bytes are the session's signing
+    key (after c_sk; the mask key and the self-mask seed are scalars, drawn with randbelow),
     which a test uses to sign as that client would (a colluder signing anything, or a client
     outside U3)."""
 
@@ -70,7 +71,8 @@ class KeptRandomness(SeededRandomness):
 
     @property
     def signing_key(self) -> bytes:
-        return self.draws[3]
+        assert len(self.draws[1]) == 32
+        return self.draws[1]
 
 
 class Cohort:
@@ -124,7 +126,7 @@ class Cohort:
             sealed = s.on_roster(roster)
             if u not in drop_at_share:
                 for share in sealed:
-                    inbox[share.index].append(RoutedShare(u, share.ciphertext))
+                    inbox[share.index].append(RoutedShare(u, share.ciphertext, s.commitments))
         self.confirmed = [u for u in range(n) if u not in drop_at_share]
         rng = np.random.default_rng(n)
         self.x = {u: quantize(rng.normal(size=D) * 0.2, 1.0, rng) for u in range(n)}

@@ -1,6 +1,7 @@
-"""Secure aggregation's primitives against published vectors (RFC 5869, RFC 7748) and the
-properties docs/secure-aggregation.md states: key symmetry, masks that seek, sealed shares
-bound to their pair."""
+"""Secure aggregation's primitives against published vectors (RFC 5869, RFC 7748, RFC 8032's base
+point) and the properties docs/secure-aggregation.md states: key symmetry, masks that seek, sealed
+shares bound to their pair, mask keys and commitments as points of edwards25519's prime-order
+subgroup."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from privagg_client.secure import group
 from privagg_client.secure.primitives import (
     add_mask,
     decrypt_shares,
@@ -18,6 +20,8 @@ from privagg_client.secure.primitives import (
     hkdf,
     lp,
     mask,
+    mask_agreement,
+    mask_public_key,
     pairwise_mask_key,
     round_context,
     self_mask_commitment,
@@ -100,28 +104,97 @@ def test_x25519_refuses_a_low_order_public_key() -> None:
         x25519(RFC7748_ALICE_SK, bytes(32))
 
 
+# Two mask keys: scalars below l, 32 bytes little-endian.
+MASK_SK_A = group.scalar_bytes(0x0123456789ABCDEF * 2**180 + 77)
+MASK_SK_B = group.scalar_bytes(group.ORDER - 12345)
+
+RFC8032_BASE_POINT = bytes.fromhex(
+    "5866666666666666666666666666666666666666666666666666666666666666"
+)
+"""B (RFC 8032, Section 5.1): y = 4/5, x even."""
+
+
+def test_a_mask_public_key_is_s_sk_times_the_base_point() -> None:
+    assert mask_public_key(group.scalar_bytes(1)) == RFC8032_BASE_POINT
+    assert mask_public_key(group.scalar_bytes(2)) == group.plus(
+        RFC8032_BASE_POINT, RFC8032_BASE_POINT
+    )
+    a = int.from_bytes(MASK_SK_A, "little")
+    assert mask_public_key(MASK_SK_A) == group.times(RFC8032_BASE_POINT, a)
+    assert group.is_valid(mask_public_key(MASK_SK_A))
+    # A mask key is a scalar below l: l itself, or 31 or 33 bytes, is none.
+    for bad in (group.ORDER.to_bytes(32, "little"), MASK_SK_A[:31], MASK_SK_A + b"\0"):
+        with pytest.raises(ValueError):
+            mask_public_key(bad)
+
+
+def test_the_mask_agreement_is_diffie_hellman_in_the_prime_order_subgroup() -> None:
+    a, b = (int.from_bytes(k, "little") for k in (MASK_SK_A, MASK_SK_B))
+    pk_a, pk_b = mask_public_key(MASK_SK_A), mask_public_key(MASK_SK_B)
+    shared = mask_agreement(MASK_SK_A, pk_b)
+    assert shared == mask_agreement(MASK_SK_B, pk_a)
+    assert shared == group.base_times(a * b % group.ORDER)
+    assert len(shared) == 32 and group.is_valid(shared)
+
+
+_ORDER_8_POINT = bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05")
+
+
+@pytest.mark.parametrize(
+    "peer",
+    [
+        bytes([1]) + bytes(31),  # the identity
+        bytes(32),  # (sqrt(-1), 0), of order 4
+        _ORDER_8_POINT,
+        # (0, -1), of order 2; and y = p, a non-canonical encoding of y = 0:
+        bytes.fromhex("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
+        bytes.fromhex("edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
+        bytes([2]) + bytes(31),  # not on the curve
+        group.plus(RFC8032_BASE_POINT, _ORDER_8_POINT),  # on it, outside the subgroup
+        RFC8032_BASE_POINT[:31],
+    ],
+    ids=["identity", "order 4", "order 8", "order 2", "non-canonical", "no point", "mixed order",
+         "31 bytes"],
+)
+def test_the_mask_agreement_refuses_a_peer_key_outside_the_prime_order_subgroup(
+    peer: bytes,
+) -> None:
+    # What X25519 refuses as a low-order key: a secret anybody could guess among a few values.
+    assert not group.is_valid(peer)
+    with pytest.raises(ValueError):
+        mask_agreement(MASK_SK_A, peer)
+    with pytest.raises(ValueError):
+        pairwise_mask_key(round_context("j", 1, SESSION), MASK_SK_A, peer, 3, 8)
+
+
 def test_pairwise_keys_are_the_same_from_either_side_and_bound_to_the_pair() -> None:
     ctx = round_context("j", 1, SESSION)
-    ab = pairwise_mask_key(ctx, RFC7748_ALICE_SK, RFC7748_BOB_PK, 3, 8)
-    assert ab == pairwise_mask_key(ctx, RFC7748_BOB_SK, RFC7748_ALICE_PK, 8, 3)
+    pk_a, pk_b = mask_public_key(MASK_SK_A), mask_public_key(MASK_SK_B)
+    shared = mask_agreement(MASK_SK_A, pk_b)
+    ab = pairwise_mask_key(ctx, MASK_SK_A, pk_b, 3, 8)
+    assert ab == pairwise_mask_key(ctx, MASK_SK_B, pk_a, 8, 3)
     expected_info = ctx + lp("pairwise-mask") + lp("model") + u32(3) + u32(8)
-    assert ab == hkdf(RFC7748_SHARED, expected_info)
-    assert ab != pairwise_mask_key(ctx, RFC7748_ALICE_SK, RFC7748_BOB_PK, 3, 9)
+    assert ab == hkdf(shared, expected_info)
+    assert ab != pairwise_mask_key(ctx, MASK_SK_A, pk_b, 3, 9)
     other_round = round_context("j", 2, SESSION)
-    assert ab != pairwise_mask_key(other_round, RFC7748_ALICE_SK, RFC7748_BOB_PK, 3, 8)
+    assert ab != pairwise_mask_key(other_round, MASK_SK_A, pk_b, 3, 8)
+    # The share encryption keys are still X25519's (RFC 7748's pair).
     enc = share_encryption_key(ctx, RFC7748_ALICE_SK, RFC7748_BOB_PK, 3, 8)
     assert enc == share_encryption_key(ctx, RFC7748_BOB_SK, RFC7748_ALICE_PK, 8, 3)
     assert enc == hkdf(RFC7748_SHARED, ctx + lp("share-encryption") + u32(3) + u32(8))
 
 
-def test_self_mask_key_and_commitment_are_the_documented_hashes() -> None:
-    import hashlib
-
+def test_self_mask_key_and_commitment_are_the_documented_values() -> None:
     ctx = round_context("j", 1, SESSION)
-    b = bytes([9]) * 32
+    b = bytes([9]) * 32  # a scalar below l (its top byte is below 0x10)
     assert self_mask_key(ctx, b, 4) == hkdf(b, ctx + lp("self-mask") + lp("model") + u32(4))
-    commitment = hashlib.sha256(ctx + lp("self-mask-commitment") + b).digest()
-    assert self_mask_commitment(ctx, b) == commitment
+    # The commitment is b B, the constant term's Feldman commitment of b's sharing.
+    commitment = group.times(RFC8032_BASE_POINT, int.from_bytes(b, "little"))
+    assert self_mask_commitment(b) == commitment
+    assert self_mask_commitment(b) != self_mask_commitment(bytes([9]) * 31 + bytes([8]))
+    # A seed is a scalar below l.
+    with pytest.raises(ValueError):
+        self_mask_commitment(group.ORDER.to_bytes(32, "little"))
 
 
 def _little_endian_words(data: bytes) -> list[int]:
@@ -179,9 +252,9 @@ def test_sealed_shares_open_only_for_their_pair_context_and_roster() -> None:
     ctx = round_context("j", 1, SESSION)
     nonce = bytes(12)
     roster = bytes(range(32))
-    sealed = encrypt_shares(KEY, ctx, 2, 5, roster, b"p" * 132, nonce)
-    assert len(sealed) == 12 + 132 + 16 and sealed[:12] == nonce
-    assert decrypt_shares(KEY, ctx, 2, 5, roster, sealed) == b"p" * 132
+    sealed = encrypt_shares(KEY, ctx, 2, 5, roster, b"p" * 64, nonce)
+    assert len(sealed) == 12 + 64 + 16 and sealed[:12] == nonce  # 92 bytes: two 32-byte shares
+    assert decrypt_shares(KEY, ctx, 2, 5, roster, sealed) == b"p" * 64
     for sender, recipient, c in ((5, 2, ctx), (2, 6, ctx), (2, 5, round_context("j", 2, SESSION))):
         with pytest.raises(InvalidTag):
             decrypt_shares(KEY, c, sender, recipient, roster, sealed)
@@ -194,6 +267,6 @@ def test_sealed_shares_open_only_for_their_pair_context_and_roster() -> None:
         decrypt_shares(KEY, ctx, 2, 5, roster, tampered)
     for short in (b"", roster[:31], roster + b"x"):
         with pytest.raises(ValueError, match="a roster digest is 32 bytes"):
-            encrypt_shares(KEY, ctx, 2, 5, short, b"p" * 132, nonce)
+            encrypt_shares(KEY, ctx, 2, 5, short, b"p" * 64, nonce)
         with pytest.raises(ValueError, match="a roster digest is 32 bytes"):
             decrypt_shares(KEY, ctx, 2, 5, short, sealed)

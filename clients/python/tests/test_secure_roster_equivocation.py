@@ -39,7 +39,7 @@ def test_clients_shown_rosters_of_different_sizes_reject_each_others_shares() ->
     for v in range(LARGE):
         n = len(shown[v].entries)
         routed = tuple(
-            RoutedShare(u, share.ciphertext)
+            RoutedShare(u, share.ciphertext, sessions[u].commitments)
             for u in range(n)
             for share in sent[u]
             if share.index == v

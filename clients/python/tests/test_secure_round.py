@@ -29,16 +29,24 @@ from privagg_client import (
 from privagg_client.secure import (
     AdvertiseKeys,
     ClientSession,
+    Commitments,
+    EncryptedShare,
     RevealedShare,
     Roster,
     RoutedShare,
+    ShareKeys,
     Shares,
     SignedSurvivors,
     UnmaskShares,
     quantize,
 )
 from privagg_client.secure.primitives import round_context
-from privagg_client.secure_round import SecureRoundResult, send_secure_update
+from privagg_client.secure_round import (
+    SecureRoundResult,
+    decode_secure_round,
+    encode_secure_message,
+    send_secure_update,
+)
 from secagg_server import SeededRandomness, SurvivorSignatures, make_roster, unmasked_sum
 
 JOB = JobConfig("sj", {"w": [3, 2], "b": [2]}, aggregation=Aggregation("secure", 0.1, 0.1))
@@ -76,7 +84,8 @@ class FakeSecureJob:
     that send no ShareKeys / no receipt / no MaskedInput. ``stall_at``: the job message it never
     writes ("roster", "shares", "confirmed", "survivors", "consistency"). ``reopen_at``: a time
     at which it opens the round again. ``junk_to_client``: the lowest-indexed neighbour sends the
-    client under test junk for its shares (``junk_sender``). ``forge_consistency``: the
+    client under test junk for its shares (``junk_sender``). ``equivocate_commitments``: the job
+    publishes a second, different Commitments record for one dealer. ``forge_consistency``: the
     Consistency message carries the peers' signatures of another survivor list (one with the
     client under test and without peer 0) and garbage, not theirs on the published one: the
     client under test must reveal nothing."""
@@ -89,6 +98,7 @@ class FakeSecureJob:
     drop_at_masked_input: Collection[int] = ()
     junk_to_client: bool = False
     junk_sender: int = -1
+    equivocate_commitments: bool = False
     stall_at: str | None = None
     drop_client_from_survivors: bool = False
     reopen_at: float | None = None
@@ -128,6 +138,7 @@ class FakeSecureJob:
         ]
         self.client_keys: AdvertiseKeys | None = None
         self.sealed: dict[int, list[RoutedShare]] = {}
+        self.commitments: dict[int, bytes] = {}
         self.receipts: dict[int, list[int]] = {}
         self.confirmed: list[int] = []
         self.cuts: list[tuple[int, int]] = []
@@ -192,17 +203,35 @@ class FakeSecureJob:
             for p, session in enumerate(self.sessions):
                 shares = session.on_roster(self.roster)
                 if p not in self.drop_at_share:
-                    self._accept_shares(p, [(s.index, s.ciphertext) for s in shares])
+                    self._accept_shares(
+                        p, [(s.index, s.ciphertext) for s in shares], session.commitments
+                    )
         elif name == "shares":
             n = len(self.roster.entries)
             inbox: dict[int, list[RoutedShare]] = {v: [] for v in range(n)}
             for sender, routed in sorted(self.sealed.items()):
+                # Each with the sender's Feldman commitments, as the job routes them.
                 for share in routed:
-                    inbox[share.sender].append(RoutedShare(sender, share.ciphertext))
+                    inbox[share.sender].append(
+                        RoutedShare(sender, share.ciphertext, self.commitments[sender])
+                    )
             if self.junk_to_client:
                 first = inbox[self.client_index][0]
                 self.junk_sender = first.sender
-                inbox[self.client_index][0] = RoutedShare(first.sender, bytes(len(first.ciphertext)))
+                inbox[self.client_index][0] = replace(
+                    first, ciphertext=bytes(len(first.ciphertext))
+                )
+            # Every dealer's commitments once, then each recipient's Shares (as the job does).
+            for sender in sorted(self.sealed):
+                self._publish(at, {"sender": sender, "commitments": self.commitments[sender]})
+            if self.equivocate_commitments:
+                first = min(
+                    v
+                    for v in self.roster.neighbourhood(self.client_index)
+                    if v != self.client_index and v in self.sealed
+                )
+                other = bytes(b ^ 1 for b in self.commitments[first])
+                self._publish(at, {"sender": first, "commitments": other})
             for v in range(n):
                 self._publish(at, {"recipient": v, "shares": [
                     {"sender": s.sender, "ciphertext": s.ciphertext} for s in inbox[v]
@@ -280,9 +309,14 @@ class FakeSecureJob:
     def _context(self) -> bytes:
         return round_context(JOB.job_id, ROUND, self.session)
 
-    def _accept_shares(self, sender: int, shares: list[tuple[int, bytes]]) -> None:
-        # The job keeps, per sender, the sealed shares keyed by their recipient (as "sender" here).
+    def _accept_shares(
+        self, sender: int, shares: list[tuple[int, bytes]], commitments: bytes
+    ) -> None:
+        # The job keeps, per sender, the sealed shares keyed by their recipient (as "sender" here)
+        # and the commitments of its ShareKeys: 64 (t - 1) bytes, or it refuses them.
+        assert len(commitments) == 2 * 32 * (self.roster.threshold - 1), len(commitments)
         self.sealed[sender] = [RoutedShare(recipient, c) for recipient, c in shares]
+        self.commitments[sender] = commitments
 
     def advance_to(self, t: float) -> None:
         while True:
@@ -346,7 +380,9 @@ class FakeSecureJob:
                 body["signingPublicKey"],
             )
         elif phase == 2:
-            self._accept_shares(me, [(s["index"], s["ciphertext"]) for s in body["shares"]])
+            self._accept_shares(
+                me, [(s["index"], s["ciphertext"]) for s in body["shares"]], body["commitments"]
+            )
         elif phase == 3:
             self.receipts[me] = list(body["rejected"])
         elif phase == 4:
@@ -401,6 +437,8 @@ def test_a_secure_update_takes_part_in_all_six_phases_and_the_job_gets_the_exact
     assert result.round_number == ROUND and result.session == job.session
     assert result.index == job.client_index and result.survivors == job.peers + 1
     assert len(result.masked_with) == job.degree - 1 and result.rejected_shares == {}
+    # Its ShareKeys' commitments check: no neighbour rejected its shares, nor it theirs.
+    assert job.receipts and all(rejected == [] for rejected in job.receipts.values())
     assert job.now_ < job.deadlines[5]  # it returned once its phase 6 message was acknowledged
 
 
@@ -420,6 +458,16 @@ def test_peers_dropping_out_in_phases_2_3_and_4_leave_the_sum_exact() -> None:
     assert job.result is not None
     np.testing.assert_array_equal(job.result, job.expected_sum(_quantized(VALUES, 7)))
     assert result.survivors == 16 - 3
+
+
+def test_two_different_commitments_for_one_dealer_stop_the_client_before_its_receipt() -> None:
+    # A job that shows holders different commitments could have each accept shares of one dealer
+    # that agree on no polynomial: the client refuses the round instead.
+    job = FakeSecureJob(equivocate_commitments=True)
+    with pytest.raises(SecureRoundError, match="two different commitments for client") as e:
+        _drive(job)
+    assert e.value.phase == 3
+    assert "rejected" not in _phases_sent(job)
 
 
 def test_a_junk_share_goes_on_the_receipt_and_its_pair_is_cut_so_the_sum_stays_exact() -> None:
@@ -694,3 +742,28 @@ def test_a_restarted_client_with_a_masked_rounds_file_masks_a_round_in_one_sessi
     ]
     # Without the file the restarted client would have masked the round again.
     assert "values" not in [next(iter(m["body"])) for m in job.sent[sent:]]
+
+
+def test_share_keys_carry_the_commitments_and_the_job_writes_each_dealers_once() -> None:
+    # Phase 2 on the wire: one sealed pair per neighbour and the dealer's Feldman commitments.
+    commitments = bytes(range(64 * 2))  # t = 3: 64 (t - 1) bytes
+    body = ShareKeys((EncryptedShare(3, b"c" * 92), EncryptedShare(5, b"d" * 92)), commitments)
+    value = encode_secure_message(JOB.job_id, ROUND, _session_bytes(1), CLIENT_ID, body)
+    assert wire.decode("SecureMessage", value)["body"] == {
+        "shares": [{"index": 3, "ciphertext": b"c" * 92}, {"index": 5, "ciphertext": b"d" * 92}],
+        "commitments": commitments,
+    }
+    # Phase 3 starts: each dealer's commitments once, then the shares routed to a recipient.
+    def published(body: dict[str, object]) -> bytes:
+        return wire.encode("SecureRound", {
+            "jobId": JOB.job_id, "round": ROUND, "session": _session_bytes(1), "body": body,
+        })
+
+    dealer = published({"sender": 2, "commitments": commitments})
+    assert decode_secure_round(dealer).body() == Commitments(2, commitments)
+    shares = published({"recipient": 5, "shares": [
+        {"sender": 2, "ciphertext": b"e" * 92}, {"sender": 7, "ciphertext": b"f" * 92},
+    ]})
+    assert decode_secure_round(shares).body() == Shares(5, (
+        RoutedShare(2, b"e" * 92), RoutedShare(7, b"f" * 92),
+    ))

@@ -18,6 +18,7 @@ from privagg_client.secure import (
     RoutedShare,
     Shares,
     UnmaskShares,
+    group,
     quantize,
 )
 from privagg_client.secure.primitives import roster_permutation, round_context
@@ -63,7 +64,10 @@ class Round:
             sealed = session.on_roster(self.roster)
             if u not in self.drop_at_share:
                 for share in sealed:
-                    self.inbox[share.index].append(RoutedShare(u, share.ciphertext))
+                    # As the job routes them: with the dealer's Feldman commitments.
+                    self.inbox[share.index].append(
+                        RoutedShare(u, share.ciphertext, session.commitments)
+                    )
 
     @property
     def shared(self) -> set[int]:
@@ -184,10 +188,10 @@ def test_unusable_routed_shares_are_recorded_and_the_round_still_sums() -> None:
     victim = 0
     first, second = r.inbox[victim][0], r.inbox[victim][1]
     outsider = next(v for v in range(14) if v not in r.roster.neighbourhood(victim))
-    r.inbox[victim][0] = RoutedShare(first.sender, _flip(first.ciphertext))
-    r.inbox[victim][1] = RoutedShare(second.sender, second.ciphertext[:-1])
-    r.inbox[victim].append(RoutedShare(outsider, first.ciphertext))
-    r.inbox[victim].append(RoutedShare(first.sender, first.ciphertext))  # a repeat
+    r.inbox[victim][0] = replace(first, ciphertext=_flip(first.ciphertext))
+    r.inbox[victim][1] = replace(second, ciphertext=second.ciphertext[:-1])
+    r.inbox[victim].append(replace(first, sender=outsider))
+    r.inbox[victim].append(first)  # a repeat
 
     total, expected = r.finish()
 
@@ -195,7 +199,7 @@ def test_unusable_routed_shares_are_recorded_and_the_round_still_sums() -> None:
     rejected = r.sessions[victim].rejected_shares
     assert set(rejected) == {first.sender, second.sender, outsider}
     assert "do not decrypt" in rejected[first.sender] or "twice" in rejected[first.sender]
-    assert "160 bytes, were 159" in rejected[second.sender]
+    assert "92 bytes, were 91" in rejected[second.sender]
     assert "not a neighbour" in rejected[outsider]
     # Both neighbours whose shares did not open are on its receipt: their pairs are cut.
     assert r.sessions[victim].receipt() == tuple(sorted({first.sender, second.sender}))
@@ -240,14 +244,60 @@ def test_a_roster_with_another_key_for_this_client_is_refused(field: str) -> Non
         fresh.on_roster(replace(r.roster, entries=tuple(entries)))
 
 
-def test_a_neighbour_with_a_low_order_key_is_refused() -> None:
+_ORDER_8_POINT = bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05")
+
+_NO_SUBGROUP_POINTS = {
+    # Points of small order: the identity (order 1), (0, -1) (order 2), (sqrt(-1), 0) (order 4,
+    # also with its sign bit set) and one of order 8. A peer's key among them would make the
+    # Diffie-Hellman secret one of 8 values anybody can compute.
+    "identity": bytes([1]) + bytes(31),
+    "order 2": bytes.fromhex("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
+    "order 4": bytes(32),
+    "order 4, sign bit set": bytes(31) + bytes([0x80]),
+    "order 8": _ORDER_8_POINT,
+    # A non-canonical encoding (y = p, i.e. y = 0 again) and the identity with the sign bit set.
+    "non-canonical": bytes.fromhex(
+        "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"
+    ),
+    "non-canonical identity": bytes([1]) + bytes(30) + bytes([0x80]),
+    # No point at all: y = 2 has no x on the curve.
+    "not on the curve": bytes([2]) + bytes(31),
+    # On the curve but outside the prime-order subgroup: B plus the point of order 8.
+    "mixed order": group.plus(group.base_times(1), _ORDER_8_POINT),
+}
+"""Keys a neighbour's roster entry must not carry as its mask key or self-mask commitment:
+every one is refused by ``group.is_valid`` (libsodium's ``crypto_core_ed25519_is_valid_point``)."""
+
+
+@pytest.mark.parametrize("field", ["mask_public_key", "self_mask_commitment"])
+@pytest.mark.parametrize("point", list(_NO_SUBGROUP_POINTS), ids=str)
+def test_a_neighbour_whose_key_is_no_point_of_the_prime_order_subgroup_is_refused(
+    field: str, point: str
+) -> None:
+    bad = _NO_SUBGROUP_POINTS[point]
+    assert not group.is_valid(bad)
     r = Round(10, 5, 3)
-    # Every other client's mask key of low order, on the ring the job derives from these keys.
-    entries = [e if v == 0 else replace(e, mask_public_key=bytes(32)) for v, e in enumerate(_entries(r))]
+    # Every other client's key replaced, on the ring the job derives from these keys.
+    entries = [e if v == 0 else replace(e, **{field: bad}) for v, e in enumerate(_entries(r))]
     altered = _with_derived_ring(replace(r.roster, entries=tuple(entries)))
     fresh = _unchecked(JOB_ID, ROUND, SESSION, SeededRandomness(0))
-    with pytest.raises(SecureProtocolError, match=r"roster entry \d+: its mask public key is unusable"):
+    name = "mask public key" if field == "mask_public_key" else "self-mask commitment"
+    with pytest.raises(
+        SecureProtocolError,
+        match=rf"roster entry \d+: its {name} is no point of edwards25519's prime-order subgroup",
+    ):
         fresh.on_roster(altered)
+
+
+def test_a_neighbour_whose_mask_key_is_any_point_of_the_subgroup_is_taken() -> None:
+    # The check refuses what is no key, not keys it did not expect: a valid point passes it.
+    r = Round(10, 5, 3)
+    entries = _entries(r)
+    neighbour = next(v for v in r.roster.neighbourhood(0) if v != 0)
+    entries[neighbour] = replace(entries[neighbour], mask_public_key=group.base_times(12345))
+    altered = _with_derived_ring(replace(r.roster, entries=tuple(entries)))
+    fresh = _unchecked(JOB_ID, ROUND, SESSION, SeededRandomness(0))
+    assert len(fresh.on_roster(altered)) == 4
 
 
 def _with_derived_ring(roster: Roster) -> Roster:
@@ -283,7 +333,7 @@ def test_a_confirmed_message_that_would_mask_without_a_share_or_with_a_stranger_
     me = 0
     routed = list(r.inbox[me])
     junk, unrouted = routed[0].sender, routed[1].sender
-    routed[0] = RoutedShare(junk, _flip(routed[0].ciphertext))
+    routed[0] = replace(routed[0], ciphertext=_flip(routed[0].ciphertext))
     del routed[1]
     session = r.sessions[me]
     session.on_shares(Shares(me, tuple(routed)))
@@ -440,7 +490,10 @@ def test_sealed_shares_go_to_each_other_neighbour_in_index_order() -> None:
     sealed = fresh.on_roster(r.roster)
     assert [s.index for s in sealed] == list(fresh.neighbours)
     assert len(sealed) == 6 and 2 not in fresh.neighbours
-    assert all(isinstance(s, EncryptedShare) and len(s.ciphertext) == 160 for s in sealed)
+    # 12 bytes of nonce, the two 32-byte shares and a 16-byte tag.
+    assert all(isinstance(s, EncryptedShare) and len(s.ciphertext) == 92 for s in sealed)
+    # And the Feldman commitments to both polynomials: t - 1 points each.
+    assert len(fresh.commitments) == 2 * (4 - 1) * 32
 
 
 def test_a_roster_of_size_n_is_the_complete_graph_whatever_n_s_parity() -> None:

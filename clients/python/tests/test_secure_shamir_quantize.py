@@ -1,5 +1,5 @@
-"""Shamir sharing over 2^521 - 1 and the fixed-point grid: the properties
-docs/secure-aggregation.md states for them."""
+"""Shamir sharing over the integers mod l (edwards25519's group order) with Feldman's commitments,
+and the fixed-point grid: the properties docs/secure-aggregation.md states for them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from privagg_client.secure import quantize, shamir, to_words
+from privagg_client.secure import group, quantize, shamir, to_words
 from privagg_client.secure.quantize import units_limit
 from privagg_client.secure.shamir import PRIME
 
@@ -19,7 +19,7 @@ from privagg_client.secure.shamir import PRIME
 
 def _sharing(seed: int, threshold: int, holders: int) -> tuple[int, dict[int, int]]:
     rng = random.Random(seed)
-    secret = rng.getrandbits(256)
+    secret = rng.randrange(PRIME)  # a scalar below l, as a mask key or self-mask seed
     coefficients = shamir.random_coefficients(threshold, rng.randrange)
     return secret, shamir.split(secret, coefficients, range(1, holders + 1))
 
@@ -65,21 +65,82 @@ def test_t_minus_1_shares_are_consistent_with_any_secret(threshold: int) -> None
     the shares and the point (0, other secret)."""
     secret, shares = _sharing(threshold, threshold, holders=threshold + 2)
     seen = dict(sorted(shares.items())[: threshold - 1])
-    for other in (0, secret + 1, PRIME - 1, random.Random(9).getrandbits(256)):
+    for other in (0, (secret + 1) % PRIME, PRIME - 1, random.Random(9).randrange(PRIME)):
         polynomial = _interpolating_coefficients({0: other, **seen})
         assert len(polynomial) == threshold and polynomial[0] == other
         for x, y in seen.items():
             assert shamir.evaluate(other, polynomial[1:], x) == y
 
 
-def test_shares_are_66_bytes_big_endian_below_p() -> None:
-    assert shamir.share_to_bytes(1) == bytes(65) + b"\x01"
-    assert shamir.share_to_bytes(PRIME - 1)[0] == 0x01  # 521 bits: the top byte holds one bit
+def test_the_field_is_the_integers_mod_l() -> None:
+    assert PRIME == group.ORDER == 2**252 + 27742317777372353535851937790883648493
+
+
+def test_shares_are_32_bytes_little_endian_below_l() -> None:
+    assert shamir.SHARE_BYTES == 32
+    assert shamir.share_to_bytes(1) == b"\x01" + bytes(31)
+    assert shamir.share_to_bytes(PRIME - 1)[31] == 0x10  # l < 2^253: the top byte holds 0x10
+    assert shamir.share_to_bytes(PRIME - 1) == group.scalar_bytes(PRIME - 1)
     assert shamir.share_from_bytes(shamir.share_to_bytes(12345)) == 12345
-    with pytest.raises(ValueError, match="a share is 66 bytes, was 65"):
-        shamir.share_from_bytes(bytes(65))
-    with pytest.raises(ValueError, match="not below"):
-        shamir.share_from_bytes(PRIME.to_bytes(66, "big"))
+    with pytest.raises(ValueError, match="a scalar is 32 bytes, was 31"):
+        shamir.share_from_bytes(bytes(31))
+    with pytest.raises(ValueError, match="a scalar is 32 bytes, was 33"):
+        shamir.share_from_bytes(bytes(33))
+    with pytest.raises(ValueError, match="not a scalar below"):
+        shamir.share_from_bytes(PRIME.to_bytes(32, "little"))
+    with pytest.raises(ValueError, match="not a scalar below"):
+        shamir.share_from_bytes(bytes(31) + b"\xff")
+    with pytest.raises(ValueError):
+        shamir.share_to_bytes(PRIME)
+
+
+def test_coefficients_are_in_1_to_l_so_each_has_a_commitment() -> None:
+    # randbelow at both ends of its range: 0 would have no commitment (the identity).
+    assert shamir.random_coefficients(3, lambda n: 0) == [1, 1]
+    assert shamir.random_coefficients(3, lambda n: n - 1) == [PRIME - 1, PRIME - 1]
+    assert shamir.random_coefficients(1) == []
+    coefficients = shamir.random_coefficients(4)
+    assert len(coefficients) == 3 and all(1 <= c < PRIME for c in coefficients)
+    committed = group.commitments(coefficients)
+    assert len(committed) == group.commitment_bytes(4) == 3 * 32
+    assert committed[32:64] == group.base_times(coefficients[1])
+    with pytest.raises(ValueError, match="threshold must be >= 1"):
+        shamir.random_coefficients(0)
+
+
+@pytest.mark.parametrize("threshold", [1, 2, 3, 5])
+def test_every_share_is_on_the_polynomial_its_feldman_commitments_state(threshold: int) -> None:
+    """Feldman (FOCS 1987): ``s_x B = C_0 + sum_j x^j C_j`` for the share at x, with C_0 the
+    secret's commitment (the mask key or self-mask commitment) and C_j = a_j B."""
+    rng = random.Random(40 + threshold)
+    secret = 1 + rng.randrange(PRIME - 1)
+    coefficients = shamir.random_coefficients(threshold, rng.randrange)
+    constant, committed = group.base_times(secret), group.commitments(coefficients)
+    shares = shamir.split(secret, coefficients, range(1, 8))
+    for x, y in shares.items():
+        share = shamir.share_to_bytes(y)
+        assert group.verifies(constant, committed, threshold, x, share)
+        # Not at another x (with t = 1 every share is the secret), not another value, not under
+        # another secret's commitment.
+        assert group.verifies(constant, committed, threshold, x % 7 + 1, share) == (threshold == 1)
+        assert not group.verifies(
+            constant, committed, threshold, x, shamir.share_to_bytes((y + 1) % PRIME)
+        )
+        assert not group.verifies(group.base_times(secret + 1), committed, threshold, x, share)
+        # Malformed commitments or shares fail, and never raise.
+        assert not group.verifies(constant, committed + bytes(32), threshold, x, share)
+        assert not group.verifies(constant, committed, threshold, x, share[:31])
+        assert not group.verifies(constant, committed, threshold, 0, share)
+    if threshold > 1:
+        # Another polynomial through the same secret: its shares are off these commitments.
+        other = shamir.split(secret, shamir.random_coefficients(threshold, rng.randrange), [3])
+        assert other[3] != shares[3]
+        assert not group.verifies(
+            constant, committed, threshold, 3, shamir.share_to_bytes(other[3])
+        )
+        # A commitment that is no point of the subgroup (here: all zero, of order 4) fails.
+        zeroed = bytes(32) + committed[32:]
+        assert not group.verifies(constant, zeroed, threshold, 1, shamir.share_to_bytes(shares[1]))
 
 
 def test_evaluation_is_the_polynomial_mod_p() -> None:

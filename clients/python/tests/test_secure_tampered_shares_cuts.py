@@ -5,6 +5,8 @@ TamperedSharesCutsTest)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from privagg_client import SecureProtocolError
@@ -28,11 +30,11 @@ def test_a_confirmed_keeping_a_client_whose_own_receipt_rejects_more_than_r_is_r
     inbox: dict[int, list[RoutedShare]] = {v: [] for v in range(12)}
     for u, s in enumerate(sessions):
         for sealed in s.on_roster(roster):
-            inbox[sealed.index].append(RoutedShare(u, sealed.ciphertext))
+            inbox[sealed.index].append(RoutedShare(u, sealed.ciphertext, s.commitments))
     me = sessions[0]
     a, b = me.neighbours[:2]
     tampered = [
-        RoutedShare(s.sender, bytes(len(s.ciphertext))) if s.sender in (a, b) else s
+        replace(s, ciphertext=bytes(len(s.ciphertext))) if s.sender in (a, b) else s
         for s in inbox[0]
     ]
     me.on_shares(Shares(0, tuple(tampered)))

@@ -16,7 +16,15 @@ import pytest
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from privagg_client.secure import ClientSession, Roster, RosterEntry, RoutedShare, Shares, shamir
+from privagg_client.secure import (
+    ClientSession,
+    Roster,
+    RosterEntry,
+    RoutedShare,
+    Shares,
+    group,
+    shamir,
+)
 from privagg_client.secure.primitives import (
     add_mask,
     decrypt_shares,
@@ -24,6 +32,8 @@ from privagg_client.secure.primitives import (
     hkdf,
     lp,
     mask,
+    mask_agreement,
+    mask_public_key,
     pairwise_mask_key,
     roster_digest,
     roster_permutation,
@@ -59,6 +69,12 @@ def _fixed(label: str) -> bytes:
     return hashlib.sha256(f"privagg-secagg-v1 test vector {label}".encode()).digest()
 
 
+def _scalar(label: str) -> int:
+    """scalar(label) of the format: SHA-512 of the label, read little-endian, mod l."""
+    digest = hashlib.sha512(f"privagg-secagg-v1 test vector {label}".encode()).digest()
+    return int.from_bytes(digest, "little") % group.ORDER
+
+
 def _ctx() -> bytes:
     return round_context(CONTEXT["jobId"], CONTEXT["round"], _hex(CONTEXT["session"]))
 
@@ -73,9 +89,13 @@ def test_the_fixed_inputs_are_derived_as_the_format_says() -> None:
     for c in CLIENTS:
         i = c["index"]
         assert _hex(c["encryptionPrivateKey"]) == _fixed(f"c_sk {i}")
-        assert _hex(c["maskPrivateKey"]) == _fixed(f"s_sk {i}")
-        assert _hex(c["selfMaskSeed"]) == _fixed(f"b {i}")
-    assert _hex(VECTORS["shamir"]["secret"]) == _fixed("shamir secret")
+        # Scalars below l, 32 bytes little-endian.
+        assert _hex(c["maskPrivateKey"]) == group.scalar_bytes(_scalar(f"s_sk {i}"))
+        assert _hex(c["selfMaskSeed"]) == group.scalar_bytes(_scalar(f"b {i}"))
+    s = VECTORS["shamir"]
+    assert _hex(s["secret"]) == group.scalar_bytes(_scalar("shamir secret"))
+    for k, c in enumerate(s["coefficients"], start=1):
+        assert _hex(c) == group.scalar_bytes(_scalar(f"shamir coefficient {k}"))
     assert _hex(VECTORS["shareEncryption"]["nonce"]) == _fixed("nonce")[:12]
     assert _hex(VECTORS["shareEncryption"]["rosterDigest"]) == _fixed("roster digest")
 
@@ -87,10 +107,17 @@ def test_round_context() -> None:
 @pytest.mark.parametrize("client", CLIENTS, ids=lambda c: f"client {c['index']}")
 def test_client_keys_commitment_and_self_mask_key(client: dict[str, Any]) -> None:
     i, b = client["index"], _hex(client["selfMaskSeed"])
-    pairs = (("encryptionPrivateKey", "encryptionPublicKey"), ("maskPrivateKey", "maskPublicKey"))
-    for private, public in pairs:
-        assert x25519_public_key(_hex(client[private])) == _hex(client[public])
-    assert self_mask_commitment(_ctx(), b) == _hex(client["selfMaskCommitment"])
+    # The encryption key pair is X25519's ...
+    c_sk = _hex(client["encryptionPrivateKey"])
+    assert x25519_public_key(c_sk) == _hex(client["encryptionPublicKey"])
+    # ... the mask key pair edwards25519's: s_pk = s_sk B, a point of the prime-order subgroup.
+    s_sk, s_pk = _hex(client["maskPrivateKey"]), _hex(client["maskPublicKey"])
+    assert mask_public_key(s_sk) == s_pk == group.base_times(group.scalar(s_sk))
+    assert group.is_valid(s_pk)
+    # The self-mask commitment is b B.
+    commitment = _hex(client["selfMaskCommitment"])
+    assert self_mask_commitment(b) == commitment == group.base_times(group.scalar(b))
+    assert group.is_valid(commitment)
     assert self_mask_key(_ctx(), b, i) == _hex(client["selfMaskKey"])
 
 
@@ -101,7 +128,9 @@ def test_pair_secrets_and_keys_from_both_sides(pair: dict[str, Any]) -> None:
         c_sk, c_pk = _hex(a["encryptionPrivateKey"]), _hex(b["encryptionPublicKey"])
         s_sk, s_pk = _hex(a["maskPrivateKey"]), _hex(b["maskPublicKey"])
         assert x25519(c_sk, c_pk) == _hex(pair["encryptionSharedSecret"])
-        assert x25519(s_sk, s_pk) == _hex(pair["maskSharedSecret"])
+        # encode(s_sk_u s_pk_v), the same from either side.
+        assert mask_agreement(s_sk, s_pk) == _hex(pair["maskSharedSecret"])
+        assert group.times(s_pk, group.scalar(s_sk)) == _hex(pair["maskSharedSecret"])
         u, v = a["index"], b["index"]
         assert share_encryption_key(_ctx(), c_sk, c_pk, u, v) == _hex(pair["shareEncryptionKey"])
         assert pairwise_mask_key(_ctx(), s_sk, s_pk, u, v) == _hex(pair["pairwiseMaskKey"])
@@ -116,19 +145,43 @@ def test_mask_words(vector: dict[str, Any]) -> None:
 
 def test_shamir_shares_and_reconstruction() -> None:
     s = VECTORS["shamir"]
-    secret = int.from_bytes(_hex(s["secret"]), "big")
-    coefficients = [int.from_bytes(_hex(c), "big") for c in s["coefficients"]]
-    for k, c in enumerate(coefficients, start=1):
-        label = f"privagg-secagg-v1 test vector shamir coefficient {k}"
-        digest = hashlib.sha512(label.encode()).digest()
-        assert c == int.from_bytes(digest, "big")
-    assert len(coefficients) == s["threshold"] - 1
+    t = s["threshold"]
+    secret = group.scalar(_hex(s["secret"]))
+    coefficients = [group.scalar(_hex(c)) for c in s["coefficients"]]
+    assert len(coefficients) == t - 1
+    assert all(1 <= c < group.ORDER for c in coefficients)
     xs = [share["x"] for share in s["shares"]]
     computed = shamir.split(secret, coefficients, xs)
     for share in s["shares"]:
         assert shamir.share_to_bytes(computed[share["x"]]) == _hex(share["share"])
-    last_t = {e["x"]: shamir.share_from_bytes(_hex(e["share"])) for e in s["shares"][-3:]}
+    last_t = {e["x"]: shamir.share_from_bytes(_hex(e["share"])) for e in s["shares"][-t:]}
     assert shamir.reconstruct(last_t) == secret
+    first_t = {e["x"]: shamir.share_from_bytes(_hex(e["share"])) for e in s["shares"][:t]}
+    assert shamir.reconstruct(first_t) == secret
+
+
+def test_shamir_feldman_commitments_and_every_share_checks_against_them() -> None:
+    s = VECTORS["shamir"]
+    t = s["threshold"]
+    coefficients = [group.scalar(_hex(c)) for c in s["coefficients"]]
+    commitments = _hex(s["commitments"])
+    # a_k B for k = 1 .. t - 1, concatenated: 32 (t - 1) bytes.
+    assert len(commitments) == group.commitment_bytes(t) == 32 * (t - 1)
+    assert commitments == group.commitments(coefficients)
+    for k, c in enumerate(coefficients):
+        assert commitments[32 * k : 32 * (k + 1)] == group.base_times(c)
+    # The constant term's commitment is secret B (a mask key's s_pk, a seed's commitment).
+    constant = group.base_times(group.scalar(_hex(s["secret"])))
+    other = group.commitments([c % (group.ORDER - 1) + 1 for c in coefficients])
+    for e in s["shares"]:
+        share = _hex(e["share"])
+        assert group.verifies(constant, commitments, t, e["x"], share), f"x = {e['x']}"
+        # A share at another x, another share, or other commitments do not check.
+        assert not group.verifies(constant, commitments, t, e["x"] + 1, share)
+        wrong = shamir.share_to_bytes((shamir.share_from_bytes(share) + 1) % group.ORDER)
+        assert not group.verifies(constant, commitments, t, e["x"], wrong)
+        assert not group.verifies(constant, other, t, e["x"], share)
+        assert not group.verifies(group.base_times(1), commitments, t, e["x"], share)
 
 
 def test_share_encryption() -> None:
@@ -139,8 +192,10 @@ def test_share_encryption() -> None:
     assert aad == _ctx() + u32(e["sender"]) + u32(e["recipient"]) + digest
     assert _hex(e["key"]) == _hex(VECTORS["pairs"][0]["shareEncryptionKey"])
     key, nonce, plaintext = _hex(e["key"]), _hex(e["nonce"]), _hex(e["plaintext"])
+    assert len(plaintext) == 2 * shamir.SHARE_BYTES  # a pair of 32-byte shares
     sealed = encrypt_shares(key, _ctx(), e["sender"], e["recipient"], digest, plaintext, nonce)
     assert sealed == _hex(e["ciphertext"])
+    assert len(sealed) == 12 + 2 * shamir.SHARE_BYTES + 16 == 92
     # AES-256-GCM with exactly the vector's aad gives the vector's ciphertext.
     assert nonce + AESGCM(key).encrypt(nonce, plaintext, _hex(e["aad"])) == sealed
     assert decrypt_shares(key, _ctx(), e["sender"], e["recipient"], digest, sealed) == plaintext
@@ -151,24 +206,29 @@ def test_share_encryption() -> None:
 
 
 class _FixedSecrets:
-    """Gives a session the vectors' client secrets (c_sk, s_sk, b and the signing key
-    fixed('sig i'), in the order a session draws them), then random bytes for what the vectors
-    leave free (coefficients, nonces)."""
+    """Gives a session the vectors' client secrets in the order a session draws them: c_sk and
+    the signing key fixed('sig i') as bytes, s_sk and b (each drawn as 1 + randbelow(l - 1)) as
+    scalars; then fixed values for what the vectors leave free (coefficients,
+    nonces)."""
 
     def __init__(self, client: dict[str, Any]) -> None:
-        self._queue = [
-            _hex(client["encryptionPrivateKey"]),
-            _hex(client["maskPrivateKey"]),
-            _hex(client["selfMaskSeed"]),
-            _fixed(f"sig {client['index']}"),
-        ]
+        self._bytes = [_hex(client["encryptionPrivateKey"]), _fixed(f"sig {client['index']}")]
+        s_sk = group.scalar(_hex(client["maskPrivateKey"]))
+        b = group.scalar(_hex(client["selfMaskSeed"]))
+        self._scalars = [(group.ORDER - 1, s_sk - 1), (group.ORDER - 1, b - 1)]
 
     def token_bytes(self, n: int) -> bytes:
-        if self._queue:
-            return self._queue.pop(0)
+        if self._bytes:
+            out = self._bytes.pop(0)
+            assert len(out) == n
+            return out
         return hashlib.sha256(bytes(n)).digest()[:n]
 
     def randbelow(self, n: int) -> int:
+        if self._scalars:
+            bound, value = self._scalars.pop(0)
+            assert n == bound and 0 <= value < n
+            return value
         return 12345 % n
 
 
@@ -191,7 +251,7 @@ def _sessions_through_phase_3(
     inbox: dict[int, list[RoutedShare]] = {i: [] for i in range(len(CLIENTS))}
     for u, session in enumerate(sessions):
         for sealed in session.on_roster(roster):
-            inbox[sealed.index].append(RoutedShare(u, sealed.ciphertext))
+            inbox[sealed.index].append(RoutedShare(u, sealed.ciphertext, session.commitments))
     masked = []
     for u, session in enumerate(sessions):
         session.on_shares(Shares(u, tuple(inbox[u])))

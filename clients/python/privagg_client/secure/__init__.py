@@ -1,14 +1,18 @@
 """Secure aggregation, wire protocol v3 (docs/secure-aggregation.md; v2 added the receipts, v3 the
 consistency round's signed survivor list): the job learns the sum of a round's quantized updates
 and nothing about any one of them. Pure protocol code (the standard
-library, NumPy and ``cryptography``); :mod:`privagg_client.secure_round` runs it over Kafka.
+library, NumPy, ``cryptography`` and PyNaCl, libsodium's edwards25519 arithmetic);
+:mod:`privagg_client.secure_round` runs it over Kafka.
 
 :class:`ClientSession` is one client's side of one round; :func:`quantize` puts an update on the
-protocol's fixed-point grid; :mod:`.primitives` and :mod:`.shamir` hold the byte-level parts.
+protocol's fixed-point grid; :mod:`.primitives`, :mod:`.group` (edwards25519's prime-order
+subgroup: mask keys, commitments, Feldman's check) and :mod:`.shamir` (over its order l) hold the
+byte-level parts.
 """
 
 from .messages import (
     AdvertiseKeys,
+    Commitments,
     Confirmed,
     Consistency,
     EncryptedShare,
@@ -17,6 +21,7 @@ from .messages import (
     Roster,
     RosterEntry,
     RoutedShare,
+    ShareKeys,
     ShareReceipt,
     Shares,
     SignedSurvivors,
@@ -30,6 +35,7 @@ from .session import SYSTEM_RANDOMNESS, ClientSession, Randomness
 __all__ = [
     "AdvertiseKeys",
     "ClientSession",
+    "Commitments",
     "Confirmed",
     "Consistency",
     "EncryptedShare",
@@ -40,6 +46,7 @@ __all__ = [
     "RosterEntry",
     "RoutedShare",
     "SYSTEM_RANDOMNESS",
+    "ShareKeys",
     "ShareReceipt",
     "Shares",
     "SignedSurvivors",

@@ -12,8 +12,10 @@ from .primitives import KEY_BYTES, roster_digest
 
 @dataclass(frozen=True)
 class AdvertiseKeys:
-    """Phase 1: a client's two X25519 public keys, its self-mask commitment and the Ed25519
-    public key it signs the survivor list with in phase 5 (empty: none, as before v3)."""
+    """Phase 1: a client's X25519 public key for the shares sent to it, its mask public key
+    ``s_sk B`` and self-mask commitment ``b B`` (points of edwards25519's prime-order subgroup,
+    RFC 8032 encodings) and the Ed25519 public key it signs the survivor list with in phase 5
+    (empty: none, as before v3)."""
 
     encryption_public_key: bytes
     mask_public_key: bytes
@@ -27,6 +29,15 @@ class EncryptedShare:
 
     index: int
     ciphertext: bytes
+
+
+@dataclass(frozen=True)
+class ShareKeys:
+    """Phase 2: the sealed shares for each neighbour, and the Feldman commitments to both
+    sharing polynomials (:attr:`ClientSession.commitments`)."""
+
+    shares: tuple[EncryptedShare, ...]
+    commitments: bytes
 
 
 @dataclass(frozen=True)
@@ -55,7 +66,8 @@ class SurvivorSignature:
 
 @dataclass(frozen=True)
 class ShareReceipt:
-    """Phase 3: the neighbours whose routed share did not decrypt for this client, ascending."""
+    """Phase 3: the neighbours whose routed share did not decrypt for this client, or was not on
+    the polynomial the sender's Feldman commitments state, ascending."""
 
     rejected: tuple[int, ...]
 
@@ -169,6 +181,17 @@ class RoutedShare:
 
     sender: int
     ciphertext: bytes
+    commitments: bytes = b""
+    """The sender's Feldman commitments (ShareKeys.commitments), checked before the receipt."""
+
+
+@dataclass(frozen=True)
+class Commitments:
+    """Phase 3 starts: one dealer's Feldman commitments (its ``ShareKeys.commitments``), which
+    the job writes once for everyone before the :class:`Shares`."""
+
+    sender: int
+    commitments: bytes
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """The byte-level primitives of secure aggregation wire protocol v1 (docs/secure-aggregation.md):
-encodings, the round context, HKDF, X25519, the derived keys, share encryption, masks, and the
-consistency round's Ed25519 signatures of the survivor statement."""
+encodings, the round context, HKDF, X25519 (the share encryption keys), the mask keys and
+self-mask commitments in edwards25519's prime-order subgroup (:mod:`.group`), the derived keys,
+share encryption, masks, and the consistency round's Ed25519 signatures of the survivor
+statement."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from . import group
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
 
@@ -33,7 +37,8 @@ MODEL_VECTOR = "model"
 """The name of the one masked vector per round in version 1."""
 
 KEY_BYTES = 32
-"""X25519 keys, self-mask seeds, derived keys and commitments."""
+"""X25519 keys, edwards25519 points and scalars (mask keys, self-mask seeds and commitments),
+derived keys."""
 
 SIGNATURE_BYTES = 64
 """An Ed25519 signature (RFC 8032); its keys are :data:`KEY_BYTES`."""
@@ -113,11 +118,26 @@ def share_encryption_key(ctx: bytes, c_sk_u: bytes, c_pk_v: bytes, u: int, v: in
     return hkdf(x25519(c_sk_u, c_pk_v), ctx + lp("share-encryption") + _pair(u, v))
 
 
+def mask_public_key(s_sk: bytes) -> bytes:
+    """``s_pk = s_sk B``: the mask key is a scalar of edwards25519's prime-order subgroup, so its
+    public key is the commitment to the constant term of its sharing (verifiable secret
+    sharing)."""
+    return group.base_times(group.scalar(s_sk))
+
+
+def mask_agreement(s_sk_u: bytes, s_pk_v: bytes) -> bytes:
+    """``encode(s_sk_u s_pk_v)``, the same from either side; ValueError for a key that is no
+    point of the prime-order subgroup."""
+    return group.times(s_pk_v, group.scalar(s_sk_u))
+
+
 def pairwise_mask_key(
     ctx: bytes, s_sk_u: bytes, s_pk_v: bytes, u: int, v: int, vector: str = MODEL_VECTOR
 ) -> bytes:
     """The key of the pairwise mask of clients u and v (the same from either side)."""
-    return hkdf(x25519(s_sk_u, s_pk_v), ctx + lp("pairwise-mask") + lp(vector) + _pair(u, v))
+    return hkdf(
+        mask_agreement(s_sk_u, s_pk_v), ctx + lp("pairwise-mask") + lp(vector) + _pair(u, v)
+    )
 
 
 def self_mask_key(ctx: bytes, b_u: bytes, u: int, vector: str = MODEL_VECTOR) -> bytes:
@@ -125,9 +145,10 @@ def self_mask_key(ctx: bytes, b_u: bytes, u: int, vector: str = MODEL_VECTOR) ->
     return hkdf(b_u, ctx + lp("self-mask") + lp(vector) + u32(u))
 
 
-def self_mask_commitment(ctx: bytes, b_u: bytes) -> bytes:
-    """``SHA-256(ctx || lp("self-mask-commitment") || b_u)``."""
-    return hashlib.sha256(ctx + lp("self-mask-commitment") + b_u).digest()
+def self_mask_commitment(b_u: bytes) -> bytes:
+    """``b_u B``: the seed is a scalar below l, and its commitment the constant term's of its
+    sharing (verifiable secret sharing)."""
+    return group.base_times(group.scalar(b_u))
 
 
 def share_aad(ctx: bytes, sender: int, recipient: int, roster_digest: bytes) -> bytes:

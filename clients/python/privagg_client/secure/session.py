@@ -16,7 +16,7 @@ import numpy as np
 from cryptography.exceptions import InvalidTag
 
 from ..errors import SecureProtocolError, SessionStateError, UnmaskRefused
-from . import shamir
+from . import group, shamir
 from .messages import (
     AdvertiseKeys,
     EncryptedShare,
@@ -43,7 +43,7 @@ from .primitives import (
     signing_public_key,
     survivor_statement,
     verify,
-    x25519,
+    mask_public_key,
     x25519_public_key,
 )
 
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 SEALED_SHARES_BYTES = NONCE_BYTES + 2 * shamir.SHARE_BYTES + TAG_BYTES
-"""A neighbour's sealed pair of shares: nonce, 132 bytes of ciphertext, tag (160 bytes)."""
+"""A neighbour's sealed pair of shares: nonce, 64 bytes of ciphertext, tag (92 bytes)."""
 
 
 class Randomness(Protocol):
@@ -89,9 +89,10 @@ class _Phase(enum.IntEnum):
 class ClientSession:
     """A client in one protocol instance (``jobId``, round, session).
 
-    Creating it draws the two X25519 key pairs, the self-mask seed ``b`` and the Ed25519
-    signing key, in that order; then, in order: :meth:`advertise` (phase 1), :meth:`on_roster`
-    (phase 2), :meth:`on_shares` and :meth:`receipt` (phase 3), :meth:`on_confirmed` and
+    Creating it draws the X25519 encryption key, the mask key ``s_sk`` (a scalar in [1, l)), the
+    self-mask seed ``b`` (a scalar in [1, l)) and the Ed25519 signing key, in that order; then,
+    in order: :meth:`advertise` (phase 1), :meth:`on_roster` and :attr:`commitments` (phase 2),
+    :meth:`on_shares` and :meth:`receipt` (phase 3), :meth:`on_confirmed` and
     :meth:`masked_input` (phase 4), :meth:`sign_survivors` (phase 5, the consistency round:
     repeatable with the same survivors), :meth:`unmask` (phase 6, repeatable). A session's keys,
     seeds and masked input are never used in another session.
@@ -163,13 +164,13 @@ class ClientSession:
         self._threat = threat
         self._randomness = randomness
         self._c_sk = randomness.token_bytes(KEY_BYTES)
-        self._s_sk = randomness.token_bytes(KEY_BYTES)
-        self._b = randomness.token_bytes(KEY_BYTES)
+        self._s_sk = group.scalar_bytes(1 + randomness.randbelow(group.ORDER - 1))
+        self._b = group.scalar_bytes(1 + randomness.randbelow(group.ORDER - 1))
         self._g_sk = randomness.token_bytes(KEY_BYTES)
         self._keys = AdvertiseKeys(
             x25519_public_key(self._c_sk),
-            x25519_public_key(self._s_sk),
-            self_mask_commitment(self.context, self._b),
+            mask_public_key(self._s_sk),
+            self_mask_commitment(self._b),
             signing_public_key(self._g_sk),
         )
         self._phase = _Phase.ADVERTISED
@@ -219,8 +220,9 @@ class ClientSession:
 
         Raises :class:`SecureProtocolError` when the roster does not list this client exactly
         once with its own four keys (signing key included), its (k, t) does not meet the job's
-        threat model, its ring is not the one its keys derive, or a neighbour's public key is
-        unusable (of low order)."""
+        threat model, its ring is not the one its keys derive, a neighbour's encryption public
+        key is unusable (of low order), or a neighbour's mask public key or self-mask commitment
+        is no point of edwards25519's prime-order subgroup."""
         if self._phase != _Phase.ADVERTISED:
             raise SessionStateError("on_roster was already called in this session")
         index = self._find_self(roster)
@@ -236,8 +238,11 @@ class ClientSession:
             shamir.random_coefficients(roster.threshold, self._randomness.randbelow)
             for _ in range(2)
         ]
-        s_shares = shamir.split(int.from_bytes(self._s_sk, "big"), coefficients[0], xs)
-        b_shares = shamir.split(int.from_bytes(self._b, "big"), coefficients[1], xs)
+        s_shares = shamir.split(group.scalar(self._s_sk), coefficients[0], xs)
+        b_shares = shamir.split(group.scalar(self._b), coefficients[1], xs)
+        self._commitments = group.commitments(coefficients[0]) + group.commitments(
+            coefficients[1]
+        )
         sealed = tuple(
             EncryptedShare(
                 v,
@@ -311,12 +316,23 @@ class ClientSession:
 
     def _check_mask_keys(self, roster: Roster, neighbours: Iterable[int]) -> None:
         for v in neighbours:
-            try:
-                x25519(self._s_sk, roster.entries[v].mask_public_key)
-            except ValueError as e:
-                raise SecureProtocolError(
-                    f"roster entry {v}: its mask public key is unusable ({e})"
-                ) from None
+            entry = roster.entries[v]
+            for name, point in (
+                ("mask public key", entry.mask_public_key),
+                ("self-mask commitment", entry.self_mask_commitment),
+            ):
+                if not group.is_valid(point):
+                    raise SecureProtocolError(
+                        f"roster entry {v}: its {name} is no point of edwards25519's prime-order"
+                        " subgroup"
+                    )
+
+    @property
+    def commitments(self) -> bytes:
+        """Phase 2's public part: the Feldman commitments to coefficients 1 .. t-1 of the mask
+        key's sharing polynomial, then of the self-mask seed's (after :meth:`on_roster`)."""
+        self._require(_Phase.SHARED, "it shared")
+        return self._commitments
 
     # -- phase 3 ----------------------------------------------------------------------------
 
@@ -334,11 +350,13 @@ class ClientSession:
         return dict(self._rejected)
 
     def on_shares(self, shares: Shares) -> None:
-        """Phase 3: opens the shares the job routed to this client. Shares that are not from a
-        neighbour, repeated, or do not decrypt (altered, or dealt on another roster: not under
-        this client's roster digest) are recorded in :attr:`rejected_shares`, never
-        raised; the neighbours among them whose share does not open are this client's
-        :meth:`receipt`."""
+        """Phase 3: opens the shares the job routed to this client and checks each against its
+        sender's Feldman commitments (:attr:`RoutedShare.commitments`, with the sender's mask
+        public key and self-mask commitment as the constant terms). Shares that are not from a
+        neighbour, repeated, do not decrypt (altered, or dealt on another roster: not under this
+        client's roster digest) or are not on the committed polynomials are recorded in
+        :attr:`rejected_shares`, never raised; the neighbours among them whose share does not
+        open or check are this client's :meth:`receipt`."""
         if self._phase != _Phase.SHARED:
             raise SessionStateError(
                 "on_shares needs on_roster first, and is called once per session"
@@ -357,15 +375,16 @@ class ClientSession:
                 self._rejected[v] = f"client {v} sent shares twice; the first were kept"
             else:
                 senders.append(v)
-                if not self._open(v, routed.ciphertext):
+                if not self._open(v, routed.ciphertext, routed.commitments):
                     undecryptable.append(v)
         self._routed = tuple(sorted(senders))
         self._undecryptable = tuple(sorted(undecryptable))
         self._phase = _Phase.RECEIVED_SHARES
 
     def receipt(self) -> tuple[int, ...]:
-        """Phase 3: the neighbours whose routed share did not open here, ascending; the job
-        removes each or cuts its pair with this client, so no mask depends on a share it lacks."""
+        """Phase 3: the neighbours whose routed share did not open here or was off its sender's
+        commitments, ascending; the job removes each or cuts its pair with this client, so no
+        mask depends on a share it lacks."""
         self._require(_Phase.RECEIVED_SHARES, "its receipt is known")
         return self._undecryptable
 
@@ -443,8 +462,9 @@ class ClientSession:
         self._masked_with = tuple(partners)
         self._phase = _Phase.CONFIRMED
 
-    def _open(self, sender: int, sealed: bytes) -> bool:
-        """Keeps ``sender``'s shares if they open; False (and the reason recorded) if not."""
+    def _open(self, sender: int, sealed: bytes, commitments: bytes) -> bool:
+        """Keeps ``sender``'s shares if they open and are on the polynomials ``commitments``
+        state; False (and the reason recorded) if not."""
         assert self._roster is not None
         if len(sealed) != SEALED_SHARES_BYTES:
             self._rejected[sender] = (
@@ -467,6 +487,26 @@ class ClientSession:
         except ValueError as e:
             self._rejected[sender] = f"the shares are malformed: {e}"
             return False
+        entry = self._roster.entries[sender]
+        t = self._roster.threshold
+        half = group.commitment_bytes(t)
+        x = self._index + 1
+        if len(commitments) != 2 * half:
+            self._rejected[sender] = (
+                f"the sender's commitments are {len(commitments)} bytes, not the {2 * half} of"
+                f" t = {t}"
+            )
+            return False
+        for name, constant, committed, value in (
+            ("mask key", entry.mask_public_key, commitments[:half], s_share),
+            ("self-mask seed", entry.self_mask_commitment, commitments[half:], b_share),
+        ):
+            if not group.verifies(constant, committed, t, x, shamir.share_to_bytes(value)):
+                self._rejected[sender] = (
+                    f"the share of the sender's {name} is not on the polynomial its commitments"
+                    " state"
+                )
+                return False
         self._held[sender] = (s_share, b_share)
         return True
 

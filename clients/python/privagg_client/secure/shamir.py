@@ -1,33 +1,37 @@
-"""Shamir secret sharing over the prime field of p = 2^521 - 1 (Shamir, "How to share a secret",
-CACM 1979), as secure aggregation v1 uses it: a share is the polynomial's value at x = v + 1 for
-neighbour v, written as 66 bytes, big-endian."""
+"""Shamir secret sharing over the integers mod l, the order of edwards25519's prime-order subgroup
+(Shamir, "How to share a secret", CACM 1979), so that every coefficient has a Feldman commitment
+in that group (``group.commitments``) and a holder checks its share before relying on it: a share
+is the polynomial's value at x = v + 1 for neighbour v, written as 32 bytes, little-endian."""
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-PRIME = (1 << 521) - 1
-"""p = 2^521 - 1, a Mersenne prime: every 32-byte secret is an element of the field."""
+from . import group
+from .group import ORDER
 
-SHARE_BYTES = 66
-"""A share: a field element as 66 bytes, big-endian (521 bits fit in 66 bytes)."""
+PRIME = ORDER
+"""l, edwards25519's group order: secrets (mask keys, self-mask seeds) are scalars below it."""
+
+SHARE_BYTES = 32
+"""A share: a scalar as 32 bytes, little-endian."""
 
 
 def random_coefficients(
     threshold: int, randbelow: Callable[[int], int] = secrets.randbelow
 ) -> list[int]:
     """The ``threshold - 1`` non-constant coefficients of a sharing polynomial, uniform in
-    [0, p)."""
+    [1, l) (a zero coefficient has no commitment libsodium can compute)."""
     if threshold < 1:
         raise ValueError(f"threshold must be >= 1, was {threshold}")
-    return [randbelow(PRIME) for _ in range(threshold - 1)]
+    return [1 + randbelow(PRIME - 1) for _ in range(threshold - 1)]
 
 
 def evaluate(secret: int, coefficients: Sequence[int], x: int) -> int:
     """The polynomial ``secret + c1 x + c2 x^2 + ...`` at ``x``, modulo p (Horner's rule)."""
     if not 0 <= secret < PRIME:
-        raise ValueError("a secret must be in [0, 2^521 - 1)")
+        raise ValueError("a secret must be in [0, l)")
     value = 0
     for c in reversed([secret, *coefficients]):
         value = (value * x + c) % PRIME
@@ -61,17 +65,10 @@ def reconstruct(shares: Mapping[int, int]) -> int:
 
 
 def share_to_bytes(value: int) -> bytes:
-    """A share as 66 bytes, big-endian."""
-    if not 0 <= value < PRIME:
-        raise ValueError("a share must be in [0, 2^521 - 1)")
-    return value.to_bytes(SHARE_BYTES, "big")
+    """A share as 32 bytes, little-endian: a scalar below l."""
+    return group.scalar_bytes(value)
 
 
 def share_from_bytes(data: bytes) -> int:
-    """A share from its 66 bytes; ValueError when it is not 66 bytes or not below p."""
-    if len(data) != SHARE_BYTES:
-        raise ValueError(f"a share is {SHARE_BYTES} bytes, was {len(data)}")
-    value = int.from_bytes(data, "big")
-    if value >= PRIME:
-        raise ValueError("a share is not below 2^521 - 1")
-    return value
+    """A share from its 32 bytes; ValueError when it is not 32 bytes or not below l."""
+    return group.scalar(data)

@@ -1,6 +1,7 @@
 package dev.privagg.bench;
 
 import dev.privagg.avro.AdvertiseKeys;
+import dev.privagg.avro.Commitments;
 import dev.privagg.avro.Consistency;
 import dev.privagg.avro.MaskedInput;
 import dev.privagg.avro.Opened;
@@ -427,6 +428,9 @@ public final class SecAggCost {
       for (int c = 0; c < m; c++) {
         inbox.add(new ArrayList<>());
       }
+      // Every dealer's Commitments record, which every client reads with its Shares.
+      byte[][] dealerCommitments = new byte[m][];
+      long commitmentsDown = 0;
       for (int c = 0; c < m; c++) {
         long t0 = cpuNanos();
         List<ClientSession.EncryptedShare> shares =
@@ -437,11 +441,16 @@ public final class SecAggCost {
           out.add(
               new dev.privagg.avro.EncryptedShare(s.recipient(), ByteBuffer.wrap(s.ciphertext())));
         }
-        byte[] message = AvroCodec.encode(clientMessage(ctx, clientId(c), new ShareKeys(out)));
+        ByteBuffer commitments = ByteBuffer.wrap(clients[c].commitments());
+        byte[] message =
+            AvroCodec.encode(clientMessage(ctx, clientId(c), new ShareKeys(out, commitments)));
         long t2 = cpuNanos();
         millis[c][Phase.ON_ROSTER.ordinal()] = millis(t1 - t0);
         millis[c][Phase.ENCODE.ordinal()] += millis(t2 - t1);
         up[c][1] = message.length;
+        dealerCommitments[c] = clients[c].commitments();
+        commitmentsDown +=
+            AvroCodec.encode(jobMessage(ctx, new Commitments(c, commitments.duplicate()))).length;
         for (ClientSession.EncryptedShare s : shares) {
           inbox.get(s.recipient()).add(new RoutedShare(c, ByteBuffer.wrap(s.ciphertext())));
         }
@@ -492,10 +501,13 @@ public final class SecAggCost {
         ClientSession client = clients[c];
         clients[c] = null;
         List<RoutedShare> routed = inbox.get(c);
-        long sharesBytes = AvroCodec.encode(jobMessage(ctx, new Shares(c, routed))).length;
+        long sharesBytes =
+            AvroCodec.encode(jobMessage(ctx, new Shares(c, routed))).length + commitmentsDown;
         List<ClientSession.RoutedShare> received = new ArrayList<>(routed.size());
         for (RoutedShare r : routed) {
-          received.add(new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext())));
+          received.add(
+              new ClientSession.RoutedShare(
+                  r.getSender(), bytes(r.getCiphertext()), dealerCommitments[r.getSender()]));
         }
         float[][] update = {update(c)};
 

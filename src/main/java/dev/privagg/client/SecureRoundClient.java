@@ -1,6 +1,7 @@
 package dev.privagg.client;
 
 import dev.privagg.avro.AdvertiseKeys;
+import dev.privagg.avro.Commitments;
 import dev.privagg.avro.Confirmed;
 import dev.privagg.avro.Consistency;
 import dev.privagg.avro.CutPair;
@@ -156,17 +157,42 @@ final class SecureRoundClient implements AutoCloseable {
     for (ClientSession.EncryptedShare s : shares) {
       out.add(new dev.privagg.avro.EncryptedShare(s.recipient(), ByteBuffer.wrap(s.ciphertext())));
     }
-    send(clientId, message(ctx, clientId, new ShareKeys(out)));
+    send(
+        clientId,
+        message(ctx, clientId, new ShareKeys(out, ByteBuffer.wrap(client.commitments()))));
     int index = client.index();
     if (phases == 2) {
       return new Result(round, HexFormat.of().formatHex(session), index, 0);
     }
 
+    // The job writes every dealer's Commitments, then the Shares; one partition keeps that order.
+    Map<Integer, byte[]> commitments = new HashMap<>();
     Shares routed = null;
     while (routed == null) {
-      Shares s =
-          (Shares) await(round, session, Shares.class, opened.getShareDeadlineMillis(), timeout);
-      routed = s.getRecipient() == index ? s : null;
+      Object body =
+          await(
+              round,
+              session,
+              List.of(Commitments.class, Shares.class),
+              opened.getShareDeadlineMillis(),
+              timeout);
+      if (body instanceof Commitments c) {
+        if (!client.isNeighbour(c.getSender())) {
+          continue; // kept for its neighbours only: every dealer's would be O(n t) of memory
+        }
+        byte[] before = commitments.putIfAbsent(c.getSender(), bytes(c.getCommitments()));
+        if (before != null && !Arrays.equals(before, bytes(c.getCommitments()))) {
+          // One dealer's shares checked against two polynomials could each pass and agree on
+          // nothing: the job shows holders different commitments, so this client stops.
+          throw new IllegalStateException(
+              "phase 3: the job published two different commitments for client "
+                  + c.getSender()
+                  + " of round "
+                  + round);
+        }
+      } else if (((Shares) body).getRecipient() == index) {
+        routed = (Shares) body;
+      }
     }
     List<ClientSession.RoutedShare> received = new ArrayList<>();
     routed
@@ -174,7 +200,10 @@ final class SecureRoundClient implements AutoCloseable {
         .forEach(
             r ->
                 received.add(
-                    new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext()))));
+                    new ClientSession.RoutedShare(
+                        r.getSender(),
+                        bytes(r.getCiphertext()),
+                        commitments.getOrDefault(r.getSender(), new byte[0]))));
     client.onShares(received);
     List<Integer> rejected = new ArrayList<>();
     for (int v : client.rejectedSenders()) {
@@ -275,9 +304,17 @@ final class SecureRoundClient implements AutoCloseable {
   /** The round's next message of {@code type} in {@code session}, due after {@code deadline}. */
   private Object await(long round, byte[] session, Class<?> type, long deadline, Duration timeout)
       throws TimeoutException {
+    return await(round, session, List.of(type), deadline, timeout);
+  }
+
+  /** The next message of this round whose body is of one of {@code types}. */
+  private Object await(
+      long round, byte[] session, List<Class<?>> types, long deadline, Duration timeout)
+      throws TimeoutException {
+    Class<?> type = types.get(types.size() - 1);
     while (true) {
       SecureRound m = next(round, session, deadline, timeout, type.getSimpleName());
-      if (type.isInstance(m.getBody())) {
+      if (types.stream().anyMatch(t -> t.isInstance(m.getBody()))) {
         return m.getBody();
       }
       if (m.getBody() instanceof Opened && !Arrays.equals(session, bytes(m.getSession()))) {

@@ -17,13 +17,13 @@ public final class SecureMessageReader {
   private static final int HEADER_BYTES = 10;
 
   /**
-   * Fewer bytes than the smallest item any valid message holds: a RevealedShare of index 0 takes 69
-   * (a one-byte index, a two-byte length and 66 bytes of share), an EncryptedShare 163. Avro's
+   * Fewer bytes than the smallest item any valid message holds: a RevealedShare of index 0 takes 34
+   * (a one-byte index, a one-byte length and 32 bytes of share), an EncryptedShare 95. Avro's
    * reader makes an object, a ByteBuffer and an array of every item, about 170 bytes of heap for an
    * item of two bytes, so a record of the job's size full of empty items would cost a hundred times
    * its size before any check could refuse it.
    */
-  static final int MIN_ITEM_BYTES = 68;
+  static final int MIN_ITEM_BYTES = 33;
 
   /**
    * Items allowed beyond that: a receipt's rejected indices take a byte or more each. A receipt

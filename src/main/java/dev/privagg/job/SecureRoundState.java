@@ -56,6 +56,13 @@ public class SecureRoundState {
    */
   public int signatureThreshold;
 
+  /**
+   * True for a round restored from a version before verifiable secret sharing (layouts v1 to v3):
+   * its stored messages are SecureMessage v3 or older and its keys X25519 keys, which this version
+   * neither decodes nor can use. Such a round finishes without a sum (noise alone, charged).
+   */
+  public boolean beforeVerifiableSecretSharing;
+
   /** The survivor statement's digest (SurvivorStatement), set when phase 5 opens. */
   public byte[] statement = new byte[0];
 

@@ -45,15 +45,25 @@ public final class ClientSession {
     }
   }
 
-  /** An encrypted pair of shares from the neighbour {@code sender}, as the job routes it. */
-  public record RoutedShare(int sender, byte[] ciphertext) {
+  /**
+   * An encrypted pair of shares from the neighbour {@code sender}, as the job routes it (a Shares
+   * entry), with the sender's commitments to its two sharing polynomials (its Commitments record,
+   * {@link #commitments()}).
+   */
+  public record RoutedShare(int sender, byte[] ciphertext, byte[] commitments) {
     public RoutedShare {
       ciphertext = ciphertext.clone();
+      commitments = commitments.clone();
     }
 
     @Override
     public byte[] ciphertext() {
       return ciphertext.clone();
+    }
+
+    @Override
+    public byte[] commitments() {
+      return commitments.clone();
     }
   }
 
@@ -77,7 +87,7 @@ public final class ClientSession {
 
   private final SecureRandom random;
   private final X25519Keys encryptionKeys;
-  private final X25519Keys maskKeys;
+  private final MaskKeys maskKeys;
   private final byte[] selfMaskSeed;
   private final SigningKeys signingKeys;
   private final AdvertisedKeys advertised;
@@ -92,6 +102,11 @@ public final class ClientSession {
   private List<AdvertisedKeys> roster;
   private int[] permutation;
   private byte[] rosterDigest;
+  private byte[] commitments;
+
+  /** Per neighbour: its mask public key and self-mask commitment, decoded (C_0 of its sharings). */
+  private final Map<Integer, Edwards25519.Point[]> constantCommitments = new TreeMap<>();
+
   private final Map<Integer, byte[]> shareEncryptionKeys = new TreeMap<>();
   private final Map<Integer, byte[]> pairwiseMaskKeys = new TreeMap<>();
   private final Map<Integer, byte[]> heldMaskKeyShares = new TreeMap<>();
@@ -115,7 +130,7 @@ public final class ClientSession {
       ThreatModel threat,
       SecureRandom random,
       X25519Keys encryptionKeys,
-      X25519Keys maskKeys,
+      MaskKeys maskKeys,
       byte[] selfMaskSeed,
       SigningKeys signingKeys) {
     if (ctx == null || clientId == null || random == null) {
@@ -127,13 +142,13 @@ public final class ClientSession {
     this.random = random;
     this.encryptionKeys = encryptionKeys;
     this.maskKeys = maskKeys;
-    this.selfMaskSeed = Bytes.requireLength("selfMaskSeed", selfMaskSeed, 32).clone();
+    this.selfMaskSeed = Edwards25519.scalarBytes(Edwards25519.scalar("selfMaskSeed", selfMaskSeed));
     this.signingKeys = signingKeys;
     this.advertised =
         new AdvertisedKeys(
             encryptionKeys.publicKey(),
             maskKeys.publicKey(),
-            DerivedKeys.selfMaskCommitment(ctx, selfMaskSeed),
+            DerivedKeys.selfMaskCommitment(selfMaskSeed),
             signingKeys.publicKey());
   }
 
@@ -159,10 +174,9 @@ public final class ClientSession {
 
   private static ClientSession startChecking(
       RoundContext ctx, String clientId, ThreatModel threat, SecureRandom random) {
-    byte[] seed = new byte[32];
     X25519Keys encryptionKeys = X25519Keys.generate(random);
-    X25519Keys maskKeys = X25519Keys.generate(random);
-    random.nextBytes(seed);
+    MaskKeys maskKeys = MaskKeys.generate(random);
+    byte[] seed = Edwards25519.scalarBytes(Edwards25519.randomScalar(random));
     SigningKeys signingKeys = SigningKeys.generate(random);
     return new ClientSession(
         ctx, clientId, threat, random, encryptionKeys, maskKeys, seed, signingKeys);
@@ -175,7 +189,9 @@ public final class ClientSession {
 
   /**
    * Phase 2: finds this client in the roster by its encryption key, and shares its mask private key
-   * and self-mask seed among its neighbourhood (share for neighbour v at {@code x = v + 1}).
+   * and self-mask seed among its neighbourhood (share for neighbour v at {@code x = v + 1}), with
+   * Feldman commitments to both polynomials ({@link #commitments}), which the job publishes once
+   * for all the holders.
    *
    * @param roster every admitted client's keys, in index order
    * @param degree k, the neighbourhood's size with the client itself (odd)
@@ -183,7 +199,8 @@ public final class ClientSession {
    * @param permutation the Harary graph's node permutation, of 0..n-1
    * @return the encrypted shares for the client's k - 1 other neighbours, by recipient
    * @throws IllegalArgumentException if the roster or graph is malformed, lists this client's
-   *     encryption key other than exactly once or with other keys, or holds a key of small order
+   *     encryption key other than exactly once or with other keys, or gives a neighbour a mask key
+   *     or self-mask commitment that is no point of edwards25519's prime-order subgroup
    */
   public List<EncryptedShare> onRoster(
       List<AdvertisedKeys> roster, int degree, int threshold, int[] permutation) {
@@ -213,13 +230,28 @@ public final class ClientSession {
               + " a server that picks the graph could surround this client with colluders");
     }
     int[] neighbours = graph.neighbourhood(self);
+    for (int v : neighbours) {
+      // Keys the shares are checked against and masks derive from: the job refuses others.
+      constantCommitments.put(
+          v,
+          new Edwards25519.Point[] {
+            Edwards25519.decode(
+                "roster entry " + v + "'s maskPublicKey", roster.get(v).maskPublicKey()),
+            Edwards25519.decode(
+                "roster entry " + v + "'s selfMaskCommitment", roster.get(v).selfMaskCommitment())
+          });
+    }
     byte[] digest = RosterDigest.of(ctx, roster, degree, threshold, permutation);
     int[] xs = new int[degree];
     for (int i = 0; i < degree; i++) {
       xs[i] = neighbours[i] + 1;
     }
-    byte[][] maskKeyShares = Shamir.share(maskKeys.privateKey(), threshold, xs, random);
-    byte[][] selfMaskShares = Shamir.share(selfMaskSeed, threshold, xs, random);
+    Shamir.Polynomial maskKeyPolynomial =
+        Shamir.Polynomial.random(maskKeys.privateKey(), threshold, random);
+    Shamir.Polynomial selfMaskPolynomial =
+        Shamir.Polynomial.random(selfMaskSeed, threshold, random);
+    byte[][] maskKeyShares = maskKeyPolynomial.sharesAt(xs);
+    byte[][] selfMaskShares = selfMaskPolynomial.sharesAt(xs);
     List<EncryptedShare> out = new ArrayList<>(degree - 1);
     for (int i = 0; i < degree; i++) {
       int v = neighbours[i];
@@ -235,7 +267,8 @@ public final class ClientSession {
       shareEncryptionKeys.put(v, encryptionKey);
       pairwiseMaskKeys.put(
           v,
-          DerivedKeys.pairwiseMaskKey(ctx, maskKeys.privateKey(), self, peer.maskPublicKey(), v));
+          DerivedKeys.pairwiseMaskKey(
+              ctx, maskKeys.privateKey(), self, constantCommitments.get(v)[0], v));
       byte[] plaintext = Bytes.concat(maskKeyShares[i], selfMaskShares[i]);
       out.add(
           new EncryptedShare(
@@ -248,8 +281,27 @@ public final class ClientSession {
     this.roster = List.copyOf(roster);
     this.permutation = permutation.clone();
     this.rosterDigest = digest;
+    this.commitments =
+        Bytes.concat(maskKeyPolynomial.commitments(), selfMaskPolynomial.commitments());
     phase = Phase.SHARE;
     return out;
+  }
+
+  /**
+   * Phase 2's public part: the Feldman commitments to the coefficients 1 .. t-1 of the mask key's
+   * sharing polynomial, then of the self-mask seed's ({@link #commitmentBytes}(t) bytes); the
+   * constant terms' are the advertised {@code s_pk} and self-mask commitment.
+   */
+  public byte[] commitments() {
+    if (commitments == null) {
+      throw new IllegalStateException(clientId + ": no roster yet, so no shares to commit to");
+    }
+    return commitments.clone();
+  }
+
+  /** Bytes of a client's {@link #commitments} at threshold t. */
+  public static int commitmentBytes(int threshold) {
+    return 2 * FeldmanCommitments.bytes(threshold);
   }
 
   /** This client's roster index (after {@link #onRoster}). */
@@ -260,10 +312,16 @@ public final class ClientSession {
     return index;
   }
 
+  /** Whether roster index {@code v} is one of this client's other neighbours (after onRoster). */
+  public boolean isNeighbour(int v) {
+    return v != index() && Arrays.binarySearch(neighbourhood, v) >= 0;
+  }
+
   /**
    * Phase 3 starts: takes the shares the job routed to this client. Shares that are not from a
-   * neighbour, repeat a sender, or do not decrypt are left out and reported, never thrown; the
-   * neighbours among them whose share does not decrypt are this client's receipt ({@link
+   * neighbour, repeat a sender, do not decrypt or are not on the polynomials the sender's
+   * commitments state are left out and reported, never thrown; the neighbours among them whose
+   * share does not decrypt or fails its commitments are this client's receipt ({@link
    * #rejectedSenders}).
    *
    * @return the shares left out, with the reason for each
@@ -292,9 +350,11 @@ public final class ClientSession {
           byte[] maskKeyShare = Arrays.copyOfRange(plaintext, 0, Shamir.SHARE_BYTES);
           byte[] selfMaskShare =
               Arrays.copyOfRange(plaintext, Shamir.SHARE_BYTES, ShareCipher.PLAINTEXT_BYTES);
-          if (!isFieldElement(maskKeyShare) || !isFieldElement(selfMaskShare)) {
-            // Decrypts, but is no share at all: as junk as a ciphertext that does not decrypt.
-            failed.add(new FailedShare(v, "a share from sender " + v + " is not below 2^521 - 1"));
+          String problem = commitmentProblem(v, share.commitments(), maskKeyShare, selfMaskShare);
+          if (problem != null) {
+            // Decrypts, but is no share of what the sender advertised: as junk as a ciphertext
+            // that does not decrypt, and the receipt says so before anyone masks with it.
+            failed.add(new FailedShare(v, problem));
             undecryptable.add(v);
           } else {
             heldMaskKeyShares.put(v, maskKeyShare);
@@ -312,8 +372,41 @@ public final class ClientSession {
     return failed;
   }
 
-  private static boolean isFieldElement(byte[] share) {
-    return new java.math.BigInteger(1, share).compareTo(Shamir.PRIME) < 0;
+  private String commitmentProblem(
+      int v, byte[] senderCommitments, byte[] maskKeyShare, byte[] selfMaskShare) {
+    int half = FeldmanCommitments.bytes(threshold);
+    if (senderCommitments.length != 2 * half) {
+      return "sender "
+          + v
+          + "'s commitments are "
+          + senderCommitments.length
+          + " bytes, not the "
+          + 2 * half
+          + " of t = "
+          + threshold;
+    }
+    Edwards25519.Point[] constants = constantCommitments.get(v);
+    boolean maskKeyOk =
+        FeldmanCommitments.verifies(
+            constants[0],
+            Arrays.copyOfRange(senderCommitments, 0, half),
+            threshold,
+            index + 1,
+            maskKeyShare);
+    boolean selfMaskOk =
+        FeldmanCommitments.verifies(
+            constants[1],
+            Arrays.copyOfRange(senderCommitments, half, 2 * half),
+            threshold,
+            index + 1,
+            selfMaskShare);
+    return maskKeyOk && selfMaskOk
+        ? null
+        : "sender "
+            + v
+            + "'s share of its "
+            + (maskKeyOk ? "self-mask seed" : "mask key")
+            + " is not on the polynomial its commitments state";
   }
 
   /**

@@ -1,8 +1,5 @@
 package dev.privagg.secagg;
 
-import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
-
 /**
  * The keys of the protocol's table "Derived keys", each bound to the round's {@code ctx} and to the
  * clients' roster indices. Pairwise keys name the pair as {@code (min, max)}, so both ends derive
@@ -24,12 +21,19 @@ public final class DerivedKeys {
   }
 
   /**
-   * {@code HKDF(X25519(s_sk_u, s_pk_v), ctx || lp("pairwise-mask") || lp(vector) || u32(min) ||
-   * u32(max))}.
+   * {@code HKDF(encode(s_sk_u s_pk_v), ctx || lp("pairwise-mask") || lp(vector) || u32(min) ||
+   * u32(max))}, Diffie-Hellman in edwards25519's prime-order subgroup ({@link MaskKeys}).
    */
   public static byte[] pairwiseMaskKey(
       RoundContext ctx, byte[] maskPrivateKey, int u, byte[] maskPublicKeyOfV, int v) {
-    byte[] shared = X25519Keys.agree(maskPrivateKey, maskPublicKeyOfV);
+    return pairwiseMaskKey(
+        ctx, maskPrivateKey, u, Edwards25519.decode("maskPublicKey", maskPublicKeyOfV), v);
+  }
+
+  /** {@link #pairwiseMaskKey(RoundContext, byte[], int, byte[], int)} with v's key decoded. */
+  static byte[] pairwiseMaskKey(
+      RoundContext ctx, byte[] maskPrivateKey, int u, Edwards25519.Point maskPublicKeyOfV, int v) {
+    byte[] shared = MaskKeys.agree(maskPrivateKey, maskPublicKeyOfV);
     return Hkdf.derive(
         shared, Bytes.concat(ctx.bytes(), Bytes.lp("pairwise-mask"), Bytes.lp(VECTOR), pair(u, v)));
   }
@@ -42,16 +46,12 @@ public final class DerivedKeys {
         Bytes.concat(ctx.bytes(), Bytes.lp("self-mask"), Bytes.lp(VECTOR), Bytes.u32(u)));
   }
 
-  /** {@code SHA-256(ctx || lp("self-mask-commitment") || b_u)}. */
-  public static byte[] selfMaskCommitment(RoundContext ctx, byte[] selfMaskSeed) {
-    Bytes.requireLength("selfMaskSeed", selfMaskSeed, 32);
-    try {
-      MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
-      return sha256.digest(
-          Bytes.concat(ctx.bytes(), Bytes.lp("self-mask-commitment"), selfMaskSeed));
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
-    }
+  /**
+   * {@code b_u B}: the commitment to the self-mask seed (a scalar below l), the constant term's
+   * commitment of its sharing ({@link FeldmanCommitments}).
+   */
+  public static byte[] selfMaskCommitment(byte[] selfMaskSeed) {
+    return Edwards25519.baseTimes(Edwards25519.scalar("selfMaskSeed", selfMaskSeed)).encode();
   }
 
   private static byte[] pair(int u, int v) {

@@ -2,7 +2,7 @@ package dev.privagg.secagg;
 
 /**
  * An encrypted share that does not decrypt under its sender's and recipient's key and context: it
- * was forged or altered on the way, or is not 160 bytes.
+ * was forged or altered on the way, or is not 92 bytes.
  */
 public final class ForgedShareException extends Exception {
   private final int sender;

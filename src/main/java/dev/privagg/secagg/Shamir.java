@@ -8,27 +8,27 @@ import java.util.Set;
 import java.util.random.RandomGenerator;
 
 /**
- * Shamir secret sharing of 32-byte secrets over the prime field of {@code p = 2^521 - 1} (the field
- * of FCP's {@code ShamirSecretSharing}). The secret, read as an unsigned big-endian integer, is the
- * constant term of a polynomial of degree {@code t - 1} whose other coefficients are uniform in
- * {@code [0, p)}; the share for {@code x} is the polynomial's value there, as 66 bytes, big-endian.
- * Any t shares determine the polynomial and so the secret; fewer are consistent with every secret
- * (Shamir, "How to share a secret", CACM 1979).
+ * Shamir secret sharing of scalars over the field of integers mod l, the order of edwards25519's
+ * prime-order subgroup ({@link Edwards25519#ORDER}), so that every coefficient of a sharing
+ * polynomial has a commitment in that group ({@link FeldmanCommitments}) and a holder can check its
+ * share before it relies on it (Feldman, FOCS 1987). The secret is the constant term of a
+ * polynomial of degree {@code t - 1} whose other coefficients are uniform in {@code [1, l)}; the
+ * share for {@code x} is the polynomial's value there. Secrets and shares are 32 bytes,
+ * little-endian, below l. Any t shares determine the polynomial and so the secret; fewer are
+ * consistent with every secret (Shamir, "How to share a secret", CACM 1979).
  *
  * <p>Shares come from clients, so {@link #reconstruct} checks everything it is given and throws
  * {@link IllegalArgumentException} for anything malformed, for the caller to turn into a reject.
  */
 public final class Shamir {
-  /** The field's prime, the Mersenne prime {@code 2^521 - 1}. */
-  public static final BigInteger PRIME = BigInteger.ONE.shiftLeft(521).subtract(BigInteger.ONE);
+  /** The field's prime, the group order l. */
+  public static final BigInteger PRIME = Edwards25519.ORDER;
 
-  /** Bytes of a share: 521 bits, big-endian. */
-  public static final int SHARE_BYTES = 66;
+  /** Bytes of a share: a scalar, little-endian. */
+  public static final int SHARE_BYTES = Edwards25519.BYTES;
 
-  /** Bytes of a secret. */
-  public static final int SECRET_BYTES = 32;
-
-  private static final BigInteger SECRET_BOUND = BigInteger.ONE.shiftLeft(8 * SECRET_BYTES);
+  /** Bytes of a secret: a scalar, little-endian. */
+  public static final int SECRET_BYTES = Edwards25519.BYTES;
 
   private Shamir() {}
 
@@ -45,6 +45,72 @@ public final class Shamir {
   }
 
   /**
+   * A sharing polynomial, coefficients from the constant term (the secret) up: what a dealer keeps
+   * while it hands out the shares and publishes the commitments.
+   */
+  public static final class Polynomial {
+    private final BigInteger[] coefficients;
+
+    private Polynomial(BigInteger[] coefficients) {
+      this.coefficients = coefficients;
+    }
+
+    /**
+     * A polynomial of degree {@code threshold - 1} with {@code secret} as its constant term, so
+     * that any {@code threshold} of its values determine the secret.
+     *
+     * @param random source of the other coefficients; a CSPRNG outside tests
+     */
+    public static Polynomial random(byte[] secret, int threshold, RandomGenerator random) {
+      if (threshold < 1) {
+        throw new IllegalArgumentException("threshold must be >= 1, was " + threshold);
+      }
+      BigInteger[] coefficients = new BigInteger[threshold - 1];
+      for (int i = 0; i < coefficients.length; i++) {
+        coefficients[i] = Edwards25519.randomScalar(random);
+      }
+      return of(secret, coefficients);
+    }
+
+    /**
+     * The polynomial with {@code secret} and the given coefficients of x^1 .. x^(t-1): for test
+     * vectors, where the coefficients are fixed.
+     */
+    static Polynomial of(byte[] secret, BigInteger[] coefficients) {
+      BigInteger[] all = new BigInteger[coefficients.length + 1];
+      all[0] = Edwards25519.scalar("secret", secret);
+      for (int i = 0; i < coefficients.length; i++) {
+        if (!(coefficients[i].signum() > 0 && coefficients[i].compareTo(PRIME) < 0)) {
+          throw new IllegalArgumentException(
+              "coefficient " + (i + 1) + " must be in [1, l), was " + coefficients[i]);
+        }
+        all[i + 1] = coefficients[i];
+      }
+      return new Polynomial(all);
+    }
+
+    /** t, the number of shares that determine the secret. */
+    public int threshold() {
+      return coefficients.length;
+    }
+
+    /** The shares at {@code xs} (distinct, each {@code >= 1}), in their order. */
+    public byte[][] sharesAt(int[] xs) {
+      requireDistinctPoints(xs);
+      byte[][] shares = new byte[xs.length][];
+      for (int i = 0; i < xs.length; i++) {
+        shares[i] = Edwards25519.scalarBytes(evaluate(coefficients, BigInteger.valueOf(xs[i])));
+      }
+      return shares;
+    }
+
+    /** The commitments to coefficients 1 .. t-1 ({@link FeldmanCommitments#of}). */
+    public byte[] commitments() {
+      return FeldmanCommitments.of(coefficients);
+    }
+  }
+
+  /**
    * Shares {@code secret} so that any {@code threshold} of the shares determine it.
    *
    * @param xs distinct evaluation points, each {@code >= 1} (x = 0 would be the secret itself)
@@ -56,11 +122,7 @@ public final class Shamir {
       throw new IllegalArgumentException(
           "threshold must be in [1, " + xs.length + "] (the number of xs), was " + threshold);
     }
-    BigInteger[] coefficients = new BigInteger[threshold - 1];
-    for (int i = 0; i < coefficients.length; i++) {
-      coefficients[i] = uniformFieldElement(random);
-    }
-    return share(secret, xs, coefficients);
+    return Polynomial.random(secret, threshold, random).sharesAt(xs);
   }
 
   /**
@@ -68,22 +130,7 @@ public final class Shamir {
    * the coefficients are fixed.
    */
   static byte[][] share(byte[] secret, int[] xs, BigInteger[] coefficients) {
-    Bytes.requireLength("secret", secret, SECRET_BYTES);
-    requireDistinctPoints(xs);
-    BigInteger[] polynomial = new BigInteger[coefficients.length + 1];
-    polynomial[0] = new BigInteger(1, secret);
-    for (int i = 0; i < coefficients.length; i++) {
-      if (!(coefficients[i].signum() >= 0 && coefficients[i].compareTo(PRIME) < 0)) {
-        throw new IllegalArgumentException(
-            "coefficient " + (i + 1) + " must be in [0, 2^521 - 1), was " + coefficients[i]);
-      }
-      polynomial[i + 1] = coefficients[i];
-    }
-    byte[][] shares = new byte[xs.length][];
-    for (int i = 0; i < xs.length; i++) {
-      shares[i] = toBytes(evaluate(polynomial, BigInteger.valueOf(xs[i])), SHARE_BYTES);
-    }
-    return shares;
+    return Polynomial.of(secret, coefficients).sharesAt(xs);
   }
 
   /**
@@ -91,8 +138,7 @@ public final class Shamir {
    * Lagrange interpolation at 0.
    *
    * @throws IllegalArgumentException if there are fewer than {@code threshold} shares, a share is
-   *     not 66 bytes or not below p, two shares have the same x, or the interpolated value is not
-   *     below 2^256 (the shares are not of one 32-byte secret)
+   *     not 32 bytes or not below l, or two shares have the same x
    */
   public static byte[] reconstruct(List<Share> shares, int threshold) {
     if (threshold < 1) {
@@ -114,27 +160,13 @@ public final class Shamir {
       if (!seen.add(share.x())) {
         throw new IllegalArgumentException("share x must be distinct, " + share.x() + " repeats");
       }
-      byte[] value = share.value();
-      if (value.length != SHARE_BYTES) {
-        throw new IllegalArgumentException(
-            "share at x = " + share.x() + " must be 66 bytes, was " + value.length);
-      }
-      ys[i] = new BigInteger(1, value);
-      if (ys[i].compareTo(PRIME) >= 0) {
-        throw new IllegalArgumentException(
-            "share at x = " + share.x() + " must be below 2^521 - 1, was not");
-      }
+      ys[i] = Edwards25519.scalar("share at x = " + share.x(), share.value());
       xs[i] = BigInteger.valueOf(share.x());
     }
-    BigInteger secret = interpolateAtZero(xs, ys);
-    if (secret.compareTo(SECRET_BOUND) >= 0) {
-      throw new IllegalArgumentException(
-          "shares must be of one 32-byte secret, but interpolate to a value >= 2^256");
-    }
-    return toBytes(secret, SECRET_BYTES);
+    return Edwards25519.scalarBytes(interpolateAtZero(xs, ys));
   }
 
-  /** Horner's rule, mod p: {@code polynomial[0] + polynomial[1] x + ...}. */
+  /** Horner's rule, mod l: {@code polynomial[0] + polynomial[1] x + ...}. */
   static BigInteger evaluate(BigInteger[] polynomial, BigInteger x) {
     BigInteger value = BigInteger.ZERO;
     for (int i = polynomial.length - 1; i >= 0; i--) {
@@ -143,7 +175,7 @@ public final class Shamir {
     return value;
   }
 
-  /** {@code sum_i y_i prod_{j != i} x_j / (x_j - x_i)}, mod p. */
+  /** {@code sum_i y_i prod_{j != i} x_j / (x_j - x_i)}, mod l. */
   private static BigInteger interpolateAtZero(BigInteger[] xs, BigInteger[] ys) {
     BigInteger sum = BigInteger.ZERO;
     for (int i = 0; i < xs.length; i++) {
@@ -161,18 +193,6 @@ public final class Shamir {
     return sum;
   }
 
-  /** Uniform in [0, p): 521 random bits, rejecting p itself (all ones, probability 2^-521). */
-  private static BigInteger uniformFieldElement(RandomGenerator random) {
-    byte[] bytes = new byte[SHARE_BYTES];
-    BigInteger value;
-    do {
-      random.nextBytes(bytes);
-      bytes[0] &= 0x01;
-      value = new BigInteger(1, bytes);
-    } while (value.compareTo(PRIME) >= 0);
-    return value;
-  }
-
   private static void requireDistinctPoints(int[] xs) {
     int[] sorted = xs.clone();
     Arrays.sort(sorted);
@@ -184,14 +204,5 @@ public final class Shamir {
         throw new IllegalArgumentException("xs must be distinct, " + sorted[i] + " repeats");
       }
     }
-  }
-
-  /** {@code value} as exactly {@code length} big-endian bytes ({@code value < 256^length}). */
-  static byte[] toBytes(BigInteger value, int length) {
-    byte[] raw = value.toByteArray();
-    byte[] out = new byte[length];
-    int copy = Math.min(raw.length, length);
-    System.arraycopy(raw, raw.length - copy, out, length - copy, copy);
-    return out;
   }
 }

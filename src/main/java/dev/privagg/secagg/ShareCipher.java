@@ -9,11 +9,11 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * AES-256-GCM of the pair of shares a client sends one neighbour in phase 2: plaintext {@code share
- * of s_sk || share of b} (132 bytes), associated data {@code ctx || u32(sender) || u32(recipient)
- * || roster digest}, sent as {@code nonce (12) || ciphertext (132) || tag (16)}. Binding the
- * context and both indices keeps the job from replaying a share into another round or to another
- * recipient; binding the roster ({@link RosterDigest}) keeps a share from a holder shown another
- * roster than its dealer.
+ * of s_sk || share of b} (64 bytes), associated data {@code ctx || u32(sender) || u32(recipient) ||
+ * roster digest}, sent as {@code nonce (12) || ciphertext (64) || tag (16)}. Binding the context
+ * and both indices keeps the job from replaying a share into another round or to another recipient;
+ * binding the roster ({@link RosterDigest}) keeps a share from a holder shown another roster than
+ * its dealer.
  */
 public final class ShareCipher {
   public static final int PLAINTEXT_BYTES = 2 * Shamir.SHARE_BYTES;
@@ -61,9 +61,9 @@ public final class ShareCipher {
   }
 
   /**
-   * The 132-byte plaintext of a share sent from {@code sender} to {@code recipient}.
+   * The 64-byte plaintext of a share sent from {@code sender} to {@code recipient}.
    *
-   * @throws ForgedShareException if the ciphertext is not 160 bytes or its tag does not verify
+   * @throws ForgedShareException if the ciphertext is not 92 bytes or its tag does not verify
    */
   public static byte[] decrypt(
       byte[] key,

@@ -124,7 +124,7 @@ public final class SigningKeys {
   }
 
   /** Hands a key generator exactly the seed, so the pair it makes is the seed's. */
-  private static final class FixedBytes extends SecureRandom {
+  static final class FixedBytes extends SecureRandom {
     private static final long serialVersionUID = 1L;
     private final byte[] bytes;
 

@@ -4,6 +4,7 @@ import dev.privagg.secagg.UnmaskShares.RevealedShare;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -26,9 +27,9 @@ import java.util.random.RandomGenerator;
  * not on it is a proven liar: its shares of the later secrets are not used. The search of a whole
  * round is bounded: after each secret's first try, at most {@code 2 u + 100 + k} further subsets in
  * all for u secrets (k the largest neighbourhood), and none once a secret is lost (the round has no
- * sum then anyway), since each subset costs an interpolation of O(t^2) products in the field of
- * 2^521 - 1 and the job runs it at the round's deadline. The targets that are not recovered are
- * reported, and no correction is made.
+ * sum then anyway), since each subset costs an interpolation of O(t^2) products mod l and the job
+ * runs it at the round's deadline. The targets that are not recovered are reported, and no
+ * correction is made.
  */
 public final class Unmasking {
   /** Random t-subsets tried per secret after the windows fail. */
@@ -109,14 +110,15 @@ public final class Unmasking {
           search.trusted(sharesOf(u, neighbourhoods[u], responses, UnmaskShares::selfMaskShares));
       byte[] commitment = roster.get(u).selfMaskCommitment();
       Optional<byte[]> seed =
-          search.recover(
-              shares, b -> Arrays.equals(DerivedKeys.selfMaskCommitment(ctx, b), commitment));
+          search.recover(shares, b -> Arrays.equals(DerivedKeys.selfMaskCommitment(b), commitment));
       if (seed.isPresent()) {
         terms.add(new MaskCorrection.Term(DerivedKeys.selfMaskKey(ctx, seed.get(), u), -1));
       } else {
         unrecoveredSeeds.add(u);
       }
     }
+    // Each survivor's mask key decoded once: a dropped client's every partner needs it.
+    Map<Integer, Edwards25519.Point> maskKeys = new HashMap<>();
     for (int w : sorted(shared)) {
       if (inMaskedInput[w]) {
         continue;
@@ -124,18 +126,27 @@ public final class Unmasking {
       List<Shamir.Share> shares =
           search.trusted(sharesOf(w, neighbourhoods[w], responses, UnmaskShares::maskKeyShares));
       byte[] publicKey = roster.get(w).maskPublicKey();
-      Optional<byte[]> maskKey =
-          search.recover(shares, s -> Arrays.equals(X25519Keys.publicKeyOf(s), publicKey));
+      Optional<byte[]> maskKey = search.recover(shares, s -> isMaskKeyOf(s, publicKey));
       if (maskKey.isEmpty()) {
         unrecoveredKeys.add(w);
         continue;
       }
+      List<MaskCorrection.Term> pairwise = new ArrayList<>();
       for (int u : neighbourhoods[w]) {
         if (u != w && inMaskedInput[u] && !ShareConfirmation.isCut(sortedCuts, u, w)) {
-          byte[] key =
-              DerivedKeys.pairwiseMaskKey(ctx, maskKey.get(), w, roster.get(u).maskPublicKey(), u);
-          terms.add(new MaskCorrection.Term(key, u < w ? -1 : 1));
+          Edwards25519.Point keyOfU = maskKeys.computeIfAbsent(u, v -> pointOrNull(roster, v));
+          if (keyOfU == null) {
+            pairwise = null; // a roster key that is no point (the job admits none): no mask
+            break;
+          }
+          byte[] key = DerivedKeys.pairwiseMaskKey(ctx, maskKey.get(), w, keyOfU, u);
+          pairwise.add(new MaskCorrection.Term(key, u < w ? -1 : 1));
         }
+      }
+      if (pairwise == null) {
+        unrecoveredKeys.add(w);
+      } else {
+        terms.addAll(pairwise);
       }
     }
     boolean complete = unrecoveredSeeds.isEmpty() && unrecoveredKeys.isEmpty();
@@ -150,6 +161,21 @@ public final class Unmasking {
         unrecoveredSeeds,
         unrecoveredKeys,
         liars);
+  }
+
+  /** Roster entry {@code u}'s mask public key, decoded, or null if it is no valid point. */
+  private static Edwards25519.Point pointOrNull(List<AdvertisedKeys> roster, int u) {
+    try {
+      return Edwards25519.decode("maskPublicKey", roster.get(u).maskPublicKey());
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  /** Whether {@code secret} is the mask private key of {@code publicKey} (0 is no key). */
+  private static boolean isMaskKeyOf(byte[] secret, byte[] publicKey) {
+    return Edwards25519.scalar("mask key", secret).signum() != 0
+        && Arrays.equals(MaskKeys.publicKeyOf(secret), publicKey);
   }
 
   /**

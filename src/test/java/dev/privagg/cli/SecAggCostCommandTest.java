@@ -58,9 +58,12 @@ class SecAggCostCommandTest {
           .as("masked input: 8d bytes and a header")
           .isBetween(1L, 80L);
       assertThat(plaintextOverhead[i]).as("plaintext update: 4d bytes and a header").isPositive();
-      // A sealed pair of shares is 160 bytes, one for each of the k - 1 neighbours.
-      assertThat(b.get("shareKeysUp").asLong()).isGreaterThan(160L * (k - 1));
-      assertThat(b.get("sharesDown").asLong()).isGreaterThan(160L * (k - 1));
+      // A sealed pair of shares is 92 bytes, one for each of the k - 1 neighbours; the
+      // commitments of both polynomials are 64 (t - 1) bytes, sent once and routed with each.
+      long sealed = 92L * (k - 1);
+      long commitments = 64L * (t - 1);
+      assertThat(b.get("shareKeysUp").asLong()).isGreaterThan(sealed + commitments);
+      assertThat(b.get("sharesDown").asLong()).isGreaterThan(sealed + (k - 1) * commitments);
       assertThat(b.get("secureUp").asLong())
           .isEqualTo(
               b.get("advertiseUp").asLong()

@@ -8,6 +8,7 @@ import static dev.privagg.job.JobFixtures.weights;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.avro.AdvertiseKeys;
+import dev.privagg.avro.Commitments;
 import dev.privagg.avro.Confirmed;
 import dev.privagg.avro.Consistency;
 import dev.privagg.avro.EncryptedShare;
@@ -229,7 +230,11 @@ class SecureRoundHarnessTest {
           c.session().onRoster(entries, roster.getDegree(), roster.getThreshold(), permutation)) {
         shares.add(new EncryptedShare(s.recipient(), ByteBuffer.wrap(s.ciphertext())));
       }
-      send(c.id(), session, new ShareKeys(shares), 300 + c.session().index());
+      send(
+          c.id(),
+          session,
+          new ShareKeys(shares, ByteBuffer.wrap(c.session().commitments())),
+          300 + c.session().index());
     }
     if (restartAfterPhase == 2) {
       restart(drain);
@@ -249,7 +254,16 @@ class SecureRoundHarnessTest {
               .orElseThrow();
       List<ClientSession.RoutedShare> routed = new ArrayList<>();
       for (RoutedShare r : inbox.getShares()) {
-        routed.add(new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext())));
+        routed.add(
+            new ClientSession.RoutedShare(
+                r.getSender(),
+                bytes(r.getCiphertext()),
+                secureMessages().stream()
+                    .map(SecureRound::getBody)
+                    .filter(b -> b instanceof Commitments d && d.getSender() == r.getSender())
+                    .map(b -> bytes(((Commitments) b).getCommitments()))
+                    .findFirst()
+                    .orElseThrow()));
       }
       assertThat(c.session().onShares(routed)).isEmpty();
       send(
@@ -370,6 +384,9 @@ class SecureRoundHarnessTest {
         .containsExactly(
             "Opened",
             "Roster",
+            "Commitments",
+            "Commitments",
+            "Commitments",
             "Shares",
             "Shares",
             "Shares",

@@ -139,7 +139,7 @@ class ClientSessionTest {
     int junkSender = routed.get(0).sender();
     byte[] junk = routed.get(0).ciphertext();
     junk[30] ^= 1;
-    routed.set(0, new RoutedShare(junkSender, junk));
+    routed.set(0, new RoutedShare(junkSender, junk, routed.get(0).commitments()));
     int notRouted = routed.get(1).sender();
     routed.remove(1);
     ClientSession client = cohort.clients.get(me);
@@ -207,11 +207,11 @@ class ClientSessionTest {
     byte[] forged = honest.get(1).ciphertext();
     forged[20] ^= 1;
     List<RoutedShare> routed = new ArrayList<>(honest);
-    routed.set(1, new RoutedShare(honest.get(1).sender(), forged));
+    routed.set(1, new RoutedShare(honest.get(1).sender(), forged, first.commitments()));
     routed.add(first);
-    routed.add(new RoutedShare(stranger, first.ciphertext()));
-    routed.add(new RoutedShare(me, first.ciphertext()));
-    routed.add(new RoutedShare(99, first.ciphertext()));
+    routed.add(new RoutedShare(stranger, first.ciphertext(), first.commitments()));
+    routed.add(new RoutedShare(me, first.ciphertext(), first.commitments()));
+    routed.add(new RoutedShare(99, first.ciphertext(), first.commitments()));
 
     List<FailedShare> failed = cohort.clients.get(me).onShares(routed);
 

@@ -144,52 +144,87 @@ class ReceiptPhaseAttackTest {
   }
 
   /**
-   * Java/Python parity of receipts: a neighbour whose shares decrypt but are not field elements (66
-   * bytes >= 2^521 - 1) is on a Python client's receipt (share_from_bytes raises ValueError, _open
-   * records it as undecryptable) but a Java client keeps it, so the same junk is removed at
-   * confirmation when the receivers run Python and spoils the unmasking when they run Java.
+   * Shares that decrypt but are no scalar below l, or are scalars off the polynomial the sender's
+   * commitments state (a consistent sharing of another secret, or values on no common polynomial),
+   * are on the recipient's receipt, so the dealer leaves or the pair is cut before anyone masks:
+   * before verifiable secret sharing the second kind passed the receipt and spoiled the unmasking.
    */
   @Test
-  void sharesThatDecryptButAreNotFieldElements_areOnTheReceipt_asThePythonClientPutsThem() {
+  void sharesThatDecryptButFailTheCommitments_areOnTheReceipt() throws ForgedShareException {
     SecureRandom random = SecAggCohort.seeded(3);
     RoundContext ctx = new RoundContext("job", 1, new byte[16]);
     X25519Keys enc0 = X25519Keys.generate(random);
     List<ClientSession> sessions = new ArrayList<>();
     List<AdvertisedKeys> roster = new ArrayList<>();
-    byte[] seed = new byte[32];
     sessions.add(
         new ClientSession(
             ctx,
-            "junk",
+            "liar",
             null,
             random,
             enc0,
-            X25519Keys.generate(random),
-            seed,
+            MaskKeys.generate(random),
+            Edwards25519.scalarBytes(java.math.BigInteger.TEN),
             SigningKeys.generate(random)));
-    for (int i = 1; i < 3; i++) {
+    for (int i = 1; i < 4; i++) {
       sessions.add(ClientSession.startUnchecked(ctx, "client-" + i, random));
     }
     for (ClientSession s : sessions) {
       roster.add(s.advertise());
     }
-    int[] identity = {0, 1, 2};
-    for (ClientSession s : sessions) {
-      s.onRoster(roster, 3, 2, identity);
+    int[] identity = {0, 1, 2, 3};
+    List<ClientSession.EncryptedShare> sent = sessions.get(0).onRoster(roster, 4, 2, identity);
+    for (ClientSession s : sessions.subList(1, 4)) {
+      s.onRoster(roster, 4, 2, identity);
     }
-    // Client 0 seals a plaintext of 0xFF bytes (each share 2^528 - 1 > p) for client 1.
-    byte[] plaintext = new byte[ShareCipher.PLAINTEXT_BYTES];
-    Arrays.fill(plaintext, (byte) 0xFF);
+    byte[] digest = RosterDigest.of(ctx, roster, 4, 2, identity);
+    byte[] commitments = sessions.get(0).commitments();
+    // To client 1: 0xFF bytes, no scalar. To client 2: a fresh sharing of another seed (consistent,
+    // but not of the advertised one). To client 3: the honest shares, which must still pass.
+    byte[] junk = new byte[ShareCipher.PLAINTEXT_BYTES];
+    Arrays.fill(junk, (byte) 0xFF);
+    byte[][] otherSeed =
+        Shamir.Polynomial.random(Edwards25519.scalarBytes(java.math.BigInteger.TWO), 2, random)
+            .sharesAt(new int[] {3});
+    byte[] honestToClient2 = opened(ctx, enc0, roster, digest, sent, 2);
+    byte[] offPolynomial =
+        Bytes.concat(Arrays.copyOfRange(honestToClient2, 0, Shamir.SHARE_BYTES), otherSeed[0]);
+    for (int recipient = 1; recipient < 4; recipient++) {
+      byte[] plaintext =
+          recipient == 1
+              ? junk
+              : recipient == 2 ? offPolynomial : opened(ctx, enc0, roster, digest, sent, 3);
+      byte[] key =
+          DerivedKeys.shareEncryptionKey(
+              ctx, enc0.privateKey(), 0, roster.get(recipient).encryptionPublicKey(), recipient);
+      byte[] sealed = ShareCipher.encrypt(key, ctx, 0, recipient, digest, plaintext, new Random(1));
+      sessions
+          .get(recipient)
+          .onShares(List.of(new ClientSession.RoutedShare(0, sealed, commitments)));
+    }
+
+    assertThat(sessions.get(1).rejectedSenders()).as("no scalar").containsExactly(0);
+    assertThat(sessions.get(2).rejectedSenders())
+        .as("a scalar off the committed polynomial of the advertised seed")
+        .containsExactly(0);
+    assertThat(sessions.get(3).rejectedSenders()).as("the dealer's honest shares").isEmpty();
+  }
+
+  /** The plaintext client 0 (encryption keys {@code enc0}) sealed for {@code recipient}. */
+  private static byte[] opened(
+      RoundContext ctx,
+      X25519Keys enc0,
+      List<AdvertisedKeys> roster,
+      byte[] digest,
+      List<ClientSession.EncryptedShare> sent,
+      int recipient)
+      throws ForgedShareException {
     byte[] key =
         DerivedKeys.shareEncryptionKey(
-            ctx, enc0.privateKey(), 0, roster.get(1).encryptionPublicKey(), 1);
-    byte[] digest = RosterDigest.of(ctx, roster, 3, 2, identity);
-    byte[] sealed = ShareCipher.encrypt(key, ctx, 0, 1, digest, plaintext, new Random(1));
-    sessions.get(1).onShares(List.of(new ClientSession.RoutedShare(0, sealed)));
-
-    assertThat(sessions.get(1).rejectedSenders())
-        .as("a share >= p is unusable; the Python client rejects it on its receipt")
-        .containsExactly(0);
+            ctx, enc0.privateKey(), 0, roster.get(recipient).encryptionPublicKey(), recipient);
+    ClientSession.EncryptedShare share =
+        sent.stream().filter(e -> e.recipient() == recipient).findFirst().orElseThrow();
+    return ShareCipher.decrypt(key, ctx, 0, recipient, digest, share.ciphertext());
   }
 
   private static long[][] units(int n, long seed) {

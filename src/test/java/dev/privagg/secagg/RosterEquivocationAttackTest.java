@@ -91,7 +91,7 @@ class RosterEquivocationAttackTest {
       for (int u = 0; u < sizeOf[v]; u++) {
         for (EncryptedShare s : sent.get(u)) {
           if (s.recipient() == v) {
-            routed.add(new RoutedShare(u, s.ciphertext()));
+            routed.add(new RoutedShare(u, s.ciphertext(), clients.get(u).commitments()));
             if (sizeOf[u] != sizeOf[v]) {
               otherGroup.add(u);
             }

@@ -114,7 +114,11 @@ final class SecAggCohort {
         (sender, shares) ->
             shares.stream()
                 .filter(share -> share.recipient() == recipient)
-                .forEach(share -> routed.add(new RoutedShare(sender, share.ciphertext()))));
+                .forEach(
+                    share ->
+                        routed.add(
+                            new RoutedShare(
+                                sender, share.ciphertext(), clients.get(sender).commitments()))));
     return routed;
   }
 

@@ -39,10 +39,14 @@ final class SecAggVectors {
           + " model (units, mask words, sums) are JSON integers read as signed 64-bit two's"
           + " complement, arithmetic modulo 2^64. Fixed inputs: fixed(label) = SHA-256(UTF-8("
           + "'privagg-secagg-v1 test vector ' + label)); session = fixed('session')[0:16];"
-          + " client i's encryptionPrivateKey = fixed('c_sk i'), maskPrivateKey = fixed('s_sk i'),"
-          + " selfMaskSeed = fixed('b i'); shamir.secret = fixed('shamir secret'), coefficient k"
-          + " (of x^k, k >= 1) = SHA-512(UTF-8('privagg-secagg-v1 test vector shamir coefficient"
-          + " ' + k)) as an unsigned big-endian integer; shareEncryption.nonce = fixed('nonce')"
+          + " scalar(label) = SHA-512(UTF-8('privagg-secagg-v1 test vector ' + label)) read"
+          + " little-endian, mod l (edwards25519's group order); scalars and shares are 32 bytes"
+          + " little-endian, points RFC 8032 encodings. Client i's encryptionPrivateKey ="
+          + " fixed('c_sk i') (X25519), maskPrivateKey = scalar('s_sk i') (maskPublicKey = s_sk B,"
+          + " maskSharedSecret = encode(s_sk_u s_pk_v)), selfMaskSeed = scalar('b i')"
+          + " (selfMaskCommitment = b B); shamir.secret = scalar('shamir secret'), coefficient k"
+          + " (of x^k, k >= 1) = scalar('shamir coefficient ' + k), shamir.commitments their"
+          + " Feldman commitments a_k B; shareEncryption.nonce = fixed('nonce')"
           + "[0:12]. pairs[].*Key are the keys of u and v, computed by u from its private key and"
           + " v's public key (v's computation gives the same). masks[] give mask words of a key at"
           + " coordinates 0..7 and 1000..1003. round: a 3-client round, d = 5, everyone a"
@@ -90,13 +94,13 @@ final class SecAggVectors {
     context.put("ctx", hex(ctx.bytes()));
 
     X25519Keys[] c = new X25519Keys[CLIENTS];
-    X25519Keys[] s = new X25519Keys[CLIENTS];
+    MaskKeys[] s = new MaskKeys[CLIENTS];
     byte[][] b = new byte[CLIENTS][];
     ArrayNode clients = root.putArray("clients");
     for (int i = 0; i < CLIENTS; i++) {
       c[i] = X25519Keys.fromPrivateKey(fixed("c_sk " + i));
-      s[i] = X25519Keys.fromPrivateKey(fixed("s_sk " + i));
-      b[i] = fixed("b " + i);
+      s[i] = MaskKeys.fromPrivateKey(fixedScalar("s_sk " + i));
+      b[i] = fixedScalar("b " + i);
       ObjectNode client = clients.addObject();
       client.put("index", i);
       client.put("encryptionPrivateKey", hex(c[i].privateKey()));
@@ -104,7 +108,7 @@ final class SecAggVectors {
       client.put("maskPrivateKey", hex(s[i].privateKey()));
       client.put("maskPublicKey", hex(s[i].publicKey()));
       client.put("selfMaskSeed", hex(b[i]));
-      client.put("selfMaskCommitment", hex(DerivedKeys.selfMaskCommitment(ctx, b[i])));
+      client.put("selfMaskCommitment", hex(DerivedKeys.selfMaskCommitment(b[i])));
       client.put("selfMaskKey", hex(DerivedKeys.selfMaskKey(ctx, b[i], i)));
     }
 
@@ -119,7 +123,7 @@ final class SecAggVectors {
         pair.put(
             "shareEncryptionKey",
             hex(DerivedKeys.shareEncryptionKey(ctx, c[u].privateKey(), u, c[v].publicKey(), v)));
-        pair.put("maskSharedSecret", hex(X25519Keys.agree(s[u].privateKey(), s[v].publicKey())));
+        pair.put("maskSharedSecret", hex(MaskKeys.agree(s[u].privateKey(), s[v].publicKey())));
         pair.put(
             "pairwiseMaskKey",
             hex(DerivedKeys.pairwiseMaskKey(ctx, s[u].privateKey(), u, s[v].publicKey(), v)));
@@ -139,7 +143,7 @@ final class SecAggVectors {
     }
 
     ObjectNode shamir = root.putObject("shamir");
-    byte[] secret = fixed("shamir secret");
+    byte[] secret = fixedScalar("shamir secret");
     BigInteger[] coefficients = {coefficient(1), coefficient(2)};
     int[] xs = {1, 2, 3, 4, 5};
     byte[][] shares = Shamir.share(secret, xs, coefficients);
@@ -147,8 +151,9 @@ final class SecAggVectors {
     shamir.put("threshold", coefficients.length + 1);
     ArrayNode coefficientNodes = shamir.putArray("coefficients");
     for (BigInteger coefficient : coefficients) {
-      coefficientNodes.add(hex(Shamir.toBytes(coefficient, Shamir.SHARE_BYTES)));
+      coefficientNodes.add(hex(Edwards25519.scalarBytes(coefficient)));
     }
+    shamir.put("commitments", hex(Shamir.Polynomial.of(secret, coefficients).commitments()));
     ArrayNode shareNodes = shamir.putArray("shares");
     for (int i = 0; i < xs.length; i++) {
       ObjectNode share = shareNodes.addObject();
@@ -182,7 +187,7 @@ final class SecAggVectors {
   private static final int[] SURVIVORS = {0, 1};
 
   private static ObjectNode consistency(
-      RoundContext ctx, X25519Keys[] c, X25519Keys[] s, byte[][] b) {
+      RoundContext ctx, X25519Keys[] c, MaskKeys[] s, byte[][] b) {
     ObjectNode node = new ObjectMapper().createObjectNode();
     java.util.List<AdvertisedKeys> roster = new java.util.ArrayList<>();
     SigningKeys[] g = new SigningKeys[CLIENTS];
@@ -196,7 +201,7 @@ final class SecAggVectors {
           new AdvertisedKeys(
               c[i].publicKey(),
               s[i].publicKey(),
-              DerivedKeys.selfMaskCommitment(ctx, b[i]),
+              DerivedKeys.selfMaskCommitment(b[i]),
               g[i].publicKey()));
     }
     node.put("degree", CLIENTS);
@@ -238,7 +243,7 @@ final class SecAggVectors {
     return node;
   }
 
-  private static ObjectNode round(RoundContext ctx, X25519Keys[] s, byte[][] b) {
+  private static ObjectNode round(RoundContext ctx, MaskKeys[] s, byte[][] b) {
     int d = UNITS[0].length;
     ObjectNode round = new ObjectMapper().createObjectNode();
     round.put("d", d);
@@ -324,7 +329,12 @@ final class SecAggVectors {
   }
 
   private static BigInteger coefficient(int k) {
-    return new BigInteger(1, digest("SHA-512", LABEL + "shamir coefficient " + k));
+    return Edwards25519.scalar("coefficient", fixedScalar("shamir coefficient " + k));
+  }
+
+  static byte[] fixedScalar(String label) {
+    BigInteger wide = Edwards25519.fromLittleEndian(digest("SHA-512", LABEL + label));
+    return Edwards25519.scalarBytes(wide.mod(Edwards25519.ORDER));
   }
 
   private static byte[] digest(String algorithm, String text) {

@@ -63,7 +63,7 @@ class SecAggVectorsTest {
               RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server"),
               SecAggCohort.seeded(client.get("index").asInt()),
               X25519Keys.fromPrivateKey(bytes(client, "encryptionPrivateKey")),
-              X25519Keys.fromPrivateKey(bytes(client, "maskPrivateKey")),
+              MaskKeys.fromPrivateKey(bytes(client, "maskPrivateKey")),
               bytes(client, "selfMaskSeed"),
               SigningKeys.fromPrivateKey(
                   HEX.parseHex(signingKeys.get(client.get("index").asInt()).asText())));
@@ -76,7 +76,7 @@ class SecAggVectorsTest {
           clients.get(u).onRoster(roster, degree, threshold, permutation)) {
         routed
             .computeIfAbsent(share.recipient(), v -> new ArrayList<>())
-            .add(new RoutedShare(u, share.ciphertext()));
+            .add(new RoutedShare(u, share.ciphertext(), clients.get(u).commitments()));
       }
     }
     int[] everyone = java.util.stream.IntStream.range(0, clients.size()).toArray();

@@ -22,7 +22,7 @@ class ShamirTest {
     for (int trial = 0; trial < 50; trial++) {
       int n = 1 + random.nextInt(12);
       int t = 1 + random.nextInt(n);
-      byte[] secret = bytes(32);
+      byte[] secret = scalar();
       int[] xs = distinctXs(n);
       byte[][] shares = Shamir.share(secret, t, xs, random);
       List<Shamir.Share> all = new ArrayList<>();
@@ -31,7 +31,7 @@ class ShamirTest {
       }
       Collections.shuffle(all, new Random(trial));
 
-      assertThat(List.of(shares)).allSatisfy(share -> assertThat(share).hasSize(66));
+      assertThat(List.of(shares)).allSatisfy(share -> assertThat(share).hasSize(32));
       assertThat(Shamir.reconstruct(all.subList(0, t), t)).isEqualTo(secret);
     }
   }
@@ -46,18 +46,18 @@ class ShamirTest {
   void fewerThanThresholdShares_areWhatSharingAnyOtherSecretCouldGive() {
     for (int t = 2; t <= 6; t++) {
       int[] all = distinctXs(t);
-      byte[][] allShares = Shamir.share(bytes(32), t, all, random);
+      byte[][] allShares = Shamir.share(scalar(), t, all, random);
       int[] xs = Arrays.copyOf(all, t - 1);
       byte[][] shares = Arrays.copyOf(allShares, t - 1);
-      byte[] other = bytes(32);
+      byte[] other = scalar();
 
       BigInteger[] points = new BigInteger[t];
       BigInteger[] values = new BigInteger[t];
       points[0] = BigInteger.ZERO;
-      values[0] = new BigInteger(1, other);
+      values[0] = value(other);
       for (int i = 0; i < t - 1; i++) {
         points[i + 1] = BigInteger.valueOf(xs[i]);
-        values[i + 1] = new BigInteger(1, shares[i]);
+        values[i + 1] = value(shares[i]);
       }
       BigInteger[] polynomial = interpolate(points, values);
       BigInteger[] coefficients = new BigInteger[t - 1];
@@ -68,24 +68,56 @@ class ShamirTest {
   }
 
   @Test
-  void aWrongShare_givesAnotherSecret_orNoneAtAll() {
+  void aWrongShare_givesAnotherSecret() {
     int[] xs = {3, 5, 8};
-    byte[] secret = bytes(32);
+    byte[] secret = scalar();
     byte[][] shares = Shamir.share(secret, 3, xs, random);
-    byte[] offByOne = shares[1].clone();
-    offByOne[65] ^= 1;
+    BigInteger second = value(shares[1]);
+    byte[] offByOne = Edwards25519.scalarBytes(second.add(BigInteger.ONE).mod(P));
     // The share at 5 enters with Lagrange coefficient 3 * 8 / ((3 - 5)(8 - 5)) = -4: one unit
-    // off moves the secret by 4, still a 32-byte value.
-    int shareMovedBy = (shares[1][65] & 1) == 0 ? 1 : -1;
-    BigInteger moved = new BigInteger(1, secret).subtract(BigInteger.valueOf(4L * shareMovedBy));
+    // off moves the secret by -4, and nothing in the shares alone tells (the commitments do).
+    assertThat(value(Shamir.reconstruct(withSecond(xs, shares, offByOne), 3)))
+        .isEqualTo(value(secret).subtract(BigInteger.valueOf(4)).mod(P));
+  }
 
-    assertThat(new BigInteger(1, Shamir.reconstruct(withSecond(xs, shares, offByOne), 3)))
-        .isEqualTo(moved.mod(P));
-
-    // A random share moves it uniformly over [0, p): >= 2^256 but with probability 2^-265.
-    assertThatThrownBy(() -> Shamir.reconstruct(withSecond(xs, shares, randomShare()), 3))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("shares must be of one 32-byte secret, but interpolate to a value >= 2^256");
+  /** Feldman's check: the honest shares pass, a share off the polynomial or secret fails. */
+  @Test
+  void commitments_passExactlyTheSharesOfThePolynomial() {
+    for (int t = 1; t <= 5; t++) {
+      byte[] secret = scalar();
+      Shamir.Polynomial polynomial = Shamir.Polynomial.random(secret, t, random);
+      int[] xs = distinctXs(t + 2);
+      byte[][] shares = polynomial.sharesAt(xs);
+      byte[] commitments = polynomial.commitments();
+      Edwards25519.Point constant = Edwards25519.baseTimes(value(secret));
+      assertThat(commitments).hasSize(FeldmanCommitments.bytes(t));
+      for (int i = 0; i < xs.length; i++) {
+        assertThat(FeldmanCommitments.verifies(constant, commitments, t, xs[i], shares[i]))
+            .isTrue();
+        byte[] off = Edwards25519.scalarBytes(value(shares[i]).add(BigInteger.ONE).mod(P));
+        assertThat(FeldmanCommitments.verifies(constant, commitments, t, xs[i], off)).isFalse();
+        assertThat(FeldmanCommitments.verifies(constant, commitments, t, xs[i] + 1, shares[i]))
+            .as("the share of another x, where the polynomial is not constant")
+            .isEqualTo(t == 1);
+      }
+      // A consistent sharing of another secret, under the first secret's constant commitment.
+      Shamir.Polynomial other = Shamir.Polynomial.random(scalar(), t, random);
+      assertThat(
+              FeldmanCommitments.verifies(
+                  constant, other.commitments(), t, xs[0], other.sharesAt(xs)[0]))
+          .isFalse();
+    }
+    byte[] notAPoint = new byte[32];
+    notAPoint[0] = 2; // y = 2 is on no point of edwards25519
+    assertThat(
+            FeldmanCommitments.verifies(
+                Edwards25519.BASE, notAPoint, 2, 1, Edwards25519.scalarBytes(BigInteger.ONE)))
+        .isFalse();
+    assertThat(
+            FeldmanCommitments.verifies(
+                Edwards25519.BASE, new byte[31], 2, 1, Edwards25519.scalarBytes(BigInteger.ONE)))
+        .as("commitments of the wrong length")
+        .isFalse();
   }
 
   private static List<Shamir.Share> withSecond(int[] xs, byte[][] shares, byte[] second) {
@@ -97,9 +129,9 @@ class ShamirTest {
 
   @Test
   void reconstruct_refusesMalformedShares_namingWhatIsWrong() {
-    byte[][] shares = Shamir.share(bytes(32), 2, new int[] {1, 2}, random);
+    byte[][] shares = Shamir.share(scalar(), 2, new int[] {1, 2}, random);
     Shamir.Share first = new Shamir.Share(1, shares[0]);
-    byte[] tooLarge = Shamir.toBytes(P, 66);
+    byte[] tooLarge = Edwards25519.littleEndian(P);
 
     assertThatThrownBy(() -> Shamir.reconstruct(List.of(first), 2))
         .isInstanceOf(IllegalArgumentException.class)
@@ -109,10 +141,10 @@ class ShamirTest {
         .hasMessage("share x must be distinct, 1 repeats");
     assertThatThrownBy(() -> Shamir.reconstruct(List.of(first, new Shamir.Share(2, bytes(65))), 2))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("share at x = 2 must be 66 bytes, was 65");
+        .hasMessage("share at x = 2 must be 32 bytes, was 65 bytes");
     assertThatThrownBy(() -> Shamir.reconstruct(List.of(first, new Shamir.Share(2, tooLarge)), 2))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("share at x = 2 must be below 2^521 - 1, was not");
+        .hasMessage("share at x = 2 is not a scalar below the group order l");
     assertThatThrownBy(() -> Shamir.reconstruct(List.of(first, new Shamir.Share(0, shares[1])), 2))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("share x must be >= 1, was 0");
@@ -120,13 +152,13 @@ class ShamirTest {
 
   @Test
   void share_refusesBadThresholdsPointsAndSecrets() {
-    assertThatThrownBy(() -> Shamir.share(bytes(32), 3, new int[] {1, 2}, random))
+    assertThatThrownBy(() -> Shamir.share(scalar(), 3, new int[] {1, 2}, random))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("threshold must be in [1, 2] (the number of xs), was 3");
-    assertThatThrownBy(() -> Shamir.share(bytes(32), 1, new int[] {0, 2}, random))
+    assertThatThrownBy(() -> Shamir.share(scalar(), 1, new int[] {0, 2}, random))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("xs must all be >= 1, found 0");
-    assertThatThrownBy(() -> Shamir.share(bytes(32), 1, new int[] {2, 2}, random))
+    assertThatThrownBy(() -> Shamir.share(scalar(), 1, new int[] {2, 2}, random))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("xs must be distinct, 2 repeats");
     assertThatThrownBy(() -> Shamir.share(bytes(31), 1, new int[] {1}, random))
@@ -166,10 +198,12 @@ class ShamirTest {
     return out;
   }
 
-  private byte[] randomShare() {
-    byte[] share = bytes(66);
-    share[0] &= 0x01;
-    return share;
+  private byte[] scalar() {
+    return Edwards25519.scalarBytes(Edwards25519.randomScalar(random));
+  }
+
+  private static BigInteger value(byte[] scalar) {
+    return Edwards25519.fromLittleEndian(scalar);
   }
 
   private int[] distinctXs(int n) {

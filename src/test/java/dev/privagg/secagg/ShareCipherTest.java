@@ -20,7 +20,7 @@ class ShareCipherTest {
   void ciphertext_isNonceThenCiphertextThenTag_andDecryptsToThePlaintext() throws Exception {
     byte[] ciphertext = ShareCipher.encrypt(key, CTX, 4, 9, roster, plaintext, random);
 
-    assertThat(ciphertext).hasSize(12 + 132 + 16);
+    assertThat(ciphertext).hasSize(12 + 64 + 16);
     assertThat(ShareCipher.decrypt(key, CTX, 4, 9, roster, ciphertext)).isEqualTo(plaintext);
   }
 
@@ -47,7 +47,7 @@ class ShareCipherTest {
   @Test
   void decrypt_refusesAFlippedBitOrAWrongLength_asForged() {
     byte[] ciphertext = ShareCipher.encrypt(key, CTX, 4, 9, roster, plaintext, random);
-    for (int at : new int[] {0, 12, 100, 159}) {
+    for (int at : new int[] {0, 12, 60, 91}) {
       byte[] altered = ciphertext.clone();
       altered[at] ^= 1;
       assertThatThrownBy(() -> ShareCipher.decrypt(key, CTX, 4, 9, roster, altered))
@@ -55,10 +55,10 @@ class ShareCipherTest {
           .isInstanceOf(ForgedShareException.class)
           .satisfies(e -> assertThat(((ForgedShareException) e).sender()).isEqualTo(4));
     }
-    assertThatThrownBy(() -> ShareCipher.decrypt(key, CTX, 4, 9, roster, new byte[159]))
+    assertThatThrownBy(() -> ShareCipher.decrypt(key, CTX, 4, 9, roster, new byte[91]))
         .isInstanceOf(ForgedShareException.class)
         .hasMessage(
-            "forged share from sender 4 to recipient 9: ciphertext must be 160 bytes, was 159");
+            "forged share from sender 4 to recipient 9: ciphertext must be 92 bytes, was 91");
   }
 
   private byte[] bytes(int n) {

@@ -1,5 +1,6 @@
 package dev.privagg.job.decide;
 
+import dev.privagg.avro.Commitments;
 import dev.privagg.avro.Confirmed;
 import dev.privagg.avro.Consistency;
 import dev.privagg.avro.CutPair;
@@ -24,6 +25,7 @@ import dev.privagg.job.SecureUpdate;
 import dev.privagg.job.UnmaskRequest;
 import dev.privagg.job.shard.ShardPlan;
 import dev.privagg.secagg.AdvertisedKeys;
+import dev.privagg.secagg.ClientSession;
 import dev.privagg.secagg.HararyGraph;
 import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.RoundThresholds;
@@ -334,7 +336,11 @@ final class SecurePhases {
     return graph;
   }
 
-  /** Phase 2's shares must go to each of the sender's neighbours but itself, once each. */
+  /**
+   * Phase 2's shares must go to each of the sender's neighbours but itself, once each, with
+   * commitments for the round's t. Whether the shares are on the committed polynomials only their
+   * recipients can tell: they say so on their receipts.
+   */
   private String shareProblem(SecureRoundState s, int sender, SecureUpdate update) {
     ShareKeys keys = (ShareKeys) decode(update).getBody();
     int[] neighbours = graphOf(s).neighbourhood(sender);
@@ -357,9 +363,23 @@ final class SecurePhases {
       }
       seen.set(v);
     }
-    return seen.equals(expected)
-        ? null
-        : "shares go to " + seen.cardinality() + " of " + expected.cardinality() + " neighbours";
+    if (!seen.equals(expected)) {
+      return "shares go to " + seen.cardinality() + " of " + expected.cardinality() + " neighbours";
+    }
+    int commitmentBytes = ClientSession.commitmentBytes(s.threshold);
+    if (keys.getCommitments().remaining() != commitmentBytes) {
+      return "commitments must be "
+          + commitmentBytes
+          + " bytes (two polynomials of t = "
+          + s.threshold
+          + "), were "
+          + keys.getCommitments().remaining()
+          + (keys.getCommitments().remaining() == 0
+              ? "; a client from before verifiable secret sharing (SecureMessage v3) cannot take"
+                  + " part: upgrade it"
+              : "");
+    }
+    return null;
   }
 
   private static byte[] signature(SecureUpdate update) {
@@ -472,9 +492,14 @@ final class SecurePhases {
   }
 
   /**
-   * Phase 2 ends: each client who shared gets the shares addressed to it from the others who did.
+   * Phase 2 ends: each client who shared gets the shares addressed to it from the others who did,
+   * after every dealer's commitments (one record each, not one copy per recipient: a Shares record
+   * stays O(k), and what every client reads O(n t) rather than O(n k t)).
    */
   private void routeShares(SecureRoundState s, RoundDecisions out) {
+    if (s.beforeVerifiableSecretSharing) {
+      return; // its stored ShareKeys are of SecureMessage v3: no client of today could use them
+    }
     int n = s.size();
     List<List<RoutedShare>> inbox = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
@@ -485,6 +510,8 @@ final class SecurePhases {
         continue;
       }
       ShareKeys keys = (ShareKeys) AvroCodec.decodeSecureMessage(s.shareMessages[u]).getBody();
+      // Once per dealer, before the Shares that hold its shares: every client reads every record.
+      out.secureRound(message(s, new Commitments(u, keys.getCommitments())));
       for (EncryptedShare share : keys.getShares()) {
         if (s.shareMessages[share.getIndex()] != null) {
           inbox.get(share.getIndex()).add(new RoutedShare(u, share.getCiphertext()));
@@ -577,7 +604,7 @@ final class SecurePhases {
     named.round = s.round;
     named.clientKey = s.clientKeys[index];
     named.clientId =
-        shares != null
+        shares != null && !s.beforeVerifiableSecretSharing
             ? AvroCodec.decodeSecureMessage(shares).getClientId().toString()
             : "roster index " + index;
     named.sourceTopic = spec.topics().updates();
@@ -647,16 +674,20 @@ final class SecurePhases {
     }
     int signers = s.signedCount();
     SecureUnmasking.Outcome outcome =
-        s.phase != SecureUpdate.UNMASK
-            ? SecureUnmasking.Outcome.failed("the roster admitted no neighbour graph")
-            : signers < s.signatureThreshold
-                ? SecureUnmasking.Outcome.failed(
-                    "only "
-                        + signers
-                        + " survivors signed the survivor list, fewer than the "
-                        + s.signatureThreshold
-                        + " a client needs before it unmasks")
-                : SecureUnmasking.corrections(spec, s, random);
+        s.beforeVerifiableSecretSharing
+            ? SecureUnmasking.Outcome.failed(
+                "the round opened before this version's verifiable secret sharing (SecureMessage"
+                    + " v4): its keys and shares are of the old protocol")
+            : s.phase != SecureUpdate.UNMASK
+                ? SecureUnmasking.Outcome.failed("the roster admitted no neighbour graph")
+                : signers < s.signatureThreshold
+                    ? SecureUnmasking.Outcome.failed(
+                        "only "
+                            + signers
+                            + " survivors signed the survivor list, fewer than the "
+                            + s.signatureThreshold
+                            + " a client needs before it unmasks")
+                    : SecureUnmasking.corrections(spec, s, random);
     for (int liar : outcome.provenLiars()) {
       misbehaved(
           s,

@@ -14,6 +14,7 @@ import dev.privagg.io.SecureMessageReader;
 import dev.privagg.io.UpdateReader;
 import dev.privagg.job.RawUpdate;
 import dev.privagg.job.SecureUpdate;
+import dev.privagg.secagg.Edwards25519;
 import dev.privagg.secagg.SigningKeys;
 import dev.privagg.secagg.X25519Keys;
 import dev.privagg.spec.JobSpec;
@@ -32,8 +33,8 @@ import java.util.Map;
 final class SecureMessageValidator implements Serializable {
   static final int SESSION_BYTES = 16;
   static final int KEY_BYTES = 32;
-  static final int CIPHERTEXT_BYTES = 12 + 132 + 16;
-  static final int SHARE_BYTES = 66;
+  static final int CIPHERTEXT_BYTES = dev.privagg.secagg.ShareCipher.CIPHERTEXT_BYTES;
+  static final int SHARE_BYTES = dev.privagg.secagg.Shamir.SHARE_BYTES;
 
   private final Map<String, JobSpec> specs = new HashMap<>();
 
@@ -173,10 +174,20 @@ final class SecureMessageValidator implements Serializable {
       // Signatures nobody made verify under it: the survivor list's signatures would mean nothing.
       return "signingPublicKey has small order; send a fresh Ed25519 key";
     }
-    for (ByteBuffer key : List.of(a.getEncryptionPublicKey(), a.getMaskPublicKey())) {
-      if (hasSmallOrder(bytes(key))) {
-        // Every key agreement with it is all zero: its shares and masks would be no secret.
-        return "a public key has small order (RFC 7748 section 6.1); send a fresh X25519 key";
+    if (hasSmallOrder(bytes(a.getEncryptionPublicKey()))) {
+      // Every key agreement with it is all zero: its shares would be no secret.
+      return "encryptionPublicKey has small order (RFC 7748 section 6.1); send a fresh X25519 key";
+    }
+    for (String field : List.of("maskPublicKey", "selfMaskCommitment")) {
+      ByteBuffer point =
+          field.equals("maskPublicKey") ? a.getMaskPublicKey() : a.getSelfMaskCommitment();
+      if (!Edwards25519.isValid(bytes(point))) {
+        // Shares are checked against it and masks derive from it (verifiable secret sharing);
+        // a client from before that (SecureMessage v3) sent an X25519 key and a hash here.
+        return field
+            + " is not a point of edwards25519's prime-order subgroup (RFC 8032 encoding, not the"
+            + " identity); a client from before verifiable secret sharing (SecureMessage v3)"
+            + " cannot take part: upgrade it";
       }
     }
     return null;

@@ -11,7 +11,7 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
   static final SecureRoundLayout INSTANCE = new SecureRoundLayout();
 
   private SecureRoundLayout() {
-    super("secure-round", 3, SecureRoundState.class);
+    super("secure-round", 4, SecureRoundState.class);
   }
 
   @Override
@@ -64,6 +64,7 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
     out.writeInt(v.signatureThreshold);
     Fields.writeBytes(v.statement, out);
     Fields.writeByteArrays(v.signatures, out);
+    out.writeBoolean(v.beforeVerifiableSecretSharing);
   }
 
   /** An int array, or null as length -1. */
@@ -94,6 +95,7 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
   SecureRoundState read(int version, DataInputView in) throws IOException {
     requireKnown(version);
     SecureRoundState v = new SecureRoundState();
+    v.beforeVerifiableSecretSharing = version < 4;
     v.round = in.readLong();
     v.session = Fields.readBytes(in);
     v.advertiseDeadlineMillis = in.readLong();
@@ -164,6 +166,9 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
     v.signatureThreshold = in.readInt();
     v.statement = Fields.readBytes(in);
     v.signatures = Fields.readByteArrays(in);
+    if (version >= 4) {
+      v.beforeVerifiableSecretSharing = in.readBoolean();
+    }
     return v;
   }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.privagg.avro.AdvertiseKeys;
+import dev.privagg.avro.Commitments;
 import dev.privagg.avro.Confirmed;
 import dev.privagg.avro.Consistency;
 import dev.privagg.avro.EncryptedShare;
@@ -40,6 +41,7 @@ import dev.privagg.secagg.Quantizer;
 import dev.privagg.secagg.RosterPermutation;
 import dev.privagg.secagg.RoundContext;
 import dev.privagg.secagg.RoundThresholds;
+import dev.privagg.secagg.ShareCipher;
 import dev.privagg.secagg.ThreatModel;
 import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
@@ -119,6 +121,107 @@ class SecurePhasesTest {
         .toList();
   }
 
+  /**
+   * A round restored from a version before verifiable secret sharing holds its clients' ShareKeys
+   * as SecureMessage v3 wrote them (another schema fingerprint) and X25519 keys: the decider routes
+   * nothing, decodes none of it, and finishes the round without a sum, instead of failing at the
+   * share deadline on every restart (the adversarial review's finding).
+   */
+  @Test
+  void aRoundFromBeforeVerifiableSecretSharing_routesNothing_andEndsWithoutASum() throws Exception {
+    start();
+    List<Client> clients = clients(6);
+    advertise(clients, 10);
+    driver.advanceTo(ADVERTISE_DEADLINE - 1);
+    share(clients, 300);
+    driver.advanceTo(400);
+    // What a savepoint of a v3 job holds, as SecureRoundLayout v3 reads it.
+    store.secure.beforeVerifiableSecretSharing = true;
+    for (int i = 0; i < store.secure.shareMessages.length; i++) {
+      if (store.secure.shareMessages[i] != null) {
+        store.secure.shareMessages[i] = asVersion3(store.secure.shareMessages[i]);
+      }
+    }
+
+    driver.advanceTo(DEADLINE + 1);
+
+    assertThat(published(1, Commitments.class)).isEmpty();
+    assertThat(published(1, Shares.class)).isEmpty();
+    assertThat(decided.admitted).as("no one could mask without shares").isEmpty();
+  }
+
+  /** The same, restored after the masked inputs: the unmasking decodes nothing it holds. */
+  @Test
+  void aRoundFromBeforeVerifiableSecretSharing_restoredAfterMasking_isReleasedWithoutASum() {
+    start();
+    List<Client> clients = clients(6);
+    advertise(clients, 10);
+    driver.advanceTo(ADVERTISE_DEADLINE - 1);
+    share(clients, 300);
+    driver.advanceTo(SHARE_DEADLINE - 1);
+    mask(clients, clients, 600);
+    driver.advanceTo(MASKED_INPUT_DEADLINE - 1);
+    unmask(clients, 800);
+    driver.advanceTo(DEADLINE - 2);
+    store.secure.beforeVerifiableSecretSharing = true;
+    for (int i = 0; i < store.secure.unmaskMessages.length; i++) {
+      if (store.secure.unmaskMessages[i] != null) {
+        store.secure.unmaskMessages[i] = new byte[] {(byte) 0xC3, 1, 9, 9}; // no schema of today
+      }
+    }
+
+    driver.advanceTo(DEADLINE + 1);
+
+    assertThat(decided.unmaskRequests).isEmpty();
+    assertThat(decided.unmaskFailures)
+        .singleElement()
+        .asString()
+        .contains("before this version's verifiable secret sharing");
+  }
+
+  /** A ShareKeys message re-encoded as a client of SecureMessage v3 wrote it. */
+  private static byte[] asVersion3(byte[] message) throws Exception {
+    org.apache.avro.Schema v3 =
+        new org.apache.avro.Schema.Parser()
+            .parse(new java.io.File("schemas/history/SecureMessage/v3.avsc"));
+    org.apache.avro.Schema shareKeys =
+        v3.getField("body").schema().getTypes().stream()
+            .filter(b -> b.getName().equals("ShareKeys"))
+            .findFirst()
+            .orElseThrow();
+    SecureMessage m = AvroCodec.decodeSecureMessage(message);
+    List<org.apache.avro.generic.GenericRecord> items = new ArrayList<>();
+    for (EncryptedShare e : ((ShareKeys) m.getBody()).getShares()) {
+      var item =
+          new org.apache.avro.generic.GenericData.Record(
+              shareKeys.getField("shares").schema().getElementType());
+      item.put("index", e.getIndex());
+      item.put("ciphertext", e.getCiphertext());
+      items.add(item);
+    }
+    var body = new org.apache.avro.generic.GenericData.Record(shareKeys);
+    body.put("shares", items);
+    var record = new org.apache.avro.generic.GenericData.Record(v3);
+    record.put("jobId", m.getJobId());
+    record.put("round", m.getRound());
+    record.put("session", m.getSession());
+    record.put("clientId", m.getClientId());
+    record.put("body", body);
+    return new org.apache.avro.message.BinaryMessageEncoder<org.apache.avro.generic.GenericRecord>(
+            org.apache.avro.generic.GenericData.get(), v3)
+        .encode(record)
+        .array();
+  }
+
+  /** The commitments the job published for round 1's dealer {@code sender}, as routed. */
+  private byte[] commitmentsOf(int sender) {
+    return published(1, Commitments.class).stream()
+        .filter(c -> c.getSender() == sender)
+        .map(c -> bytes(c.getCommitments()))
+        .findFirst()
+        .orElseThrow();
+  }
+
   private <T> T only(Class<T> type) {
     List<T> found = published(1, type);
     assertThat(found).as("%s messages of round 1", type.getSimpleName()).hasSize(1);
@@ -181,7 +284,7 @@ class SecurePhasesTest {
       for (ClientSession.EncryptedShare s : shares) {
         out.add(new EncryptedShare(s.recipient(), ByteBuffer.wrap(s.ciphertext())));
       }
-      return new ShareKeys(out);
+      return new ShareKeys(out, ByteBuffer.wrap(session.commitments()));
     }
 
     UnmaskShares unmaskShares() {
@@ -308,7 +411,9 @@ class SecurePhasesTest {
               .orElseThrow();
       List<ClientSession.RoutedShare> routed = new ArrayList<>();
       for (RoutedShare r : shares.getShares()) {
-        routed.add(new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext())));
+        routed.add(
+            new ClientSession.RoutedShare(
+                r.getSender(), bytes(r.getCiphertext()), commitmentsOf(r.getSender())));
       }
       assertThat(c.session.onShares(routed)).as("shares %s could not use", c.id).isEmpty();
       send(c.id, new ShareReceipt(boxed(c.session.rejectedSenders())), receiptAt++);
@@ -765,7 +870,7 @@ class SecurePhasesTest {
     extra.add(new EncryptedShare(nonNeighbour, genuine.get(0).getCiphertext()));
     long at = 300;
     for (List<EncryptedShare> spoiled : List.of(missing, stranger, itself, repeated, extra)) {
-      send(sender.id, new ShareKeys(spoiled), at++);
+      send(sender.id, new ShareKeys(spoiled, sender.shareKeys().getCommitments()), at++);
     }
     driver.advanceTo(at);
 
@@ -797,7 +902,7 @@ class SecurePhasesTest {
                 + " is not one of them");
     assertThat(neighbours).isEqualTo(roster.getDegree() - 1).isLessThan(5);
     // None was kept: the genuine message is still taken.
-    send(sender.id, new ShareKeys(genuine), at + 1);
+    send(sender.id, sender.shareKeys(), at + 1);
     driver.advanceTo(at + 1);
     assertThat(rejectsOf(sender.id)).hasSize(5);
     assertThat(store.secure.shareMessages[0]).isNotNull();
@@ -827,7 +932,7 @@ class SecurePhasesTest {
           bytes.nextBytes(b);
           garbage.add(new EncryptedShare(s.recipient(), ByteBuffer.wrap(b)));
         }
-        message = new ShareKeys(garbage);
+        message = new ShareKeys(garbage, message.getCommitments());
       }
       send(c.id, message, 300 + c.index);
     }
@@ -841,7 +946,9 @@ class SecurePhasesTest {
               .orElseThrow();
       List<ClientSession.RoutedShare> routed = new ArrayList<>();
       for (RoutedShare r : inbox.getShares()) {
-        routed.add(new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext())));
+        routed.add(
+            new ClientSession.RoutedShare(
+                r.getSender(), bytes(r.getCiphertext()), commitmentsOf(r.getSender())));
       }
       c.session.onShares(routed);
       send(c.id, new ShareReceipt(boxed(c.session.rejectedSenders())), SHARE_DEADLINE + c.index);
@@ -1071,7 +1178,7 @@ class SecurePhasesTest {
     Client alone = clients(1).get(0);
     advertise(List.of(alone), 10);
     driver.advanceTo(ADVERTISE_DEADLINE - 1);
-    send(alone.id, new ShareKeys(List.of()), 300);
+    send(alone.id, new ShareKeys(List.of(), ByteBuffer.allocate(0)), 300);
     driver.advanceTo(DEADLINE - 1);
 
     // Degree 0: no graph, so the lone client stops at once instead of waiting for its timeout.
@@ -1196,7 +1303,9 @@ class SecurePhasesTest {
     Roster roster = only(Roster.class);
     int[] permutation = roster.getPermutation().stream().mapToInt(Integer::intValue).toArray();
     var graph = dev.privagg.secagg.HararyGraph.ofNeighbourhoodSize(roster.getDegree(), permutation);
-    ByteBuffer ciphertext = ByteBuffer.wrap(new byte[160]);
+    ByteBuffer ciphertext = ByteBuffer.wrap(new byte[ShareCipher.CIPHERTEXT_BYTES]);
+    ByteBuffer commitments =
+        ByteBuffer.wrap(new byte[ClientSession.commitmentBytes(roster.getThreshold())]);
     for (int i = 0; i < n; i++) {
       List<EncryptedShare> shares = new ArrayList<>();
       for (int v : graph.neighbourhood(i)) {
@@ -1204,7 +1313,7 @@ class SecurePhasesTest {
           shares.add(new EncryptedShare(v, ciphertext.duplicate()));
         }
       }
-      send("c" + i, new ShareKeys(shares), 300 + i / 200);
+      send("c" + i, new ShareKeys(shares, commitments.duplicate()), 300 + i / 200);
     }
     before = threads.getCurrentThreadAllocatedBytes();
     driver.advanceTo(SHARE_DEADLINE - 2);
@@ -1235,7 +1344,9 @@ class SecurePhasesTest {
               .orElseThrow();
       List<ClientSession.RoutedShare> routed = new ArrayList<>();
       for (RoutedShare r : inbox.getShares()) {
-        routed.add(new ClientSession.RoutedShare(r.getSender(), bytes(r.getCiphertext())));
+        routed.add(
+            new ClientSession.RoutedShare(
+                r.getSender(), bytes(r.getCiphertext()), commitmentsOf(r.getSender())));
       }
       c.session.onShares(routed);
     }

@@ -2,6 +2,10 @@ package dev.privagg.job.decide;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.privagg.avro.RevealedShare;
+import dev.privagg.avro.SecureMessage;
+import dev.privagg.avro.UnmaskShares;
+import dev.privagg.io.AvroCodec;
 import dev.privagg.job.JobFixtures;
 import dev.privagg.job.SecureRoundState;
 import dev.privagg.secagg.HararyGraph;
@@ -10,6 +14,9 @@ import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.RoundThresholds;
 import dev.privagg.secagg.ThreatModel;
 import dev.privagg.spec.JobSpec;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -87,6 +94,54 @@ class SecureUnmaskingTest {
     assertThat(c.complete()).isFalse();
     // Rates at the edge (3 * 0.1 + 2 * 0.3 = 0.9) make neighbourhoods large (25,655), still sparse.
     assertThat(c.neighbourhoodSize()).isLessThan(n / 25);
+  }
+
+  /**
+   * Unmask messages whose shares are not scalars mod l (66-byte shares of the field 2^521 - 1, as
+   * clients of SecureMessage v3 sent) and a roster of X25519-style keys: the unmasking reports the
+   * secrets it could not recover instead of throwing. (Rounds restored from before verifiable
+   * secret sharing do not get here at all: SecurePhasesTest.)
+   */
+  @Test
+  void sharesThatAreNoScalars_andKeysThatAreNoPoints_doNotUnmask_andDoNotThrow() {
+    SecureRoundState s = roster(5);
+    RoundGraph g = SecureUnmasking.graph(spec, s);
+    s.degree = g.graph().neighbourhoodSize();
+    s.threshold = g.threshold();
+    s.permutation = g.graph().permutation();
+    s.confirmed = new boolean[] {true, true, true, true, true};
+    s.maskedInput = new boolean[] {true, true, true, true, false};
+    s.unmaskMessages = new byte[5][];
+    Random random = new Random(9);
+    for (int holder = 0; holder < 4; holder++) {
+      List<RevealedShare> seeds = new ArrayList<>();
+      for (int w = 0; w < 4; w++) {
+        byte[] share = new byte[66]; // a share of v3, in the field of 2^521 - 1
+        random.nextBytes(share);
+        share[0] &= 1;
+        seeds.add(new RevealedShare(w, ByteBuffer.wrap(share)));
+      }
+      byte[] key = new byte[66];
+      random.nextBytes(key);
+      key[0] &= 1;
+      List<RevealedShare> keys = List.of(new RevealedShare(4, ByteBuffer.wrap(key)));
+      s.unmaskMessages[holder] =
+          AvroCodec.encode(
+              new SecureMessage(
+                  "job",
+                  3L,
+                  ByteBuffer.wrap(s.session),
+                  "client-" + holder,
+                  new UnmaskShares(seeds, keys)));
+    }
+
+    SecureUnmasking.Outcome outcome = SecureUnmasking.corrections(spec, s, new Random(1));
+
+    assertThat(outcome.terms()).isNull();
+    assertThat(outcome.problem())
+        .startsWith("too few consistent shares")
+        .contains("self-mask seeds of roster indices [0, 1, 2, 3]")
+        .contains("mask keys of [4]");
   }
 
   /** A fixed roster of n clients with random advertised bytes. */

@@ -42,6 +42,7 @@ import org.junit.jupiter.api.Test;
  * ClientSession}s on the complete graph.
  */
 class SecureMessageValidatorTest {
+  private static final int CIPHERTEXT = dev.privagg.secagg.ShareCipher.CIPHERTEXT_BYTES;
   private static final String SECURE_JOB = "secure-job";
   private static final String PLAIN_JOB = "plain-job";
   private static final int D = 3;
@@ -81,6 +82,7 @@ class SecureMessageValidatorTest {
   private static byte[] session;
   private static AdvertisedKeys advertised;
   private static List<ClientSession.EncryptedShare> shares;
+  private static byte[] commitments;
   private static byte[] maskedInput;
   private static dev.privagg.secagg.UnmaskShares unmask;
 
@@ -112,7 +114,9 @@ class SecureMessageValidatorTest {
       for (int sender = 0; sender < 3; sender++) {
         for (ClientSession.EncryptedShare s : sent.get(sender)) {
           if (s.recipient() == i) {
-            in.add(new ClientSession.RoutedShare(sender, s.ciphertext()));
+            in.add(
+                new ClientSession.RoutedShare(
+                    sender, s.ciphertext(), clients.get(sender).commitments()));
           }
         }
       }
@@ -125,6 +129,7 @@ class SecureMessageValidatorTest {
       signatures.put(i, clients.get(i).signSurvivors(everyone, everyone));
     }
     advertised = roster.get(0);
+    commitments = clients.get(0).commitments();
     shares = sent.get(0);
     unmask = clients.get(0).unmask(signatures);
   }
@@ -154,7 +159,7 @@ class SecureMessageValidatorTest {
     for (ClientSession.EncryptedShare s : shares) {
       out.add(new EncryptedShare(s.recipient(), ByteBuffer.wrap(s.ciphertext())));
     }
-    return new ShareKeys(out);
+    return new ShareKeys(out, ByteBuffer.wrap(commitments));
   }
 
   private static UnmaskShares unmaskShares() {
@@ -282,13 +287,13 @@ class SecureMessageValidatorTest {
 
   @Test
   void secureMessageLargerThanItsJobsRecordLimit_isRecordTooLarge_thoughAnotherJobTakesThatSize() {
-    // 20 well-formed 160-byte ciphertexts: 3,200 bytes, within the plaintext job's 1 MiB but over
+    // 40 well-formed 92-byte ciphertexts: 3,680 bytes, within the plaintext job's 1 MiB but over
     // the secure job's 2,048.
     List<EncryptedShare> many = new ArrayList<>();
-    for (int i = 0; i < 20; i++) {
-      many.add(new EncryptedShare(i, ByteBuffer.wrap(bytes(160, i))));
+    for (int i = 0; i < 40; i++) {
+      many.add(new EncryptedShare(i, ByteBuffer.wrap(bytes(CIPHERTEXT, i))));
     }
-    byte[] value = message(new ShareKeys(many));
+    byte[] value = message(new ShareKeys(many, ByteBuffer.allocate(0)));
     assertThat(value.length).isGreaterThan(2048).isLessThan((int) PLAIN.maxRecordBytes());
 
     UpdateValidator.Rejection r = rejected(value);
@@ -298,7 +303,12 @@ class SecureMessageValidatorTest {
     assertThat(r.clientId()).isEqualTo("client-0");
     // An id over the job's limit is refused as such first: the reject never copies it.
     UpdateValidator.Rejection longId =
-        rejected(message(SECURE_JOB, session, "c".repeat(1000), new ShareKeys(many)));
+        rejected(
+            message(
+                SECURE_JOB,
+                session,
+                "c".repeat(1000),
+                new ShareKeys(many, ByteBuffer.allocate(0))));
     assertThat(longId.reason()).isEqualTo(RejectReason.CLIENT_ID_TOO_LONG);
     assertThat(longId.clientId()).isEmpty();
   }
@@ -411,19 +421,52 @@ class SecureMessageValidatorTest {
           "0100000000000000000000000000000000000000000000000000000000000080"); // 1, top bit
 
   @Test
-  void aPublicKeyOfSmallOrder_isRefused_asEncryptionKeyOrAsMaskKey() {
+  void anEncryptionKeyOfSmallOrder_isRefused() {
     for (String hex : SMALL_ORDER_POINTS) {
       byte[] point = HexFormat.of().parseHex(hex);
-      for (AdvertiseKeys keys :
-          List.of(withEncryptionKey(advertiseKeys(), point), withMaskKey(advertiseKeys(), point))) {
+      UpdateValidator.Rejection r = rejected(message(withEncryptionKey(advertiseKeys(), point)));
+
+      assertThat(r.reason()).as(hex).isEqualTo(RejectReason.SECURE_PROTOCOL);
+      assertThat(r.detail())
+          .isEqualTo(
+              "encryptionPublicKey has small order (RFC 7748 section 6.1); send a fresh X25519"
+                  + " key");
+    }
+  }
+
+  /**
+   * Mask keys and self-mask commitments are what shares are checked against: the identity, points
+   * of small order (libsodium's blocklist on edwards25519; a small-order part: Edwards25519Test),
+   * bytes on no point, and an X25519 key of a client from before (most are no valid point) are
+   * refused.
+   */
+  @Test
+  void aMaskKeyOrCommitmentOutsideThePrimeOrderSubgroup_isRefused() {
+    byte[] order8 =
+        HexFormat.of().parseHex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a");
+    byte[] noPoint = new byte[32];
+    noPoint[0] = 2;
+    byte[] identity = dev.privagg.secagg.Edwards25519.IDENTITY.encode();
+    for (byte[] point : List.of(order8, noPoint, identity)) {
+      for (String field : List.of("maskPublicKey", "selfMaskCommitment")) {
+        AdvertiseKeys keys =
+            field.equals("maskPublicKey")
+                ? withMaskKey(advertiseKeys(), point)
+                : withCommitment(advertiseKeys(), point);
         UpdateValidator.Rejection r = rejected(message(keys));
 
-        assertThat(r.reason()).as(hex).isEqualTo(RejectReason.SECURE_PROTOCOL);
-        assertThat(r.detail())
-            .isEqualTo(
-                "a public key has small order (RFC 7748 section 6.1); send a fresh X25519 key");
+        assertThat(r.reason()).as(field).isEqualTo(RejectReason.SECURE_PROTOCOL);
+        assertThat(r.detail()).startsWith(field + " is not a point of edwards25519's prime-order");
       }
     }
+  }
+
+  private static AdvertiseKeys withCommitment(AdvertiseKeys a, byte[] commitment) {
+    return new AdvertiseKeys(
+        a.getEncryptionPublicKey(),
+        a.getMaskPublicKey(),
+        ByteBuffer.wrap(commitment),
+        a.getSigningPublicKey());
   }
 
   private static AdvertiseKeys withEncryptionKey(AdvertiseKeys a, byte[] key) {
@@ -443,20 +486,24 @@ class SecureMessageValidatorTest {
   }
 
   @Test
-  void anEncryptedShareOfOtherThan160BytesOrWithANegativeIndex_isRefused_namingBoth() {
+  void anEncryptedShareOfOtherThan92BytesOrWithANegativeIndex_isRefused_namingBoth() {
     record Spoiled(int index, int bytes) {}
     for (Spoiled s :
         List.of(
-            new Spoiled(1, 159), new Spoiled(1, 161), new Spoiled(1, 0), new Spoiled(-1, 160))) {
+            new Spoiled(1, CIPHERTEXT - 1),
+            new Spoiled(1, CIPHERTEXT + 1),
+            new Spoiled(1, 0),
+            new Spoiled(-1, CIPHERTEXT))) {
       List<EncryptedShare> list = new ArrayList<>(shareKeys().getShares());
       list.set(1, new EncryptedShare(s.index(), ByteBuffer.wrap(bytes(s.bytes(), 5))));
 
-      UpdateValidator.Rejection r = rejected(message(new ShareKeys(list)));
+      UpdateValidator.Rejection r =
+          rejected(message(new ShareKeys(list, shareKeys().getCommitments())));
 
       assertThat(r.reason()).as("%s", s).isEqualTo(RejectReason.SECURE_PROTOCOL);
       assertThat(r.detail())
           .isEqualTo(
-              "each encrypted share needs an index >= 0 and 160 bytes of ciphertext, was index "
+              "each encrypted share needs an index >= 0 and 92 bytes of ciphertext, was index "
                   + s.index()
                   + " with "
                   + s.bytes()
@@ -465,15 +512,15 @@ class SecureMessageValidatorTest {
   }
 
   @Test
-  void aRevealedShareOfOtherThan66BytesOrWithANegativeIndex_isRefused_inEitherList() {
+  void aRevealedShareOfOtherThan32BytesOrWithANegativeIndex_isRefused_inEitherList() {
     record Spoiled(int index, int bytes, boolean selfMask) {}
     for (Spoiled s :
         List.of(
-            new Spoiled(0, 65, true),
-            new Spoiled(0, 67, true),
-            new Spoiled(-2, 66, true),
-            new Spoiled(1, 65, false),
-            new Spoiled(-1, 66, false))) {
+            new Spoiled(0, 31, true),
+            new Spoiled(0, 33, true),
+            new Spoiled(-2, 32, true),
+            new Spoiled(1, 31, false),
+            new Spoiled(-1, 32, false))) {
       List<RevealedShare> selfMask = new ArrayList<>(unmaskShares().getSelfMaskShares());
       List<RevealedShare> maskKey = new ArrayList<>(unmaskShares().getMaskKeyShares());
       RevealedShare bad = new RevealedShare(s.index(), ByteBuffer.wrap(bytes(s.bytes(), 3)));
@@ -488,7 +535,7 @@ class SecureMessageValidatorTest {
       assertThat(r.reason()).as("%s", s).isEqualTo(RejectReason.SECURE_PROTOCOL);
       assertThat(r.detail())
           .isEqualTo(
-              "each revealed share needs an index >= 0 and 66 bytes, was index "
+              "each revealed share needs an index >= 0 and 32 bytes, was index "
                   + s.index()
                   + " with "
                   + s.bytes()

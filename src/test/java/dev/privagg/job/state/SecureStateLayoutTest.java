@@ -218,12 +218,35 @@ class SecureStateLayoutTest {
     s.signatures = new byte[][] {new byte[64], null, new byte[64]};
 
     SecureRoundState back =
-        read(SecureRoundLayout.INSTANCE, 3, bytes(SecureRoundLayout.INSTANCE, s));
+        read(SecureRoundLayout.INSTANCE, 4, bytes(SecureRoundLayout.INSTANCE, s));
 
     assertThat(back).usingRecursiveComparison().isEqualTo(s);
     assertThat(back.shareMessages[1]).isNull();
     assertThat(back.receipts[1]).isNull();
     assertThat(back.indexOf("k2")).isEqualTo(2);
+  }
+
+  /**
+   * A round stored by a version before verifiable secret sharing (layouts v1 to v3) holds
+   * SecureMessage v3 bytes and X25519 keys: it is read flagged, so that the decider finishes it
+   * without a sum instead of decoding what it cannot (SecurePhasesTest covers the decider).
+   */
+  @Test
+  void roundsOfLayoutsBeforeVersion4_areFlaggedAsBeforeVerifiableSecretSharing() throws Exception {
+    for (int version = 1; version <= 3; version++) {
+      byte[] stored =
+          Files.readAllBytes(
+              Path.of("src/test/resources/state-layouts/secure-round-v" + version + ".bin"));
+      assertThat(read(SecureRoundLayout.INSTANCE, version, stored).beforeVerifiableSecretSharing)
+          .as("layout v%d", version)
+          .isTrue();
+    }
+    SecureRoundState fresh = new SecureRoundState();
+    fresh.session = new byte[16];
+    assertThat(
+            read(SecureRoundLayout.INSTANCE, 4, bytes(SecureRoundLayout.INSTANCE, fresh))
+                .beforeVerifiableSecretSharing)
+        .isFalse();
   }
 
   @Test
