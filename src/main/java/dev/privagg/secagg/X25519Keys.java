@@ -27,7 +27,7 @@ public final class X25519Keys {
 
   private X25519Keys(byte[] privateKey) {
     this.privateKey = Bytes.requireLength("privateKey", privateKey, KEY_BYTES).clone();
-    this.publicKey = publicKeyOf(this.privateKey);
+    this.publicKey = multiply(this.privateKey, BASE_POINT);
   }
 
   /** A fresh key pair from 32 bytes of {@code random}. */
@@ -37,7 +37,7 @@ public final class X25519Keys {
     return new X25519Keys(privateKey);
   }
 
-  /** The key pair of a given private key (test vectors, reconstructed keys). */
+  /** The key pair of a given private key (test vectors). */
   public static X25519Keys fromPrivateKey(byte[] privateKey) {
     return new X25519Keys(privateKey);
   }
@@ -48,11 +48,6 @@ public final class X25519Keys {
 
   public byte[] publicKey() {
     return publicKey.clone();
-  }
-
-  /** {@code X25519(privateKey, 9)}: the public key of a private key. */
-  public static byte[] publicKeyOf(byte[] privateKey) {
-    return multiply(privateKey, BASE_POINT);
   }
 
   /**
