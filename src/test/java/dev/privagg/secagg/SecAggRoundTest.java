@@ -179,6 +179,52 @@ class SecAggRoundTest {
         .isLessThanOrEqualTo(2L * masked.length + Unmasking.RANDOM_SUBSETS + k);
   }
 
+  /**
+   * A survivor's roster mask key that is no point (the job admits none; a round restored from an
+   * older version could hold one): its pairwise mask with a dropped neighbour cannot be derived, so
+   * that neighbour's key counts as unrecovered and the round has no correction, and nothing throws
+   * at the deadline.
+   */
+  @Test
+  void aSurvivorsKeyThatIsNoPoint_leavesItsDroppedNeighbourUnrecovered_withoutThrowing() {
+    int n = 9;
+    SecAggCohort cohort = new SecAggCohort(n, 5, 3, 33);
+    int[] shared = cohort.shareKeys(i -> true);
+    int[] masked = cohort.maskedInputs(i -> i != 0, randomUnits(n, new Random(33)));
+    Map<Integer, UnmaskShares> responses = cohort.unmask(i -> i != 0, shared, masked);
+    int survivor =
+        Arrays.stream(cohort.neighbourhoods[0]).filter(v -> v != 0).findFirst().getAsInt();
+    List<AdvertisedKeys> roster = new ArrayList<>(cohort.roster);
+    AdvertisedKeys keys = roster.get(survivor);
+    byte[] noPoint = new byte[32];
+    noPoint[0] = 2; // y = 2 is on no point of edwards25519
+    roster.set(
+        survivor,
+        new AdvertisedKeys(
+            keys.encryptionPublicKey(),
+            noPoint,
+            keys.selfMaskCommitment(),
+            keys.signingPublicKey()));
+
+    Unmasking.Result result =
+        Unmasking.reconstruct(
+            cohort.ctx,
+            roster,
+            cohort.neighbourhoods,
+            3,
+            shared,
+            cohort.cuts,
+            masked,
+            responses,
+            new Random(1));
+
+    assertThat(result.correction()).isEmpty();
+    assertThat(result.unrecoveredMaskKeys()).containsExactly(0);
+    assertThat(cohort.reconstruct(shared, masked, responses).correction())
+        .as("the same round with the genuine roster unmasks")
+        .isPresent();
+  }
+
   @Test
   void aLiarFoundOutAtOneSecret_isNotTrustedAtTheNext_soFewLiarsCostLittle() {
     int n = 40;
