@@ -1,0 +1,72 @@
+package dev.privagg.secagg;
+
+/**
+ * Masked inputs of {@code bits}-bit words on the wire: word j takes bits {@code [j bits, (j + 1)
+ * bits)} of the byte string, least significant bit first (64-bit words are thus the little-endian
+ * longs of plaintext-sized secure rounds). The last byte's unused high bits are zero.
+ */
+public final class WordPacking {
+  private WordPacking() {}
+
+  /** Bytes of {@code count} packed words. */
+  public static long bytes(long count, int bits) {
+    checkBits(bits);
+    return (count * bits + 7) / 8;
+  }
+
+  /** The low {@code bits} bits of each word, packed. */
+  public static byte[] pack(long[] words, int bits) {
+    byte[] out = new byte[Math.toIntExact(bytes(words.length, bits))];
+    long mask = bits == 64 ? -1L : (1L << bits) - 1;
+    long bit = 0;
+    for (long word : words) {
+      long w = word & mask;
+      for (int done = 0; done < bits; ) {
+        int at = (int) (bit >>> 3);
+        int shift = (int) (bit & 7);
+        int take = Math.min(8 - shift, bits - done);
+        out[at] |= (byte) (((w >>> done) & ((1L << take) - 1)) << shift);
+        done += take;
+        bit += take;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Adds the {@code target.length} words packed in {@code packed} to {@code target}, modulo 2^64.
+   *
+   * @throws IllegalArgumentException if {@code packed} is not exactly that many words long, or its
+   *     padding bits are not zero
+   */
+  public static void addTo(long[] target, byte[] packed, int bits) {
+    long expected = bytes(target.length, bits);
+    if (packed.length != expected) {
+      throw new IllegalArgumentException(
+          "masked input has " + packed.length + " bytes, expected " + expected);
+    }
+    int used = (int) (((long) target.length * bits) & 7);
+    if (used != 0 && (packed[packed.length - 1] & 0xFF) >>> used != 0) {
+      throw new IllegalArgumentException("masked input's padding bits must be zero");
+    }
+    long bit = 0;
+    for (int j = 0; j < target.length; j++) {
+      long w = 0;
+      for (int done = 0; done < bits; ) {
+        int at = (int) (bit >>> 3);
+        int shift = (int) (bit & 7);
+        int take = Math.min(8 - shift, bits - done);
+        w |= (((packed[at] & 0xFFL) >>> shift) & ((1L << take) - 1)) << done;
+        done += take;
+        bit += take;
+      }
+      target[j] += w;
+    }
+  }
+
+  private static void checkBits(int bits) {
+    if (bits < 1 || bits > 64) {
+      throw new IllegalArgumentException("bits must be in [1, 64], was " + bits);
+    }
+  }
+}

@@ -1,0 +1,218 @@
+package dev.privagg.secagg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The client's grid, the rotation, the word packing and the plan of the distributed noise. */
+class DistributedNoiseTest {
+  private static final RoundContext CTX = new RoundContext("ddg-job", 3, new byte[16]);
+
+  @Test
+  void theRotationKeepsNormsAndInvertsExactlyUpToRounding() {
+    RandomizedHadamard rotation = new RandomizedHadamard(CTX, 1000);
+    assertThat(rotation.paddedDimension()).isEqualTo(1024);
+    SplittableRandom random = new SplittableRandom(1);
+    double[] x = new double[1000];
+    for (int j = 0; j < x.length; j++) {
+      x[j] = random.nextGaussian();
+    }
+    double[] y = rotation.rotate(x);
+    assertThat(norm(y)).isCloseTo(norm(x), within(1e-9));
+    rotation.invert(y);
+    for (int j = 0; j < 1024; j++) {
+      assertThat(y[j]).isCloseTo(j < 1000 ? x[j] : 0, within(1e-12));
+    }
+    // A spike is spread evenly: every coordinate gets 1 / sqrt(p) of it.
+    double[] spike = new double[1000];
+    spike[17] = 1;
+    for (double v : rotation.rotate(spike)) {
+      assertThat(Math.abs(v)).isCloseTo(1 / 32.0, within(1e-15));
+    }
+  }
+
+  @Test
+  void theSignsComeFromTheRoundContext() {
+    double[] spike = {1, 0, 0, 0, 0, 0, 0, 0};
+    double[] a = new RandomizedHadamard(CTX, 8).rotate(spike);
+    double[] b =
+        new RandomizedHadamard(new RoundContext("ddg-job", 4, new byte[16]), 8).rotate(spike);
+    double[] again = new RandomizedHadamard(CTX, 8).rotate(spike);
+    assertThat(again).containsExactly(a);
+    double[] ones = new double[8];
+    java.util.Arrays.fill(ones, 1);
+    assertThat(new RandomizedHadamard(CTX, 8).rotate(ones))
+        .isNotEqualTo(
+            new RandomizedHadamard(new RoundContext("ddg-job", 4, new byte[16]), 8).rotate(ones));
+    assertThat(b).hasSize(8);
+    assertThat(RandomizedHadamard.paddedDimension(1)).isEqualTo(1);
+    assertThat(RandomizedHadamard.paddedDimension(1024)).isEqualTo(1024);
+    assertThat(RandomizedHadamard.paddedDimension(1025)).isEqualTo(2048);
+  }
+
+  @ParameterizedTest(name = "{0} bits")
+  @CsvSource({"8", "12", "16", "17", "20", "31", "32", "64"})
+  void packedWordsAddBackTheirLowBits(int bits) {
+    SplittableRandom random = new SplittableRandom(bits);
+    long[] words = new long[37];
+    for (int j = 0; j < words.length; j++) {
+      words[j] = random.nextLong();
+    }
+    byte[] packed = WordPacking.pack(words, bits);
+    assertThat(packed).hasSize((37 * bits + 7) / 8);
+    long[] sum = new long[37];
+    sum[5] = 3;
+    WordPacking.addTo(sum, packed, bits);
+    long mask = bits == 64 ? -1L : (1L << bits) - 1;
+    for (int j = 0; j < words.length; j++) {
+      assertThat(sum[j]).isEqualTo((words[j] & mask) + (j == 5 ? 3 : 0));
+    }
+  }
+
+  @Test
+  void packingRefusesWrongLengthsAndDirtyPadding() {
+    byte[] packed = WordPacking.pack(new long[] {1, 2, 3}, 12); // 36 bits: 4 spare
+    assertThatThrownBy(() -> WordPacking.addTo(new long[4], packed, 12))
+        .hasMessageContaining("expected 6");
+    packed[4] |= (byte) 0x80;
+    long[] target = new long[3];
+    assertThatThrownBy(() -> WordPacking.addTo(target, packed, 12))
+        .hasMessageContaining("padding bits must be zero");
+    assertThat(target).containsOnly(0L);
+  }
+
+  @ParameterizedTest(name = "z {0}, d {1}, {2} bits, n {3} of at most {4}")
+  @CsvSource({
+    "1.0, 650, 16, 40, 100",
+    "1.0, 650, 18, 40, 100",
+    "0.7, 100000, 16, 80, 200",
+    "2.0, 1000000, 20, 500, 1000",
+    "1.0, 10, 12, 2, 10"
+  })
+  void thePlanChargesAtLeastTheAskedNoiseAndStaysWithinTheWrapTarget(
+      double z, int d, int bits, int n, long max) {
+    DistributedNoisePlan plan = DistributedNoisePlan.plan(z, d, bits, n, max);
+    assertThat(plan.noiseMultiplier()).isGreaterThanOrEqualTo(z);
+    assertThat(plan.wrapProbability()).isLessThanOrEqualTo(DistributedNoisePlan.WRAP_TARGET);
+    double sigma2 = (double) plan.varianceNumerator() / plan.varianceDenominator();
+    assertThat(n * sigma2).isGreaterThanOrEqualTo(z * z * plan.maxSquaredNorm());
+    assertThat(plan.maxSquaredNorm())
+        .isGreaterThanOrEqualTo(
+            (long) Math.floor(plan.unitsPerClipNorm() * plan.unitsPerClipNorm()));
+    // A grid 1% finer would break the wrap target: the plan is the finest that fits.
+    DistributedNoisePlan finer =
+        DistributedNoisePlan.at(plan.unitsPerClipNorm() * 1.01, z, d, bits, n, max);
+    assertThat(finer.wrapProbability()).isGreaterThan(DistributedNoisePlan.WRAP_TARGET);
+  }
+
+  @Test
+  void moreBitsGiveAFinerGrid() {
+    double c16 = DistributedNoisePlan.plan(1, 650, 16, 40, 100).unitsPerClipNorm();
+    double c18 = DistributedNoisePlan.plan(1, 650, 18, 40, 100).unitsPerClipNorm();
+    assertThat(c18).isGreaterThan(3.9 * c16);
+  }
+
+  @Test
+  void refusesWordsTooSmallForTheCap() {
+    assertThatThrownBy(() -> DistributedNoisePlan.plan(1, 650, 8, 40, 200))
+        .hasMessageContaining("raise aggregation.bits or lower rounds.maxClients");
+    assertThatThrownBy(() -> DistributedNoisePlan.plan(1, 650, 40, 40, 200))
+        .hasMessageContaining("aggregation.bits must be in [8, 32]");
+    assertThatThrownBy(() -> DistributedNoisePlan.plan(1, 650, 16, 201, 200))
+        .hasMessageContaining("at most rounds.maxClients");
+  }
+
+  @Test
+  void roundingKeepsTheSquaredNormBoundExactlyEvenForVectorsAtTheClipNorm() {
+    DistributedNoisePlan plan = DistributedNoisePlan.plan(1, 300, 16, 20, 50);
+    GridEncoder encoder = new GridEncoder(plan, CTX);
+    SplittableRandom random = new SplittableRandom(3);
+    for (int trial = 0; trial < 300; trial++) {
+      double[] x = new double[300];
+      for (int j = 0; j < x.length; j++) {
+        x[j] = trial % 3 == 0 ? (j < 5 ? 1 : 0) : random.nextGaussian();
+      }
+      long[] units = encoder.round(x, 0.5, random);
+      long squares = 0;
+      for (long u : units) {
+        squares += u * u;
+      }
+      assertThat(squares).isLessThanOrEqualTo(plan.maxSquaredNorm());
+    }
+  }
+
+  @Test
+  void theDecodedSumOfRoundedInputsIsTheSumOfTheClippedInputsToTheGridsPrecision() {
+    DistributedNoisePlan plan = DistributedNoisePlan.plan(1, 200, 18, 20, 50);
+    GridEncoder encoder = new GridEncoder(plan, CTX);
+    SplittableRandom random = new SplittableRandom(4);
+    double clip = 2.0;
+    double[] truth = new double[200];
+    long[] sum = new long[plan.paddedDimension()];
+    for (int client = 0; client < 30; client++) {
+      double[] x = new double[200];
+      for (int j = 0; j < x.length; j++) {
+        x[j] = random.nextGaussian() * (client % 2 == 0 ? 0.01 : 1); // half are clipped
+      }
+      double scale = Math.min(1, clip / norm(x));
+      for (int j = 0; j < x.length; j++) {
+        truth[j] += x[j] * scale;
+      }
+      long[] units = encoder.round(x, clip, random);
+      for (int j = 0; j < sum.length; j++) {
+        sum[j] += units[j] & plan.wordMask();
+      }
+    }
+    double[] decoded = encoder.decode(sum, clip);
+    // Rounding moves each of 30 inputs by below one unit per coordinate: the error's norm is at
+    // most 30 sqrt(p) units, in model units 30 sqrt(p) C / c.
+    double bound = 30 * Math.sqrt(plan.paddedDimension()) * clip / plan.unitsPerClipNorm();
+    double[] error = new double[200];
+    for (int j = 0; j < 200; j++) {
+      error[j] = decoded[j] - truth[j];
+    }
+    assertThat(norm(error)).isLessThan(bound).isGreaterThan(0);
+  }
+
+  @Test
+  void noisySumsDecodeWithTheirNoiseAndWithoutWrapping() {
+    DistributedNoisePlan plan = DistributedNoisePlan.plan(1, 64, 16, 10, 20);
+    GridEncoder encoder = new GridEncoder(plan, CTX);
+    SplittableRandom random = new SplittableRandom(5);
+    double[] truth = new double[64];
+    long[] sum = new long[plan.paddedDimension()];
+    for (int client = 0; client < 20; client++) {
+      double[] x = new double[64];
+      java.util.Arrays.fill(x, 1.0 / 8); // norm 1, every client aligned: the signal's worst case
+      for (int j = 0; j < 64; j++) {
+        truth[j] += x[j];
+      }
+      long[] words = encoder.encode(x, 1, random);
+      for (int j = 0; j < sum.length; j++) {
+        sum[j] += words[j];
+      }
+    }
+    double[] decoded = encoder.decode(sum, 1);
+    // 20 shares of sigma^2 each: per coordinate std sqrt(20 sigma^2) units; 6 stds fails by chance
+    // with probability about 64 * 2e-9.
+    double std =
+        Math.sqrt(20.0 * plan.varianceNumerator() / plan.varianceDenominator())
+            / plan.unitsPerClipNorm();
+    for (int j = 0; j < 64; j++) {
+      assertThat(decoded[j]).isCloseTo(truth[j], within(6 * std + 20 / plan.unitsPerClipNorm()));
+    }
+  }
+
+  private static double norm(double[] v) {
+    double s = 0;
+    for (double x : v) {
+      s += x * x;
+    }
+    return Math.sqrt(s);
+  }
+}
