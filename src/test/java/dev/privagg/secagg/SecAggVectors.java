@@ -179,7 +179,63 @@ final class SecAggVectors {
     root.set("round", round(ctx, s, b));
     root.set("rosterPermutation", rosterPermutation(ctx));
     root.set("consistency", consistency(ctx, c, s, b));
+    distributedNoise(root.putObject("distributedNoise"), ctx);
     return root;
+  }
+
+  /**
+   * The distributed noise's deterministic parts: the rotation's signs and a rotated vector, words
+   * packed at several widths, and a plan the Python client's tests encode with.
+   */
+  private static void distributedNoise(ObjectNode out, RoundContext ctx) {
+    out.put("jobId", ctx.jobId());
+    out.put("round", ctx.round());
+    out.put("session", hex(ctx.session()));
+    int dimension = 12;
+    RandomizedHadamard rotation = new RandomizedHadamard(ctx, dimension);
+    out.put("paddedDimension", rotation.paddedDimension());
+    StringBuilder signs = new StringBuilder();
+    for (int j = 0; j < rotation.paddedDimension(); j++) {
+      // Row 0 of H D is the signs (over sqrt(p)), and sign j does not depend on the length.
+      double[] e = new double[j + 1];
+      e[j] = 1;
+      signs.append(new RandomizedHadamard(ctx, j + 1).rotate(e)[0] < 0 ? '1' : '0');
+    }
+    out.put("negativeSigns", signs.toString());
+    double[] vector = new double[dimension];
+    for (int j = 0; j < dimension; j++) {
+      vector[j] = (j % 3 - 1) * (j + 1) / 8.0; // exact in binary
+      out.withArray("vector").add(vector[j]);
+    }
+    for (double v : rotation.rotate(vector)) {
+      out.withArray("rotated").add(v);
+    }
+    ArrayNode packing = out.putArray("packing");
+    long[] words = new long[7];
+    for (int j = 0; j < words.length; j++) {
+      words[j] = 0x9E3779B97F4A7C15L * (j + 1) ^ (0xFFL << (8 * j));
+    }
+    for (int bits : new int[] {8, 12, 16, 18, 20, 32, 64}) {
+      ObjectNode c = packing.addObject();
+      c.put("bits", bits);
+      for (long w : words) {
+        c.withArray("words").add(Long.toUnsignedString(w));
+      }
+      c.put("packed", hex(WordPacking.pack(words, bits)));
+    }
+    DistributedNoisePlan plan = DistributedNoisePlan.plan(1.0, 64, 16, 10, 20);
+    ObjectNode p = out.putObject("plan");
+    p.put("bits", plan.bits());
+    p.put("dimension", plan.dimension());
+    p.put("paddedDimension", plan.paddedDimension());
+    p.put("unitsPerClipNorm", plan.unitsPerClipNorm());
+    p.put("maxSquaredNorm", plan.maxSquaredNorm());
+    p.put("varianceNumerator", plan.varianceNumerator());
+    p.put("varianceDenominator", plan.varianceDenominator());
+    p.put("noiseShares", plan.noiseShares());
+    p.put("maxInputs", plan.maxInputs());
+    p.put("noiseMultiplier", plan.noiseMultiplier());
+    p.put("wrapProbability", plan.wrapProbability());
   }
 
   private static final int[] CONFIRMED = {0, 1, 2};
