@@ -102,9 +102,10 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       new TrainingJob("tm-early-" + run, "keyed", true, Placement.SKEWED, 30);
   private final TrainingJob jmKeyed = job("jm-keyed", "keyed", 20);
   private final TrainingJob jmSecure = job("jm-secure", "secure", 20);
-  // Long enough that the new job starts inside the round it takes over.
-  private final TrainingJob cancelKeyed = job("cancel-keyed", "keyed", 20);
-  private final TrainingJob restoreKeyed = job("restore-keyed", "keyed", 20);
+  // Long enough that the new job starts inside the round it takes over: a cancel and a submit
+  // took 10 to 18 s of a 20 s round on a loaded 2-core machine, and once more than 20 s.
+  private final TrainingJob cancelKeyed = job("cancel-keyed", "keyed", 30);
+  private final TrainingJob restoreKeyed = job("restore-keyed", "keyed", 30);
   private final TrainingJob stopKeyed = job("stop-keyed", "keyed", 12);
   // Correlated noise rides along where a restart keeps its state; where a start would lose it
   // (cancel and fresh submit, an older savepoint) it is refused, so it runs as a Flink job of its
@@ -112,8 +113,9 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   private final TrainingJob tmBlt = bltJob("tm-blt", 30);
   private final TrainingJob jmBlt = bltJob("jm-blt", 20);
   private final TrainingJob stopBlt = bltJob("stop-blt", 12);
-  private final TrainingJob cancelBlt = bltJob("cancel-blt", 20);
-  private final TrainingJob restoreBlt = bltJob("restore-blt", 20);
+  // As long as their keyed jobs' rounds, so that the two schedules stay in step.
+  private final TrainingJob cancelBlt = bltJob("cancel-blt", 30);
+  private final TrainingJob restoreBlt = bltJob("restore-blt", 30);
 
   private Path key;
   private LocalCluster cluster;
@@ -376,14 +378,15 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       c.sendRound(1);
       blt.sendRound(1);
       c.sendRound(2);
-      blt.sendRound(2);
-      blt.awaitCommittedModels(1);
+      // Cancelled and submitted again first, so that the new job starts inside round 2's window.
       cluster.cancel(c.flinkJob);
-      cluster.cancel(blt.flinkJob);
-      List<LedgerEntry> charged = blt.committedLedger();
       // No savepoint: the new job knows only the topics. It takes round 2 over with its announced
       // window and reads that window's updates again: clients need not send them twice.
       c.resubmit(null);
+      blt.sendRound(2);
+      blt.awaitCommittedModels(1);
+      cluster.cancel(blt.flinkJob);
+      List<LedgerEntry> charged = blt.committedLedger();
       // A BLT job would forget who contributed to round 1: refused.
       blt.resubmit(null);
       blt.awaitRefusal(charged.size() + " charged rounds but the state is empty (a fresh submit)");
@@ -407,14 +410,16 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       c.sendRound(3);
       blt.sendRound(3);
       c.sendRound(4);
-      blt.sendRound(4);
-      blt.awaitCommittedModels(3);
-      cluster.cancel(c.flinkJob); // round 4 open, rounds 2 and 3 released since the savepoint
-      cluster.cancel(blt.flinkJob);
-      List<LedgerEntry> charged = blt.committedLedger();
+      // Round 4 open, rounds 2 and 3 released since the savepoint. Cancelled and restored first,
+      // so that the restored job starts inside round 4's window.
+      cluster.cancel(c.flinkJob);
       // The restored job takes round 4 over with its announced window (the updates it read
       // again from the savepoint's offsets are its members).
       c.resubmit(older);
+      blt.sendRound(4);
+      blt.awaitCommittedModels(3);
+      cluster.cancel(blt.flinkJob);
+      List<LedgerEntry> charged = blt.committedLedger();
       // A BLT job's savepoint knows round 1's contributors only, not those of rounds 2 and 3.
       blt.resubmit(olderBlt);
       blt.awaitRefusal(charged.size() + " charged rounds but the state holds 1");
