@@ -6,11 +6,13 @@ the job with) or give it explicitly (:class:`JobConfig` with a mapping of tensor
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any, Union
 
 from .errors import JobConfigError
@@ -77,6 +79,9 @@ class Aggregation:
     max_dropout_rate: float | None = None
     adversarial_client_rate: float | None = None
     adversary: str = "semi-malicious-server"
+    distributed: DistributedNoiseFloor | None = None
+    """With ``privacy.mechanism: distributed-discrete-gaussian``: what the job's announced noise
+    shares must at least give (None: the job adds the noise itself)."""
 
     def __post_init__(self) -> None:
         if self.mode not in AGGREGATION_MODES:
@@ -111,6 +116,39 @@ class Aggregation:
     def secure(self) -> bool:
         """True in secure mode."""
         return self.mode == "secure"
+
+
+@dataclass(frozen=True)
+class DistributedNoiseFloor:
+    """What a client checks a round's announced distributed noise against before masking:
+    ``fewest_honest_inputs`` (the fewest honest clients an unmasked round holds, from
+    ``rounds.minimumCohort`` and the rates) and ``noise_multiplier`` (the spec's
+    ``privacy.noiseMultiplier``; None for a spec planned from ``targetEpsilon``, whose multiplier
+    only the job's planner computes: such a client takes the job's word for it)."""
+
+    fewest_honest_inputs: int
+    noise_multiplier: float | None
+
+
+# Q^-1(2^-40), as the Java UnmaskingGate.DEVIATE.
+_GATE_DEVIATE = NormalDist().inv_cdf(1 - 2.0**-40)
+
+
+def _distributed_floor(root: Mapping[str, Any], aggregation: Aggregation) -> DistributedNoiseFloor | None:
+    privacy = root.get("privacy")
+    if not isinstance(privacy, Mapping) or privacy.get("mechanism") != "distributed-discrete-gaussian":
+        return None
+    rounds = root.get("rounds") if isinstance(root.get("rounds"), Mapping) else {}
+    cohort = rounds.get("minimumCohort") if isinstance(rounds, Mapping) else None
+    if not isinstance(cohort, Mapping):
+        raise JobConfigError("distributed noise needs rounds.minimumCohort {count, noiseStd}")
+    count, std = float(cohort["count"]), float(cohort["noiseStd"])
+    fewest = math.floor(count + 1 - _GATE_DEVIATE * std)
+    threat = aggregation.threat
+    roster = (fewest + 1) / (1 - threat.max_dropout_rate)
+    honest = fewest - math.floor(threat.adversarial_client_rate * roster + 1e-12)
+    z = privacy.get("noiseMultiplier")
+    return DistributedNoiseFloor(honest, None if z is None else float(z))
 
 
 TensorsArg = Union[Mapping[str, Sequence[int]], Iterable[TensorSpec]]
@@ -249,19 +287,24 @@ class JobConfig:
             max_record_bytes=root.get("maxRecordBytes"),
             max_client_id_bytes=root.get("maxClientIdBytes", DEFAULT_MAX_CLIENT_ID_BYTES),
             max_metadata_bytes=root.get("maxMetadataBytes", DEFAULT_MAX_METADATA_BYTES),
-            aggregation=_aggregation(root.get("aggregation"), source),
+            aggregation=_aggregation(root.get("aggregation"), source, root),
         )
 
 
-def _aggregation(section: Any, source: str) -> Aggregation:
+def _aggregation(section: Any, source: str, root: Mapping[str, Any]) -> Aggregation:
     """The spec's ``aggregation`` section; plaintext when it is absent."""
     if section is None:
         return Aggregation()
     if not isinstance(section, Mapping):
         raise JobConfigError(f"{source}: aggregation must be a mapping, was {section!r}")
-    return Aggregation(
+    aggregation = Aggregation(
         mode=str(section.get("mode", "plaintext")),
         max_dropout_rate=section.get("maxDropoutRate"),
         adversarial_client_rate=section.get("adversarialClientRate"),
         adversary=str(section.get("adversary", "semi-malicious-server")),
     )
+    try:
+        floor = _distributed_floor(root, aggregation)
+    except (KeyError, TypeError, ValueError) as e:
+        raise JobConfigError(f"{source}: {e}") from e
+    return dataclasses.replace(aggregation, distributed=floor) if floor else aggregation

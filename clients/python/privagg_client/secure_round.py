@@ -38,6 +38,8 @@ from .secure import (
     UnmaskShares,
     quantize,
 )
+from .secure.distributed import NoisePlan, announcement_problem, encode, pack
+from .secure.quantize import secure_generator
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -61,6 +63,7 @@ ClientMessage = Union[
     ShareKeys,
     ShareReceipt,
     "npt.NDArray[np.uint64]",
+    bytes,
     SurvivorSignature,
     UnmaskShares,
 ]
@@ -88,10 +91,31 @@ def _client_body(body: ClientMessage) -> dict[str, Any]:
         return {"rejected": list(body.rejected)}
     if isinstance(body, np.ndarray):
         return {"values": np.ascontiguousarray(body, dtype="<u8").tobytes()}
+    if isinstance(body, bytes):
+        return {"values": body}  # words of the round's distributed-noise width, packed
     return {
         "shares": [{"index": s.index, "ciphertext": s.ciphertext} for s in body.shares],
         "commitments": body.commitments,
     }
+
+
+def _noise_plan(fields: Mapping[str, Any] | None) -> NoisePlan | None:
+    """An ``Opened`` message's ``distributedNoise``; SecureProtocolError if it is no valid plan."""
+    if fields is None:
+        return None
+    try:
+        return NoisePlan(
+            bits=fields["bits"],
+            dimension=fields["dimension"],
+            padded_dimension=fields["paddedDimension"],
+            units_per_clip_norm=fields["unitsPerClipNorm"],
+            max_squared_norm=fields["maxSquaredNorm"],
+            variance_numerator=fields["varianceNumerator"],
+            variance_denominator=fields["varianceDenominator"],
+            noise_shares=fields["noiseShares"],
+        )
+    except ValueError as e:
+        raise SecureProtocolError(f"the round's distributed noise is no valid plan: {e}") from e
 
 
 def encode_secure_message(
@@ -133,6 +157,7 @@ class SecureRoundRecord:
                 f["consistencyDeadlineMillis"],
                 f["unmaskDeadlineMillis"],
                 f["clipNorm"],
+                _noise_plan(f.get("distributedNoise")),
             )
         if "entries" in f:
             entries = tuple(
@@ -477,11 +502,23 @@ class _SecureRound:
             raise self._fail(4, str(e)) from e
         deadline = self._opened.masked_input_deadline_millis
         self._before(deadline, 4, "the Confirmed message arrived")
-        x = quantize(self._values, self._opened.clip_norm, self._rng)
+        plan = self._opened.distributed_noise
+        problem = announcement_problem(self._job.aggregation.distributed, plan)
+        if problem is not None:
+            raise self._fail(4, problem + "; no masked input is sent")
+        x: npt.NDArray[np.int64] | npt.NDArray[np.uint64]
+        if plan is None:
+            x = quantize(self._values, self._opened.clip_norm, self._rng)
+        else:
+            rng = self._rng if self._rng is not None else secure_generator()
+            x = encode(
+                self._values, self._opened.clip_norm, plan, self._job.job_id, self._round, rng
+            )
         try:
-            y = self._session.masked_input(x)
+            words = self._session.masked_input(x)
         except SecureProtocolError as e:
             raise self._fail(4, str(e)) from e
+        y: npt.NDArray[np.uint64] | bytes = words if plan is None else pack(words, plan.bits)
         if self._masked_rounds is not None:
             problem = claim_masked_round(
                 self._masked_rounds, self._job.job_id, self._round, self._session_id.hex()

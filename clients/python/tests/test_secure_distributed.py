@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from privagg_client.secure import distributed as ddg
-from privagg_client.secure.primitives import round_context
 
 VECTORS = json.loads(
     (Path(__file__).parent / "data" / "secagg-vectors-v1.json").read_text(encoding="utf-8")
@@ -94,8 +93,7 @@ def test_bernoulli_exp_minus_has_probability_exp_minus_gamma(n: int, d: int) -> 
 
 
 def test_the_rotation_signs_and_rotation_match_the_java_client() -> None:
-    ctx = round_context(VECTORS["jobId"], VECTORS["round"], bytes.fromhex(VECTORS["session"]))
-    negative = ddg.rotation_signs(ctx, VECTORS["paddedDimension"])
+    negative = ddg.rotation_signs(VECTORS["jobId"], VECTORS["round"], VECTORS["paddedDimension"])
     assert "".join("1" if s else "0" for s in negative) == VECTORS["negativeSigns"]
     rotated = ddg.rotate(VECTORS["vector"], negative)
     np.testing.assert_allclose(rotated, VECTORS["rotated"], rtol=0, atol=1e-12)
@@ -137,8 +135,7 @@ def _plan() -> ddg.NoisePlan:
 
 def test_conditional_rounding_keeps_the_squared_norm_bound_exactly() -> None:
     plan = _plan()
-    ctx = round_context("ddg-job", 3, bytes(16))
-    negative = ddg.rotation_signs(ctx, plan.padded_dimension)
+    negative = ddg.rotation_signs("ddg-job", 3, plan.padded_dimension)
     rng = np.random.default_rng(3)
     for trial in range(200):
         x = rng.normal(size=plan.dimension) if trial % 3 else np.eye(plan.dimension)[trial % 7]
@@ -148,7 +145,6 @@ def test_conditional_rounding_keeps_the_squared_norm_bound_exactly() -> None:
 
 def test_encoded_sums_decode_to_the_sum_plus_noise_without_wrapping() -> None:
     plan = _plan()
-    ctx = round_context("ddg-job", 3, bytes(16))
     rng = np.random.default_rng(5)
     pyrng = random.Random(5)
     truth = np.zeros(plan.dimension)
@@ -157,8 +153,8 @@ def test_encoded_sums_decode_to_the_sum_plus_noise_without_wrapping() -> None:
     for _ in range(clients):
         x = np.full(plan.dimension, 1 / math.sqrt(plan.dimension))  # aligned: the worst case
         truth += x
-        total += ddg.encode(x, 1.0, plan, ctx, rng, pyrng.randrange)
-    decoded = ddg.decode(total, 1.0, plan, ctx)
+        total += ddg.encode(x, 1.0, plan, "ddg-job", 3, rng, pyrng.randrange)
+    decoded = ddg.decode(total, 1.0, plan, "ddg-job", 3)
     std = math.sqrt(clients * plan.variance_numerator / plan.variance_denominator)
     tolerance = (6 * std + clients) / plan.units_per_clip_norm
     assert np.max(np.abs(decoded - truth)) < tolerance

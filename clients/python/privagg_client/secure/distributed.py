@@ -14,14 +14,24 @@ import math
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from .primitives import lp, mask
+from .primitives import lp, mask, u64
 
 if TYPE_CHECKING:
     import numpy.typing as npt
+
+class DistributedNoiseFloorLike(Protocol):
+    """What the spec promises (``privagg_client.job.DistributedNoiseFloor``)."""
+
+    @property
+    def fewest_honest_inputs(self) -> int: ...
+
+    @property
+    def noise_multiplier(self) -> float | None: ...
+
 
 RandBelow = Callable[[int], int]
 """A uniform integer in ``[0, n)``: :func:`secrets.randbelow` unless a test seeds one."""
@@ -122,10 +132,10 @@ def padded_dimension(dimension: int) -> int:
     return 1 if dimension == 1 else 1 << (dimension - 1).bit_length()
 
 
-def rotation_signs(ctx: bytes, padded: int) -> npt.NDArray[np.bool_]:
+def rotation_signs(job_id: str, round_number: int, padded: int) -> npt.NDArray[np.bool_]:
     """True where the round's sign is -: bit 0 of word j of the mask under
-    ``SHA-256(lp(label) || ctx)``."""
-    seed = hashlib.sha256(lp(ROTATION_LABEL) + ctx).digest()
+    ``SHA-256(lp(label) || lp(jobId) || u64(round))``. Public, and the same for every client."""
+    seed = hashlib.sha256(lp(ROTATION_LABEL) + lp(job_id) + u64(round_number)).digest()
     negative: npt.NDArray[np.bool_] = (mask(seed, 0, padded) & np.uint64(1)) == np.uint64(1)
     return negative
 
@@ -202,6 +212,44 @@ class NoisePlan:
         return math.sqrt(self.noise_shares * sigma2 / self.max_squared_norm)
 
 
+def tau(sigma_squared: float, n: int) -> float:
+    """KLS21 Theorem 1's tau for n shares of variance sigma^2 (as the Java accounting)."""
+    rate = 2 * math.pi * math.pi * sigma_squared
+    total = 0.0
+    for k in range(1, n):
+        term = math.exp(-rate * k / (k + 1))
+        if term == 0:
+            break
+        total += term
+    return 10 * total * (1 + 1e-9)
+
+
+def announcement_problem(floor: DistributedNoiseFloorLike | None, plan: NoisePlan | None) -> str | None:
+    """Why a client must not mask with the round's announced plan, or None: noise where the spec
+    plans none or none where it plans some, another model size, or shares that give the fewest
+    honest inputs the spec allows less than its noise multiplier over the announced sensitivity
+    (KLS21's bound, as the job's ledger charges it)."""
+    if floor is None:
+        return None if plan is None else "the round announces distributed noise the spec does not plan"
+    if plan is None:
+        return "the round announces no distributed noise, which the spec plans"
+    if floor.noise_multiplier is None:
+        return None  # a spec planned from targetEpsilon: the job's planner alone knows z
+    sigma2 = plan.variance_numerator / plan.variance_denominator
+    n = floor.fewest_honest_inputs
+    if n < 1 or sigma2 < 0.25:
+        return f"the round's noise shares are outside the accounting (n {n}, sigma^2 {sigma2})"
+    given = 1 / math.sqrt(
+        plan.max_squared_norm / (n * sigma2) + 2 * tau(sigma2, n) * plan.padded_dimension
+    )
+    if given < floor.noise_multiplier * (1 - 1e-12):
+        return (
+            f"the round's noise shares give noise multiplier {given} over its grid,"
+            f" below the spec's {floor.noise_multiplier}"
+        )
+    return None
+
+
 def _norm(v: npt.NDArray[np.float64]) -> float:
     max_abs = float(np.max(np.abs(v))) if len(v) else 0.0
     if max_abs == 0:
@@ -231,7 +279,8 @@ def round_conditionally(
     y = rotate(scaled, negative)
     floor = np.floor(y)
     for _ in range(MAX_ROUNDING_TRIES):
-        units: npt.NDArray[np.int64] = (floor + (rng.random(len(y)) < y - floor)).astype(np.int64)
+        up = rng.random(len(y)) < y - floor
+        units: npt.NDArray[np.int64] = (floor + up).astype(np.int64)
         if int(np.dot(units, units)) <= plan.max_squared_norm:
             return units
     raise RuntimeError(
@@ -243,12 +292,13 @@ def encode(
     values: npt.ArrayLike,
     clip_norm: float,
     plan: NoisePlan,
-    ctx: bytes,
+    job_id: str,
+    round_number: int,
     rng: np.random.Generator,
     randbelow: RandBelow = secrets.randbelow,
 ) -> npt.NDArray[np.uint64]:
     """The words a client masks: the rounded update plus a noise share, modulo 2^bits."""
-    negative = rotation_signs(ctx, plan.padded_dimension)
+    negative = rotation_signs(job_id, round_number, plan.padded_dimension)
     units = round_conditionally(values, clip_norm, plan, negative, rng)
     share = DiscreteGaussian(plan.variance_numerator, plan.variance_denominator)
     noise = np.array(share.samples(len(units), randbelow), dtype=np.int64)
@@ -256,12 +306,15 @@ def encode(
     return words
 
 
-def decode(sum_words: npt.ArrayLike, clip_norm: float, plan: NoisePlan, ctx: bytes) -> npt.NDArray[np.float64]:
+def decode(
+    sum_words: npt.ArrayLike, clip_norm: float, plan: NoisePlan, job_id: str, round_number: int
+) -> npt.NDArray[np.float64]:
     """The job's inverse on an unmasked sum (words modulo 2^64): residues, rotated back, scaled."""
     w = np.asarray(sum_words, dtype=np.uint64) & np.uint64(plan.word_mask)
     half = 1 << (plan.bits - 1)
     signed = w.astype(np.int64) - np.where(w >= np.uint64(half), 1 << plan.bits, 0)
-    y = invert(signed.astype(np.float64), rotation_signs(ctx, plan.padded_dimension))
+    negative = rotation_signs(job_id, round_number, plan.padded_dimension)
+    y = invert(signed.astype(np.float64), negative)
     out: npt.NDArray[np.float64] = y[: plan.dimension] * (clip_norm / plan.units_per_clip_norm)
     return out
 

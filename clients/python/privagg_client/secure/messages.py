@@ -4,6 +4,8 @@ converts them to and from Avro."""
 
 from __future__ import annotations
 
+from .distributed import NoisePlan
+
 from dataclasses import dataclass
 
 from ..errors import SecureProtocolError
@@ -83,6 +85,7 @@ class Opened:
     consistency_deadline_millis: int
     unmask_deadline_millis: int
     clip_norm: float
+    distributed_noise: NoisePlan | None = None
 
 
 @dataclass(frozen=True)

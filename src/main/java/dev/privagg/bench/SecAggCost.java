@@ -343,7 +343,8 @@ public final class SecAggCost {
                           now + 20_000,
                           now + 25_000,
                           now + 60_000,
-                          CLIP_NORM)))
+                          CLIP_NORM,
+                          null)))
               .length;
 
       // Phase 1: every client draws its keys and advertises them.

@@ -5,6 +5,7 @@ import dev.privagg.avro.Commitments;
 import dev.privagg.avro.Confirmed;
 import dev.privagg.avro.Consistency;
 import dev.privagg.avro.CutPair;
+import dev.privagg.avro.DistributedNoise;
 import dev.privagg.avro.MaskedInput;
 import dev.privagg.avro.Opened;
 import dev.privagg.avro.RevealedShare;
@@ -20,8 +21,11 @@ import dev.privagg.avro.SurvivorSignature;
 import dev.privagg.avro.Survivors;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.io.KafkaConnection;
+import dev.privagg.privacy.DistributedDiscreteGaussian;
 import dev.privagg.secagg.AdvertisedKeys;
 import dev.privagg.secagg.ClientSession;
+import dev.privagg.secagg.DistributedNoisePlan;
+import dev.privagg.secagg.GridEncoder;
 import dev.privagg.secagg.Quantizer;
 import dev.privagg.secagg.RoundContext;
 import dev.privagg.secagg.RoundGraph;
@@ -224,8 +228,7 @@ final class SecureRoundClient implements AutoCloseable {
     }
     client.onConfirmed(
         confirmed.getConfirmed().stream().mapToInt(Integer::intValue).toArray(), cuts);
-    long[] units = new Quantizer(opened.getClipNorm()).quantize(tensors, random);
-    byte[] masked = client.maskedInput(units);
+    byte[] masked = maskedInput(client, round, opened, tensors);
     if (maskedRounds != null) {
       maskedRounds.claim(spec.jobId(), round, HexFormat.of().formatHex(session));
     }
@@ -262,6 +265,102 @@ final class SecureRoundClient implements AutoCloseable {
             new dev.privagg.avro.UnmaskShares(
                 revealed(reveal.selfMaskShares()), revealed(reveal.maskKeyShares()))));
     return new Result(round, HexFormat.of().formatHex(session), index, maskedInput.length);
+  }
+
+  /**
+   * The masked input: the update quantized at 2^36 / C units and masked as 64-bit words, or with
+   * distributed noise put on the job's announced grid with a noise share and masked as its small
+   * words. A job announcing less noise than this client's spec plans, or none where the spec plans
+   * some, is refused before anything is sent (a lying job must not get a weakly noised input).
+   */
+  private byte[] maskedInput(ClientSession client, long round, Opened opened, float[][] tensors) {
+    DistributedNoisePlan planned = spec.distributedNoise();
+    DistributedNoise announced = opened.getDistributedNoise();
+    if (planned == null && announced == null) {
+      return client.maskedInput(new Quantizer(opened.getClipNorm()).quantize(tensors, random));
+    }
+    String problem = announcementProblem(planned, announced);
+    if (problem != null) {
+      throw new IllegalStateException(
+          "phase 4: round " + round + " " + problem + "; no masked input is sent");
+    }
+    DistributedNoisePlan plan = planOf(announced, planned);
+    if (opened.getClipNorm() != spec.privacy().clipNorm()) {
+      throw new IllegalStateException(
+          "phase 4: round "
+              + round
+              + " announces C "
+              + opened.getClipNorm()
+              + " but the spec's is "
+              + spec.privacy().clipNorm()
+              + "; no masked input is sent");
+    }
+    double[] flat = new double[plan.dimension()];
+    int at = 0;
+    for (float[] tensor : tensors) {
+      for (float v : tensor) {
+        flat[at++] = v;
+      }
+    }
+    long[] words =
+        new GridEncoder(plan, spec.jobId(), round).encode(flat, opened.getClipNorm(), random);
+    return client.maskedInput(words, plan.bits());
+  }
+
+  /**
+   * Why this client must not mask with the job's announced plan, or null: the announced share must
+   * give the fewest honest inputs the spec allows at least the spec's noise multiplier over the
+   * announced sensitivity (KLS21's bound, as the ledger charges it).
+   */
+  static String announcementProblem(DistributedNoisePlan planned, DistributedNoise announced) {
+    if (planned == null) {
+      return "announces distributed noise, which this client's spec does not plan";
+    }
+    if (announced == null) {
+      return "announces no distributed noise, which this client's spec plans";
+    }
+    if (announced.getDimension() != planned.dimension()) {
+      return "announces a grid of "
+          + announced.getDimension()
+          + " values, the model has "
+          + planned.dimension();
+    }
+    double sigmaSquared =
+        (double) announced.getVarianceNumerator() / announced.getVarianceDenominator();
+    double given;
+    try {
+      given =
+          DistributedDiscreteGaussian.dominatingNoiseMultiplier(
+              Math.sqrt(announced.getMaxSquaredNorm()),
+              sigmaSquared,
+              planned.noiseShares(),
+              planned.paddedDimension());
+    } catch (IllegalArgumentException e) {
+      return "announces a noise share the accounting does not cover: " + e.getMessage();
+    }
+    if (!(given >= planned.noiseMultiplier() * (1 - 1e-12))) {
+      return "announces noise shares giving noise multiplier "
+          + given
+          + " over its grid, below the spec's "
+          + planned.noiseMultiplier();
+    }
+    return null;
+  }
+
+  /** The announced plan as this client encodes with it (checked, so it validates). */
+  private static DistributedNoisePlan planOf(DistributedNoise a, DistributedNoisePlan planned) {
+    return new DistributedNoisePlan(
+        a.getBits(),
+        a.getDimension(),
+        a.getPaddedDimension(),
+        a.getUnitsPerClipNorm(),
+        a.getMaxSquaredNorm(),
+        a.getVarianceNumerator(),
+        a.getVarianceDenominator(),
+        Math.min(a.getNoiseShares(), planned.noiseShares()),
+        planned.maxInputs(),
+        planned.noiseMultiplier(),
+        planned.wrapProbability());
   }
 
   /**

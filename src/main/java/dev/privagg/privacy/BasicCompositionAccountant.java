@@ -15,6 +15,7 @@ public final class BasicCompositionAccountant extends CompositionAccountant {
   @Override
   public PrivacySpent epsilon(PrivacyLedger ledger, double delta) {
     Checks.openUnitInterval("delta", delta);
+    PrivacyLedger.requireNoRenyiOnlyEvents(ledger, name());
     long rounds = ledger.totalCount();
     if (rounds == 0) {
       return new PrivacySpent(0, delta, Double.NaN);

@@ -5,7 +5,14 @@ public enum MechanismKind {
   /** Gaussian mechanism on the full population (sampling rate 1). */
   GAUSSIAN,
   /** Gaussian mechanism on a Poisson sample taken with probability {@code samplingRate}. */
-  POISSON_SAMPLED_GAUSSIAN;
+  POISSON_SAMPLED_GAUSSIAN,
+  /**
+   * The distributed discrete Gaussian on the full population (KLS21): clients' noise shares under
+   * secure aggregation. Its noise multiplier is the Gaussian's whose Renyi DP dominates KLS21's
+   * bound ({@link DistributedDiscreteGaussian#dominatingNoiseMultiplier}), so only the Renyi
+   * accountant may compose it: no PLD or (epsilon, delta) curve of it is known.
+   */
+  DISTRIBUTED_DISCRETE_GAUSSIAN;
 
   /** Parses a stored kind name, refusing unknown ones with the list of known kinds. */
   public static MechanismKind parse(String name) {

@@ -151,6 +151,7 @@ public final class PldAccountant implements Accountant {
   @Override
   public PrivacySpent epsilon(PrivacyLedger ledger, double delta) {
     Checks.openUnitInterval("delta", delta);
+    PrivacyLedger.requireNoRenyiOnlyEvents(ledger, name());
     PrivacyEvent gaussian = onlyUnsampledGaussian(ledger);
     if (gaussian != null) {
       return new PrivacySpent(
@@ -170,6 +171,7 @@ public final class PldAccountant implements Accountant {
   @Override
   public double delta(PrivacyLedger ledger, double epsilon) {
     Checks.nonNegativeFinite("epsilon", epsilon);
+    PrivacyLedger.requireNoRenyiOnlyEvents(ledger, name());
     PrivacyEvent gaussian = onlyUnsampledGaussian(ledger);
     if (gaussian != null) {
       return Math.min(

@@ -17,9 +17,11 @@ public record PrivacyEvent(
     Checks.nonNegativeFinite("noiseMultiplier", noiseMultiplier);
     Checks.samplingRate("samplingRate", samplingRate);
     Checks.atLeastOne("count", count);
-    if (kind == MechanismKind.GAUSSIAN && samplingRate != 1) {
+    if (kind != MechanismKind.POISSON_SAMPLED_GAUSSIAN && samplingRate != 1) {
       throw new IllegalArgumentException(
-          "samplingRate of a GAUSSIAN event must be 1, was "
+          "samplingRate of a "
+              + kind
+              + " event must be 1, was "
               + samplingRate
               + "; use POISSON_SAMPLED_GAUSSIAN for a sampled round");
     }

@@ -67,6 +67,25 @@ public record PrivacyLedger(List<PrivacyEvent> events) {
   }
 
   /** What makes two events the same mechanism: everything but the count. */
+  /**
+   * Whether some event's privacy is known only as a Renyi bound (the distributed discrete
+   * Gaussian), which only the Renyi accountant may compose.
+   */
+  public boolean hasRenyiOnlyEvents() {
+    return events.stream().anyMatch(e -> e.kind() == MechanismKind.DISTRIBUTED_DISCRETE_GAUSSIAN);
+  }
+
+  /** Refuses a ledger with Renyi-only events for an accountant that needs more. */
+  static void requireNoRenyiOnlyEvents(PrivacyLedger ledger, String accountant) {
+    if (ledger.hasRenyiOnlyEvents()) {
+      throw new IllegalArgumentException(
+          "the ledger holds DISTRIBUTED_DISCRETE_GAUSSIAN rounds, whose privacy is known only as a"
+              + " Renyi bound (Kairouz, Liu, Steinke 2021, Proposition 14): the "
+              + accountant
+              + " accountant cannot compose them; use the rdp accountant");
+    }
+  }
+
   private record Mechanism(MechanismKind kind, double noiseMultiplier, double samplingRate) {}
 
   private static List<PrivacyEvent> composeByCount(List<PrivacyEvent> events) {

@@ -26,21 +26,41 @@ package dev.privagg.privacy;
  * @param unbounded true when no per-round bound holds
  * @param countNoiseStd std of the count noise, or 0 when there is no minimum-cohort rule
  * @param clipCountNoiseMultiplier noise multiplier of adaptive clipping's count, or 0 without it
+ * @param distributed the sum's noise is the clients' discrete Gaussian shares (KLS21): charged as
+ *     {@link MechanismKind#DISTRIBUTED_DISCRETE_GAUSSIAN}, whose Renyi bound composes with the
+ *     counts' as a Gaussian's does, and never sampled
  */
 public record RoundCharge(
     double samplingRate,
     boolean replaceOne,
     boolean unbounded,
     double countNoiseStd,
-    double clipCountNoiseMultiplier) {
+    double clipCountNoiseMultiplier,
+    boolean distributed) {
   /** Validates the parameters. */
   public RoundCharge {
     Checks.samplingRate("samplingRate", samplingRate);
     Checks.nonNegativeFinite("countNoiseStd", countNoiseStd);
     Checks.nonNegativeFinite("clipCountNoiseMultiplier", clipCountNoiseMultiplier);
+    if (distributed && samplingRate != 1) {
+      throw new IllegalArgumentException(
+          "a distributed discrete Gaussian round has no amplification by sampling to account;"
+              + " samplingRate must be 1, was "
+              + samplingRate);
+    }
   }
 
-  /** A charge without adaptive clipping. */
+  /** A charge of central noise. */
+  public RoundCharge(
+      double samplingRate,
+      boolean replaceOne,
+      boolean unbounded,
+      double countNoiseStd,
+      double clipCountNoiseMultiplier) {
+    this(samplingRate, replaceOne, unbounded, countNoiseStd, clipCountNoiseMultiplier, false);
+  }
+
+  /** A charge of central noise without adaptive clipping. */
   public RoundCharge(double samplingRate, boolean replaceOne, double countNoiseStd) {
     this(samplingRate, replaceOne, false, countNoiseStd, 0);
   }
@@ -52,7 +72,8 @@ public record RoundCharge(
   public RoundCharge atLeastSamplingRate(double rate) {
     Checks.samplingRate("rate", rate);
     return rate > samplingRate
-        ? new RoundCharge(rate, replaceOne, unbounded, countNoiseStd, clipCountNoiseMultiplier)
+        ? new RoundCharge(
+            rate, replaceOne, unbounded, countNoiseStd, clipCountNoiseMultiplier, distributed)
         : this;
   }
 
@@ -79,6 +100,9 @@ public record RoundCharge(
   /** The ledger event for {@code rounds} such rounds. */
   public PrivacyEvent event(double noiseMultiplier, long rounds) {
     double charged = chargedNoiseMultiplier(noiseMultiplier);
+    if (distributed) {
+      return new PrivacyEvent(MechanismKind.DISTRIBUTED_DISCRETE_GAUSSIAN, charged, 1.0, rounds);
+    }
     return replaceOne
         ? PrivacyEvent.gaussian(charged, rounds)
         : PrivacyEvent.sampledGaussian(charged, samplingRate, rounds);

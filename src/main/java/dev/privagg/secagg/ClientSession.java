@@ -520,6 +520,20 @@ public final class ClientSession {
     return y;
   }
 
+  /**
+   * As {@link #maskedInput(long[])}, sent as {@code bits}-bit words ({@link WordPacking}): the job
+   * sums them modulo 2^64 and reads the low bits, where the masks cancel as they do on 64 bits.
+   */
+  public byte[] maskedInput(long[] units, int bits) {
+    byte[] words = maskedInput(units);
+    if (bits == 64) {
+      return words;
+    }
+    long[] y = new long[units.length];
+    java.nio.ByteBuffer.wrap(words).order(java.nio.ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(y);
+    return WordPacking.pack(y, bits);
+  }
+
   private byte[] mask(long[] units) {
     int d = units.length;
     long[] y = units.clone();

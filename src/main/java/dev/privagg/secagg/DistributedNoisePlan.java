@@ -39,7 +39,8 @@ public record DistributedNoisePlan(
     int noiseShares,
     long maxInputs,
     double noiseMultiplier,
-    double wrapProbability) {
+    double wrapProbability)
+    implements java.io.Serializable {
 
   /** Word sizes a plan allows; FL deployments use 16 to 20. */
   public static final int MIN_BITS = 8;

@@ -18,9 +18,10 @@ public final class GridEncoder {
   private final DistributedNoisePlan plan;
   private final RandomizedHadamard rotation;
 
-  public GridEncoder(DistributedNoisePlan plan, RoundContext ctx) {
+  /** The encoder of a job's round: its rotation is the round's. */
+  public GridEncoder(DistributedNoisePlan plan, String jobId, long round) {
     this.plan = plan;
-    this.rotation = new RandomizedHadamard(ctx, plan.dimension());
+    this.rotation = new RandomizedHadamard(jobId, round, plan.dimension());
   }
 
   /**

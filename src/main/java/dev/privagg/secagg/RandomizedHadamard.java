@@ -10,8 +10,9 @@ import java.security.NoSuchAlgorithmException;
  * spreads any vector over all p coordinates, so no coordinate of the sum wraps the small words.
  *
  * <p>The signs are public and the same for every client of a round: sign j is + when bit 0 of word
- * j of the {@link MaskStream} under {@code SHA-256(lp("privagg-ddg-rotation-v1") || ctx)} is 0. The
- * job inverts the rotation on the unmasked sum with the same signs.
+ * j of the {@link MaskStream} under {@code SHA-256(lp("privagg-ddg-rotation-v1") || lp(jobId) ||
+ * u64(round))} is 0. The job inverts the rotation on the unmasked sum with the same signs; they
+ * need not be secret, nor new when a restored job runs a round again.
  */
 public final class RandomizedHadamard {
   static final String LABEL = "privagg-ddg-rotation-v1";
@@ -19,11 +20,11 @@ public final class RandomizedHadamard {
   private final int padded;
   private final boolean[] negative;
 
-  /** The rotation of round {@code ctx} for vectors of length {@code dimension}. */
-  public RandomizedHadamard(RoundContext ctx, int dimension) {
+  /** The rotation of a job's round for vectors of length {@code dimension}. */
+  public RandomizedHadamard(String jobId, long round, int dimension) {
     this.padded = paddedDimension(dimension);
     long[] words = new long[padded];
-    new MaskStream(seed(ctx)).addTo(words, 0, padded, 1);
+    new MaskStream(seed(jobId, round)).addTo(words, 0, padded, 1);
     this.negative = new boolean[padded];
     for (int j = 0; j < padded; j++) {
       negative[j] = (words[j] & 1) == 1;
@@ -89,11 +90,12 @@ public final class RandomizedHadamard {
     }
   }
 
-  static byte[] seed(RoundContext ctx) {
+  static byte[] seed(String jobId, long round) {
     try {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
       sha.update(Bytes.lp(LABEL));
-      sha.update(ctx.bytes());
+      sha.update(Bytes.lp(jobId));
+      sha.update(Bytes.u64(round));
       return sha.digest();
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is missing from this JVM", e);

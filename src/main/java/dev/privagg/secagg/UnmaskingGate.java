@@ -82,4 +82,31 @@ public final class UnmaskingGate {
     double gate = NormalDistribution.of(0, 1).survivalProbability((count - tooSmall) / noiseStd);
     return gate + Math.pow(2, -RoundThresholds.CORRECTNESS_BITS);
   }
+
+  /**
+   * The fewest masked inputs an unmasked round holds but with probability {@link
+   * #belowFewestProbability} (at most 2^-40): the largest M0 with Q((count - M0 + 1) / noiseStd) <=
+   * 2^-40.
+   */
+  public static int fewestMaskedInputs(double count, double noiseStd) {
+    return (int) Math.floor(count + 1 - DEVIATE * noiseStd);
+  }
+
+  /** P[the gate passes fewer than {@link #fewestMaskedInputs} masked inputs], at most 2^-40. */
+  public static double belowFewestProbability(double count, double noiseStd) {
+    int fewest = fewestMaskedInputs(count, noiseStd);
+    return NormalDistribution.of(0, 1).survivalProbability((count - fewest + 1) / noiseStd);
+  }
+
+  /**
+   * The fewest honest clients among M0 = {@link #fewestMaskedInputs} masked inputs: when at most
+   * the declared dropouts and one more fail, a roster of n leaves M >= n - floor(d n) - 1 inputs,
+   * so n <= (M + 1) / (1 - d), and holds at most a (M + 1) / (1 - d) colluders; M less that is
+   * nondecreasing in M, so M0 less it bounds every passing round. 0 or less: no bound.
+   */
+  public static int fewestHonestInputs(ThreatModel threat, double count, double noiseStd) {
+    int fewest = fewestMaskedInputs(count, noiseStd);
+    double roster = (fewest + 1) / (1 - threat.estimatedDropoutRate());
+    return fewest - (int) Math.floor(threat.adversarialClientRate() * roster + 1e-12);
+  }
 }

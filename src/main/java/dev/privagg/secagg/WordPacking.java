@@ -64,6 +64,30 @@ public final class WordPacking {
     }
   }
 
+  /**
+   * Why {@code packed} (read from its position, not consumed) is not {@code count} packed words, or
+   * null if it is.
+   */
+  public static String problem(java.nio.ByteBuffer packed, long count, int bits) {
+    long expected = bytes(count, bits);
+    if (packed.remaining() != expected) {
+      return "masked input has "
+          + packed.remaining()
+          + " bytes, expected "
+          + expected
+          + " ("
+          + count
+          + " words of "
+          + bits
+          + " bits)";
+    }
+    int used = (int) ((count * bits) & 7);
+    if (used != 0 && (packed.get(packed.limit() - 1) & 0xFF) >>> used != 0) {
+      return "masked input's padding bits (after the last word) must be zero";
+    }
+    return null;
+  }
+
   private static void checkBits(int bits) {
     if (bits < 1 || bits > 64) {
       throw new IllegalArgumentException("bits must be in [1, 64], was " + bits);

@@ -8,6 +8,7 @@ import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.ClippingPolicy;
 import dev.privagg.privacy.GaussianMechanism;
 import dev.privagg.privacy.RoundCharge;
+import dev.privagg.secagg.DistributedNoisePlan;
 import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.UnmaskingGate;
 import java.io.Serializable;
@@ -202,8 +203,28 @@ public record JobSpec(
       Sampling sampling,
       Noise noise,
       AdaptiveClipping adaptiveClipping,
-      Correlated correlated)
-      implements Serializable {}
+      Correlated correlated,
+      boolean distributed)
+      implements Serializable {
+    /** These parameters with noise multiplier {@code z}. */
+    public Privacy withNoiseMultiplier(double z) {
+      return new Privacy(
+          clipNorm,
+          clipping,
+          layerSplit,
+          z,
+          targetEpsilon,
+          plannedRounds,
+          delta,
+          budgetEpsilon,
+          accountant,
+          sampling,
+          noise,
+          adaptiveClipping,
+          correlated,
+          distributed);
+    }
+  }
 
   /**
    * Correlated noise ({@code privacy.mechanism: blt}): the noise of round t is sigma (C^-1 Z)_t for
@@ -275,6 +296,9 @@ public record JobSpec(
    * @param adversary {@code semi-malicious-server} (the default: thresholds above half of each
    *     neighbourhood, so no two survivor lists unmask a client) or {@code curious-server} (FCP's
    *     lower thresholds for an honest-but-curious server)
+   * @param distributedNoise with {@code privacy.mechanism: distributed-discrete-gaussian}, how
+   *     clients put their updates and noise shares on {@code aggregation.bitsPerCoordinate}-bit
+   *     words; null otherwise
    */
   public record Aggregation(
       String mode,
@@ -285,11 +309,12 @@ public record JobSpec(
       long shareMillis,
       long confirmMillis,
       long maskedInputMillis,
-      long consistencyMillis)
+      long consistencyMillis,
+      DistributedNoisePlan distributedNoise)
       implements Serializable {
     /** Plaintext aggregation: the job clips and sums updates itself. */
     public static final Aggregation PLAINTEXT =
-        new Aggregation("plaintext", 0, 0, "semi-malicious-server", 0, 0, 0, 0, 0);
+        new Aggregation("plaintext", 0, 0, "semi-malicious-server", 0, 0, 0, 0, 0, null);
 
     /** The adversaries {@code aggregation.adversary} names. */
     public static final java.util.List<String> ADVERSARIES =
@@ -299,6 +324,41 @@ public record JobSpec(
     public boolean secure() {
       return mode.equals("secure");
     }
+
+    /** This aggregation with clients adding {@code plan}'s noise shares. */
+    public Aggregation withDistributedNoise(DistributedNoisePlan plan) {
+      return new Aggregation(
+          mode,
+          maxDropoutRate,
+          adversarialClientRate,
+          adversary,
+          advertiseMillis,
+          shareMillis,
+          confirmMillis,
+          maskedInputMillis,
+          consistencyMillis,
+          plan);
+    }
+  }
+
+  /**
+   * The clients' noise shares and grid with {@code privacy.mechanism:
+   * distributed-discrete-gaussian}, or null: then the job adds the noise itself.
+   */
+  public DistributedNoisePlan distributedNoise() {
+    return aggregation.distributedNoise();
+  }
+
+  /** Words of a masked input: the padded dimension with distributed noise, else d. */
+  public int maskedDimension() {
+    DistributedNoisePlan plan = distributedNoise();
+    return plan == null ? model.dimension() : plan.paddedDimension();
+  }
+
+  /** Bits of a masked input's word: the plan's with distributed noise, else 64. */
+  public int maskedWordBits() {
+    DistributedNoisePlan plan = distributedNoise();
+    return plan == null ? 64 : plan.bits();
   }
 
   /** Whether the job aggregates securely (SecAgg+): it never sees one client's update. */
@@ -335,13 +395,22 @@ public record JobSpec(
     if (!secureAggregation()) {
       return 0;
     }
-    return UnmaskingGate.failureProbability(
-        RoundGraph.threatModel(
-            aggregation.maxDropoutRate(),
-            aggregation.adversarialClientRate(),
-            aggregation.adversary()),
-        rounds.minimumCohort(),
-        rounds.minimumCohortNoiseStd());
+    double beta =
+        UnmaskingGate.failureProbability(
+            RoundGraph.threatModel(
+                aggregation.maxDropoutRate(),
+                aggregation.adversarialClientRate(),
+                aggregation.adversary()),
+            rounds.minimumCohort(),
+            rounds.minimumCohortNoiseStd());
+    if (distributedNoise() != null) {
+      // The shares are sized for the fewest honest inputs an unmasked round holds; the gate may
+      // pass fewer, with this probability.
+      beta +=
+          UnmaskingGate.belowFewestProbability(
+              rounds.minimumCohort(), rounds.minimumCohortNoiseStd());
+    }
+    return beta;
   }
 
   /** How a round of this job is charged to the budget. */
@@ -351,7 +420,8 @@ public record JobSpec(
         rounds.closeEarly(),
         rounds.nextRoundAtEarlyClose(),
         rounds.minimumCohort() > 0 ? rounds.minimumCohortNoiseStd() : 0,
-        privacy.adaptiveClipping() == null ? 0 : privacy.adaptiveClipping().countNoiseMultiplier());
+        privacy.adaptiveClipping() == null ? 0 : privacy.adaptiveClipping().countNoiseMultiplier(),
+        privacy.distributed());
   }
 
   /**

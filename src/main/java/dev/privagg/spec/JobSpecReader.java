@@ -13,6 +13,7 @@ import dev.privagg.privacy.ClippedSum;
 import dev.privagg.privacy.CorrelatedNoiseAccounting;
 import dev.privagg.privacy.NoisePlanner;
 import dev.privagg.privacy.RoundCharge;
+import dev.privagg.secagg.DistributedNoisePlan;
 import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.RoundThresholds;
 import dev.privagg.secagg.ThreatModel;
@@ -168,7 +169,17 @@ public final class JobSpecReader {
     JobSpec.Topics topics = topics(spec.optionalSection("topics"));
     JobSpec.Privacy privacy = privacy(privacySection, rounds);
     JobSpec.Aggregation aggregation =
-        aggregation(spec.optionalSection("aggregation"), rounds, privacy);
+        aggregation(spec.optionalSection("aggregation"), rounds, privacy, model);
+    if (privacy.distributed() && !aggregation.secure()) {
+      throw spec.fail(
+          "privacy.mechanism",
+          "distributed-discrete-gaussian needs aggregation.mode: secure (clients add their noise"
+              + " shares before masking; in plaintext mode the job would see each update), was"
+              + " plaintext");
+    }
+    if (aggregation.distributedNoise() != null) {
+      privacy = privacy.withNoiseMultiplier(aggregation.distributedNoise().noiseMultiplier());
+    }
     long largestMaskedInput = 8L * model.dimension() + 1024 + maxClientIdBytes;
     if (aggregation.secure() && maxRecordBytes < largestMaskedInput) {
       throw spec.fail(
@@ -224,7 +235,7 @@ public final class JobSpecReader {
    * flat clip norm) and phase windows that fit the round.
    */
   private static JobSpec.Aggregation aggregation(
-      YamlSection s, JobSpec.Rounds rounds, JobSpec.Privacy privacy) {
+      YamlSection s, JobSpec.Rounds rounds, JobSpec.Privacy privacy, JobSpec.Model model) {
     if (s == null) {
       return JobSpec.Aggregation.PLAINTEXT;
     }
@@ -267,6 +278,22 @@ public final class JobSpecReader {
       consistency =
           phases.has("consistency") ? phases.durationMillis("consistency", "e.g. 5s") : sixth;
       phases.finish();
+    }
+    int bits = 0;
+    if (privacy.distributed()) {
+      bits =
+          (int)
+              s.integerIn(
+                  "bitsPerCoordinate",
+                  DEFAULT_BITS_PER_COORDINATE,
+                  DistributedNoisePlan.MIN_BITS,
+                  DistributedNoisePlan.MAX_BITS,
+                  "bits of each masked coordinate, noise included, e.g. 18");
+    } else if (s.has("bitsPerCoordinate")) {
+      throw s.fail(
+          "bitsPerCoordinate",
+          "is read only with privacy.mechanism: distributed-discrete-gaussian (other secure rounds"
+              + " mask 64-bit words)");
     }
     if (!(advertise > 0 && share > 0 && confirm > 0 && masked > 0 && consistency > 0)
         || advertise + share + confirm + masked + consistency >= rounds.timeoutMillis()) {
@@ -336,9 +363,47 @@ public final class JobSpecReader {
               + " round's roster is one record on the secure topic), was "
               + rounds.maxClients());
     }
-    return new JobSpec.Aggregation(
-        mode, dropout, adversarial, adversary, advertise, share, confirm, masked, consistency);
+    JobSpec.Aggregation aggregation =
+        new JobSpec.Aggregation(
+            mode,
+            dropout,
+            adversarial,
+            adversary,
+            advertise,
+            share,
+            confirm,
+            masked,
+            consistency,
+            null);
+    if (!privacy.distributed()) {
+      return aggregation;
+    }
+    int honest =
+        UnmaskingGate.fewestHonestInputs(
+            threat, rounds.minimumCohort(), rounds.minimumCohortNoiseStd());
+    if (honest < 1) {
+      throw s.fail(
+          "mode",
+          "distributed noise needs the gate to keep honest clients in every unmasked round: with"
+              + " rounds.minimumCohort "
+              + UnmaskingGate.spec(rounds.minimumCohort(), rounds.minimumCohortNoiseStd())
+              + " a round may be unmasked with "
+              + UnmaskingGate.fewestMaskedInputs(
+                  rounds.minimumCohort(), rounds.minimumCohortNoiseStd())
+              + " masked inputs, none of them surely honest at these rates; raise"
+              + " rounds.minimumCohort.count or lower its noiseStd");
+    }
+    try {
+      return aggregation.withDistributedNoise(
+          DistributedNoisePlan.plan(
+              privacy.noiseMultiplier(), model.dimension(), bits, honest, rounds.maxClients()));
+    } catch (IllegalArgumentException e) {
+      throw s.fail("bitsPerCoordinate", e.getMessage());
+    }
   }
+
+  /** Bits per masked coordinate under distributed noise unless the spec says otherwise. */
+  static final int DEFAULT_BITS_PER_COORDINATE = 18;
 
   /**
    * An upper bound on an update's encoded size with an empty client id and no metadata: header,
@@ -493,7 +558,15 @@ public final class JobSpecReader {
         adaptiveClipping(s.optionalSection("adaptiveClipping"), clipNorm, clipping, rounds);
     JobSpec.Noise noise = noise(s.optionalSection("noise"));
 
-    String mechanism = s.choice("mechanism", "independent", List.of("independent", "blt"));
+    String mechanism =
+        s.choice(
+            "mechanism",
+            "independent",
+            List.of("independent", "blt", "distributed-discrete-gaussian"));
+    boolean distributed = mechanism.equals("distributed-discrete-gaussian");
+    if (distributed) {
+      requireDistributable(s, accountant, sampling, adaptive);
+    }
     YamlSection bltSection = s.optionalSection("blt");
     if (mechanism.equals("blt")) {
       return correlatedPrivacy(
@@ -524,7 +597,8 @@ public final class JobSpecReader {
             rounds.closeEarly(),
             rounds.nextRoundAtEarlyClose(),
             rounds.minimumCohort() > 0 ? rounds.minimumCohortNoiseStd() : 0,
-            adaptive == null ? 0 : adaptive.countNoiseMultiplier());
+            adaptive == null ? 0 : adaptive.countNoiseMultiplier(),
+            distributed);
     if (hasZ == hasTarget) {
       throw s.fail(
           "noiseMultiplier",
@@ -573,7 +647,39 @@ public final class JobSpecReader {
         sampling,
         noise,
         adaptive,
-        null);
+        null,
+        distributed);
+  }
+
+  /**
+   * What the distributed discrete Gaussian's accounting rests on: Renyi DP only (KLS21 give no
+   * PLD), no amplification by sampling (the clients would have to size noise for a sample they must
+   * not see), and a fixed clip norm (clients scale to it).
+   */
+  private static void requireDistributable(
+      YamlSection s, String accountant, JobSpec.Sampling sampling, AdaptiveClipping adaptive) {
+    if (!accountant.equals("rdp")) {
+      throw s.fail(
+          "accountant",
+          "must be rdp with mechanism distributed-discrete-gaussian: a sum of discrete Gaussian"
+              + " shares has a Renyi bound (Kairouz, Liu, Steinke 2021, Proposition 14), no known"
+              + " privacy-loss distribution or (epsilon, delta) curve; was "
+              + accountant);
+    }
+    if (!sampling.mode().equals("none")) {
+      throw s.fail(
+          "sampling",
+          "must be absent with mechanism distributed-discrete-gaussian: its amplification by"
+              + " sampling is not accounted here (the clients' shares would have to be sized for"
+              + " a sample kept secret from them); was mode "
+              + sampling.mode());
+    }
+    if (adaptive != null) {
+      throw s.fail(
+          "adaptiveClipping",
+          "cannot be combined with mechanism distributed-discrete-gaussian: clients scale their"
+              + " updates to a fixed privacy.clipNorm");
+    }
   }
 
   /**
@@ -729,7 +835,8 @@ public final class JobSpecReader {
         sampling,
         noise,
         null,
-        correlated);
+        correlated,
+        false);
   }
 
   /**

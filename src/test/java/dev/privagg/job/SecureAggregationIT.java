@@ -2,7 +2,9 @@ package dev.privagg.job;
 
 import static dev.privagg.job.JobFixtures.weights;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
+import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.MaskedInput;
 import dev.privagg.avro.RejectedUpdate;
 import dev.privagg.avro.SecureMessage;
@@ -109,6 +111,114 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
         .as("secure model vs plaintext model, bit for bit")
         .isEqualTo(plaintextModel);
     assertThat(nonZero(secureModel)).as("the round moved the model").isTrue();
+  }
+
+  private static final String DISTRIBUTED =
+      """
+      model:
+        tensors:
+          - {name: w, shape: [8, 4]}
+          - {name: b, shape: [4]}
+      rounds:
+        timeout: 18s
+        startGrace: 4s
+        expectedClients: 10
+        maxClients: 20
+        minimumCohort: {count: 5, noiseStd: 0.1}
+      privacy:
+        mechanism: distributed-discrete-gaussian
+        clipNorm: 1.0
+        # the least noise the accounting covers well: the shares' sigma is a few grid units
+        noiseMultiplier: 0.001
+        delta: 1.0e-5
+        budgetEpsilon: .inf
+      serverLearningRate: 1.0
+      aggregation:
+        mode: secure
+        maxDropoutRate: 0.25
+        adversarialClientRate: 0.1
+        bitsPerCoordinate: 18
+        phases: {advertise: 3s, share: 3s, confirm: 3s, maskedInput: 3s, consistency: 3s}
+      """;
+
+  /**
+   * Distributed noise through a real job, with a client dropping out after each phase: the job
+   * unmasks 18-bit words that already hold the survivors' noise shares, inverts rotation and grid,
+   * and adds nothing of its own. With the noise at its minimum the model is the survivors' mean of
+   * their clipped updates to within the shares' noise and the grid's rounding; the ledger charges
+   * the distributed mechanism; each masked input is 64 words of 18 bits.
+   */
+  @Test
+  void distributedNoise_withDropoutsAtEachPhase_releasesTheSurvivorsMeanPlusTheirShares()
+      throws Exception {
+    JobSpec spec = spec(DISTRIBUTED);
+    var plan = spec.distributedNoise();
+    assertThat(plan.paddedDimension()).isEqualTo(64);
+    Random random = new Random(9);
+    float[][][] updates = new float[CLIENTS][][];
+    for (int c = 0; c < CLIENTS; c++) {
+      float[] w = new float[32];
+      float[] b = new float[4];
+      for (float[] t : new float[][] {w, b}) {
+        for (int i = 0; i < t.length; i++) {
+          t[i] = (float) (random.nextGaussian() * 0.3); // norm about 1.8: clipped to 1
+        }
+      }
+      updates[c] = new float[][] {w, b};
+    }
+    int[] phases = new int[CLIENTS];
+    java.util.Arrays.fill(phases, 6);
+    for (int c = 0; c < 5; c++) {
+      phases[c] = c + 1;
+    }
+    JobClient job = startJob(spec, 2);
+    awaitModel(spec, 0);
+    awaitRound(spec, 1);
+    runSecureRound(spec, 1, updates, phases);
+    float[] model = weights(awaitModel(spec, 1));
+    List<LedgerEntry> ledger =
+        ledgerUntil(spec, l -> l.stream().anyMatch(e -> e.getRound() == 1), Duration.ofSeconds(60));
+    job.cancel().get();
+
+    assertThat(rejects(spec)).as("rejected secure messages").isEmpty();
+    double[] expected = new double[DIMENSION];
+    for (int c = 3; c < CLIENTS; c++) { // clients 3 to 11 sent a masked input
+      double norm = 0;
+      for (float[] t : updates[c]) {
+        for (float v : t) {
+          norm += v * v;
+        }
+      }
+      double scale = Math.min(1, 1 / Math.sqrt(norm));
+      int at = 0;
+      for (float[] t : updates[c]) {
+        for (float v : t) {
+          expected[at++] += v * scale / 10; // the mean over m = 10, lr 1
+        }
+      }
+    }
+    // Nine shares of sigma^2 units^2 each, and nine roundings of at most sqrt(64) units in norm,
+    // in model units over m: 6 noise stds fail by chance with probability about 36 * 2e-9.
+    double sigma = Math.sqrt(9.0 * plan.varianceNumerator() / plan.varianceDenominator());
+    double tolerance = (6 * sigma + 9 * 8) / plan.unitsPerClipNorm() / 10;
+    for (int j = 0; j < DIMENSION; j++) {
+      assertThat((double) model[j])
+          .as("coordinate %d", j)
+          .isCloseTo(expected[j], within(tolerance));
+    }
+    assertThat(tolerance).as("the check is sharp next to the updates").isLessThan(0.01);
+    LedgerEntry charged = ledger.stream().filter(e -> e.getRound() == 1).findFirst().orElseThrow();
+    assertThat(charged.getMechanismKind()).isEqualTo("DISTRIBUTED_DISCRETE_GAUSSIAN");
+    assertThat(charged.getContributions()).isEqualTo(9);
+    long masked = 0;
+    for (var record : readUncommitted(spec.topics().updates())) {
+      if (SecureMessageReader.isSecureMessage(record.value())
+          && AvroCodec.decodeSecureMessage(record.value()).getBody() instanceof MaskedInput input) {
+        assertThat(input.getValues().remaining()).isEqualTo(64 * 18 / 8);
+        masked++;
+      }
+    }
+    assertThat(masked).isEqualTo(9);
   }
 
   /**

@@ -84,8 +84,9 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
    * neighbourhood misses only 3 of the 12, so it holds at least 3 of the 6 clients that unmask,
    * whatever the ring.
    */
-  private static String specYaml(String id) {
-    return """
+  private static String specYaml(String id, boolean distributed) {
+    String yaml =
+        """
         jobId: %s
         model:
           tensors:
@@ -117,19 +118,45 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
           rejects: %s.rejects
           secure: %s.secure
         """
-        .formatted(id, SURVIVORS, id, id, id, id, id, id);
+            .formatted(id, SURVIVORS, id, id, id, id, id, id);
+    if (!distributed) {
+      return yaml;
+    }
+    // Both clients add their discrete Gaussian shares and mask 18-bit words; the least noise the
+    // accounting covers well keeps the check sharp.
+    return yaml.replace(
+            "  clipNorm: 1.0\n  noiseMultiplier: 0\n",
+            "  mechanism: distributed-discrete-gaussian\n  clipNorm: 1.0\n  noiseMultiplier: 0.001\n")
+        .replace("  expectedClients:", "  maxClients: 20\n  expectedClients:")
+        .replace("  mode: secure\n", "  mode: secure\n  bitsPerCoordinate: 18\n");
   }
 
   @Test
   void javaAndPythonClients_inOneSecureRound_withDropoutsOnBothSides_releaseTheSurvivorsAverage()
       throws Exception {
+    runMixedRound(false);
+  }
+
+  /**
+   * The same round with distributed noise: Java's and Python's clients rotate, round, add their
+   * discrete Gaussian shares and pack 18-bit words alike, or the unmasked sum would not decode to
+   * the survivors' clipped average within the shares' noise.
+   */
+  @Test
+  void javaAndPythonClients_withDistributedNoise_releaseTheSurvivorsClippedAveragePlusTheirShares()
+      throws Exception {
+    runMixedRound(true);
+  }
+
+  private void runMixedRound(boolean distributed) throws Exception {
     Path python = PythonEnvironment.python(); // before the job: the venv takes a while
     String id = "mixed-" + UUID.randomUUID().toString().substring(0, 8);
     Files.createDirectories(WORK);
     Path specFile = WORK.resolve(id + ".yaml");
-    Files.writeString(specFile, specYaml(id));
+    Files.writeString(specFile, specYaml(id, distributed));
     JobSpec spec = JobSpecReader.parse(specFile.toString(), Files.readString(specFile));
-    Map<String, float[][]> updates = onGridUpdates(spec, new Random(17));
+    Map<String, float[][]> updates =
+        distributed ? largeUpdates(spec, new Random(19)) : onGridUpdates(spec, new Random(17));
     Path config = WORK.resolve(id + "-clients.json");
     Files.writeString(config, pythonConfig(specFile, updates));
 
@@ -174,6 +201,10 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
       }
 
       assertThat(rejects(spec)).as("rejected secure messages").isEmpty();
+      if (distributed) {
+        checkDistributed(spec, base, model, updates);
+        return;
+      }
       float[] expected = average(base, updates, Client::sendsMaskedInput);
       assertThat(model).as("released model vs the survivors' average").isEqualTo(expected);
       assertThat(model)
@@ -202,6 +233,64 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
       out.put(c.id(), update);
     }
     return out;
+  }
+
+  /** Updates of norm about 1.8, so every client clips to C = 1 itself. */
+  private static Map<String, float[][]> largeUpdates(JobSpec spec, Random random) {
+    Map<String, float[][]> out = new LinkedHashMap<>();
+    for (Client c : CLIENTS) {
+      List<JobSpec.TensorSpec> tensors = spec.model().tensors();
+      float[][] update = new float[tensors.size()][];
+      for (int t = 0; t < update.length; t++) {
+        update[t] = new float[tensors.get(t).size()];
+        for (int i = 0; i < update[t].length; i++) {
+          update[t][i] = (float) (random.nextGaussian() * 0.3);
+        }
+      }
+      out.put(c.id(), update);
+    }
+    return out;
+  }
+
+  /**
+   * The model against base plus the survivors' clipped average: within 6 stds of the 8 shares'
+   * noise (fails by chance with probability about 36 * 2e-9) plus 8 roundings of at most sqrt(p)
+   * grid units each, over m.
+   */
+  private static void checkDistributed(
+      JobSpec spec, float[] base, float[] model, Map<String, float[][]> updates) {
+    var plan = spec.distributedNoise();
+    double[] expected = new double[base.length];
+    for (Client c : CLIENTS) {
+      if (!c.sendsMaskedInput()) {
+        continue;
+      }
+      double norm = 0;
+      for (float[] t : updates.get(c.id())) {
+        for (float v : t) {
+          norm += v * v;
+        }
+      }
+      double scale = Math.min(1, 1 / Math.sqrt(norm));
+      int i = 0;
+      for (float[] t : updates.get(c.id())) {
+        for (float v : t) {
+          expected[i++] += v * scale / SURVIVORS;
+        }
+      }
+    }
+    double sigma =
+        Math.sqrt((double) SURVIVORS * plan.varianceNumerator() / plan.varianceDenominator());
+    double tolerance =
+        (6 * sigma + SURVIVORS * Math.sqrt(plan.paddedDimension()))
+            / plan.unitsPerClipNorm()
+            / SURVIVORS;
+    assertThat(tolerance).as("the check is sharp next to the updates").isLessThan(0.01);
+    for (int j = 0; j < base.length; j++) {
+      assertThat((double) model[j])
+          .as("coordinate %d", j)
+          .isCloseTo(base[j] + expected[j], org.assertj.core.data.Offset.offset(tolerance));
+    }
   }
 
   /** What secure_mixed_clients.py reads: the Python clients, each update as nested lists. */

@@ -11,11 +11,10 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /** The client's grid, the rotation, the word packing and the plan of the distributed noise. */
 class DistributedNoiseTest {
-  private static final RoundContext CTX = new RoundContext("ddg-job", 3, new byte[16]);
 
   @Test
   void theRotationKeepsNormsAndInvertsExactlyUpToRounding() {
-    RandomizedHadamard rotation = new RandomizedHadamard(CTX, 1000);
+    RandomizedHadamard rotation = new RandomizedHadamard("ddg-job", 3, 1000);
     assertThat(rotation.paddedDimension()).isEqualTo(1024);
     SplittableRandom random = new SplittableRandom(1);
     double[] x = new double[1000];
@@ -39,16 +38,14 @@ class DistributedNoiseTest {
   @Test
   void theSignsComeFromTheRoundContext() {
     double[] spike = {1, 0, 0, 0, 0, 0, 0, 0};
-    double[] a = new RandomizedHadamard(CTX, 8).rotate(spike);
-    double[] b =
-        new RandomizedHadamard(new RoundContext("ddg-job", 4, new byte[16]), 8).rotate(spike);
-    double[] again = new RandomizedHadamard(CTX, 8).rotate(spike);
+    double[] a = new RandomizedHadamard("ddg-job", 3, 8).rotate(spike);
+    double[] b = new RandomizedHadamard("ddg-job", 4, 8).rotate(spike);
+    double[] again = new RandomizedHadamard("ddg-job", 3, 8).rotate(spike);
     assertThat(again).containsExactly(a);
     double[] ones = new double[8];
     java.util.Arrays.fill(ones, 1);
-    assertThat(new RandomizedHadamard(CTX, 8).rotate(ones))
-        .isNotEqualTo(
-            new RandomizedHadamard(new RoundContext("ddg-job", 4, new byte[16]), 8).rotate(ones));
+    assertThat(new RandomizedHadamard("ddg-job", 3, 8).rotate(ones))
+        .isNotEqualTo(new RandomizedHadamard("ddg-job", 4, 8).rotate(ones));
     assertThat(b).hasSize(8);
     assertThat(RandomizedHadamard.paddedDimension(1)).isEqualTo(1);
     assertThat(RandomizedHadamard.paddedDimension(1024)).isEqualTo(1024);
@@ -130,7 +127,7 @@ class DistributedNoiseTest {
   @Test
   void roundingKeepsTheSquaredNormBoundExactlyEvenForVectorsAtTheClipNorm() {
     DistributedNoisePlan plan = DistributedNoisePlan.plan(1, 300, 16, 20, 50);
-    GridEncoder encoder = new GridEncoder(plan, CTX);
+    GridEncoder encoder = new GridEncoder(plan, "ddg-job", 3);
     SplittableRandom random = new SplittableRandom(3);
     for (int trial = 0; trial < 300; trial++) {
       double[] x = new double[300];
@@ -149,7 +146,7 @@ class DistributedNoiseTest {
   @Test
   void theDecodedSumOfRoundedInputsIsTheSumOfTheClippedInputsToTheGridsPrecision() {
     DistributedNoisePlan plan = DistributedNoisePlan.plan(1, 200, 18, 20, 50);
-    GridEncoder encoder = new GridEncoder(plan, CTX);
+    GridEncoder encoder = new GridEncoder(plan, "ddg-job", 3);
     SplittableRandom random = new SplittableRandom(4);
     double clip = 2.0;
     double[] truth = new double[200];
@@ -182,7 +179,7 @@ class DistributedNoiseTest {
   @Test
   void noisySumsDecodeWithTheirNoiseAndWithoutWrapping() {
     DistributedNoisePlan plan = DistributedNoisePlan.plan(1, 64, 16, 10, 20);
-    GridEncoder encoder = new GridEncoder(plan, CTX);
+    GridEncoder encoder = new GridEncoder(plan, "ddg-job", 3);
     SplittableRandom random = new SplittableRandom(5);
     double[] truth = new double[64];
     long[] sum = new long[plan.paddedDimension()];

@@ -192,14 +192,15 @@ final class SecAggVectors {
     out.put("round", ctx.round());
     out.put("session", hex(ctx.session()));
     int dimension = 12;
-    RandomizedHadamard rotation = new RandomizedHadamard(ctx, dimension);
+    RandomizedHadamard rotation = new RandomizedHadamard(ctx.jobId(), ctx.round(), dimension);
     out.put("paddedDimension", rotation.paddedDimension());
     StringBuilder signs = new StringBuilder();
     for (int j = 0; j < rotation.paddedDimension(); j++) {
       // Row 0 of H D is the signs (over sqrt(p)), and sign j does not depend on the length.
       double[] e = new double[j + 1];
       e[j] = 1;
-      signs.append(new RandomizedHadamard(ctx, j + 1).rotate(e)[0] < 0 ? '1' : '0');
+      signs.append(
+          new RandomizedHadamard(ctx.jobId(), ctx.round(), j + 1).rotate(e)[0] < 0 ? '1' : '0');
     }
     out.put("negativeSigns", signs.toString());
     double[] vector = new double[dimension];

@@ -13,6 +13,7 @@ import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.NoiseStream;
 import dev.privagg.privacy.NoisyAverage;
 import dev.privagg.privacy.SumBound;
+import dev.privagg.secagg.GridEncoder;
 import dev.privagg.spec.JobSpec;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -109,11 +110,11 @@ public final class CombinedRounds {
       // wrap modulo 2^64, where masks cancel.
       if (combined.units == null
           && partial.unitsOffset == 0
-          && partial.units.length == spec.model().dimension()) {
+          && partial.units.length == spec.maskedDimension()) {
         combined.units = partial.units;
       } else {
         if (combined.units == null) {
-          combined.units = new long[spec.model().dimension()];
+          combined.units = new long[spec.maskedDimension()];
         }
         long[] units = combined.units;
         int offset = partial.unitsOffset;
@@ -241,6 +242,10 @@ public final class CombinedRounds {
       return;
     }
     long started = System.nanoTime();
+    if (spec.distributedNoise() != null) {
+      releaseDistributed(store, round, combined, sealed, started, out);
+      return;
+    }
     long[] units = combined.units != null ? combined.units : new long[spec.model().dimension()];
     if (sealed.carriedUnits != null) {
       for (int i = 0; i < units.length; i++) {
@@ -275,8 +280,21 @@ public final class CombinedRounds {
     } else if (noise == null || noise.clipNorm() != clipNorm) {
       noise = new Drawn(clipNorm, draw(round, clipNorm));
     }
+    step(store, round, sealed, combined, sum, noise.noise(), started, out);
+  }
+
+  /** DP-FedAvg's server step with the noisy average of {@code sum}, then the release. */
+  private void step(
+      Store store,
+      long round,
+      RoundSignal sealed,
+      CombinedRound combined,
+      double[] sum,
+      double[] noise,
+      long started,
+      Output out) {
     ModelState base = baseModel(store, sealed);
-    double[] average = NoisyAverage.average(sum, noise.noise(), spec.rounds().expectedClients());
+    double[] average = NoisyAverage.average(sum, noise, spec.rounds().expectedClients());
     try {
       spec.serverOptimizer().step(base.model, average, base.optimizer);
     } catch (IllegalArgumentException e) {
@@ -290,6 +308,36 @@ public final class CombinedRounds {
     }
     store.saveModel(new ModelState(base.model, round, base.optimizer));
     out.release(sealed, combined, base.model, System.nanoTime() - started);
+  }
+
+  /**
+   * A round of distributed noise: an unmasked sum already holds the clients' noise shares, so it is
+   * decoded (residues, rotation back, grid to model units) and released without noise of the job's;
+   * a round without a sum (not unmasked, or empty) gets the job's central noise instead, as in
+   * every secure round without one.
+   */
+  private void releaseDistributed(
+      Store store,
+      long round,
+      CombinedRound combined,
+      RoundSignal sealed,
+      long started,
+      Output out) {
+    double clipNorm = clipNormOf(sealed.clipNorm);
+    boolean unmasked = combined.units != null && sealed.shards.length > 0;
+    double[] sum;
+    double[] noise;
+    if (unmasked) {
+      sum =
+          new GridEncoder(spec.distributedNoise(), spec.jobId(), round)
+              .decode(combined.units, clipNorm);
+      noise = new double[sum.length];
+    } else {
+      sum = new double[spec.model().dimension()];
+      noise = draw(round, clipNorm);
+    }
+    drawn.remove(round);
+    step(store, round, sealed, combined, sum, noise, started, out);
   }
 
   private double[] draw(long round, double clipNorm) {

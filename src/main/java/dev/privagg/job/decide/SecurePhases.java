@@ -4,6 +4,7 @@ import dev.privagg.avro.Commitments;
 import dev.privagg.avro.Confirmed;
 import dev.privagg.avro.Consistency;
 import dev.privagg.avro.CutPair;
+import dev.privagg.avro.DistributedNoise;
 import dev.privagg.avro.EncryptedShare;
 import dev.privagg.avro.Opened;
 import dev.privagg.avro.RejectReason;
@@ -26,6 +27,7 @@ import dev.privagg.job.UnmaskRequest;
 import dev.privagg.job.shard.ShardPlan;
 import dev.privagg.secagg.AdvertisedKeys;
 import dev.privagg.secagg.ClientSession;
+import dev.privagg.secagg.DistributedNoisePlan;
 import dev.privagg.secagg.HararyGraph;
 import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.RoundThresholds;
@@ -101,8 +103,24 @@ final class SecurePhases {
                 s.maskedInputDeadlineMillis,
                 s.consistencyDeadlineMillis,
                 s.unmaskDeadlineMillis,
-                clipNorm)));
+                clipNorm,
+                distributedNoise(spec.distributedNoise()))));
     rearm(store, out);
+  }
+
+  /** The plan as the Opened message states it, or null without distributed noise. */
+  static DistributedNoise distributedNoise(DistributedNoisePlan plan) {
+    return plan == null
+        ? null
+        : new DistributedNoise(
+            plan.bits(),
+            plan.dimension(),
+            plan.paddedDimension(),
+            plan.unitsPerClipNorm(),
+            plan.maxSquaredNorm(),
+            plan.varianceNumerator(),
+            plan.varianceDenominator(),
+            plan.noiseShares());
   }
 
   /** Registers the timers of the phases still to end (a drain's savepoint holds none). */
@@ -702,7 +720,7 @@ final class SecurePhases {
       return;
     }
     String[] blocks = shards.blockKeys(spec.jobId() + "#unmask");
-    int dimension = spec.model().dimension();
+    int dimension = spec.maskedDimension();
     for (int b = 0; b < blocks.length; b++) {
       int from = (int) ((long) b * dimension / blocks.length);
       int to = (int) ((long) (b + 1) * dimension / blocks.length);

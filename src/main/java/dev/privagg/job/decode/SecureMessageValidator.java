@@ -16,6 +16,7 @@ import dev.privagg.job.RawUpdate;
 import dev.privagg.job.SecureUpdate;
 import dev.privagg.secagg.Edwards25519;
 import dev.privagg.secagg.SigningKeys;
+import dev.privagg.secagg.WordPacking;
 import dev.privagg.secagg.X25519Keys;
 import dev.privagg.spec.JobSpec;
 import java.io.Serializable;
@@ -114,15 +115,8 @@ final class SecureMessageValidator implements Serializable {
       problem = receiptProblem(receipt);
     } else if (body instanceof MaskedInput input) {
       phase = SecureUpdate.MASKED_INPUT;
-      long expected = 8L * spec.model().dimension();
       problem =
-          input.getValues().remaining() == expected
-              ? null
-              : "masked input has "
-                  + input.getValues().remaining()
-                  + " bytes, expected "
-                  + expected
-                  + " (8 per model coordinate)";
+          WordPacking.problem(input.getValues(), spec.maskedDimension(), spec.maskedWordBits());
       values = new byte[][] {bytes(input.getValues())};
     } else if (body instanceof SurvivorSignature signature) {
       phase = SecureUpdate.CONSISTENCY;

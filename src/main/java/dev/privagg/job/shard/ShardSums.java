@@ -9,6 +9,7 @@ import dev.privagg.privacy.ClipResult;
 import dev.privagg.privacy.ClippedSum;
 import dev.privagg.privacy.ClippingPolicy;
 import dev.privagg.secagg.MaskedSum;
+import dev.privagg.secagg.WordPacking;
 import dev.privagg.spec.JobSpec;
 
 /**
@@ -103,12 +104,16 @@ public final class ShardSums {
     }
     ShardRound sums = roundOf(store, command.round);
     if (sums.units == null) {
-      sums.units = new long[spec.model().dimension()];
+      sums.units = new long[spec.maskedDimension()];
     }
     if (spec.secureAggregation()) {
       // A masked input (docs/secure-aggregation.md): its client clipped and quantized it; the sum
       // wraps modulo 2^64, where the masks cancel once the combiner adds the unmask blocks.
-      MaskedSum.add(sums.units, tensorData[0]);
+      if (spec.maskedWordBits() == 64) {
+        MaskedSum.add(sums.units, tensorData[0]);
+      } else {
+        WordPacking.addTo(sums.units, tensorData[0], spec.maskedWordBits());
+      }
       sums.contributions++;
       finishOrSave(store, command, sums, out);
       return;

@@ -520,7 +520,8 @@ class SecurePhasesTest {
                 MASKED_INPUT_DEADLINE,
                 CONSISTENCY_DEADLINE,
                 DEADLINE,
-                1.0));
+                1.0,
+                null));
     assertThat(decided.announced).containsExactly("1 until " + DEADLINE);
     assertThat(decided.timers)
         .as("each phase ends on a timer one millisecond before its deadline, as rounds do")
@@ -544,7 +545,7 @@ class SecurePhasesTest {
     driver.start(declared, NoiseSources.forSpec(declared), LedgerFloor.NONE, 0);
 
     assertThat(driver.decided.secureMessages.get(0).getBody())
-        .isEqualTo(new Opened(100L, 300L, 350L, 650L, 750L, DEADLINE, 1.0));
+        .isEqualTo(new Opened(100L, 300L, 350L, 650L, 750L, DEADLINE, 1.0, null));
   }
 
   // The whole round.
@@ -1251,7 +1252,7 @@ class SecurePhasesTest {
     assertThat(store.secure.size()).isZero();
     assertThat(store.secure.phase).isEqualTo(SecureUpdate.ADVERTISE);
     assertThat(published(2, Opened.class))
-        .containsExactly(new Opened(1250L, 1500L, 1600L, 1750L, 1850L, 2000L, 1.0));
+        .containsExactly(new Opened(1250L, 1500L, 1600L, 1750L, 1850L, 2000L, 1.0, null));
     // A round-1 message after the close is stale, whatever its phase.
     send("client-0", 1, first, clients.get(0).unmaskShares(), DEADLINE + 10);
     driver.advanceTo(DEADLINE + 10);
