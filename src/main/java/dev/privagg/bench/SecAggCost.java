@@ -23,6 +23,8 @@ import dev.privagg.job.DecodedUpdate;
 import dev.privagg.privacy.ClippedSum;
 import dev.privagg.secagg.AdvertisedKeys;
 import dev.privagg.secagg.ClientSession;
+import dev.privagg.secagg.DistributedNoisePlan;
+import dev.privagg.secagg.GridEncoder;
 import dev.privagg.secagg.MaskCorrection;
 import dev.privagg.secagg.MaskedSum;
 import dev.privagg.secagg.Quantizer;
@@ -34,6 +36,7 @@ import dev.privagg.secagg.ThreatModel;
 import dev.privagg.secagg.UnmaskShares;
 import dev.privagg.secagg.Unmasking;
 import dev.privagg.secagg.UnmaskingGate;
+import dev.privagg.secagg.WordPacking;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.lang.management.ManagementFactory;
@@ -89,6 +92,9 @@ public final class SecAggCost {
    * @param adversarialClientRate the job's {@code aggregation.adversarialClientRate}
    * @param warmupRounds untimed rounds before the measured ones
    * @param repetitions rounds measured; each figure is a median over them (and over clients)
+   * @param bits 64 for secure rounds of central noise; 8 to 32 for distributed noise, where each
+   *     client puts its update and a discrete Gaussian share (noise multiplier 1, sized for the
+   *     round's survivors) on words of this many bits
    */
   public record Settings(
       int dimension,
@@ -96,8 +102,30 @@ public final class SecAggCost {
       double dropoutRate,
       double adversarialClientRate,
       int warmupRounds,
-      int repetitions) {
+      int repetitions,
+      int bits) {
+    /** Secure rounds of 64-bit words (the job adds the noise). */
+    public Settings(
+        int dimension,
+        int clients,
+        double dropoutRate,
+        double adversarialClientRate,
+        int warmupRounds,
+        int repetitions) {
+      this(dimension, clients, dropoutRate, adversarialClientRate, warmupRounds, repetitions, 64);
+    }
+
     public Settings {
+      if (bits != 64
+          && (bits < DistributedNoisePlan.MIN_BITS || bits > DistributedNoisePlan.MAX_BITS)) {
+        throw new IllegalArgumentException(
+            "bits must be 64 or in ["
+                + DistributedNoisePlan.MIN_BITS
+                + ", "
+                + DistributedNoisePlan.MAX_BITS
+                + "], was "
+                + bits);
+      }
       if (!(dimension >= 1 && dimension <= JobSpec.MAX_DIMENSION)) {
         throw new IllegalArgumentException(
             "dimension must be in [1, " + JobSpec.MAX_DIMENSION + "], was " + dimension);
@@ -480,7 +508,6 @@ public final class SecAggCost {
       // the survivor list right after masking (U3 is fixed in advance here); it unmasks once every
       // survivor has signed.
       ClippedSum plaintext = new ClippedSum(spec.clippingPolicy(), spec.model().tensorSizes());
-      long[] maskedSum = new long[d];
       float[][] scratch = {new float[d]};
       Map<Integer, UnmaskShares> responses = new HashMap<>();
       Map<Integer, byte[]> signatures = new HashMap<>();
@@ -496,6 +523,11 @@ public final class SecAggCost {
               new int[0][],
               survivors);
       Quantizer quantizer = new Quantizer(CLIP_NORM);
+      int bits = settings.bits();
+      DistributedNoisePlan plan =
+          bits == 64 ? null : DistributedNoisePlan.plan(1.0, d, bits, survivors.length, m);
+      GridEncoder encoder = plan == null ? null : new GridEncoder(plan, JOB_ID, round);
+      long[] maskedSum = new long[plan == null ? d : plan.paddedDimension()];
       int done = 0;
       started = System.nanoTime();
       for (int c : survivors) {
@@ -517,9 +549,12 @@ public final class SecAggCost {
         // Every share decrypts here: every client that shared is confirmed, no pair is cut.
         client.onConfirmed(shared, new int[0][]);
         long t1 = cpuNanos();
-        long[] units = quantizer.quantize(update, randoms[c]);
+        long[] units =
+            encoder == null
+                ? quantizer.quantize(update, randoms[c])
+                : encoder.encode(doubles(update[0]), CLIP_NORM, randoms[c]);
         long t2 = cpuNanos();
-        byte[] masked = client.maskedInput(units);
+        byte[] masked = client.maskedInput(units, bits);
         long t3 = cpuNanos();
         byte[] maskedMessage =
             AvroCodec.encode(
@@ -561,7 +596,11 @@ public final class SecAggCost {
         DecodedUpdate.readValues(values, scratch);
         plaintext.add(scratch);
         long s1 = cpuNanos();
-        MaskedSum.add(maskedSum, masked);
+        if (bits == 64) {
+          MaskedSum.add(maskedSum, masked);
+        } else {
+          WordPacking.addTo(maskedSum, masked, bits);
+        }
         long s2 = cpuNanos();
         plaintextSumMillis += millis(s1 - s0);
         maskedSumMillis += millis(s2 - s1);
@@ -632,15 +671,21 @@ public final class SecAggCost {
                               + " and mask keys of "
                               + result.unrecoveredMaskKeys()
                               + " not recovered"));
-      correction.applyTo(maskedSum, 0, d);
+      correction.applyTo(maskedSum, 0, maskedSum.length);
+      double[] decoded = encoder == null ? null : encoder.decode(maskedSum, CLIP_NORM);
       long u2 = cpuNanos();
       reconstructMillis = millis(u1 - u0);
+      // With distributed noise the job's decoding (residues, rotation back) counts here too.
       correctionMillis = millis(u2 - u1);
       correctionTerms = correction.terms().size();
       progress.accept(
           String.format(
               "unmasked: reconstruct %.0f ms, correction of %d masks %.0f ms",
               reconstructMillis, correctionTerms, correctionMillis));
+      if (decoded != null) {
+        requireClose(decoded, plaintext, plan, survivors.length);
+        return;
+      }
       requireEqual(maskedSum, plaintext.units());
     }
 
@@ -667,6 +712,41 @@ public final class SecAggCost {
       e++;
     }
     return Math.scalb(1.0, -e);
+  }
+
+  private static double[] doubles(float[] values) {
+    double[] out = new double[values.length];
+    for (int j = 0; j < values.length; j++) {
+      out[j] = values[j];
+    }
+    return out;
+  }
+
+  /**
+   * The decoded distributed-noise sum against the plaintext sum of the same survivors: within 8
+   * standard deviations of their shares plus their roundings, or the encoding is broken.
+   */
+  private static void requireClose(
+      double[] decoded, ClippedSum plaintext, DistributedNoisePlan plan, int survivors) {
+    double[] exact = plaintext.toDoubles();
+    double sigma =
+        Math.sqrt((double) survivors * plan.varianceNumerator() / plan.varianceDenominator());
+    double tolerance =
+        (8 * sigma + survivors * Math.sqrt(plan.paddedDimension()))
+            * CLIP_NORM
+            / plan.unitsPerClipNorm();
+    for (int j = 0; j < exact.length; j++) {
+      if (!(Math.abs(decoded[j] - exact[j]) <= tolerance)) {
+        throw new IllegalStateException(
+            "the decoded distributed-noise sum differs from the survivors' plaintext sum at"
+                + " coordinate "
+                + j
+                + " by "
+                + Math.abs(decoded[j] - exact[j])
+                + ", more than "
+                + tolerance);
+      }
+    }
   }
 
   private static void requireEqual(long[] secure, long[] plaintext) {

@@ -69,6 +69,15 @@ final class SecAggCostCommand implements Callable<Integer> {
               + " hot loops (default 1).")
   int warmupRounds;
 
+  @Option(
+      names = "--bits",
+      defaultValue = "64",
+      description =
+          "64 (default): secure rounds whose noise the job adds. 8 to 32: distributed noise, each"
+              + " client adding a discrete Gaussian share (noise multiplier 1) on words of this"
+              + " many bits (aggregation.bitsPerCoordinate).")
+  int bits;
+
   @Mixin JsonOption json;
 
   @Override
@@ -116,11 +125,14 @@ final class SecAggCostCommand implements Callable<Integer> {
           "--dropout-rate + --adversarial-client-rate must be <= 0.9, was "
               + (dropoutRate + adversarialClientRate));
     }
+    if (bits != 64 && (bits < 8 || bits > 32)) {
+      throw flags.fail("--bits must be 64 or in [8, 32], was " + bits);
+    }
     List<SecAggCost.Settings> out = new ArrayList<>();
     for (int d : dimensions) {
       out.add(
           new SecAggCost.Settings(
-              d, clients, dropoutRate, adversarialClientRate, warmupRounds, rounds));
+              d, clients, dropoutRate, adversarialClientRate, warmupRounds, rounds, bits));
     }
     return out;
   }
@@ -131,6 +143,7 @@ final class SecAggCostCommand implements Callable<Integer> {
     SecAggCost.ServerCpu s = r.serverCpu();
     return Output.fields(
         "dimension", r.settings().dimension(),
+        "bits", r.settings().bits(),
         "clients", r.settings().clients(),
         "dropped", r.settings().dropped(),
         "survivors", r.survivors(),

@@ -46,9 +46,19 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
       description =
           "independent: a fresh Gaussian each round. blt: BLT-correlated noise planned for --rounds"
               + " (DP-FTRL, the whole run one Gaussian mechanism); needs --sampling checkin with"
-              + " --min-separation and --max-participations, and --noise-source seeded (default"
+              + " --min-separation and --max-participations, and --noise-source seeded."
+              + " distributed-discrete-gaussian: the clients add discrete Gaussian shares under"
+              + " secure aggregation; needs --aggregation secure and no Poisson sampling (default"
               + " independent).")
   String mechanism;
+
+  @Option(
+      names = "--bits",
+      defaultValue = "18",
+      description =
+          "With --mechanism distributed-discrete-gaussian: bits per masked coordinate, 8 to 32"
+              + " (default 18).")
+  int bits;
 
   @Option(
       names = "--audit-plot",
@@ -68,7 +78,24 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
         options.config(
             new Flags(spec), noiseMultiplier == null ? Double.NaN : noiseMultiplier, targetEpsilon);
     if (!SimulationConfig.MECHANISMS.contains(mechanism)) {
-      throw new Flags(spec).fail("--mechanism must be independent or blt, was '" + mechanism + "'");
+      throw new Flags(spec)
+          .fail(
+              "--mechanism must be independent, blt or distributed-discrete-gaussian, was '"
+                  + mechanism
+                  + "'");
+    }
+    if (mechanism.equals("distributed-discrete-gaussian")) {
+      if (!config.secureAggregation()) {
+        throw new Flags(spec)
+            .fail(
+                "--mechanism distributed-discrete-gaussian: the clients add their noise before"
+                    + " masking; add --aggregation secure");
+      }
+      try {
+        config = config.toBuilder().mechanism(mechanism).bitsPerCoordinate(bits).build();
+      } catch (IllegalArgumentException e) {
+        throw new Flags(spec).fail("--mechanism distributed-discrete-gaussian: " + e.getMessage());
+      }
     }
     if (mechanism.equals("blt")) {
       if (!config.checkInSampling()) {

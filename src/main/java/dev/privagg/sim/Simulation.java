@@ -19,6 +19,7 @@ import dev.privagg.job.kafka.KafkaPreflight;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.secagg.RoundGraph;
+import dev.privagg.secagg.ThreatModel;
 import dev.privagg.secagg.UnmaskingGate;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
@@ -424,6 +425,16 @@ public final class Simulation {
         noise += "\n  plannedRounds: " + c.rounds();
       }
     }
+    String maxClients = "";
+    String gate = c.secureAggregation() ? "\n  " + unmaskingGate(c.expectedClients()) : "";
+    String bits = "";
+    if (c.distributedNoise()) {
+      noise += "\n  mechanism: distributed-discrete-gaussian";
+      // The words hold every client's input: a round takes at most the population.
+      maxClients = "\n  maxClients: " + c.clients();
+      gate = "\n  " + distributedNoiseGate(c.expectedClients());
+      bits = ", bitsPerCoordinate: " + c.bitsPerCoordinate();
+    }
     String noiseSource =
         c.noiseSource().equals("seeded")
             ? "{source: seeded, seed: " + c.seed() + "}"
@@ -451,7 +462,7 @@ public final class Simulation {
             init,
             c.roundTimeoutMillis(),
             c.expectedClients(),
-            c.secureAggregation() ? "\n  " + unmaskingGate(c.expectedClients()) : "",
+            maxClients + gate,
             c.clipNorm(),
             noise,
             c.delta(),
@@ -460,7 +471,9 @@ public final class Simulation {
             adaptive,
             serverYaml(c.serverOptimizer()),
             c.secureAggregation()
-                ? "\naggregation: {mode: secure, maxDropoutRate: 0.1, adversarialClientRate: 0.1}"
+                ? "\naggregation: {mode: secure, maxDropoutRate: 0.1, adversarialClientRate: 0.1"
+                    + bits
+                    + "}"
                 : "",
             id,
             id,
@@ -468,6 +481,25 @@ public final class Simulation {
             id,
             id,
             id);
+  }
+
+  /**
+   * The gate for distributed noise: the shares are sized for the fewest honest inputs it lets
+   * through, about count - 7 noiseStd, so it is three times tighter than {@link #unmaskingGate}
+   * (noiseStd a third of the suggested, count three stds below the cohort): more of the count's
+   * noise is charged, and the shares carry less excess noise.
+   */
+  static String distributedNoiseGate(int expectedClients) {
+    ThreatModel threat = RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server");
+    double std =
+        Math.max(
+            0.01,
+            Math.floor(100 * UnmaskingGate.suggestedNoiseStd(threat, expectedClients) / 3) / 100);
+    double count =
+        Math.max(
+            UnmaskingGate.minimumCount(threat, std),
+            Math.floor(100 * (expectedClients - 3 * std)) / 100);
+    return "minimumCohort: " + UnmaskingGate.spec(count, std);
   }
 
   /**

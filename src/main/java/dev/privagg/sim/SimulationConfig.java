@@ -45,7 +45,8 @@ public record SimulationConfig(
     String noiseSource,
     long seed,
     int canaries,
-    boolean secureAggregation) {
+    boolean secureAggregation,
+    int bitsPerCoordinate) {
 
   /**
    * The job spec's {@code privacy.adaptiveClipping} (Andrew et al. 2021): the target fraction of
@@ -78,7 +79,13 @@ public record SimulationConfig(
    * one Gaussian mechanism for the whole run under the participation schema; needs check-in
    * sampling and seeded noise here).
    */
-  public static final List<String> MECHANISMS = List.of("independent", "blt");
+  public static final List<String> MECHANISMS =
+      List.of("independent", "blt", "distributed-discrete-gaussian");
+
+  /** Whether clients add the noise as discrete Gaussian shares under secure aggregation. */
+  public boolean distributedNoise() {
+    return mechanism.equals("distributed-discrete-gaussian");
+  }
 
   /** The Poisson sampling rate: expected cohort / clients. */
   public double samplingRate() {
@@ -142,7 +149,9 @@ public record SimulationConfig(
         .roundTimeoutMillis(roundTimeoutMillis)
         .noiseSource(noiseSource)
         .seed(seed)
-        .canaries(canaries);
+        .canaries(canaries)
+        .secureAggregation(secureAggregation)
+        .bitsPerCoordinate(bitsPerCoordinate);
   }
 
   /** Collects a simulation's values; {@link #build} checks them all at once. */
@@ -171,6 +180,7 @@ public record SimulationConfig(
     private long seed;
     private int canaries;
     private boolean secureAggregation;
+    private int bitsPerCoordinate = 18;
 
     private Builder() {}
 
@@ -315,6 +325,12 @@ public record SimulationConfig(
       return this;
     }
 
+    /** With distributed noise: the masked words' width, 8 to 32; default 18. */
+    public Builder bitsPerCoordinate(int bitsPerCoordinate) {
+      this.bitsPerCoordinate = bitsPerCoordinate;
+      return this;
+    }
+
     /**
      * The simulation, once every value is allowed; the first that is not fails with an {@link
      * IllegalArgumentException} naming the field, the rule and the value.
@@ -351,6 +367,22 @@ public record SimulationConfig(
             "mechanism blt needs noiseSource seeded here (the job takes keyed or seeded), was '"
                 + noiseSource
                 + "'");
+      }
+      if (mechanism.equals("distributed-discrete-gaussian")) {
+        if (!secureAggregation) {
+          throw new IllegalArgumentException(
+              "mechanism distributed-discrete-gaussian needs secure aggregation (clients add"
+                  + " their noise shares before masking)");
+        }
+        if (!sampling.equals("checkin") && expectedClients != clients) {
+          throw new IllegalArgumentException(
+              "mechanism distributed-discrete-gaussian takes no Poisson-sampled rounds: use"
+                  + " sampling checkin, or a cohort of every client");
+        }
+        if (bitsPerCoordinate < 8 || bitsPerCoordinate > 32) {
+          throw new IllegalArgumentException(
+              "bitsPerCoordinate must be in [8, 32], was " + bitsPerCoordinate);
+        }
       }
       if (!"iid".equals(partition) && !"dirichlet".equals(partition)) {
         throw new IllegalArgumentException(
@@ -412,7 +444,8 @@ public record SimulationConfig(
           noiseSource,
           seed,
           canaries,
-          secureAggregation);
+          secureAggregation,
+          bitsPerCoordinate);
     }
 
     private static void given(String field, Object value) {

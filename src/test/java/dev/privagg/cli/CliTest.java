@@ -301,7 +301,11 @@ class CliTest {
             + " --sampling checkin",
         "simulate --mechanism blt --sampling checkin --min-separation 5 | --mechanism blt: the"
             + " BLT job takes keyed or seeded noise",
-        "simulate --mechanism ftrl | --mechanism must be independent or blt, was 'ftrl'"
+        "simulate --mechanism ftrl | --mechanism must be independent, blt or"
+            + " distributed-discrete-gaussian, was 'ftrl'",
+        "simulate --mechanism distributed-discrete-gaussian | --mechanism"
+            + " distributed-discrete-gaussian: the clients add their noise before masking; add"
+            + " --aggregation secure",
       })
   void simulationFlags_badCombination_failsBeforeWork_namingFlagAndFix(
       String args, String message) {

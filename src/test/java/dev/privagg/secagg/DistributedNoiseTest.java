@@ -83,6 +83,21 @@ class DistributedNoiseTest {
     assertThat(target).containsOnly(0L);
   }
 
+  @Test
+  void theValidatorsCheckNamesWrongLengthsAndDirtyPaddingWithoutConsumingTheBuffer() {
+    byte[] packed = WordPacking.pack(new long[] {1, 2, 3}, 12);
+    java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(packed);
+    assertThat(WordPacking.problem(buffer, 3, 12)).isNull();
+    assertThat(buffer.remaining()).isEqualTo(5);
+    assertThat(WordPacking.problem(buffer, 4, 12))
+        .isEqualTo("masked input has 5 bytes, expected 6 (4 words of 12 bits)");
+    packed[4] |= (byte) 0x10;
+    assertThat(WordPacking.problem(java.nio.ByteBuffer.wrap(packed), 3, 12))
+        .contains("padding bits");
+    // Whole bytes have no padding to check.
+    assertThat(WordPacking.problem(java.nio.ByteBuffer.wrap(new byte[6]), 3, 16)).isNull();
+  }
+
   @ParameterizedTest(name = "z {0}, d {1}, {2} bits, n {3} of at most {4}")
   @CsvSource({
     "1.0, 650, 16, 40, 100",

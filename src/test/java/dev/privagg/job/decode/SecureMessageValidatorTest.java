@@ -556,7 +556,9 @@ class SecureMessageValidatorTest {
                   + length
                   + " bytes, expected "
                   + 8 * D
-                  + " (8 per model coordinate)");
+                  + " ("
+                  + D
+                  + " words of 64 bits)");
     }
   }
 
