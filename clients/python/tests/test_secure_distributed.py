@@ -163,3 +163,37 @@ def test_encoded_sums_decode_to_the_sum_plus_noise_without_wrapping() -> None:
 def test_a_plan_promising_less_noise_than_it_holds_is_visible() -> None:
     plan = _plan()
     assert plan.guaranteed_noise_multiplier() >= VECTORS["plan"]["noiseMultiplier"] * (1 - 1e-12)
+
+
+def test_the_spec_floor_follows_the_gate_and_the_rates() -> None:
+    from privagg_client.job import JobConfig
+
+    spec = {
+        "jobId": "ddg-job",
+        "model": {"tensors": [{"name": "w", "shape": [64, 10]}, {"name": "b", "shape": [10]}]},
+        "rounds": {"minimumCohort": {"count": 95, "noiseStd": 10}},
+        "privacy": {"mechanism": "distributed-discrete-gaussian", "noiseMultiplier": 1.0},
+        "aggregation": {"mode": "secure"},
+    }
+    floor = JobConfig.from_spec_dict(spec).aggregation.distributed
+    # As the Java reader: floor(95 + 1 - 7.03 * 10) = 25 inputs, less 2 colluders at rate 0.1.
+    assert floor is not None and floor.fewest_honest_inputs == 23 and floor.noise_multiplier == 1.0
+    spec["privacy"] = {"noiseMultiplier": 1.0}
+    assert JobConfig.from_spec_dict(spec).aggregation.distributed is None
+
+
+def test_a_lying_job_announcing_less_noise_is_refused() -> None:
+    from privagg_client.job import DistributedNoiseFloor
+
+    plan = _plan()
+    # The vectors' plan was made for z = 1 with 10 shares.
+    floor = DistributedNoiseFloor(plan.noise_shares, 1.0)
+    assert ddg.announcement_problem(floor, plan) is None
+    weaker = ddg.NoisePlan(**{**plan.__dict__, "variance_numerator": plan.variance_numerator // 2})
+    assert "below the spec's" in str(ddg.announcement_problem(floor, weaker))
+    fewer = DistributedNoiseFloor(plan.noise_shares // 2, 1.0)
+    assert "below the spec's" in str(ddg.announcement_problem(fewer, plan))
+    assert "no distributed noise" in str(ddg.announcement_problem(floor, None))
+    assert "does not plan" in str(ddg.announcement_problem(None, plan))
+    # A spec planned from targetEpsilon has no multiplier to check against: the job's plan is taken.
+    assert ddg.announcement_problem(DistributedNoiseFloor(plan.noise_shares, None), weaker) is None
