@@ -118,8 +118,21 @@ public final class CombinedRounds {
         }
         long[] units = combined.units;
         int offset = partial.unitsOffset;
-        for (int i = 0; i < partial.units.length; i++) {
-          units[offset + i] += partial.units[i];
+        if (offset < 0 || (long) offset + partial.units.length > units.length) {
+          // Summed under a spec of other masked words (a restore across a change of the
+          // mechanism); the decider ends such a round without a sum.
+          LOG.warn(
+              "job {}: round {}'s partial of {} values at {} does not fit {} coordinates; left"
+                  + " out",
+              spec.jobId(),
+              partial.round,
+              partial.units.length,
+              offset,
+              units.length);
+        } else {
+          for (int i = 0; i < partial.units.length; i++) {
+            units[offset + i] += partial.units[i];
+          }
         }
       }
     }
@@ -324,7 +337,10 @@ public final class CombinedRounds {
       long started,
       Output out) {
     double clipNorm = clipNormOf(sealed.clipNorm);
-    boolean unmasked = combined.units != null && sealed.shards.length > 0;
+    boolean unmasked =
+        combined.units != null
+            && sealed.shards.length > 0
+            && combined.units.length == spec.maskedDimension();
     double[] sum;
     double[] noise;
     if (unmasked) {

@@ -91,6 +91,8 @@ final class SecurePhases {
     s.shareDeadlineMillis = s.confirmDeadlineMillis - a.confirmMillis();
     s.advertiseDeadlineMillis = s.shareDeadlineMillis - a.shareMillis();
     s.clipNorm = clipNorm;
+    s.maskedWordBits = spec.maskedWordBits();
+    s.maskedDimension = spec.maskedDimension();
     s.phase = SecureUpdate.ADVERTISE;
     store.saveSecureRound(s);
     out.secureRound(
@@ -696,16 +698,27 @@ final class SecurePhases {
             ? SecureUnmasking.Outcome.failed(
                 "the round opened before this version's verifiable secret sharing (SecureMessage"
                     + " v4): its keys and shares are of the old protocol")
-            : s.phase != SecureUpdate.UNMASK
-                ? SecureUnmasking.Outcome.failed("the roster admitted no neighbour graph")
-                : signers < s.signatureThreshold
-                    ? SecureUnmasking.Outcome.failed(
-                        "only "
-                            + signers
-                            + " survivors signed the survivor list, fewer than the "
-                            + s.signatureThreshold
-                            + " a client needs before it unmasks")
-                    : SecureUnmasking.corrections(spec, s, random);
+            : !s.masksWords(spec.maskedWordBits(), spec.maskedDimension())
+                ? SecureUnmasking.Outcome.failed(
+                    "the round opened with masked words of "
+                        + s.maskedWordBits
+                        + " bits, this spec masks "
+                        + spec.maskedWordBits()
+                        + "-bit words over "
+                        + spec.maskedDimension()
+                        + " coordinates (privacy.mechanism or aggregation.bitsPerCoordinate"
+                        + " changed under an open round): its inputs are neither decoded nor"
+                        + " released")
+                : s.phase != SecureUpdate.UNMASK
+                    ? SecureUnmasking.Outcome.failed("the roster admitted no neighbour graph")
+                    : signers < s.signatureThreshold
+                        ? SecureUnmasking.Outcome.failed(
+                            "only "
+                                + signers
+                                + " survivors signed the survivor list, fewer than the "
+                                + s.signatureThreshold
+                                + " a client needs before it unmasks")
+                        : SecureUnmasking.corrections(spec, s, random);
     for (int liar : outcome.provenLiars()) {
       misbehaved(
           s,

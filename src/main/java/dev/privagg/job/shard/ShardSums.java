@@ -11,6 +11,8 @@ import dev.privagg.privacy.ClippingPolicy;
 import dev.privagg.secagg.MaskedSum;
 import dev.privagg.secagg.WordPacking;
 import dev.privagg.spec.JobSpec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One shard of one job, without Flink: clips and sums the values of the updates the round decider
@@ -23,6 +25,8 @@ import dev.privagg.spec.JobSpec;
  * so the partial sums of any shard count add up to the one sum of the round.
  */
 public final class ShardSums {
+  private static final Logger LOG = LoggerFactory.getLogger(ShardSums.class);
+
   /** A shard's state: values and commands waiting for each other, and running sums by round. */
   public interface Store {
     /** Removes and returns the values waiting under {@code position}, or null. */
@@ -109,7 +113,22 @@ public final class ShardSums {
     if (spec.secureAggregation()) {
       // A masked input (docs/secure-aggregation.md): its client clipped and quantized it; the sum
       // wraps modulo 2^64, where the masks cancel once the combiner adds the unmask blocks.
-      if (spec.maskedWordBits() == 64) {
+      int bits = spec.maskedWordBits();
+      if (sums.units.length != spec.maskedDimension()
+          || tensorData[0].length != WordPacking.bytes(spec.maskedDimension(), bits)) {
+        // Admitted under a spec that masked other words (a restore across a change of
+        // privacy.mechanism or bitsPerCoordinate): the decider ends such a round without a sum.
+        LOG.warn(
+            "job {}: a masked input of round {} is not in this spec's {}-bit words over {}"
+                + " coordinates; left out of the sum",
+            spec.jobId(),
+            command.round,
+            bits,
+            spec.maskedDimension());
+        finishOrSave(store, command, sums, out);
+        return;
+      }
+      if (bits == 64) {
         MaskedSum.add(sums.units, tensorData[0]);
       } else {
         WordPacking.addTo(sums.units, tensorData[0], spec.maskedWordBits());

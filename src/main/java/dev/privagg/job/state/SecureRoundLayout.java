@@ -11,7 +11,7 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
   static final SecureRoundLayout INSTANCE = new SecureRoundLayout();
 
   private SecureRoundLayout() {
-    super("secure-round", 4, SecureRoundState.class);
+    super("secure-round", 5, SecureRoundState.class);
   }
 
   @Override
@@ -65,6 +65,8 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
     Fields.writeBytes(v.statement, out);
     Fields.writeByteArrays(v.signatures, out);
     out.writeBoolean(v.beforeVerifiableSecretSharing);
+    out.writeInt(v.maskedWordBits);
+    out.writeInt(v.maskedDimension);
   }
 
   /** An int array, or null as length -1. */
@@ -168,6 +170,10 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
     v.signatures = Fields.readByteArrays(in);
     if (version >= 4) {
       v.beforeVerifiableSecretSharing = in.readBoolean();
+    }
+    if (version >= 5) {
+      v.maskedWordBits = in.readInt();
+      v.maskedDimension = in.readInt();
     }
     return v;
   }
