@@ -354,8 +354,42 @@ public final class Simulation {
   /** BLT buffers of the simulations' specs: three, as Dvijotham et al. 2024 find enough. */
   static final int BLT_BUFFERS = 3;
 
-  /** The job spec of a simulation: unique job id and topics, so runs never mix. */
+  /**
+   * The job spec of a simulation: unique job id and topics, so runs never mix. With distributed
+   * noise its gate is the one {@link #distributedNoiseGates} offers that leaves the least noise on
+   * a round of the expected cohort.
+   */
   static String specYaml(SimulationConfig c, Model model) {
+    if (!c.distributedNoise()) {
+      return specYaml(c, model, null);
+    }
+    String best = null;
+    double bestNoise = Double.POSITIVE_INFINITY;
+    IllegalArgumentException refused = null;
+    for (String gate : distributedNoiseGates(c.expectedClients())) {
+      String yaml = specYaml(c, model, gate);
+      try {
+        JobSpec spec = JobSpecReader.parse("simulation", yaml);
+        // The shares carry z B over n_min; a round of m honest inputs has m / n_min times the
+        // variance: its noise std, in units of z B, is what the gate is chosen by.
+        double noise =
+            spec.privacy().noiseMultiplier()
+                * Math.sqrt((double) c.expectedClients() / spec.distributedNoise().noiseShares());
+        if (noise < bestNoise) {
+          bestNoise = noise;
+          best = yaml;
+        }
+      } catch (IllegalArgumentException e) {
+        refused = e;
+      }
+    }
+    if (best == null) {
+      throw refused;
+    }
+    return best;
+  }
+
+  private static String specYaml(SimulationConfig c, Model model, String distributedGate) {
     String id = "sim-" + c.dataset() + "-" + UUID.randomUUID().toString().substring(0, 8);
     StringBuilder tensors = new StringBuilder();
     for (JobSpec.TensorSpec t : model.tensors()) {
@@ -432,7 +466,7 @@ public final class Simulation {
       noise += "\n  mechanism: distributed-discrete-gaussian";
       // The words hold every client's input: a round takes at most the population.
       maxClients = "\n  maxClients: " + c.clients();
-      gate = "\n  " + distributedNoiseGate(c.expectedClients());
+      gate = "\n  " + distributedGate;
       bits = ", bitsPerCoordinate: " + c.bitsPerCoordinate();
     }
     String noiseSource =
@@ -484,22 +518,24 @@ public final class Simulation {
   }
 
   /**
-   * The gate for distributed noise: the shares are sized for the fewest honest inputs it lets
-   * through, about count - 7 noiseStd, so it is three times tighter than {@link #unmaskingGate}
-   * (noiseStd a third of the suggested, count three stds below the cohort): more of the count's
-   * noise is charged, and the shares carry less excess noise.
+   * Gates to try for distributed noise: the shares are sized for the fewest honest inputs a gate
+   * lets through, about count - 7 noiseStd, while its count's noise is charged with the sum. From
+   * the secure gate's noiseStd down to a twentieth of it, each with its count three stds below the
+   * cohort.
    */
-  static String distributedNoiseGate(int expectedClients) {
+  static List<String> distributedNoiseGates(int expectedClients) {
     ThreatModel threat = RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server");
-    double std =
-        Math.max(
-            0.01,
-            Math.floor(100 * UnmaskingGate.suggestedNoiseStd(threat, expectedClients) / 3) / 100);
-    double count =
-        Math.max(
-            UnmaskingGate.minimumCount(threat, std),
-            Math.floor(100 * (expectedClients - 3 * std)) / 100);
-    return "minimumCohort: " + UnmaskingGate.spec(count, std);
+    double widest = UnmaskingGate.suggestedNoiseStd(threat, expectedClients);
+    List<String> gates = new ArrayList<>();
+    for (int i = 0; i < 16; i++) {
+      double std = Math.max(0.01, Math.floor(100 * widest * Math.pow(20, -i / 15.0)) / 100);
+      double count =
+          Math.max(
+              UnmaskingGate.minimumCount(threat, std),
+              Math.floor(100 * (expectedClients - 3 * std)) / 100);
+      gates.add("minimumCohort: " + UnmaskingGate.spec(count, std));
+    }
+    return gates;
   }
 
   /**
