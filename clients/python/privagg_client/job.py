@@ -123,8 +123,9 @@ class DistributedNoiseFloor:
     """What a client checks a round's announced distributed noise against before masking:
     ``fewest_honest_inputs`` (the fewest honest clients an unmasked round holds, from
     ``rounds.minimumCohort`` and the rates) and ``noise_multiplier`` (the spec's
-    ``privacy.noiseMultiplier``; None for a spec planned from ``targetEpsilon``, whose multiplier
-    only the job's planner computes: such a client takes the job's word for it)."""
+    ``privacy.noiseMultiplier``, or the one given to :meth:`JobConfig.from_spec` for a spec
+    planned from ``targetEpsilon``; None: the client refuses to mask, having nothing to check the
+    job's plan against)."""
 
     fewest_honest_inputs: int
     noise_multiplier: float | None
@@ -134,7 +135,9 @@ class DistributedNoiseFloor:
 _GATE_DEVIATE = NormalDist().inv_cdf(1 - 2.0**-40)
 
 
-def _distributed_floor(root: Mapping[str, Any], aggregation: Aggregation) -> DistributedNoiseFloor | None:
+def _distributed_floor(
+    root: Mapping[str, Any], aggregation: Aggregation, noise_multiplier: float | None
+) -> DistributedNoiseFloor | None:
     privacy = root.get("privacy")
     if not isinstance(privacy, Mapping) or privacy.get("mechanism") != "distributed-discrete-gaussian":
         return None
@@ -147,7 +150,7 @@ def _distributed_floor(root: Mapping[str, Any], aggregation: Aggregation) -> Dis
     threat = aggregation.threat
     roster = (fewest + 1) / (1 - threat.max_dropout_rate)
     honest = fewest - math.floor(threat.adversarial_client_rate * roster + 1e-12)
-    z = privacy.get("noiseMultiplier")
+    z = privacy.get("noiseMultiplier", noise_multiplier)
     return DistributedNoiseFloor(honest, None if z is None else float(z))
 
 
@@ -231,11 +234,14 @@ class JobConfig:
         return {t.name: t.shape for t in self.tensors}
 
     @classmethod
-    def from_spec(cls, path: str | Path) -> JobConfig:
+    def from_spec(cls, path: str | Path, noise_multiplier: float | None = None) -> JobConfig:
         """Reads the job id, tensors, topics, record limits and aggregation mode from a privagg
         job spec (YAML).
 
-        Other keys (rounds, privacy, ...) are the job's business and are not checked here.
+        Other keys (rounds, privacy, ...) are the job's business and are not checked here, but
+        for distributed noise: ``noise_multiplier`` is what the job's announced noise shares are
+        checked against when the spec plans from ``targetEpsilon`` (else its
+        ``privacy.noiseMultiplier``).
         """
         try:
             import yaml
@@ -250,10 +256,12 @@ class JobConfig:
             root = yaml.safe_load(text)
         except yaml.YAMLError as e:
             raise JobConfigError(f"{path} is not valid YAML: {e}") from e
-        return cls.from_spec_dict(root, source=str(path))
+        return cls.from_spec_dict(root, source=str(path), noise_multiplier=noise_multiplier)
 
     @classmethod
-    def from_spec_dict(cls, root: Any, source: str = "spec") -> JobConfig:
+    def from_spec_dict(
+        cls, root: Any, source: str = "spec", noise_multiplier: float | None = None
+    ) -> JobConfig:
         """Like :meth:`from_spec`, from an already parsed spec."""
         if not isinstance(root, Mapping):
             raise JobConfigError(f"{source}: a job spec must be a YAML mapping")
@@ -287,11 +295,13 @@ class JobConfig:
             max_record_bytes=root.get("maxRecordBytes"),
             max_client_id_bytes=root.get("maxClientIdBytes", DEFAULT_MAX_CLIENT_ID_BYTES),
             max_metadata_bytes=root.get("maxMetadataBytes", DEFAULT_MAX_METADATA_BYTES),
-            aggregation=_aggregation(root.get("aggregation"), source, root),
+            aggregation=_aggregation(root.get("aggregation"), source, root, noise_multiplier),
         )
 
 
-def _aggregation(section: Any, source: str, root: Mapping[str, Any]) -> Aggregation:
+def _aggregation(
+    section: Any, source: str, root: Mapping[str, Any], noise_multiplier: float | None
+) -> Aggregation:
     """The spec's ``aggregation`` section; plaintext when it is absent."""
     if section is None:
         return Aggregation()
@@ -304,7 +314,7 @@ def _aggregation(section: Any, source: str, root: Mapping[str, Any]) -> Aggregat
         adversary=str(section.get("adversary", "semi-malicious-server")),
     )
     try:
-        floor = _distributed_floor(root, aggregation)
+        floor = _distributed_floor(root, aggregation, noise_multiplier)
     except (KeyError, TypeError, ValueError) as e:
         raise JobConfigError(f"{source}: {e}") from e
     return dataclasses.replace(aggregation, distributed=floor) if floor else aggregation

@@ -270,6 +270,7 @@ class _SecureRound:
         self._grace = grace
         self._randomness = randomness
         self._rng = rng
+        self._roster_size: int | None = None
         self._phases = phases
         self._masked_rounds = masked_rounds
         self._step = _Step.WAIT_OPENED
@@ -446,6 +447,7 @@ class _SecureRound:
         return self._stopped(1)
 
     def _on_roster(self, roster: Roster) -> SecureRoundResult | None:
+        self._roster_size = len(roster.entries)
         assert self._session is not None and self._opened is not None
         mine = self._session.advertise().encryption_public_key
         if roster.degree == 0 or all(e.encryption_public_key != mine for e in roster.entries):
@@ -547,6 +549,18 @@ class _SecureRound:
             raise self._fail(
                 4, f"the job did not count this client's masked input (client {index} is not in U3)"
             )
+        floor = self._job.aggregation.distributed
+        if floor is not None and self._roster_size is not None:
+            colluders = self._job.aggregation.threat.colluders(self._roster_size)
+            honest = len(survivors.masked_input) - colluders
+            if honest < floor.fewest_honest_inputs:
+                raise self._fail(
+                    5,
+                    f"the survivor list holds {len(survivors.masked_input)} masked inputs of a"
+                    f" roster of {self._roster_size}, at least {honest} of them honest, fewer than"
+                    f" the {floor.fewest_honest_inputs} noise shares the spec sized each share"
+                    " for; no signature and no shares are sent",
+                )
         try:
             signature = self._session.sign_survivors(survivors.shared, survivors.masked_input)
         except UnmaskRefused as e:

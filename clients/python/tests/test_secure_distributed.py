@@ -178,6 +178,10 @@ def test_the_spec_floor_follows_the_gate_and_the_rates() -> None:
     floor = JobConfig.from_spec_dict(spec).aggregation.distributed
     # As the Java reader: floor(95 + 1 - 7.03 * 10) = 25 inputs, less 2 colluders at rate 0.1.
     assert floor is not None and floor.fewest_honest_inputs == 23 and floor.noise_multiplier == 1.0
+    spec["privacy"] = {"mechanism": "distributed-discrete-gaussian", "targetEpsilon": 4}
+    assert JobConfig.from_spec_dict(spec).aggregation.distributed.noise_multiplier is None  # type: ignore[union-attr]
+    given = JobConfig.from_spec_dict(spec, noise_multiplier=2.5).aggregation.distributed
+    assert given is not None and given.noise_multiplier == 2.5
     spec["privacy"] = {"noiseMultiplier": 1.0}
     assert JobConfig.from_spec_dict(spec).aggregation.distributed is None
 
@@ -195,5 +199,7 @@ def test_a_lying_job_announcing_less_noise_is_refused() -> None:
     assert "below the spec's" in str(ddg.announcement_problem(fewer, plan))
     assert "no distributed noise" in str(ddg.announcement_problem(floor, None))
     assert "does not plan" in str(ddg.announcement_problem(None, plan))
-    # A spec planned from targetEpsilon has no multiplier to check against: the job's plan is taken.
-    assert ddg.announcement_problem(DistributedNoiseFloor(plan.noise_shares, None), weaker) is None
+    # A spec planned from targetEpsilon has no multiplier to check against: refused, saying how.
+    assert "noise_multiplier=Z" in str(
+        ddg.announcement_problem(DistributedNoiseFloor(plan.noise_shares, None), plan)
+    )

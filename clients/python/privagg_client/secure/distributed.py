@@ -234,7 +234,12 @@ def announcement_problem(floor: DistributedNoiseFloorLike | None, plan: NoisePla
     if plan is None:
         return "the round announces no distributed noise, which the spec plans"
     if floor.noise_multiplier is None:
-        return None  # a spec planned from targetEpsilon: the job's planner alone knows z
+        return (
+            "the spec plans its noise from privacy.targetEpsilon, which this client cannot"
+            " recompute, so it cannot check the round's noise shares: give the noise multiplier"
+            " the job planned (each model's privacy statement names it) as"
+            " JobConfig.from_spec(path, noise_multiplier=Z)"
+        )
     sigma2 = plan.variance_numerator / plan.variance_denominator
     n = floor.fewest_honest_inputs
     if n < 1 or sigma2 < 0.25:

@@ -31,6 +31,7 @@ import dev.privagg.secagg.RoundContext;
 import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.SigningKeys;
 import dev.privagg.secagg.UnmaskShares;
+import dev.privagg.secagg.UnmaskingGate;
 import dev.privagg.spec.JobSpec;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -242,6 +243,11 @@ final class SecureRoundClient implements AutoCloseable {
             await(round, session, Survivors.class, opened.getMaskedInputDeadlineMillis(), timeout);
     int[] shared = survivors.getShared().stream().mapToInt(Integer::intValue).toArray();
     int[] maskedInput = survivors.getMaskedInput().stream().mapToInt(Integer::intValue).toArray();
+    String tooFew = tooFewSharesProblem(spec, entries.size(), maskedInput.length);
+    if (tooFew != null) {
+      throw new IllegalStateException(
+          "phase 5: round " + round + " " + tooFew + "; no signature and no shares are sent");
+    }
     byte[] signature = client.signSurvivors(shared, maskedInput);
     send(clientId, message(ctx, clientId, new SurvivorSignature(ByteBuffer.wrap(signature))));
     if (phases == 5) {
@@ -345,6 +351,36 @@ final class SecureRoundClient implements AutoCloseable {
           + planned.noiseMultiplier();
     }
     return null;
+  }
+
+  /**
+   * Why a survivor list must not be signed under distributed noise, or null: its masked inputs,
+   * less the colluders a roster of {@code roster} may hold, are fewer than the honest shares the
+   * noise was sized for (a lying job's round of too few clients).
+   */
+  static String tooFewSharesProblem(JobSpec spec, int roster, int maskedInputs) {
+    DistributedNoisePlan plan = spec.distributedNoise();
+    if (plan == null) {
+      return null;
+    }
+    JobSpec.Aggregation a = spec.aggregation();
+    int honest =
+        UnmaskingGate.honestInputsAtLeast(
+            RoundGraph.threatModel(a.maxDropoutRate(), a.adversarialClientRate(), a.adversary()),
+            roster,
+            maskedInputs);
+    if (honest >= plan.noiseShares()) {
+      return null;
+    }
+    return "lists "
+        + maskedInputs
+        + " masked inputs of a roster of "
+        + roster
+        + ", at least "
+        + honest
+        + " of them honest, fewer than the "
+        + plan.noiseShares()
+        + " noise shares the spec sized each share for";
   }
 
   /** The announced plan as this client encodes with it (checked, so it validates). */

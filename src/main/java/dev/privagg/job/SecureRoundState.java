@@ -64,19 +64,24 @@ public class SecureRoundState {
   public boolean beforeVerifiableSecretSharing;
 
   /**
-   * The masked words the round opened with: their bits (64, or the distributed noise's) and their
-   * count; -1 for a round restored from a layout before v5, whose words were 64-bit over the
-   * model's dimension. A spec that masks otherwise cannot decode the round's inputs (nor must it
-   * release them without noise): such a round finishes without a sum.
+   * The masked words the round opened with: their bits (64, or the distributed noise's), their
+   * count, and the distributed-noise plan its clients encoded with ("" for none); -1 words for a
+   * round restored from a layout before v5, whose words were 64-bit over the model's dimension. A
+   * spec that masks otherwise, or plans other shares, can neither decode the round's inputs nor
+   * charge them right: such a round finishes without a sum.
    */
   public int maskedWordBits = 64;
 
   public int maskedDimension = -1;
 
-  /** Whether the round's masked inputs are in the words {@code bits} by {@code dimension}. */
-  public boolean masksWords(int bits, int dimension) {
-    return maskedWordBits == bits
-        && (maskedDimension == dimension || (maskedDimension == -1 && bits == 64));
+  public String distributedPlan = "";
+
+  /** Whether the round's inputs were masked as a spec of these words and plan masks them. */
+  public boolean masksLike(int bits, int dimension, String plan) {
+    boolean words =
+        maskedWordBits == bits
+            && (maskedDimension == dimension || (maskedDimension == -1 && bits == 64));
+    return words && distributedPlan.equals(plan);
   }
 
   /** The survivor statement's digest (SurvivorStatement), set when phase 5 opens. */

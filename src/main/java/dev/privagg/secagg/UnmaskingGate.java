@@ -104,6 +104,16 @@ public final class UnmaskingGate {
    * so n <= (M + 1) / (1 - d), and holds at most a (M + 1) / (1 - d) colluders; M less that is
    * nondecreasing in M, so M0 less it bounds every passing round. 0 or less: no bound.
    */
+  /**
+   * The honest clients among {@code maskedInputs} of a roster of {@code roster}: all but the
+   * colluders the roster may hold. A client checks it against its plan's noise shares before it
+   * signs a survivor list: a lying job that runs a round of too few clients, gate or not, gets no
+   * signature and no shares, so it cannot unmask inputs whose shares were sized for more.
+   */
+  public static int honestInputsAtLeast(ThreatModel threat, int roster, int maskedInputs) {
+    return maskedInputs - RoundThresholds.colluders(roster, threat);
+  }
+
   public static int fewestHonestInputs(ThreatModel threat, double count, double noiseStd) {
     int fewest = fewestMaskedInputs(count, noiseStd);
     double roster = (fewest + 1) / (1 - threat.estimatedDropoutRate());

@@ -83,4 +83,36 @@ class DistributedNoiseAnnouncementTest {
                 PLANNED, announced(PLANNED.maxSquaredNorm(), PLANNED.varianceNumerator(), 40, 64)))
         .contains("the model has 650");
   }
+
+  @Test
+  void aSurvivorListOfTooFewHonestInputsGetsNoSignature() {
+    dev.privagg.spec.JobSpec spec =
+        dev.privagg.spec.JobSpecReader.parse(
+            "t",
+            """
+            jobId: ddg-job
+            model:
+              tensors:
+                - {name: w, shape: [64, 10]}
+            rounds:
+              timeout: 60s
+              expectedClients: 100
+              maxClients: 200
+              minimumCohort: {count: 95, noiseStd: 10}
+            privacy:
+              mechanism: distributed-discrete-gaussian
+              clipNorm: 0.5
+              noiseMultiplier: 1.0
+              delta: 1e-5
+              budgetEpsilon: 10
+            aggregation: {mode: secure}
+            """);
+    assertThat(spec.distributedNoise().noiseShares()).isEqualTo(23);
+    // A lying job's round of three: the shares were sized for 23 honest ones.
+    assertThat(SecureRoundClient.tooFewSharesProblem(spec, 3, 3))
+        .contains("fewer than the 23 noise shares");
+    // A roster of 30 may hold 3 colluders: 25 inputs leave 22 surely honest, 26 leave 23.
+    assertThat(SecureRoundClient.tooFewSharesProblem(spec, 30, 25)).contains("at least 22");
+    assertThat(SecureRoundClient.tooFewSharesProblem(spec, 30, 26)).isNull();
+  }
 }

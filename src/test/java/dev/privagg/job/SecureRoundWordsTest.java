@@ -15,10 +15,12 @@ class SecureRoundWordsTest {
     SecureRoundState s = new SecureRoundState();
     s.maskedWordBits = 18;
     s.maskedDimension = 1024;
-    assertThat(s.masksWords(18, 1024)).isTrue();
-    assertThat(s.masksWords(16, 1024)).isFalse();
-    assertThat(s.masksWords(64, 1024)).isFalse();
-    assertThat(s.masksWords(18, 2048)).isFalse();
+    s.distributedPlan = "plan A";
+    assertThat(s.masksLike(18, 1024, "plan A")).isTrue();
+    assertThat(s.masksLike(18, 1024, "plan B")).as("other shares, same words").isFalse();
+    assertThat(s.masksLike(16, 1024, "plan A")).isFalse();
+    assertThat(s.masksLike(64, 1024, "")).isFalse();
+    assertThat(s.masksLike(18, 2048, "plan A")).isFalse();
   }
 
   @Test
@@ -26,8 +28,8 @@ class SecureRoundWordsTest {
     SecureRoundState restored = new SecureRoundState(); // as a layout before v5 reads it
     assertThat(restored.maskedWordBits).isEqualTo(64);
     assertThat(restored.maskedDimension).isEqualTo(-1);
-    assertThat(restored.masksWords(64, 650)).isTrue();
-    assertThat(restored.masksWords(18, 1024)).isFalse();
-    assertThat(restored.masksWords(18, 650)).isFalse();
+    assertThat(restored.masksLike(64, 650, "")).isTrue();
+    assertThat(restored.masksLike(18, 1024, "plan A")).isFalse();
+    assertThat(restored.masksLike(64, 650, "plan A")).isFalse();
   }
 }

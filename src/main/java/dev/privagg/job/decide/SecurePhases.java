@@ -93,6 +93,7 @@ final class SecurePhases {
     s.clipNorm = clipNorm;
     s.maskedWordBits = spec.maskedWordBits();
     s.maskedDimension = spec.maskedDimension();
+    s.distributedPlan = planOf(spec);
     s.phase = SecureUpdate.ADVERTISE;
     store.saveSecureRound(s);
     out.secureRound(
@@ -108,6 +109,11 @@ final class SecurePhases {
                 clipNorm,
                 distributedNoise(spec.distributedNoise()))));
     rearm(store, out);
+  }
+
+  /** The distributed-noise plan a round's clients encode with, as state records it; "" for none. */
+  static String planOf(JobSpec spec) {
+    return spec.distributedNoise() == null ? "" : spec.distributedNoise().toString();
   }
 
   /** The plan as the Opened message states it, or null without distributed noise. */
@@ -698,17 +704,18 @@ final class SecurePhases {
             ? SecureUnmasking.Outcome.failed(
                 "the round opened before this version's verifiable secret sharing (SecureMessage"
                     + " v4): its keys and shares are of the old protocol")
-            : !s.masksWords(spec.maskedWordBits(), spec.maskedDimension())
+            : !s.masksLike(spec.maskedWordBits(), spec.maskedDimension(), planOf(spec))
                 ? SecureUnmasking.Outcome.failed(
                     "the round opened with masked words of "
                         + s.maskedWordBits
-                        + " bits, this spec masks "
+                        + " bits and distributed noise '"
+                        + s.distributedPlan
+                        + "', this spec masks "
                         + spec.maskedWordBits()
-                        + "-bit words over "
-                        + spec.maskedDimension()
-                        + " coordinates (privacy.mechanism or aggregation.bitsPerCoordinate"
-                        + " changed under an open round): its inputs are neither decoded nor"
-                        + " released")
+                        + "-bit words with '"
+                        + planOf(spec)
+                        + "' (the mechanism, its noise or bitsPerCoordinate changed under an open"
+                        + " round): its inputs are neither decoded nor released")
                 : s.phase != SecureUpdate.UNMASK
                     ? SecureUnmasking.Outcome.failed("the roster admitted no neighbour graph")
                     : signers < s.signatureThreshold

@@ -67,6 +67,7 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
     out.writeBoolean(v.beforeVerifiableSecretSharing);
     out.writeInt(v.maskedWordBits);
     out.writeInt(v.maskedDimension);
+    Fields.writeString(v.distributedPlan, out);
   }
 
   /** An int array, or null as length -1. */
@@ -174,6 +175,7 @@ final class SecureRoundLayout extends StateLayout<SecureRoundState> {
     if (version >= 5) {
       v.maskedWordBits = in.readInt();
       v.maskedDimension = in.readInt();
+      v.distributedPlan = Fields.readString(in);
     }
     return v;
   }
