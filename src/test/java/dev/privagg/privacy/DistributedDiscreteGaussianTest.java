@@ -54,6 +54,20 @@ class DistributedDiscreteGaussianTest {
   }
 
   @Test
+  void theChargedGaussianDominatesTheBoundsFirstTermAtEveryOrderDownToOne() {
+    // n = 3 shares of sigma^2 = 0.3 over d = 100: tau d is large, so the Gaussian must absorb it
+    // at orders near 1 too, where alpha tau d / alpha is the whole of it.
+    double z = DistributedDiscreteGaussian.dominatingNoiseMultiplier(2, 0.3, 3, 100);
+    double tau = DistributedDiscreteGaussian.tau(0.3, 3);
+    for (double alpha : new double[] {1.0001, 1.01, 1.5, 2, 10, 100}) {
+      double first = alpha * 4 / (2 * 3 * 0.3) + tau * 100;
+      assertThat(alpha / (2 * z * z))
+          .as("alpha %s", alpha)
+          .isGreaterThanOrEqualTo(first * (1 - 1e-12));
+    }
+  }
+
+  @Test
   void tauFollowsTheTheoremsSum() {
     // n = 2: one term, 10 exp(-pi^2 sigma^2).
     assertThat(DistributedDiscreteGaussian.tau(0.5, 2))

@@ -104,7 +104,9 @@ class DistributedNoiseTest {
     "1.0, 650, 18, 40, 100",
     "0.7, 100000, 16, 80, 200",
     "2.0, 1000000, 20, 500, 1000",
-    "1.0, 10, 12, 2, 10"
+    "1.0, 10, 12, 2, 10",
+    // sigma at KLS21's floor of 1/2, where tau is large and the share must be raised
+    "0.01, 10, 12, 2, 10"
   })
   void thePlanChargesAtLeastTheAskedNoiseAndStaysWithinTheWrapTarget(
       double z, int d, int bits, int n, long max) {
@@ -116,10 +118,33 @@ class DistributedNoiseTest {
     assertThat(plan.maxSquaredNorm())
         .isGreaterThanOrEqualTo(
             (long) Math.floor(plan.unitsPerClipNorm() * plan.unitsPerClipNorm()));
+    // The stated wrap bound, recomputed: 4 p exp(-R^2 / (2 (s1 + s2)^2)).
+    double room = Math.scalb(1.0, bits - 1) - 1 - max;
+    double s1 = max * plan.unitsPerClipNorm() / Math.sqrt(plan.paddedDimension());
+    double s2 = Math.sqrt(max * sigma2);
+    assertThat(plan.wrapProbability())
+        .isCloseTo(
+            4.0 * plan.paddedDimension() * Math.exp(-room * room / (2 * (s1 + s2) * (s1 + s2))),
+            org.assertj.core.data.Percentage.withPercentage(1e-9));
     // A grid 1% finer would break the wrap target: the plan is the finest that fits.
     DistributedNoisePlan finer =
         DistributedNoisePlan.at(plan.unitsPerClipNorm() * 1.01, z, d, bits, n, max);
     assertThat(finer.wrapProbability()).isGreaterThan(DistributedNoisePlan.WRAP_TARGET);
+  }
+
+  @Test
+  void aWordAtHalfTheModulusIsTheMostNegativeResidue() {
+    DistributedNoisePlan plan = DistributedNoisePlan.plan(1, 16, 12, 2, 10);
+    GridEncoder encoder = new GridEncoder(plan, "ddg-job", 3);
+    long[] sum = new long[plan.paddedDimension()];
+    java.util.Arrays.fill(sum, 1L << 11); // 2^(bits - 1): -2^11, not +2^11
+    double[] y = new double[plan.paddedDimension()];
+    java.util.Arrays.fill(y, -2048);
+    new RandomizedHadamard("ddg-job", 3, 16).invert(y);
+    double[] decoded = encoder.decode(sum, 1.0);
+    for (int j = 0; j < 16; j++) {
+      assertThat(decoded[j]).isCloseTo(y[j] / plan.unitsPerClipNorm(), within(1e-9));
+    }
   }
 
   @Test

@@ -68,6 +68,21 @@ class DistributedNoiseSpecTest {
   }
 
   @Test
+  void theFewestHonestInputsCountTheRosterTheGateAllowsAndItsColluders() {
+    // floor(32.1 + 1 - 7.03) = 26 inputs; a roster behind them has at most 27 / 0.9 = 30 clients,
+    // 3 of them colluders at rate 0.1 (26 / 0.9 or 27 alone would give 2).
+    assertThat(UnmaskingGate.fewestMaskedInputs(32.1, 1)).isEqualTo(26);
+    assertThat(
+            UnmaskingGate.fewestHonestInputs(
+                RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server"), 32.1, 1))
+        .isEqualTo(23);
+    assertThat(
+            UnmaskingGate.fewestHonestInputs(
+                RoundGraph.threatModel(0.3, 0.0, "curious-server"), 32.1, 1))
+        .isEqualTo(26);
+  }
+
+  @Test
   void aTargetEpsilonIsPlannedByTheRenyiAccountantAndNeverExceeded() {
     JobSpec spec = parse("targetEpsilon: 8\n  plannedRounds: 50", ", bitsPerCoordinate: 16");
     PrivacyLedger ledger =
