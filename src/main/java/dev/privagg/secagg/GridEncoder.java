@@ -62,7 +62,7 @@ public final class GridEncoder {
     }
     double[] scaled = new double[update.length];
     if (maxAbs > 0) {
-      double norm = norm(update, maxAbs);
+      double norm = Quantizer.norm(update, maxAbs);
       double factor = plan.unitsPerClipNorm() / Math.max(norm, clipNorm);
       for (int j = 0; j < update.length; j++) {
         scaled[j] = update[j] * factor;
@@ -119,15 +119,5 @@ public final class GridEncoder {
       out[j] = y[j] * valuePerUnit;
     }
     return out;
-  }
-
-  /** The L2 norm, scaled by the largest magnitude so that squares neither overflow nor vanish. */
-  private static double norm(double[] v, double maxAbs) {
-    double sum = 0;
-    for (double value : v) {
-      double s = value / maxAbs;
-      sum += s * s;
-    }
-    return maxAbs * Math.sqrt(sum);
   }
 }

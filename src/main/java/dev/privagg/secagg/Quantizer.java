@@ -118,7 +118,7 @@ public final class Quantizer {
   }
 
   /** The L2 norm, scaled by the largest magnitude so that squares neither overflow nor vanish. */
-  private static double norm(double[] update, double maxAbs) {
+  static double norm(double[] update, double maxAbs) {
     double sum = 0;
     for (double value : update) {
       double scaled = value / maxAbs;

@@ -156,7 +156,9 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
     Files.writeString(specFile, specYaml(id, distributed));
     JobSpec spec = JobSpecReader.parse(specFile.toString(), Files.readString(specFile));
     Map<String, float[][]> updates =
-        distributed ? largeUpdates(spec, new Random(19)) : onGridUpdates(spec, new Random(17));
+        distributed
+            ? updates(spec, new Random(19), r -> (float) (r.nextGaussian() * 0.3)) // clipped to 1
+            : updates(spec, new Random(17), r -> (r.nextInt(2049) - 1024) / (float) (1 << 20));
     Path config = WORK.resolve(id + "-clients.json");
     Files.writeString(config, pythonConfig(specFile, updates));
 
@@ -216,10 +218,13 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
   }
 
   /**
-   * Updates on the fixed-point grid (k 2^-20 with C = 1, so 2^16 k units, |k| <= 1024), far inside
-   * the clip norm: quantization is exact on both sides, and so is their average over 8.
+   * Every client's update, each value drawn by {@code value}: on the fixed-point grid (k 2^-20 with
+   * C = 1, so 2^16 k units, |k| <= 1024), far inside the clip norm, so that quantization is exact
+   * on both sides and so is their average over 8; or of norm about 1.8, which every client clips to
+   * C = 1 itself.
    */
-  private static Map<String, float[][]> onGridUpdates(JobSpec spec, Random random) {
+  private static Map<String, float[][]> updates(
+      JobSpec spec, Random random, java.util.function.ToDoubleFunction<Random> value) {
     Map<String, float[][]> out = new LinkedHashMap<>();
     for (Client c : CLIENTS) {
       List<JobSpec.TensorSpec> tensors = spec.model().tensors();
@@ -227,24 +232,7 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
       for (int t = 0; t < update.length; t++) {
         update[t] = new float[tensors.get(t).size()];
         for (int i = 0; i < update[t].length; i++) {
-          update[t][i] = (random.nextInt(2049) - 1024) / (float) (1 << 20);
-        }
-      }
-      out.put(c.id(), update);
-    }
-    return out;
-  }
-
-  /** Updates of norm about 1.8, so every client clips to C = 1 itself. */
-  private static Map<String, float[][]> largeUpdates(JobSpec spec, Random random) {
-    Map<String, float[][]> out = new LinkedHashMap<>();
-    for (Client c : CLIENTS) {
-      List<JobSpec.TensorSpec> tensors = spec.model().tensors();
-      float[][] update = new float[tensors.size()][];
-      for (int t = 0; t < update.length; t++) {
-        update[t] = new float[tensors.get(t).size()];
-        for (int i = 0; i < update[t].length; i++) {
-          update[t][i] = (float) (random.nextGaussian() * 0.3);
+          update[t][i] = (float) value.applyAsDouble(random);
         }
       }
       out.put(c.id(), update);
