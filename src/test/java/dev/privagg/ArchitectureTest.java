@@ -32,6 +32,16 @@ class ArchitectureTest {
   }
 
   /**
+   * Distributed noise is math on top of both: the client's grid and the plan take the exact sampler
+   * and the accounting from privacy and the rotation and word packing from secagg; no Flink, no
+   * Kafka, nothing else of privagg.
+   */
+  @Test
+  void distributedPackage_importsNoFlinkKafkaOrPrivaggButPrivacyAndSecagg() throws IOException {
+    assertThat(importsOutside("distributed", Set.of("distributed", "privacy", "secagg"))).isEmpty();
+  }
+
+  /**
    * The audit's estimators and canaries are math too: no Flink, no Kafka; from privagg only the
    * privacy package, whose keyed stream draws the canaries and whose calibration the f-DP bound
    * uses. Reading topics and files is the command line's part.

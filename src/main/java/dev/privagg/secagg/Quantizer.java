@@ -118,7 +118,7 @@ public final class Quantizer {
   }
 
   /** The L2 norm, scaled by the largest magnitude so that squares neither overflow nor vanish. */
-  static double norm(double[] update, double maxAbs) {
+  public static double norm(double[] update, double maxAbs) {
     double sum = 0;
     for (double value : update) {
       double scaled = value / maxAbs;

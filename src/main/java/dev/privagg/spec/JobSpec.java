@@ -2,13 +2,13 @@ package dev.privagg.spec;
 
 import dev.privagg.correlated.BufferedToeplitz;
 import dev.privagg.correlated.ParticipationSchema;
+import dev.privagg.distributed.DistributedNoisePlan;
 import dev.privagg.io.FloatTensor;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.ClippingPolicy;
 import dev.privagg.privacy.GaussianMechanism;
 import dev.privagg.privacy.RoundCharge;
-import dev.privagg.secagg.DistributedNoisePlan;
 import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.UnmaskingGate;
 import java.io.Serializable;

@@ -3,7 +3,7 @@ package dev.privagg.client;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.avro.DistributedNoise;
-import dev.privagg.secagg.DistributedNoisePlan;
+import dev.privagg.distributed.DistributedNoisePlan;
 import org.junit.jupiter.api.Test;
 
 /**

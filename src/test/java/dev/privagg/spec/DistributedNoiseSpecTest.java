@@ -3,11 +3,11 @@ package dev.privagg.spec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.privagg.distributed.DistributedNoisePlan;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.MechanismKind;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
-import dev.privagg.secagg.DistributedNoisePlan;
 import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.UnmaskingGate;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,6 @@
 package dev.privagg.job.combine;
 
+import dev.privagg.distributed.GridEncoder;
 import dev.privagg.job.CombinedRound;
 import dev.privagg.job.ModelState;
 import dev.privagg.job.RoundNoise;
@@ -13,7 +14,6 @@ import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.NoiseStream;
 import dev.privagg.privacy.NoisyAverage;
 import dev.privagg.privacy.SumBound;
-import dev.privagg.secagg.GridEncoder;
 import dev.privagg.spec.JobSpec;
 import java.util.Arrays;
 import java.util.HashMap;

@@ -218,7 +218,7 @@ class SecureStateLayoutTest {
     s.signatures = new byte[][] {new byte[64], null, new byte[64]};
 
     SecureRoundState back =
-        read(SecureRoundLayout.INSTANCE, 4, bytes(SecureRoundLayout.INSTANCE, s));
+        read(SecureRoundLayout.INSTANCE, 5, bytes(SecureRoundLayout.INSTANCE, s));
 
     assertThat(back).usingRecursiveComparison().isEqualTo(s);
     assertThat(back.shareMessages[1]).isNull();
@@ -244,9 +244,27 @@ class SecureStateLayoutTest {
     SecureRoundState fresh = new SecureRoundState();
     fresh.session = new byte[16];
     assertThat(
-            read(SecureRoundLayout.INSTANCE, 4, bytes(SecureRoundLayout.INSTANCE, fresh))
+            read(SecureRoundLayout.INSTANCE, 5, bytes(SecureRoundLayout.INSTANCE, fresh))
                 .beforeVerifiableSecretSharing)
         .isFalse();
+  }
+
+  /**
+   * A round stored before distributed noise (layout v4) masked 64-bit words over the model's
+   * dimension with no plan: a spec of distributed noise restored over it ends it without a sum.
+   */
+  @Test
+  void roundsOfLayoutVersion4_masked64BitWordsWithoutAPlan() throws Exception {
+    SecureRoundState v4 =
+        read(
+            SecureRoundLayout.INSTANCE,
+            4,
+            Files.readAllBytes(STORED.resolve("secure-round-v4.bin")));
+    assertThat(v4.maskedWordBits).isEqualTo(64);
+    assertThat(v4.maskedDimension).isEqualTo(-1);
+    assertThat(v4.distributedPlan).isEmpty();
+    assertThat(v4.masksLike(64, 36, "")).isTrue();
+    assertThat(v4.masksLike(18, 64, "a plan")).isFalse();
   }
 
   @Test

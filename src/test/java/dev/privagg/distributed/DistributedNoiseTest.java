@@ -1,9 +1,11 @@
-package dev.privagg.secagg;
+package dev.privagg.distributed;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.privagg.secagg.RandomizedHadamard;
+import dev.privagg.secagg.WordPacking;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,7 +1,8 @@
-package dev.privagg.secagg;
+package dev.privagg.distributed;
 
 import dev.privagg.privacy.DiscreteGaussian;
 import dev.privagg.privacy.DistributedDiscreteGaussian;
+import dev.privagg.secagg.RandomizedHadamard;
 
 /**
  * How clients put an update and their noise share on the integer grid of {@code bits}-bit words,

@@ -1,6 +1,8 @@
-package dev.privagg.secagg;
+package dev.privagg.distributed;
 
 import dev.privagg.privacy.DiscreteGaussian;
+import dev.privagg.secagg.Quantizer;
+import dev.privagg.secagg.RandomizedHadamard;
 import java.util.random.RandomGenerator;
 
 /**
