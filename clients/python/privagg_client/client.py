@@ -146,10 +146,13 @@ class PrivaggClient:
         client_id: str,
         kafka_config: Mapping[str, Any] | None = None,
         masked_rounds: str | os.PathLike[str] | None = None,
+        noise_multiplier: float | None = None,
     ) -> PrivaggClient:
-        """A client of the job the spec YAML at ``spec`` describes."""
+        """A client of the job the spec YAML at ``spec`` describes. ``noise_multiplier``: with
+        distributed noise and a spec planned from ``targetEpsilon``, the multiplier the job
+        planned, which the round's announced noise shares are checked against."""
         return cls(
-            JobConfig.from_spec(spec),
+            JobConfig.from_spec(spec, noise_multiplier=noise_multiplier),
             bootstrap_servers,
             client_id,
             kafka_config,
