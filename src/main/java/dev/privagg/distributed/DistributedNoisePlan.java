@@ -28,6 +28,9 @@ import dev.privagg.secagg.RandomizedHadamard;
  * CKS20 Corollary 9). With s1 and s2 the two sub-Gaussian scales and R = 2^(bits-1) - 1 -
  * maxInputs, a union bound over the p coordinates gives {@code P[wrap] <= 4 p exp(-R^2 / (2 (s1 +
  * s2)^2))}. The plan takes the largest grid whose bound is at most {@link #WRAP_TARGET}.
+ *
+ * <p>The planning arithmetic uses {@code StrictMath}, so that every JVM that reads a spec reaches
+ * the same plan: a round records its plan, and a restore under another one ends it without a sum.
  */
 public record DistributedNoisePlan(
     int bits,
@@ -52,7 +55,7 @@ public record DistributedNoisePlan(
   public static final double WRAP_TARGET = 0x1p-30;
 
   /** KLS21's beta for conditional randomized rounding, e^-1/2 (their experiments' choice). */
-  public static final double ROUNDING_BETA = Math.exp(-0.5);
+  public static final double ROUNDING_BETA = StrictMath.exp(-0.5);
 
   /** The grid stops at 2^30 units per C, so that squared norms stay far inside a long. */
   private static final double MAX_UNITS_PER_CLIP_NORM = 0x1p30;
@@ -127,7 +130,7 @@ public record DistributedNoisePlan(
     for (int i = 0; i < 60; i++) {
       double mid = (lo + hi) / 2;
       DistributedNoisePlan candidate =
-          at(Math.pow(2, mid), z, dimension, bits, noiseShares, maxInputs);
+          at(StrictMath.pow(2, mid), z, dimension, bits, noiseShares, maxInputs);
       if (candidate.wrapProbability <= WRAP_TARGET) {
         lo = mid;
         best = candidate;
@@ -156,7 +159,9 @@ public record DistributedNoisePlan(
             ? 1
             : Math.min(
                 1,
-                4.0 * padded * Math.exp(-room * room / (2 * (signal + noise) * (signal + noise))));
+                4.0
+                    * padded
+                    * StrictMath.exp(-room * room / (2 * (signal + noise) * (signal + noise))));
     return new DistributedNoisePlan(
         bits,
         dimension,
@@ -200,7 +205,7 @@ public record DistributedNoisePlan(
   static double roundedSquaredBound(double c, int padded) {
     double root = Math.sqrt(padded);
     double conditional =
-        c * c + padded / 4.0 + Math.sqrt(2 * Math.log(1 / ROUNDING_BETA)) * (c + root / 2);
+        c * c + padded / 4.0 + Math.sqrt(2 * StrictMath.log(1 / ROUNDING_BETA)) * (c + root / 2);
     return Math.min(conditional, (c + root) * (c + root));
   }
 

@@ -35,7 +35,7 @@ public final class DistributedDiscreteGaussian {
     double sum = 0;
     double rate = 2 * Math.PI * Math.PI * sigmaSquared;
     for (long k = 1; k < n; k++) {
-      double term = Math.exp(-rate * k / (k + 1));
+      double term = StrictMath.exp(-rate * k / (k + 1));
       if (term == 0) {
         break; // the terms decrease in k: every later one underflows too
       }
