@@ -49,6 +49,10 @@ public final class WordPacking {
     if (used != 0 && (packed[packed.length - 1] & 0xFF) >>> used != 0) {
       throw new IllegalArgumentException("masked input's padding bits must be zero");
     }
+    if (bits <= 56) {
+      addNarrowTo(target, packed, bits);
+      return;
+    }
     long bit = 0;
     for (int j = 0; j < target.length; j++) {
       long w = 0;
@@ -63,6 +67,34 @@ public final class WordPacking {
       target[j] += w;
     }
   }
+
+  /**
+   * {@link #addTo} for words of at most 56 bits: a word and its offset in its first byte span at
+   * most 8 bytes, read at once (one byte at a time only near the end).
+   */
+  private static void addNarrowTo(long[] target, byte[] packed, int bits) {
+    long mask = (1L << bits) - 1;
+    long bit = 0;
+    int safe = packed.length - 8; // a word starting at or before this byte reads 8 whole bytes
+    for (int j = 0; j < target.length; j++, bit += bits) {
+      int at = (int) (bit >>> 3);
+      int shift = (int) (bit & 7);
+      long chunk;
+      if (at <= safe) {
+        chunk = (long) LITTLE_ENDIAN_LONG.get(packed, at);
+      } else {
+        chunk = 0;
+        for (int k = packed.length - 1; k >= at; k--) {
+          chunk = (chunk << 8) | (packed[k] & 0xFFL);
+        }
+      }
+      target[j] += (chunk >>> shift) & mask;
+    }
+  }
+
+  private static final java.lang.invoke.VarHandle LITTLE_ENDIAN_LONG =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+          long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
 
   /**
    * Why {@code packed} (read from its position, not consumed) is not {@code count} packed words, or
