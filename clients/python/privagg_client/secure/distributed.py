@@ -83,17 +83,9 @@ def discrete_laplace(t: int, randbelow: RandBelow) -> int:
 
 
 def _floor_sqrt(num: int, den: int) -> int:
-    """floor(sqrt(num / den)), exactly."""
-    return math.isqrt(num // den) if den == 1 else _floor_sqrt_rational(num, den)
-
-
-def _floor_sqrt_rational(num: int, den: int) -> int:
-    s = math.isqrt(num // den)
-    while (s + 1) * (s + 1) * den <= num:
-        s += 1
-    while s > 0 and s * s * den > num:
-        s -= 1
-    return s
+    """floor(sqrt(num / den)), exactly: isqrt(floor(num / den)) is it, since floor(sqrt(x)) =
+    floor(sqrt(floor(x)))."""
+    return math.isqrt(num // den)
 
 
 class DiscreteGaussian:
