@@ -29,7 +29,9 @@ import picocli.CommandLine.Spec;
       "one --target-epsilon instead (each variant's noise multiplier planned by its job spec)",
       "and writes comparison.csv, comparison.json and comparison.png.",
       "With --mechanisms it compares noise mechanisms at one --target-epsilon: BLT-correlated",
-      "noise and independent noise for check-in clients, and amplified DP-FedAvg."
+      "noise and independent noise for check-in clients, and amplified DP-FedAvg.",
+      "With --distributed-bits it compares distributed noise at those word sizes with central",
+      "noise at one --target-epsilon, every client in every round, run in memory."
     })
 final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
@@ -41,6 +43,8 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
   @Mixin EvaluateComparison comparison;
 
   @Mixin EvaluateMechanisms mechanisms;
+
+  @Mixin EvaluateDistributed distributed;
 
   @Option(names = "--seeds", defaultValue = "3", description = "Seeds per setting (default 3).")
   int seeds;
@@ -73,6 +77,9 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     sweep.checkNumbers(flags);
     Shared shared =
         new Shared(flags, options, seeds, out, broker, spec.commandLine().getOut(), json.enabled);
+    if (distributed.requested()) {
+      return distributed.run(shared, comparison.targetEpsilon(flags));
+    }
     if (mechanisms.requested()) {
       return mechanisms.run(shared, comparison.targetEpsilon(flags));
     }

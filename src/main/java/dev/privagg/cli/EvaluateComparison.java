@@ -55,7 +55,7 @@ final class EvaluateComparison {
   void refuseTargetWithoutVariants(Flags flags) {
     if (targetEpsilon != null) {
       throw flags.fail(
-          "--target-epsilon sets the epsilon of a comparison: add --variants or --mechanisms, or sweep noise"
+          "--target-epsilon sets the epsilon of a comparison: add --variants, --mechanisms or --distributed-bits, or sweep noise"
               + " multipliers with --noise-multipliers");
     }
   }

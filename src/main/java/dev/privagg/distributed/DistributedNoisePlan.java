@@ -103,7 +103,12 @@ public record DistributedNoisePlan(
     }
     if (bits < MIN_BITS || bits > MAX_BITS) {
       throw new IllegalArgumentException(
-          "aggregation.bits must be in [" + MIN_BITS + ", " + MAX_BITS + "], was " + bits);
+          "aggregation.bitsPerCoordinate must be in ["
+              + MIN_BITS
+              + ", "
+              + MAX_BITS
+              + "], was "
+              + bits);
     }
     if (noiseShares < 1 || maxInputs < noiseShares) {
       throw new IllegalArgumentException(
@@ -120,7 +125,7 @@ public record DistributedNoisePlan(
               + maxInputs
               + " inputs and their noise without wrapping (probability "
               + smallest.wrapProbability
-              + " at the coarsest grid, the limit is 2^-30): raise aggregation.bits or lower"
+              + " at the coarsest grid, the limit is 2^-30): raise aggregation.bitsPerCoordinate or lower"
               + " rounds.maxClients");
     }
     // The wrap bound grows with the grid; bisect log2(units per C) for the finest that fits.

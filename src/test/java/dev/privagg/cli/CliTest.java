@@ -289,6 +289,13 @@ class CliTest {
         "evaluate --mechanisms blt,ftrl | --mechanisms must name some of blt, independent-k,"
             + " poisson, had 'ftrl'",
         "evaluate --mechanisms poisson,poisson | --mechanisms names poisson twice",
+        "evaluate --distributed-bits 16 --cohort 5 | --cohort does not go with --distributed-bits",
+        "evaluate --distributed-bits 16,16 | --distributed-bits lists 16 twice",
+        "evaluate --distributed-bits 7 | --distributed-bits must list word sizes from 8 to 32, had"
+            + " 7",
+        "evaluate --distributed-bits 12 --clients 1000 | --distributed-bits distributed-12:"
+            + " simulation: aggregation.bitsPerCoordinate 12-bit words cannot hold the sum of"
+            + " rounds.maxClients = 1000 inputs",
         "evaluate --mechanisms blt --min-separation 2 | --mechanisms blt: the BLT job takes keyed"
             + " or seeded noise, and a simulation seeded: add --noise-source seeded",
         "evaluate --mechanisms poisson | --mechanisms compares under a participation schema: give"

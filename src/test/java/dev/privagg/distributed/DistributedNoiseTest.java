@@ -159,9 +159,9 @@ class DistributedNoiseTest {
   @Test
   void refusesWordsTooSmallForTheCap() {
     assertThatThrownBy(() -> DistributedNoisePlan.plan(1, 650, 8, 40, 200))
-        .hasMessageContaining("raise aggregation.bits or lower rounds.maxClients");
+        .hasMessageContaining("raise aggregation.bitsPerCoordinate or lower rounds.maxClients");
     assertThatThrownBy(() -> DistributedNoisePlan.plan(1, 650, 40, 40, 200))
-        .hasMessageContaining("aggregation.bits must be in [8, 32]");
+        .hasMessageContaining("aggregation.bitsPerCoordinate must be in [8, 32]");
     assertThatThrownBy(() -> DistributedNoisePlan.plan(1, 650, 16, 201, 200))
         .hasMessageContaining("at most rounds.maxClients");
   }

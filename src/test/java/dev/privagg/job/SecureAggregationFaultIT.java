@@ -9,6 +9,7 @@ import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.avro.Opened;
 import dev.privagg.avro.Roster;
 import dev.privagg.avro.SecureRound;
+import dev.privagg.avro.Survivors;
 import dev.privagg.client.PrivaggClient;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.io.KafkaConnection;
@@ -70,9 +71,71 @@ class SecureAggregationFaultIT {
   @Test
   void taskManagerKilledMidProtocol_roundIsReleasedOnceWithEveryClientsUpdate() throws Exception {
     String id = "secure-fault-" + run;
-    Path file = STATE.resolve(id + ".yaml");
     // The share phase outlasts a TaskManager's recovery on a loaded 2-core machine (~20 s), so
     // the shares sent while the job is down still count.
+    JobSpec spec =
+        spec(
+            id,
+            "67s",
+            "noiseMultiplier: 0",
+            "phases: {advertise: 10s, share: 30s, confirm: 5s, maskedInput: 10s, consistency: 5s}");
+    float[][][] updates = updates(0.1);
+    double[] expected = new double[16];
+    for (float[][] u : updates) {
+      for (int i = 0; i < 16; i++) {
+        expected[i] += LEARNING_RATE * u[0][i] / M;
+      }
+    }
+    float[] w = killTaskManagerAfter(spec, updates, SecureAggregationFaultIT::isRosterOf);
+    for (int i = 0; i < 16; i++) {
+      assertThat((double) w[i]).as("coordinate %d", i).isCloseTo(expected[i], within(1e-6));
+    }
+  }
+
+  /**
+   * Distributed noise, the TaskManager killed once the survivors of the masked-input phase are
+   * committed: the restored job holds the masked words' partial sums and the round's noise plan
+   * from its checkpoint, takes the clients' consistency and unmasking messages, and releases the
+   * mean of the clipped updates plus the six shares, decoded once.
+   */
+  @Test
+  void taskManagerKilledAfterMaskedInputs_distributedNoiseRoundIsReleasedOnce() throws Exception {
+    String id = "secure-fault-ddg-" + run;
+    // The consistency phase outlasts a TaskManager's recovery, as the share phase above.
+    JobSpec spec =
+        spec(
+            id,
+            "100s",
+            "mechanism: distributed-discrete-gaussian\n  noiseMultiplier: 0.001",
+            "bitsPerCoordinate: 18\n  phases: {advertise: 10s, share: 10s,"
+                + " confirm: 5s, maskedInput: 10s, consistency: 30s}");
+    var plan = spec.distributedNoise();
+    float[][][] updates = updates(0.5); // norm about 1.2: clipped to C = 1
+    double[] expected = new double[16];
+    for (float[][] u : updates) {
+      double norm = 0;
+      for (float v : u[0]) {
+        norm += v * v;
+      }
+      double scale = Math.min(1, 1 / Math.sqrt(norm));
+      for (int i = 0; i < 16; i++) {
+        expected[i] += LEARNING_RATE * u[0][i] * scale / M;
+      }
+    }
+    float[] w = killTaskManagerAfter(spec, updates, SecureAggregationFaultIT::isSurvivorsOf);
+    // Six shares of sigma^2 units^2 and six roundings of at most sqrt(16) units in norm, in model
+    // units over m: 6 noise stds fail by chance with probability about 16 * 2e-9.
+    double sigma = Math.sqrt(6.0 * plan.varianceNumerator() / plan.varianceDenominator());
+    double tolerance = (6 * sigma + 6 * 4) / plan.unitsPerClipNorm() / M;
+    assertThat(tolerance).as("the check is sharp next to the updates").isLessThan(0.01);
+    for (int i = 0; i < 16; i++) {
+      assertThat((double) w[i]).as("coordinate %d", i).isCloseTo(expected[i], within(tolerance));
+    }
+  }
+
+  private JobSpec spec(String id, String timeout, String privacy, String aggregation)
+      throws Exception {
+    Path file = STATE.resolve(id + ".yaml");
     Files.writeString(
         file,
         """
@@ -81,39 +144,54 @@ class SecureAggregationFaultIT {
           tensors:
             - {name: w, shape: [16]}
         rounds:
-          timeout: 67s
+          timeout: %s
           startGrace: 6s
           expectedClients: %d
+          maxClients: 12
           minimumCohort: {count: 3, noiseStd: 0.1}
         privacy:
           clipNorm: 1.0
-          noiseMultiplier: 0
+          %s
           delta: 1.0e-5
           budgetEpsilon: .inf
         aggregation:
           mode: secure
           maxDropoutRate: 0.2
           adversarialClientRate: 0.1
-          phases: {advertise: 10s, share: 30s, confirm: 5s, maskedInput: 10s, consistency: 5s}
+          %s
         serverLearningRate: %s
         topics: {updates: %s.updates, models: %s.models, rounds: %s.rounds, ledger: %s.ledger,
           rejects: %s.rejects, secure: %s.secure}
         """
-            .formatted(id, M, LEARNING_RATE, id, id, id, id, id, id));
-    JobSpec spec = JobSpecReader.read(file);
-    String flinkJob = cluster.submit(List.of(file), 2000, null);
+            .formatted(
+                id, timeout, M, privacy, aggregation, LEARNING_RATE, id, id, id, id, id, id));
+    return JobSpecReader.read(file);
+  }
 
+  private static float[][][] updates(double size) {
     float[][][] updates = new float[CLIENTS][][];
-    double[] expected = new double[16];
     for (int c = 0; c < CLIENTS; c++) {
       float[] w = new float[16];
       for (int i = 0; i < 16; i++) {
-        w[i] = (float) (Math.sin(c * 7 + i) * 0.1);
-        expected[i] += LEARNING_RATE * w[i] / M;
+        w[i] = (float) (Math.sin(c * 7 + i) * size);
       }
       updates[c] = new float[][] {w};
     }
+    return updates;
+  }
 
+  /**
+   * Runs round 1 of {@code spec} on the cluster with every client, kills the TaskManager once a
+   * committed secure message passes {@code killAt}, and checks what the restored job leaves: one
+   * release with every client's contribution, one payload per round for a read_uncommitted reader,
+   * one session. Returns the released model.
+   */
+  private float[] killTaskManagerAfter(
+      JobSpec spec, float[][][] updates, java.util.function.BiPredicate<byte[], Long> killAt)
+      throws Exception {
+    String id = spec.jobId();
+    String flinkJob = cluster.submit(List.of(STATE.resolve(id + ".yaml")), 2000, null);
+    float[] w;
     ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
     try (PrivaggClient client = new PrivaggClient(spec, KafkaConnection.to(cluster.kafka()));
         PublicTopicReader secure =
@@ -131,21 +209,17 @@ class SecureAggregationFaultIT {
                   return null;
                 }));
       }
-      // The roster is committed: the clients are sending their shares now.
       secure.until(
-          l -> l.stream().anyMatch(copy -> isRosterOf(copy.value(), 1)),
+          l -> l.stream().anyMatch(copy -> killAt.test(copy.value(), 1L)),
           Duration.ofSeconds(120),
-          "round 1's roster; see " + cluster.logs());
+          "round 1's kill point; see " + cluster.logs());
       cluster.killTaskManager();
       for (Future<?> f : done) {
         f.get();
       }
 
       GlobalModel model = client.awaitModel(1, Duration.ofSeconds(180));
-      float[] w = FaultScenarios.tensors(model);
-      for (int i = 0; i < 16; i++) {
-        assertThat((double) w[i]).as("coordinate %d", i).isCloseTo(expected[i], within(1e-6));
-      }
+      w = FaultScenarios.tensors(model);
 
       models.toEnd(Duration.ofSeconds(30));
       assertThat(models.roundsWithTwoPayloads(id, FaultScenarios::describeModel))
@@ -177,12 +251,21 @@ class SecureAggregationFaultIT {
               .toList();
       assertThat(entries).as("committed releases of round 1").hasSize(1);
       assertThat(entries.get(0).getContributions()).isEqualTo(CLIENTS);
+      assertThat(entries.get(0).getMechanismKind())
+          .isEqualTo(
+              spec.distributedNoise() == null ? "GAUSSIAN" : "DISTRIBUTED_DISCRETE_GAUSSIAN");
     }
     cluster.cancel(flinkJob);
+    return w;
   }
 
   private static boolean isRosterOf(byte[] value, long round) {
     SecureRound m = AvroCodec.decodeSecureRound(value);
     return m.getRound() == round && m.getBody() instanceof Roster;
+  }
+
+  private static boolean isSurvivorsOf(byte[] value, long round) {
+    SecureRound m = AvroCodec.decodeSecureRound(value);
+    return m.getRound() == round && m.getBody() instanceof Survivors;
   }
 }

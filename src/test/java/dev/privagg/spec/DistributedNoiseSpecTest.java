@@ -111,7 +111,7 @@ class DistributedNoiseSpecTest {
                         .replace("aggregation: {mode: secure}", "")))
         .hasMessageContaining("distributed-discrete-gaussian needs aggregation.mode: secure");
     assertThatThrownBy(() -> parse("noiseMultiplier: 1.0", ", bitsPerCoordinate: 8"))
-        .hasMessageContaining("raise aggregation.bits or lower rounds.maxClients");
+        .hasMessageContaining("raise aggregation.bitsPerCoordinate or lower rounds.maxClients");
     assertThatThrownBy(() -> parse("noiseMultiplier: 1.0", ", bitsPerCoordinate: 40"))
         .hasMessageContaining("bitsPerCoordinate");
     assertThatThrownBy(
