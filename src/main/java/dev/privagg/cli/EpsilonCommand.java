@@ -38,7 +38,12 @@ final class EpsilonCommand implements Callable<Integer> {
     flags.delta("--delta", delta);
     Accountant acc = accountant.build(flags);
     PrivacyLedger ledger = PrivacyLedger.of(event);
-    PrivacySpent spent = acc.epsilon(ledger, delta);
+    PrivacySpent spent;
+    try {
+      spent = acc.epsilon(ledger, delta);
+    } catch (IllegalArgumentException e) {
+      throw flags.fail("--accountant " + acc.name() + ": " + e.getMessage());
+    }
     String text =
         String.format(
             "epsilon %s at delta %s after %d rounds (accountant %s%s)",

@@ -2,6 +2,7 @@ package dev.privagg.cli;
 
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.BudgetStatus;
+import dev.privagg.privacy.MechanismKind;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import java.util.ArrayList;
@@ -63,7 +64,12 @@ final class StatusCommand implements Callable<Integer> {
             "%-9s %12s %12s %16s %14s%n",
             "accountant", "spent", "remaining", "rounds that fit", "vs rdp"));
     double rdpSpent = Double.NaN;
-    for (String name : Accountant.NAMES) {
+    // Distributed-noise rounds are known only as a Renyi bound: the other accountants refuse them.
+    List<String> accountants =
+        round.kind() == MechanismKind.DISTRIBUTED_DISCRETE_GAUSSIAN
+            ? List.of("rdp")
+            : Accountant.NAMES;
+    for (String name : accountants) {
       BudgetStatus status =
           BudgetStatus.of(Accountant.named(name), ledger, budgetEpsilon, delta, round);
       if (name.equals("rdp")) {

@@ -44,6 +44,47 @@ class CliTest {
   }
 
   @Test
+  void epsilon_ofDistributedNoise_isTheRenyiBoundOfItsDominatingGaussian() throws Exception {
+    String[] common = {
+      "epsilon",
+      "--noise-multiplier",
+      "6.682",
+      "--sampling-rate",
+      "1",
+      "--rounds",
+      "30",
+      "--delta",
+      "1e-5",
+      "--json"
+    };
+    Run gaussian = run(common);
+    String[] distributed = java.util.Arrays.copyOf(common, common.length + 2);
+    distributed[common.length] = "--mechanism";
+    distributed[common.length + 1] = "distributed-discrete-gaussian";
+    Run ddg = run(distributed);
+    assertThat(ddg.exitCode()).isZero();
+    assertThat(json.readTree(ddg.out()).get("epsilon").asDouble())
+        .isEqualTo(json.readTree(gaussian.out()).get("epsilon").asDouble());
+    Run status =
+        run(
+            "status",
+            "--noise-multiplier",
+            "6.682",
+            "--sampling-rate",
+            "1",
+            "--mechanism",
+            "distributed-discrete-gaussian",
+            "--rounds-done",
+            "10",
+            "--budget-epsilon",
+            "4",
+            "--delta",
+            "1e-5");
+    assertThat(status.exitCode()).as(status.err()).isZero();
+    assertThat(status.out()).contains("rdp").doesNotContain("pld").doesNotContain("basic");
+  }
+
+  @Test
   void epsilon_text_namesTheBestOrder() {
     Run run =
         run(
@@ -290,6 +331,15 @@ class CliTest {
             + " poisson, had 'ftrl'",
         "evaluate --mechanisms poisson,poisson | --mechanisms names poisson twice",
         "evaluate --distributed-bits 16 --cohort 5 | --cohort does not go with --distributed-bits",
+        "epsilon --noise-multiplier 2 --sampling-rate 0.5 --rounds 3 --delta 1e-5 --mechanism"
+            + " distributed-discrete-gaussian | --mechanism distributed-discrete-gaussian is"
+            + " charged without amplification: give --sampling-rate 1, was 0.5",
+        "epsilon --noise-multiplier 2 --sampling-rate 1 --rounds 3 --delta 1e-5 --mechanism"
+            + " distributed-discrete-gaussian --accountant pld | --accountant pld: the ledger holds"
+            + " DISTRIBUTED_DISCRETE_GAUSSIAN rounds",
+        "epsilon --noise-multiplier 2 --sampling-rate 1 --rounds 3 --delta 1e-5 --mechanism"
+            + " skellam | --mechanism must be gaussian or distributed-discrete-gaussian, was"
+            + " 'skellam'",
         "evaluate --distributed-bits 16,16 | --distributed-bits lists 16 twice",
         "evaluate --distributed-bits 7 | --distributed-bits must list word sizes from 8 to 32, had"
             + " 7",
