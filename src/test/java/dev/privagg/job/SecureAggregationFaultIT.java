@@ -105,9 +105,9 @@ class SecureAggregationFaultIT {
     JobSpec spec =
         spec(
             id,
-            "100s",
+            "110s",
             "mechanism: distributed-discrete-gaussian\n  noiseMultiplier: 0.001",
-            "bitsPerCoordinate: 18\n  phases: {advertise: 10s, share: 10s,"
+            "bitsPerCoordinate: 18\n  phases: {advertise: 10s, share: 20s,"
                 + " confirm: 5s, maskedInput: 10s, consistency: 30s}");
     var plan = spec.distributedNoise();
     float[][][] updates = updates(0.5); // norm about 1.2: clipped to C = 1
@@ -191,6 +191,18 @@ class SecureAggregationFaultIT {
       throws Exception {
     String id = spec.jobId();
     String flinkJob = cluster.submit(List.of(STATE.resolve(id + ".yaml")), 2000, null);
+    try {
+      return releasedAfterKill(spec, updates, killAt);
+    } finally {
+      // A failed case leaves no job behind to take the next one's slots.
+      cluster.cancel(flinkJob);
+    }
+  }
+
+  private float[] releasedAfterKill(
+      JobSpec spec, float[][][] updates, java.util.function.BiPredicate<byte[], Long> killAt)
+      throws Exception {
+    String id = spec.jobId();
     float[] w;
     ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
     try (PrivaggClient client = new PrivaggClient(spec, KafkaConnection.to(cluster.kafka()));
@@ -255,7 +267,6 @@ class SecureAggregationFaultIT {
           .isEqualTo(
               spec.distributedNoise() == null ? "GAUSSIAN" : "DISTRIBUTED_DISCRETE_GAUSSIAN");
     }
-    cluster.cancel(flinkJob);
     return w;
   }
 
