@@ -103,16 +103,50 @@ public final class GridEncoder {
    * word's low bits as a residue in [-2^(bits-1), 2^(bits-1)), rotated back, divided by the grid.
    */
   public double[] decode(long[] sum, double clipNorm) {
+    return toModelUnits(residues(sum), clipNorm);
+  }
+
+  /**
+   * What a round releases: the unmasked sum of {@code inputs} masked inputs with {@code
+   * plan.maxInputs() - inputs} shares of the job's added to its residues, then decoded. Every
+   * release thus holds exactly maxInputs shares: a sum of the senders' shares alone would differ in
+   * variance between neighbouring cohorts (one client and its share fewer), which KLS21's bound, a
+   * bound on the shift, does not cover. The job's shares do not count against a curious server,
+   * which knows them; the senders' honest shares (at least n_min) do.
+   *
+   * @param random the job's noise: a CSPRNG, or a keyed stream so a restored job releases the same
+   */
+  public double[] release(long[] sum, long inputs, double clipNorm, RandomGenerator random) {
+    long[] y = residues(sum);
+    long missing = Math.max(0, plan.maxInputs() - inputs);
+    DiscreteGaussian share = plan.share();
+    for (long k = 0; k < missing; k++) {
+      for (int j = 0; j < y.length; j++) {
+        y[j] += share.sample(random);
+      }
+    }
+    return toModelUnits(y, clipNorm);
+  }
+
+  private long[] residues(long[] sum) {
     if (sum.length != plan.paddedDimension()) {
       throw new IllegalArgumentException(
           "sum has " + sum.length + " words, the plan " + plan.paddedDimension());
     }
     long mask = plan.wordMask();
     long half = 1L << (plan.bits() - 1);
-    double[] y = new double[sum.length];
+    long[] y = new long[sum.length];
     for (int j = 0; j < sum.length; j++) {
       long w = sum[j] & mask;
       y[j] = w >= half ? w - (mask + 1) : w;
+    }
+    return y;
+  }
+
+  private double[] toModelUnits(long[] residues, double clipNorm) {
+    double[] y = new double[residues.length];
+    for (int j = 0; j < y.length; j++) {
+      y[j] = residues[j];
     }
     rotation.invert(y);
     double valuePerUnit = clipNorm / plan.unitsPerClipNorm();

@@ -102,7 +102,8 @@ public final class SecureReplica {
       double[] sum;
       double[] noise;
       if (summed && spec.distributedNoise() != null) {
-        sum = distributedSum(spec, round, updates, clipNorm, config.seed());
+        NoiseStream topUp = serverNoise.forRound(NoiseStreams.sum(spec), round);
+        sum = distributedSum(spec, round, updates, clipNorm, config.seed(), topUp);
         noise = new double[sum.length];
       } else {
         sum = summed ? clippedSum(updates, clipNorm, weights.length) : new double[weights.length];
@@ -130,8 +131,10 @@ public final class SecureReplica {
     if (plan == null) {
       return spec.mechanism(1).sigma();
     }
-    // The rotation is orthonormal: each coordinate keeps the shares' per-word variance.
-    return Math.sqrt(inputs * plan.share().sigmaSquared()) / plan.unitsPerClipNorm();
+    // Topped up to maxInputs shares; the rotation is orthonormal, so each coordinate keeps the
+    // shares' per-word variance.
+    return Math.sqrt(Math.max(inputs, plan.maxInputs()) * plan.share().sigmaSquared())
+        / plan.unitsPerClipNorm();
   }
 
   /** The job's gate: a noisy count of the round's inputs at least the spec's minimum. */
@@ -146,7 +149,7 @@ public final class SecureReplica {
 
   /** What a distributed-noise round unmasks, decoded: the sum of every client's words. */
   private static double[] distributedSum(
-      JobSpec spec, long round, double[][] updates, double clipNorm, long seed) {
+      JobSpec spec, long round, double[][] updates, double clipNorm, long seed, NoiseStream topUp) {
     GridEncoder encoder = new GridEncoder(spec.distributedNoise(), spec.jobId(), round);
     long[] words = new long[spec.distributedNoise().paddedDimension()];
     IntStream.range(0, updates.length)
@@ -156,14 +159,14 @@ public final class SecureReplica {
                 encoder.encode(
                     updates[c],
                     clipNorm,
-                    new SplittableRandom(seed * 998_244_353L + round * 31 + c)))
+                    new SplittableRandom(seed * 998_244_353L + round * 1_000_003L + c)))
         .forEachOrdered(
             w -> {
               for (int j = 0; j < words.length; j++) {
                 words[j] += w[j];
               }
             });
-    return encoder.decode(words, clipNorm);
+    return encoder.release(words, updates.length, clipNorm, topUp.bits());
   }
 
   /** The sum of the updates, each scaled down to L2 norm at most {@code clipNorm}. */

@@ -150,6 +150,41 @@ class DistributedNoiseTest {
   }
 
   @Test
+  void release_topsTheSendersSharesUpToMaxInputs_whoeverSent() {
+    // z 1, d 1024, 18 bits, n_min 3, maxClients 12: the release holds 12 shares however many sent.
+    DistributedNoisePlan plan = DistributedNoisePlan.plan(1, 1024, 18, 3, 12);
+    GridEncoder encoder = new GridEncoder(plan, "ddg-job", 4);
+    long[] zero = new long[plan.paddedDimension()];
+    double unit = 1 / plan.unitsPerClipNorm();
+    SplittableRandom random = new SplittableRandom(41);
+    for (int sent : new int[] {2, 7}) {
+      // Zero words: the release is the job's 12 - sent shares alone, rotated back. 20 releases
+      // of 1024 coordinates estimate their variance to about 1% (sd); 6% is about 6 sds, a
+      // false failure below 1e-8.
+      double squares = 0;
+      int n = 0;
+      for (int rep = 0; rep < 20; rep++) {
+        for (double v : encoder.release(zero, sent, 1.0, random)) {
+          squares += (v / unit) * (v / unit);
+          n++;
+        }
+      }
+      assertThat(squares / n)
+          .as("variance of the job's shares with %d senders", sent)
+          .isCloseTo(
+              (12 - sent) * plan.share().sigmaSquared(),
+              org.assertj.core.data.Percentage.withPercentage(6));
+    }
+    // A full round (or one past maxClients) gets nothing from the job: release is decode.
+    long[] words = new long[plan.paddedDimension()];
+    for (int j = 0; j < words.length; j++) {
+      words[j] = random.nextLong();
+    }
+    assertThat(encoder.release(words, 12, 1.0, random)).containsExactly(encoder.decode(words, 1.0));
+    assertThat(encoder.release(words, 13, 1.0, random)).containsExactly(encoder.decode(words, 1.0));
+  }
+
+  @Test
   void moreBitsGiveAFinerGrid() {
     double c16 = DistributedNoisePlan.plan(1, 650, 16, 40, 100).unitsPerClipNorm();
     double c18 = DistributedNoisePlan.plan(1, 650, 18, 40, 100).unitsPerClipNorm();

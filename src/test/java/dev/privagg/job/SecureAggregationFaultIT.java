@@ -123,9 +123,12 @@ class SecureAggregationFaultIT {
       }
     }
     float[] w = killTaskManagerAfter(spec, updates, SecureAggregationFaultIT::isSurvivorsOf);
-    // Six shares of sigma^2 units^2 and six roundings of at most sqrt(16) units in norm, in model
+    // maxClients = 12 shares of sigma^2 units^2 (six the job's) and six roundings of at most
+    // sqrt(16) units in norm, in model
     // units over m: 6 noise stds fail by chance with probability about 16 * 2e-9.
-    double sigma = Math.sqrt(6.0 * plan.varianceNumerator() / plan.varianceDenominator());
+    double sigma =
+        Math.sqrt(
+            plan.maxInputs() * (double) plan.varianceNumerator() / plan.varianceDenominator());
     double tolerance = (6 * sigma + 6 * 4) / plan.unitsPerClipNorm() / M;
     assertThat(tolerance).as("the check is sharp next to the updates").isLessThan(0.01);
     for (int i = 0; i < 16; i++) {

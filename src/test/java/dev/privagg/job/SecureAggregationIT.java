@@ -197,9 +197,12 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
         }
       }
     }
-    // Nine shares of sigma^2 units^2 each, and nine roundings of at most sqrt(64) units in norm,
+    // maxClients = 20 shares of sigma^2 units^2 each (eleven the job's), and nine roundings of at
+    // most sqrt(64) units in norm,
     // in model units over m: 6 noise stds fail by chance with probability about 36 * 2e-9.
-    double sigma = Math.sqrt(9.0 * plan.varianceNumerator() / plan.varianceDenominator());
+    double sigma =
+        Math.sqrt(
+            plan.maxInputs() * (double) plan.varianceNumerator() / plan.varianceDenominator());
     double tolerance = (6 * sigma + 9 * 8) / plan.unitsPerClipNorm() / 10;
     for (int j = 0; j < DIMENSION; j++) {
       assertThat((double) model[j])

@@ -268,7 +268,8 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
       }
     }
     double sigma =
-        Math.sqrt((double) SURVIVORS * plan.varianceNumerator() / plan.varianceDenominator());
+        Math.sqrt(
+            plan.maxInputs() * (double) plan.varianceNumerator() / plan.varianceDenominator());
     double tolerance =
         (6 * sigma + SURVIVORS * Math.sqrt(plan.paddedDimension()))
             / plan.unitsPerClipNorm()

@@ -344,9 +344,14 @@ public final class CombinedRounds {
     double[] sum;
     double[] noise;
     if (unmasked) {
+      // Topped up to maxClients shares from the round's own stream: a restore releases the same.
       sum =
           new GridEncoder(spec.distributedNoise(), spec.jobId(), round)
-              .decode(combined.units, clipNorm);
+              .release(
+                  combined.units,
+                  combined.contributions,
+                  clipNorm,
+                  noiseSource.forRound(NoiseStreams.sum(spec), round).bits());
       noise = new double[sum.length];
     } else {
       sum = new double[spec.model().dimension()];
