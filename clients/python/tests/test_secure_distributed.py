@@ -203,3 +203,22 @@ def test_a_lying_job_announcing_less_noise_is_refused() -> None:
     assert "noise_multiplier=Z" in str(
         ddg.announcement_problem(DistributedNoiseFloor(plan.noise_shares, None), plan)
     )
+
+
+def test_a_sensitivity_too_small_for_rounding_is_refused_and_never_told_by_silence() -> None:
+    from privagg_client.job import DistributedNoiseFloor
+
+    plan = _plan()
+    floor = DistributedNoiseFloor(plan.noise_shares, 1.0)
+    # The vectors' plan holds exactly the bound Java computes: Python's formula agrees.
+    assert math.floor(ddg.rounded_squared_bound(plan.units_per_clip_norm, plan.padded_dimension)) == (
+        plan.max_squared_norm
+    )
+    # A quarter of the bound passes the noise check, but rounding would then fail for updates
+    # near C only, so sending or not would tell the job which updates are large.
+    tight = ddg.NoisePlan(**{**plan.__dict__, "max_squared_norm": plan.max_squared_norm // 4})
+    assert "that rounding an update clipped to C" in str(ddg.announcement_problem(floor, tight))
+    negative = ddg.rotation_signs("ddg-job", 3, plan.padded_dimension)
+    large = np.full(plan.dimension, 1.0)
+    units = ddg.round_conditionally(large, 1.0, tight, negative, np.random.default_rng(1))
+    assert not units.any()  # zeros, whatever the update, rather than an error

@@ -216,6 +216,18 @@ def tau(sigma_squared: float, n: int) -> float:
     return 10 * total * (1 + 1e-9)
 
 
+ROUNDING_BETA = math.exp(-0.5)
+
+
+def rounded_squared_bound(c: float, padded: int) -> float:
+    """KLS21 Theorem 1 (conditional randomized rounding): a vector of norm at most c rounds to
+    squared norm at most c^2 + p/4 + sqrt(2 ln(1/beta)) (c + sqrt(p)/2) with probability at least
+    1 - beta; never more than (c + sqrt(p))^2 (``DistributedNoisePlan.roundedSquaredBound``)."""
+    root = math.sqrt(padded)
+    conditional = c * c + padded / 4 + math.sqrt(2 * math.log(1 / ROUNDING_BETA)) * (c + root / 2)
+    return min(conditional, (c + root) * (c + root))
+
+
 def announcement_problem(floor: DistributedNoiseFloorLike | None, plan: NoisePlan | None) -> str | None:
     """Why a client must not mask with the round's announced plan, or None: noise where the spec
     plans none or none where it plans some, another model size, or shares that give the fewest
@@ -231,6 +243,14 @@ def announcement_problem(floor: DistributedNoiseFloorLike | None, plan: NoisePla
             " recompute, so it cannot check the round's noise shares: give the noise multiplier"
             " the job planned (each model's privacy statement names it) as"
             " JobConfig.from_spec(path, noise_multiplier=Z)"
+        )
+    # A bound below what rounding a clipped update needs would make rounding fail for large
+    # updates only: whether a client sends would tell the job whether its update is large.
+    needed = math.floor(rounded_squared_bound(plan.units_per_clip_norm, plan.padded_dimension))
+    if plan.max_squared_norm + 1 < needed:
+        return (
+            f"the round announces squared-norm bound {plan.max_squared_norm}, below the {needed}"
+            " that rounding an update clipped to C on its grid needs"
         )
     sigma2 = plan.variance_numerator / plan.variance_denominator
     n = floor.fewest_honest_inputs
@@ -280,9 +300,9 @@ def round_conditionally(
         units: npt.NDArray[np.int64] = (floor + up).astype(np.int64)
         if int(np.dot(units, units)) <= plan.max_squared_norm:
             return units
-    raise RuntimeError(
-        f"conditional rounding failed {MAX_ROUNDING_TRIES} times (probability below 1e-40)"
-    )
+    # Below 1e-40 under a plan the client checked. Failing loudly would let a job that set the
+    # bound learn which updates are large; the zero vector is sent, whatever the update was.
+    return np.zeros(len(y), dtype=np.int64)
 
 
 def encode(

@@ -331,6 +331,20 @@ final class SecureRoundClient implements AutoCloseable {
           + " values, the model has "
           + planned.dimension();
     }
+    double units = announced.getUnitsPerClipNorm();
+    if (!(units >= 1 && units <= DistributedNoisePlan.MAX_UNITS_PER_CLIP_NORM)) {
+      return "announces " + units + " grid units per C, outside [1, 2^30]";
+    }
+    // A bound below what rounding a clipped update needs would make rounding fail for large
+    // updates only: whether a client sends would tell the job whether its update is large.
+    double needed = DistributedNoisePlan.roundedSquaredBound(units, planned.paddedDimension());
+    if (announced.getMaxSquaredNorm() + 1 < Math.floor(needed)) {
+      return "announces squared-norm bound "
+          + announced.getMaxSquaredNorm()
+          + ", below the "
+          + (long) Math.floor(needed)
+          + " that rounding an update clipped to C on its grid needs";
+    }
     double sigmaSquared =
         (double) announced.getVarianceNumerator() / announced.getVarianceDenominator();
     double given;

@@ -58,7 +58,7 @@ public record DistributedNoisePlan(
   public static final double ROUNDING_BETA = StrictMath.exp(-0.5);
 
   /** The grid stops at 2^30 units per C, so that squared norms stay far inside a long. */
-  private static final double MAX_UNITS_PER_CLIP_NORM = 0x1p30;
+  public static final double MAX_UNITS_PER_CLIP_NORM = 0x1p30;
 
   public DistributedNoisePlan {
     if (bits < MIN_BITS || bits > MAX_BITS) {
@@ -207,7 +207,7 @@ public record DistributedNoisePlan(
    * squared norm at most {@code c^2 + p/4 + sqrt(2 ln(1/beta)) (c + sqrt(p)/2)} with probability at
    * least 1 - beta; never more than (c + sqrt(p))^2.
    */
-  static double roundedSquaredBound(double c, int padded) {
+  public static double roundedSquaredBound(double c, int padded) {
     double root = Math.sqrt(padded);
     double conditional =
         c * c + padded / 4.0 + Math.sqrt(2 * StrictMath.log(1 / ROUNDING_BETA)) * (c + root / 2);

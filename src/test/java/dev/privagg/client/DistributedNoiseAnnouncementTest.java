@@ -71,6 +71,52 @@ class DistributedNoiseAnnouncementTest {
   }
 
   @Test
+  void aSensitivityTooSmallForRoundingIsRefused_itWouldTellLargeUpdatesBySilence() {
+    // A quarter of the bound passes the noise check (less sensitivity, more noise per B), but
+    // rounding would then fail for updates near C and succeed for small ones.
+    assertThat(
+            SecureRoundClient.announcementProblem(
+                PLANNED,
+                announced(
+                    PLANNED.maxSquaredNorm() / 4,
+                    PLANNED.varianceNumerator(),
+                    PLANNED.noiseShares(),
+                    650)))
+        .contains("below the " + PLANNED.maxSquaredNorm() + " that rounding an update");
+  }
+
+  @Test
+  void aPlanWhoseRoundingCannotHold_sendsZeros_whateverTheUpdate() {
+    DistributedNoisePlan tight =
+        new DistributedNoisePlan(
+            PLANNED.bits(),
+            PLANNED.dimension(),
+            PLANNED.paddedDimension(),
+            PLANNED.unitsPerClipNorm(),
+            PLANNED.maxSquaredNorm() / 4,
+            PLANNED.varianceNumerator(),
+            PLANNED.varianceDenominator(),
+            PLANNED.noiseShares(),
+            PLANNED.maxInputs(),
+            PLANNED.noiseMultiplier(),
+            PLANNED.wrapProbability());
+    double[] large = new double[650];
+    java.util.Arrays.fill(large, 1.0);
+    dev.privagg.distributed.GridEncoder encoder =
+        new dev.privagg.distributed.GridEncoder(tight, "ddg-job", 2);
+    long[] words = encoder.encode(large, 1.0, new java.util.SplittableRandom(3));
+    // Zero units plus a share: the words' residues are the share alone, of std sigma.
+    double squares = 0;
+    long half = 1L << (tight.bits() - 1);
+    for (long w : words) {
+      long r = w >= half ? w - (1L << tight.bits()) : w;
+      squares += (double) r * r;
+    }
+    double sigmaSquared = tight.share().sigmaSquared();
+    assertThat(squares / words.length).isBetween(0.8 * sigmaSquared, 1.2 * sigmaSquared);
+  }
+
+  @Test
   void noiseWhereTheSpecPlansNoneOrNoneWhereItPlansSomeIsRefused() {
     assertThat(SecureRoundClient.announcementProblem(PLANNED, null))
         .contains("announces no distributed noise");
