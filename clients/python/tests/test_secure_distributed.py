@@ -176,7 +176,7 @@ def test_the_spec_floor_follows_the_gate_and_the_rates() -> None:
         "aggregation": {"mode": "secure"},
     }
     floor = JobConfig.from_spec_dict(spec).aggregation.distributed
-    # As the Java reader: floor(95 + 1 - 7.03 * 10) = 25 inputs, less 2 colluders at rate 0.1.
+    # As the Java reader: floor(95 + 1 - 7.0477 * 10) = 25 inputs, less 2 colluders at rate 0.1.
     assert floor is not None and floor.fewest_honest_inputs == 23 and floor.noise_multiplier == 1.0
     spec["privacy"] = {"mechanism": "distributed-discrete-gaussian", "targetEpsilon": 4}
     assert JobConfig.from_spec_dict(spec).aggregation.distributed.noise_multiplier is None  # type: ignore[union-attr]

@@ -117,7 +117,19 @@ public record DistributedNoisePlan(
               + " and "
               + maxInputs);
     }
-    DistributedNoisePlan smallest = at(1, z, dimension, bits, noiseShares, maxInputs);
+    DistributedNoisePlan smallest;
+    try {
+      smallest = at(1, z, dimension, bits, noiseShares, maxInputs);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "noise multiplier "
+              + z
+              + " needs noise shares beyond the exact sampler's range even on the coarsest grid ("
+              + e.getMessage()
+              + "): lower privacy.noiseMultiplier or raise the fewest honest inputs"
+              + " (rounds.minimumCohort.count)",
+          e);
+    }
     if (!(smallest.wrapProbability <= WRAP_TARGET)) {
       throw new IllegalArgumentException(
           bits
@@ -134,8 +146,14 @@ public record DistributedNoisePlan(
     DistributedNoisePlan best = smallest;
     for (int i = 0; i < 60; i++) {
       double mid = (lo + hi) / 2;
-      DistributedNoisePlan candidate =
-          at(StrictMath.pow(2, mid), z, dimension, bits, noiseShares, maxInputs);
+      DistributedNoisePlan candidate;
+      try {
+        candidate = at(StrictMath.pow(2, mid), z, dimension, bits, noiseShares, maxInputs);
+      } catch (IllegalArgumentException e) {
+        // Shares this fine a grid needs lie beyond the sampler's variance range: too fine.
+        hi = mid;
+        continue;
+      }
       if (candidate.wrapProbability <= WRAP_TARGET) {
         lo = mid;
         best = candidate;

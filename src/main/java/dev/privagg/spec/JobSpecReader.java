@@ -609,6 +609,12 @@ public final class JobSpecReader {
       if (!(z >= 0 && Double.isFinite(z))) {
         throw s.fail("noiseMultiplier", "must be >= 0 and finite, was " + z);
       }
+      if (z == 0 && distributed) {
+        throw s.fail(
+            "noiseMultiplier",
+            "must be > 0 with mechanism distributed-discrete-gaussian: the clients' shares carry"
+                + " all of a round's noise; for a non-private baseline use mechanism independent");
+      }
       if (z == 0 && Double.isFinite(budget)) {
         throw s.fail(
             "noiseMultiplier",

@@ -185,6 +185,20 @@ class DistributedNoiseTest {
   }
 
   @Test
+  void wideWords_planTheFinestGridTheSamplerReaches() {
+    // At 28 to 32 bits the wrap bound would allow grids whose shares exceed the sampler's 2^40:
+    // those grids are too fine, not a refusal of the spec.
+    for (int bits : new int[] {27, 28, 32}) {
+      DistributedNoisePlan plan = DistributedNoisePlan.plan(1, 650, bits, 66, 200);
+      assertThat(plan.bits()).isEqualTo(bits);
+      assertThat(plan.share().sigmaSquared()).isLessThanOrEqualTo(0x1p40);
+      assertThat(plan.noiseMultiplier()).isGreaterThanOrEqualTo(1 - 1e-12);
+    }
+    assertThatThrownBy(() -> DistributedNoisePlan.plan(1e7, 650, 18, 66, 200))
+        .hasMessageContaining("lower privacy.noiseMultiplier");
+  }
+
+  @Test
   void moreBitsGiveAFinerGrid() {
     double c16 = DistributedNoisePlan.plan(1, 650, 16, 40, 100).unitsPerClipNorm();
     double c18 = DistributedNoisePlan.plan(1, 650, 18, 40, 100).unitsPerClipNorm();

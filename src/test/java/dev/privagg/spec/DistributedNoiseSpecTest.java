@@ -47,7 +47,7 @@ class DistributedNoiseSpecTest {
     assertThat(plan.dimension()).isEqualTo(650);
     assertThat(plan.paddedDimension()).isEqualTo(1024);
     assertThat(plan.maxInputs()).isEqualTo(200);
-    // The gate passes fewer than floor(95 + 1 - 7.03 * 10) = 25 inputs with probability 2^-40;
+    // The gate passes fewer than floor(95 + 1 - 7.0477 * 10) = 25 inputs with probability 2^-40;
     // a roster of at most 26 / 0.9 holds at most 2 colluders (rates 0.1 each).
     assertThat(UnmaskingGate.fewestMaskedInputs(95, 10)).isEqualTo(25);
     assertThat(plan.noiseShares()).isEqualTo(25 - 2);
@@ -112,6 +112,10 @@ class DistributedNoiseSpecTest {
         .hasMessageContaining("distributed-discrete-gaussian needs aggregation.mode: secure");
     assertThatThrownBy(() -> parse("noiseMultiplier: 1.0", ", bitsPerCoordinate: 8"))
         .hasMessageContaining("raise aggregation.bitsPerCoordinate or lower rounds.maxClients");
+    assertThatThrownBy(() -> parse("noiseMultiplier: 0", ""))
+        .hasMessageContaining("privacy.noiseMultiplier must be > 0 with mechanism");
+    assertThatThrownBy(() -> parse("noiseMultiplier: 1.0e7", ""))
+        .hasMessageContaining("lower privacy.noiseMultiplier");
     assertThatThrownBy(() -> parse("noiseMultiplier: 1.0", ", bitsPerCoordinate: 40"))
         .hasMessageContaining("bitsPerCoordinate");
     assertThatThrownBy(
