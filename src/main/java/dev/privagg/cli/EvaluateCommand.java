@@ -77,6 +77,9 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     sweep.checkNumbers(flags);
     Shared shared =
         new Shared(flags, options, seeds, out, broker, spec.commandLine().getOut(), json.enabled);
+    if (!distributed.requested() && flags.given("--dropout-rate")) {
+      throw flags.fail("--dropout-rate belongs to --distributed-bits: add it, or drop the rate");
+    }
     if (distributed.requested()) {
       return distributed.run(shared, comparison.targetEpsilon(flags));
     }

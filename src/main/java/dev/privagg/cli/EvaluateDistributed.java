@@ -25,6 +25,16 @@ final class EvaluateDistributed {
               + " and writes distributed.csv, distributed.json and distributed.png.")
   List<Integer> bits;
 
+  @Option(
+      names = "--dropout-rate",
+      defaultValue = "0",
+      description =
+          "With --distributed-bits: each client drops out of each round with this probability"
+              + " before it trains, the same clients in every variant (default 0). The simulated"
+              + " jobs declare maxDropoutRate 0.1, and their gates let rounds that lost that"
+              + " many through.")
+  double dropoutRate;
+
   /** True when the command line asks for this comparison. */
   boolean requested() {
     return bits != null;
@@ -44,6 +54,9 @@ final class EvaluateDistributed {
       }
       sizes.add(b);
     }
+    if (!(dropoutRate >= 0 && dropoutRate < 1)) {
+      throw flags.fail("--dropout-rate must be in [0, 1), was " + dropoutRate);
+    }
     SimulationConfig given = shared.options().config(flags, Double.NaN, epsilon);
     // In memory no round waits, but the secure specs are read as the job reads them.
     SimulationConfig base =
@@ -59,12 +72,13 @@ final class EvaluateDistributed {
     if (!shared.json()) {
       out.printf(
           "comparing distributed and central noise at epsilon %s, delta %s: %s, %s, %d clients"
-              + " each round, %d rounds, %d seed%s%n",
+              + " (dropout rate %s), %d rounds, %d seed%s%n",
           Text.number(epsilon),
           Text.number(base.delta()),
           base.dataset(),
           base.model(),
           base.clients(),
+          Text.number(dropoutRate),
           base.rounds(),
           shared.seeds(),
           shared.seeds() == 1 ? "" : "s");
@@ -90,6 +104,7 @@ final class EvaluateDistributed {
         DistributedComparison.run(
             variants,
             shared.seeds(),
+            dropoutRate,
             (run, round) -> {
               if (!shared.json() && (round.round() % 10 == 0 || round.round() == base.rounds())) {
                 out.printf(
@@ -104,7 +119,7 @@ final class EvaluateDistributed {
               }
             });
     List<DistributedComparison.Row> rows = DistributedComparison.rows(variants, runs);
-    DistributedComparison.write(shared.outputFolder(), base, rows, runs);
+    DistributedComparison.write(shared.outputFolder(), base, dropoutRate, rows, runs);
     if (shared.json()) {
       Output.line(
           out,
@@ -116,6 +131,7 @@ final class EvaluateDistributed {
               "rounds", base.rounds(),
               "targetEpsilon", epsilon,
               "delta", base.delta(),
+              "dropoutRate", dropoutRate,
               "variants", rows,
               "outputs", shared.outputFolder().toAbsolutePath().toString()));
       return 0;

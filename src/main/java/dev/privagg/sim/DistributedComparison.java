@@ -95,18 +95,22 @@ public final class DistributedComparison {
   }
 
   /**
-   * Runs every variant with seeds {@code seed, seed + 1, ...}; {@code progress} sees each round of
-   * each run with the run's variant and seed.
+   * Runs every variant with seeds {@code seed, seed + 1, ...}, clients dropping out of each round
+   * with probability {@code dropoutRate}; {@code progress} sees each round of each run with the
+   * run's variant and seed.
    */
   public static List<Run> run(
-      List<Variant> variants, int seeds, BiConsumer<Run, SecureReplica.Round> progress) {
+      List<Variant> variants,
+      int seeds,
+      double dropoutRate,
+      BiConsumer<Run, SecureReplica.Round> progress) {
     List<Run> runs = new ArrayList<>();
     for (int s = 0; s < seeds; s++) {
       for (Variant v : variants) {
         SimulationConfig config = v.config().toBuilder().seed(v.config().seed() + s).build();
         Run running = new Run(v.name(), v.bits(), config.seed(), null);
         SecureReplica.Result result =
-            SecureReplica.run(config, round -> progress.accept(running, round));
+            SecureReplica.run(config, dropoutRate, round -> progress.accept(running, round));
         runs.add(new Run(v.name(), v.bits(), config.seed(), result));
       }
     }
@@ -149,7 +153,8 @@ public final class DistributedComparison {
   }
 
   /** distributed.csv and .json with every row and run, distributed.png with two charts. */
-  public static void write(Path dir, SimulationConfig base, List<Row> rows, List<Run> runs)
+  public static void write(
+      Path dir, SimulationConfig base, double dropoutRate, List<Row> rows, List<Run> runs)
       throws IOException {
     List<String> header =
         List.of(
@@ -192,6 +197,7 @@ public final class DistributedComparison {
     json.put("rounds", base.rounds());
     json.put("targetEpsilon", base.targetEpsilon());
     json.put("delta", base.delta());
+    json.put("dropoutRate", dropoutRate);
     json.put("rows", rows);
     json.put("runs", runs);
     Reports.json(dir.resolve("distributed.json"), json);

@@ -15,6 +15,7 @@ import dev.privagg.privacy.NoisyAverage;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
@@ -57,6 +58,18 @@ public final class SecureReplica {
    * @throws IllegalArgumentException if the job would refuse the spec, or clients are sampled
    */
   public static Result run(SimulationConfig config, Consumer<Round> progress) {
+    return run(config, 0, progress);
+  }
+
+  /**
+   * As {@link #run(SimulationConfig, Consumer)}, with each client dropping out of each round with
+   * probability {@code dropoutRate} before it trains (the same clients whatever the variant, for a
+   * seed): the gate then counts fewer inputs, and distributed noise is topped up by the job.
+   */
+  public static Result run(SimulationConfig config, double dropoutRate, Consumer<Round> progress) {
+    if (!(dropoutRate >= 0 && dropoutRate < 1)) {
+      throw new IllegalArgumentException("dropoutRate must be in [0, 1), was " + dropoutRate);
+    }
     if (!config.sampling().equals("server")
         || config.expectedClients() != config.clients()
         || config.adaptiveClipping() != null
@@ -82,8 +95,13 @@ public final class SecureReplica {
     for (long r = 1; r <= config.rounds(); r++) {
       double[][] base = Central.split(weights, sizes);
       long round = r;
-      double[][] updates =
+      SplittableRandom dropouts = new SplittableRandom(config.seed() * 7_919L + round);
+      int[] sending =
           IntStream.range(0, local.size())
+              .filter(c -> dropouts.nextDouble() >= dropoutRate)
+              .toArray();
+      double[][] updates =
+          Arrays.stream(sending)
               .parallel()
               .mapToObj(
                   c ->

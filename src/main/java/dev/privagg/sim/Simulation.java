@@ -354,6 +354,9 @@ public final class Simulation {
     return JobSpecReader.parse("simulation", specYaml(config, model));
   }
 
+  /** The maxDropoutRate (and adversarialClientRate) simulated secure jobs declare. */
+  static final double SIMULATED_DROPOUT_RATE = 0.1;
+
   /** BLT buffers of the simulations' specs: three, as Dvijotham et al. 2024 find enough. */
   static final int BLT_BUFFERS = 3;
 
@@ -525,18 +528,21 @@ public final class Simulation {
    * Gates to try for distributed noise: the shares are sized for the fewest honest inputs a gate
    * lets through, about count - 7 noiseStd, while its count's noise is charged with the sum. From
    * the secure gate's noiseStd down to a twentieth of it, each with its count three stds below the
-   * cohort.
+   * cohort less the declared dropouts, so that rounds losing them are still unmasked.
    */
   static List<String> distributedNoiseGates(int expectedClients) {
-    ThreatModel threat = RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server");
+    ThreatModel threat =
+        RoundGraph.threatModel(
+            SIMULATED_DROPOUT_RATE, SIMULATED_DROPOUT_RATE, "semi-malicious-server");
     double widest = UnmaskingGate.suggestedNoiseStd(threat, expectedClients);
     List<String> gates = new ArrayList<>();
     for (int i = 0; i < 16; i++) {
       double std = Math.max(0.01, Math.floor(100 * widest * Math.pow(20, -i / 15.0)) / 100);
+      // A round that lost the declared dropouts still passes: 3 stds below what it keeps.
       double count =
           Math.max(
               UnmaskingGate.minimumCount(threat, std),
-              Math.floor(100 * (expectedClients - 3 * std)) / 100);
+              Math.floor(100 * ((1 - SIMULATED_DROPOUT_RATE) * expectedClients - 3 * std)) / 100);
       gates.add("minimumCohort: " + UnmaskingGate.spec(count, std));
     }
     return gates;

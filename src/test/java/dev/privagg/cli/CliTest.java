@@ -341,6 +341,9 @@ class CliTest {
             + " skellam | --mechanism must be gaussian or distributed-discrete-gaussian, was"
             + " 'skellam'",
         "evaluate --distributed-bits 16,16 | --distributed-bits lists 16 twice",
+        "evaluate --dropout-rate 0.1 | --dropout-rate belongs to --distributed-bits",
+        "evaluate --distributed-bits 16 --dropout-rate 1 | --dropout-rate must be in [0, 1), was"
+            + " 1.0",
         "evaluate --distributed-bits 7 | --distributed-bits must list word sizes from 8 to 32, had"
             + " 7",
         "evaluate --distributed-bits 12 --clients 1000 | --distributed-bits distributed-12:"

@@ -88,6 +88,23 @@ class SecureReplicaTest {
   }
 
   @Test
+  void dropouts_passTheGateUpToTheDeclaredRate_andSinkItBeyond() {
+    SimulationConfig distributed =
+        digits(2)
+            .rounds(2)
+            .secureAggregation(true)
+            .mechanism("distributed-discrete-gaussian")
+            .bitsPerCoordinate(18)
+            .build();
+    // The gate is set for rounds that lost the declared tenth (three of its stds below 270).
+    assertThat(SecureReplica.run(distributed, 0.05, r -> {}).rounds())
+        .allMatch(SecureReplica.Round::summed);
+    // Half the clients gone: the noisy count falls short, the rounds release noise alone.
+    assertThat(SecureReplica.run(distributed, 0.5, r -> {}).rounds())
+        .noneMatch(SecureReplica.Round::summed);
+  }
+
+  @Test
   void sampledOrPartialCohorts_areRefused() {
     assertThatThrownBy(() -> SecureReplica.run(digits(1).expectedClients(30).build(), r -> {}))
         .isInstanceOf(IllegalArgumentException.class)
