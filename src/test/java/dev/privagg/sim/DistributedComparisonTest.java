@@ -3,30 +3,17 @@ package dev.privagg.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-import dev.privagg.client.train.TrainingOptions;
-import dev.privagg.optimizer.ServerOptimizer;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The comparison's variants and its paired summary. */
 class DistributedComparisonTest {
   private static final SimulationConfig BASE =
-      SimulationConfig.builder()
-          .dataset("digits")
-          .model("softmax")
+      SecureReplicaTest.digits(Double.NaN)
           .clients(200)
           .expectedClients(200)
-          .sampling("server")
           .rounds(10)
-          .partition("iid")
           .targetEpsilon(4)
-          .delta(1e-5)
-          .clipNorm(1.0)
-          .serverOptimizer(ServerOptimizer.sgd(1.0))
-          .training(TrainingOptions.sgd(1, 8, 0.5))
-          .roundTimeoutMillis(8000)
-          .noiseSource("seeded")
-          .seed(3)
           .build();
 
   @Test

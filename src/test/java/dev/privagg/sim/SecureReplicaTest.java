@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 /** The in-memory rounds of a job: the secure variants release what the plaintext job does. */
 class SecureReplicaTest {
-  private static SimulationConfig.Builder digits(double z) {
+  static SimulationConfig.Builder digits(double z) {
     return SimulationConfig.builder()
         .dataset("digits")
         .model("softmax")
