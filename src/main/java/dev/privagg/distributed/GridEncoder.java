@@ -109,24 +109,29 @@ public final class GridEncoder {
 
   /**
    * What a round releases: the unmasked sum of {@code inputs} masked inputs with {@code
-   * plan.maxInputs() - inputs} shares of the job's added to its residues, then decoded. Every
-   * release thus holds exactly maxInputs shares: a sum of the senders' shares alone would differ in
-   * variance between neighbouring cohorts (one client and its share fewer), which KLS21's bound, a
-   * bound on the shift, does not cover. The job's shares do not count against a curious server,
-   * which knows them; the senders' honest shares (at least n_min) do.
+   * plan.maxInputs() - inputs} shares of the job's added to its words, modulo 2^bits like the
+   * clients' (so the wrap is one post-processing of the sum of maxInputs shares whoever sent), then
+   * decoded. Every release thus holds the noise of maxInputs inputs: a sum of the senders' shares
+   * alone would differ in variance between neighbouring cohorts (one client and its share fewer),
+   * which KLS21's bound, a bound on the shift, does not cover. The job's shares do not count
+   * against a curious server, which knows them; the senders' honest shares (at least n_min) do.
    *
    * @param random the job's noise: a CSPRNG, or a keyed stream so a restored job releases the same
    */
   public double[] release(long[] sum, long inputs, double clipNorm, RandomGenerator random) {
-    long[] y = residues(sum);
+    if (sum.length != plan.paddedDimension()) {
+      throw new IllegalArgumentException(
+          "sum has " + sum.length + " words, the plan " + plan.paddedDimension());
+    }
+    long[] words = sum.clone();
     long missing = Math.max(0, plan.maxInputs() - inputs);
     DiscreteGaussian share = plan.share();
     for (long k = 0; k < missing; k++) {
-      for (int j = 0; j < y.length; j++) {
-        y[j] += share.sample(random);
+      for (int j = 0; j < words.length; j++) {
+        words[j] += share.sample(random);
       }
     }
-    return toModelUnits(y, clipNorm);
+    return toModelUnits(residues(words), clipNorm);
   }
 
   private long[] residues(long[] sum) {

@@ -158,6 +158,13 @@ public sealed interface NoiseSource extends Serializable {
         public double nextUniform() {
           return 0.0;
         }
+
+        @Override
+        public java.util.random.RandomGenerator bits() {
+          // An exact sampler would wait forever for a coin that is never 1.
+          throw new IllegalStateException(
+              "the zero noise source draws no discrete Gaussian shares; use seeded noise");
+        }
       };
     }
 

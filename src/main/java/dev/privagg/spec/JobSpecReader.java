@@ -393,14 +393,37 @@ public final class JobSpecReader {
               + " masked inputs, none of them surely honest at these rates; raise"
               + " rounds.minimumCohort.count or lower its noiseStd");
     }
+    DistributedNoisePlan plan;
     try {
-      return aggregation.withDistributedNoise(
+      plan =
           DistributedNoisePlan.plan(
-              privacy.noiseMultiplier(), model.dimension(), bits, honest, rounds.maxClients()));
+              privacy.noiseMultiplier(), model.dimension(), bits, honest, rounds.maxClients());
     } catch (IllegalArgumentException e) {
       throw s.fail("bitsPerCoordinate", e.getMessage());
     }
+    // The job tops each release up to maxClients shares, drawing the ones missing senders did not
+    // bring: bounded here so that clients who stay away cannot stall the combiner.
+    long missing =
+        rounds.maxClients()
+            - UnmaskingGate.fewestMaskedInputs(
+                rounds.minimumCohort(), rounds.minimumCohortNoiseStd());
+    if (missing * plan.paddedDimension() > MAX_TOP_UP_SHARES) {
+      throw s.failAt(
+          "rounds.maxClients",
+          rounds.maxClients()
+              + " is too far above the fewest masked inputs the gate unmasks ("
+              + (rounds.maxClients() - missing)
+              + "): with distributed noise every release holds maxClients noise shares, and the"
+              + " job would draw up to "
+              + missing * plan.paddedDimension()
+              + " discrete Gaussians per round (at most 2^25); lower rounds.maxClients toward"
+              + " rounds.expectedClients");
+    }
+    return aggregation.withDistributedNoise(plan);
   }
+
+  /** The most discrete Gaussians the job draws to top up one distributed-noise release. */
+  static final long MAX_TOP_UP_SHARES = 1L << 25;
 
   /** Bits per masked coordinate under distributed noise unless the spec says otherwise. */
   static final int DEFAULT_BITS_PER_COORDINATE = 18;

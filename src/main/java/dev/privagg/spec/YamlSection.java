@@ -38,6 +38,11 @@ final class YamlSection {
     return path.isEmpty() ? name : path + "." + name;
   }
 
+  /** A failure of another section's key, found while reading this one. */
+  SpecException failAt(String fullKey, String problem) {
+    return new SpecException(source, fullKey, problem);
+  }
+
   SpecException fail(String name, String problem) {
     return new SpecException(
         source, name.isEmpty() ? (path.isEmpty() ? "spec" : path) : key(name), problem);

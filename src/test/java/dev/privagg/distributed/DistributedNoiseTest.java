@@ -175,6 +175,20 @@ class DistributedNoiseTest {
               (12 - sent) * plan.share().sigmaSquared(),
               org.assertj.core.data.Percentage.withPercentage(6));
     }
+    // The job's shares join the words before the wrap, as a client's would: a sum at the edge of
+    // the residue range (a malicious input can put it there) wraps the same whoever brought the
+    // shares, so the release cannot tell a missing client by where its values fall.
+    long[] edge = new long[plan.paddedDimension()];
+    java.util.Arrays.fill(edge, (1L << 17) - 1);
+    long[] withShares = edge.clone();
+    SplittableRandom drawn = new SplittableRandom(77);
+    for (int k = 0; k < 3; k++) {
+      for (int j = 0; j < withShares.length; j++) {
+        withShares[j] += plan.share().sample(drawn);
+      }
+    }
+    assertThat(encoder.release(edge, 9, 1.0, new SplittableRandom(77)))
+        .containsExactly(encoder.decode(withShares, 1.0));
     // A full round (or one past maxClients) gets nothing from the job: release is decode.
     long[] words = new long[plan.paddedDimension()];
     for (int j = 0; j < words.length; j++) {

@@ -112,6 +112,15 @@ class DistributedNoiseSpecTest {
         .hasMessageContaining("distributed-discrete-gaussian needs aggregation.mode: secure");
     assertThatThrownBy(() -> parse("noiseMultiplier: 1.0", ", bitsPerCoordinate: 8"))
         .hasMessageContaining("raise aggregation.bitsPerCoordinate or lower rounds.maxClients");
+    // 999,975 shares to draw over 1,024 coordinates when only the gate's 25 inputs arrive.
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t",
+                    SPEC.formatted("noiseMultiplier: 1.0", ", bitsPerCoordinate: 32")
+                        .replace("maxClients: 200", "maxClients: 1000000")))
+        .hasMessageContaining("rounds.maxClients 1000000 is too far above")
+        .hasMessageContaining("lower rounds.maxClients toward rounds.expectedClients");
     assertThatThrownBy(() -> parse("noiseMultiplier: 0", ""))
         .hasMessageContaining("privacy.noiseMultiplier must be > 0 with mechanism");
     assertThatThrownBy(() -> parse("noiseMultiplier: 1.0e7", ""))

@@ -325,9 +325,9 @@ public final class CombinedRounds {
 
   /**
    * A round of distributed noise: an unmasked sum already holds the clients' noise shares, so it is
-   * decoded (residues, rotation back, grid to model units) and released without noise of the job's;
-   * a round without a sum (not unmasked, or empty) gets the job's central noise instead, as in
-   * every secure round without one.
+   * topped up with the shares of the inputs that did not arrive, decoded (residues, rotation back,
+   * grid to model units) and released; a round without a sum (not unmasked, or empty) gets the
+   * job's central noise instead, as in every secure round without one.
    */
   private void releaseDistributed(
       Store store,
