@@ -40,18 +40,23 @@ public final class Quantizer {
 
   /** Quantizes an update given as tensors, flattened in their order. */
   public long[] quantize(float[][] update, RandomGenerator random) {
+    return quantize(flatten(update), random);
+  }
+
+  /** The tensors' values in one vector, tensor after tensor: what clients clip and mask. */
+  public static double[] flatten(float[][] tensors) {
     int d = 0;
-    for (float[] tensor : update) {
+    for (float[] tensor : tensors) {
       d += tensor.length;
     }
     double[] flat = new double[d];
     int at = 0;
-    for (float[] tensor : update) {
+    for (float[] tensor : tensors) {
       for (float value : tensor) {
         flat[at++] = value;
       }
     }
-    return quantize(flat, random);
+    return flat;
   }
 
   /**

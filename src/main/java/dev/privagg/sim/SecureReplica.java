@@ -12,6 +12,7 @@ import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.NoiseStream;
 import dev.privagg.privacy.NoisyAverage;
+import dev.privagg.secagg.Quantizer;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.util.ArrayList;
@@ -105,7 +106,7 @@ public final class SecureReplica {
               .parallel()
               .mapToObj(
                   c ->
-                      flat(
+                      Quantizer.flatten(
                           LocalTrainer.train(
                                   model,
                                   base,
@@ -201,20 +202,5 @@ public final class SecureReplica {
       }
     }
     return sum;
-  }
-
-  private static double[] flat(float[][] tensors) {
-    int n = 0;
-    for (float[] t : tensors) {
-      n += t.length;
-    }
-    double[] out = new double[n];
-    int k = 0;
-    for (float[] t : tensors) {
-      for (float v : t) {
-        out[k++] = v;
-      }
-    }
-    return out;
   }
 }
