@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.withinPercentage;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.privagg.audit.CanarySet;
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.client.PrivaggClient;
@@ -18,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
@@ -32,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * canaries among 20 ordinary clients for 6 rounds at z = 1, every client in every round, so a
  * canary's presence is a 6-fold Gaussian composition. The audit of the job's own claim is
  * inconclusive (100 canaries cannot refute an epsilon that large) and flags nothing; the same
- * releases audited against the claim of a job that states 10 z falsify it.
+ * releases audited against the claim of a job that states 20 z falsify it.
  */
 class AuditIT {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -90,7 +92,7 @@ class AuditIT {
             PrivaggJob.localEnvironment(state),
             List.of(spec),
             new PrivaggJob.Settings(kafka.connection(), 300, 1, System.currentTimeMillis()));
-    Path seed = dir.resolve("canaries.key");
+    Path seed = fixedSecret();
     try {
       CompletableFuture<CliTest.Run> canaries =
           CompletableFuture.supplyAsync(
@@ -103,7 +105,6 @@ class AuditIT {
                       kafka.bootstrapServers(),
                       "--seed-file",
                       seed.toString(),
-                      "--new-seed",
                       "--count",
                       String.valueOf(CANARIES),
                       "--until-round",
@@ -146,7 +147,7 @@ class AuditIT {
     assertThat(sum.get("insertedMean").asDouble() - sum.get("unseenMean").asDouble())
         .isGreaterThan(3 * sum.get("unseenStd").asDouble() / Math.sqrt(CANARIES));
 
-    double understated = GaussianCalibration.gaussianEpsilon(10 * Z / Math.sqrt(ROUNDS), DELTA);
+    double understated = GaussianCalibration.gaussianEpsilon(20 * Z / Math.sqrt(ROUNDS), DELTA);
     CliTest.Run broken =
         audit(
             specFile,
@@ -169,6 +170,20 @@ class AuditIT {
         // epsilon 12.9 at delta 1e-5 is beyond what any count --count takes could refute.
         .contains("Not even 100000 canaries could refute it");
     assertThat(Files.size(plot)).isGreaterThan(10_000);
+  }
+
+  /**
+   * A fixed canary secret, so the canaries and with them the scores are the same in every run: with
+   * a fresh secret the one-run bound fell below a 10 z claim in 422 of 2,000 simulated audits at
+   * this job's score separation, and below this test's 20 z claim in 4. The file holds the hex
+   * alone, as files written before counts were recorded do; privagg canaries appends the count.
+   */
+  private static Path fixedSecret() throws Exception {
+    byte[] secret = new byte[CanarySet.MIN_SECRET_BYTES];
+    new SplittableRandom(11).nextBytes(secret);
+    Path file = dir.resolve("canaries.key");
+    Files.writeString(file, HexFormat.of().formatHex(secret) + "\n");
+    return file;
   }
 
   private static CliTest.Run audit(Path specFile, Path seed, boolean json, String... extra) {
