@@ -1,21 +1,33 @@
 package dev.privagg.correlated;
 
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
 /**
  * A small deterministic L-BFGS minimizer (Nocedal and Wright 2006, Alg. 7.4 and 7.5) with
- * fourth-order central-difference gradients and a backtracking line search that treats a non-finite
- * value as outside the domain. For the few parameters of a BLT (at most 16).
+ * fourth-order central-difference gradients (for the few parameters of a BLT, at most 16) or an
+ * analytic gradient, and a backtracking line search that treats a non-finite value as outside the
+ * domain.
  */
 final class Lbfgs {
   private static final int MEMORY = 10;
   private static final double ARMIJO = 1e-4;
 
   private final ToDoubleFunction<double[]> f;
+  private final BiFunction<double[], Double, double[]> gradient;
   private final int maxIterations;
 
   Lbfgs(ToDoubleFunction<double[]> f, int maxIterations) {
     this.f = f;
+    this.gradient = this::centralDifferences;
+    this.maxIterations = maxIterations;
+  }
+
+  /** A minimizer of f with its analytic gradient {@code gradient(x)}. */
+  Lbfgs(ToDoubleFunction<double[]> f, Function<double[], double[]> gradient, int maxIterations) {
+    this.f = f;
+    this.gradient = (x, fx) -> gradient.apply(x);
     this.maxIterations = maxIterations;
   }
 
@@ -27,7 +39,7 @@ final class Lbfgs {
     if (!Double.isFinite(fx)) {
       throw new IllegalArgumentException("the starting point must have a finite loss, was " + fx);
     }
-    double[] g = gradient(x, fx);
+    double[] g = gradient.apply(x, fx);
     double[][] s = new double[MEMORY][];
     double[][] y = new double[MEMORY][];
     double[] rho = new double[MEMORY];
@@ -91,7 +103,7 @@ final class Lbfgs {
         continue;
       }
       stalls = 0;
-      double[] gNext = gradient(next, fNext);
+      double[] gNext = gradient.apply(next, fNext);
       double[] sk = new double[d];
       double[] yk = new double[d];
       for (int i = 0; i < d; i++) {
@@ -121,7 +133,7 @@ final class Lbfgs {
    * Fourth-order central differences {@code (f(x-2h) - 8 f(x-h) + 8 f(x+h) - f(x+2h)) / 12h}, with
    * h shrunk while a point leaves the domain.
    */
-  double[] gradient(double[] x, double fx) {
+  double[] centralDifferences(double[] x, double fx) {
     int d = x.length;
     double[] g = new double[d];
     double[] p = x.clone();
