@@ -32,8 +32,14 @@ public final class BandMfPlan {
       BandedToeplitz strategy,
       double averageError) {}
 
-  /** The candidates tried, fewest bands first, and the best of them. */
-  public record Result(List<Candidate> candidates, Candidate best) {}
+  /**
+   * The candidates tried, fewest bands first, with z from {@code screenedBy}; and the best, with z
+   * from the accountant asked for.
+   */
+  public record Result(List<Candidate> candidates, String screenedBy, Candidate best) {}
+
+  /** Candidates the asked accountant calibrates again when it is not the screening one. */
+  static final int FINALISTS = 3;
 
   /**
    * Plans a run of {@code rounds} rounds over {@code population} clients with expected cohort
@@ -70,19 +76,55 @@ public final class BandMfPlan {
               + ", so that a group holds a cohort), was "
               + bands);
     }
-    NoisePlanner planner = new NoisePlanner(accountant);
+    // A PLD calibration takes seconds per band count: RDP (tight enough to rank them) screens, and
+    // the asked accountant calibrates the few best again.
+    Accountant screen = bands == null ? Accountant.named("rdp") : accountant;
     List<Candidate> candidates = new ArrayList<>();
     for (int b : bands != null ? List.of(bands) : candidateBands(maxBands)) {
-      double q = samplingRate(population, cohort, b);
-      AmplifiedBandMf shape = new AmplifiedBandMf(1, q, rounds, b);
-      double z = planner.plan(targetEpsilon, delta, shape.participations(), q).noiseMultiplier();
       BandedToeplitz strategy = BandedOptimizer.optimize((int) rounds, b, error);
-      double averageError = Math.sqrt(strategy.loss((int) rounds, error)) * z / cohort;
-      candidates.add(new Candidate(b, q, shape.participations(), z, strategy, averageError));
+      candidates.add(
+          candidate(population, cohort, rounds, targetEpsilon, delta, screen, error, strategy));
     }
-    Candidate best =
-        candidates.stream().min(Comparator.comparingDouble(Candidate::averageError)).orElseThrow();
-    return new Result(List.copyOf(candidates), best);
+    Comparator<Candidate> byError = Comparator.comparingDouble(Candidate::averageError);
+    List<Candidate> finalists = candidates.stream().sorted(byError).limit(FINALISTS).toList();
+    if (!screen.name().equals(accountant.name())) {
+      finalists =
+          finalists.stream()
+              .map(
+                  c ->
+                      candidate(
+                          population,
+                          cohort,
+                          rounds,
+                          targetEpsilon,
+                          delta,
+                          accountant,
+                          error,
+                          c.strategy()))
+              .toList();
+    }
+    return new Result(
+        List.copyOf(candidates), screen.name(), finalists.stream().min(byError).orElseThrow());
+  }
+
+  private static Candidate candidate(
+      long population,
+      int cohort,
+      long rounds,
+      double targetEpsilon,
+      double delta,
+      Accountant accountant,
+      ErrorKind error,
+      BandedToeplitz strategy) {
+    int b = strategy.bands();
+    double q = samplingRate(population, cohort, b);
+    long participations = new AmplifiedBandMf(1, q, rounds, b).participations();
+    double z =
+        new NoisePlanner(accountant)
+            .plan(targetEpsilon, delta, participations, q)
+            .noiseMultiplier();
+    double averageError = Math.sqrt(strategy.loss((int) rounds, error)) * z / cohort;
+    return new Candidate(b, q, participations, z, strategy, averageError);
   }
 
   /** The sampling rate within a group of b: m / floor(N / b). */

@@ -54,6 +54,30 @@ class BandMfPlanTest {
   }
 
   @Test
+  void pld_calibratesTheFinalists_belowRdp() {
+    BandMfPlan.Result rdp = BandMfPlan.plan(6000, 200, 100, 4, 1e-5, RDP, ErrorKind.MEAN, null);
+    BandMfPlan.Result pld =
+        BandMfPlan.plan(6000, 200, 100, 4, 1e-5, Accountant.named("pld"), ErrorKind.MEAN, null);
+    assertThat(pld.screenedBy()).isEqualTo("rdp");
+    assertThat(pld.candidates()).isEqualTo(rdp.candidates());
+    BandMfPlan.Candidate best = pld.best();
+    // PLD is tighter than RDP: less noise for the same target, at the finalist it picked.
+    BandMfPlan.Candidate sameBandsByRdp =
+        rdp.candidates().stream().filter(c -> c.bands() == best.bands()).findFirst().orElseThrow();
+    assertThat(best.noiseMultiplier()).isLessThan(sameBandsByRdp.noiseMultiplier());
+    double epsilon =
+        Accountant.named("pld")
+            .epsilon(
+                dev.privagg.privacy.PrivacyLedger.of(
+                    new AmplifiedBandMf(
+                            best.noiseMultiplier(), best.samplingRate(), 100, best.bands())
+                        .event()),
+                1e-5)
+            .epsilon();
+    assertThat(epsilon).isLessThanOrEqualTo(4.0).isGreaterThan(4.0 * (1 - 1e-4));
+  }
+
+  @Test
   void candidates_growByAQuarter_endAtTheMost() {
     assertThat(BandMfPlan.candidateBands(1)).containsExactly(1);
     assertThat(BandMfPlan.candidateBands(10)).containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 10);
