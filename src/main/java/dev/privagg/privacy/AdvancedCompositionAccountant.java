@@ -15,8 +15,10 @@ public final class AdvancedCompositionAccountant extends CompositionAccountant {
   }
 
   @Override
-  public PrivacySpent epsilon(PrivacyLedger ledger, double delta) {
+  public PrivacySpent epsilon(PrivacyLedger all, double delta) {
     Checks.openUnitInterval("delta", delta);
+    // No-op rounds compose as nothing.
+    PrivacyLedger ledger = all.charged();
     PrivacyLedger.requireNoRenyiOnlyEvents(ledger, name());
     long rounds = ledger.totalCount();
     if (rounds == 0) {

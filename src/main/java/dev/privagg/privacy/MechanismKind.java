@@ -12,7 +12,14 @@ public enum MechanismKind {
    * bound ({@link DistributedDiscreteGaussian#dominatingNoiseMultiplier}), so only the Renyi
    * accountant may compose it: no PLD or (epsilon, delta) curve of it is known.
    */
-  DISTRIBUTED_DISCRETE_GAUSSIAN;
+  DISTRIBUTED_DISCRETE_GAUSSIAN,
+  /**
+   * A round that adds nothing to the worst case over clients (dp_accounting's {@code NoOpDpEvent}):
+   * with amplified banded matrix factorization, a round whose group has had no more rounds than
+   * group 0 (see {@code dev.privagg.bandmf.AmplifiedBandMf}). Counted as a round, composed as
+   * nothing.
+   */
+  NO_OP;
 
   /** Parses a stored kind name, refusing unknown ones with the list of known kinds. */
   public static MechanismKind parse(String name) {

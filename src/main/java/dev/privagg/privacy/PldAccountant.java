@@ -149,8 +149,10 @@ public final class PldAccountant implements Accountant {
   }
 
   @Override
-  public PrivacySpent epsilon(PrivacyLedger ledger, double delta) {
+  public PrivacySpent epsilon(PrivacyLedger all, double delta) {
     Checks.openUnitInterval("delta", delta);
+    // No-op rounds compose as nothing.
+    PrivacyLedger ledger = all.charged();
     PrivacyLedger.requireNoRenyiOnlyEvents(ledger, name());
     PrivacyEvent gaussian = onlyUnsampledGaussian(ledger);
     if (gaussian != null) {
@@ -169,8 +171,9 @@ public final class PldAccountant implements Accountant {
   }
 
   @Override
-  public double delta(PrivacyLedger ledger, double epsilon) {
+  public double delta(PrivacyLedger all, double epsilon) {
     Checks.nonNegativeFinite("epsilon", epsilon);
+    PrivacyLedger ledger = all.charged();
     PrivacyLedger.requireNoRenyiOnlyEvents(ledger, name());
     PrivacyEvent gaussian = onlyUnsampledGaussian(ledger);
     if (gaussian != null) {

@@ -17,6 +17,10 @@ public record PrivacyEvent(
     Checks.nonNegativeFinite("noiseMultiplier", noiseMultiplier);
     Checks.samplingRate("samplingRate", samplingRate);
     Checks.atLeastOne("count", count);
+    if (kind == MechanismKind.NO_OP && noiseMultiplier != 0) {
+      throw new IllegalArgumentException(
+          "a NO_OP event has no noise multiplier (0), was " + noiseMultiplier);
+    }
     if (kind != MechanismKind.POISSON_SAMPLED_GAUSSIAN && samplingRate != 1) {
       throw new IllegalArgumentException(
           "samplingRate of a "
@@ -38,6 +42,11 @@ public record PrivacyEvent(
   /** {@code count} rounds of the Gaussian mechanism without amplification by sampling. */
   public static PrivacyEvent gaussian(double noiseMultiplier, long count) {
     return new PrivacyEvent(MechanismKind.GAUSSIAN, noiseMultiplier, 1.0, count);
+  }
+
+  /** {@code count} rounds that cost nothing ({@link MechanismKind#NO_OP}). */
+  public static PrivacyEvent noOp(long count) {
+    return new PrivacyEvent(MechanismKind.NO_OP, 0, 1.0, count);
   }
 
   /** The same mechanism repeated {@code times} times as often. */

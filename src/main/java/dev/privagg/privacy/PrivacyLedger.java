@@ -52,7 +52,18 @@ public record PrivacyLedger(List<PrivacyEvent> events) {
     return new PrivacyLedger(longer);
   }
 
-  /** Total number of mechanism applications (rounds) recorded. */
+  /**
+   * The events that cost something: this ledger without its {@link MechanismKind#NO_OP} rounds,
+   * which every accountant composes as nothing.
+   */
+  public PrivacyLedger charged() {
+    if (events.stream().noneMatch(e -> e.kind() == MechanismKind.NO_OP)) {
+      return this;
+    }
+    return new PrivacyLedger(events.stream().filter(e -> e.kind() != MechanismKind.NO_OP).toList());
+  }
+
+  /** Total number of mechanism applications (rounds) recorded, no-op rounds included. */
   public long totalCount() {
     long total = 0;
     for (PrivacyEvent event : events) {

@@ -111,8 +111,10 @@ public final class RdpAccountant implements Accountant {
   private record Mechanism(double samplingRate, double noiseMultiplier) {}
 
   @Override
-  public PrivacySpent epsilon(PrivacyLedger ledger, double delta) {
+  public PrivacySpent epsilon(PrivacyLedger all, double delta) {
     Checks.openUnitInterval("delta", delta);
+    // No-op rounds compose as nothing.
+    PrivacyLedger ledger = all.charged();
     double[] rdp = rdp(ledger);
     double best = Double.POSITIVE_INFINITY;
     double bestOrder = orders[0];
@@ -127,8 +129,9 @@ public final class RdpAccountant implements Accountant {
   }
 
   @Override
-  public double delta(PrivacyLedger ledger, double epsilon) {
+  public double delta(PrivacyLedger all, double epsilon) {
     Checks.nonNegativeFinite("epsilon", epsilon);
+    PrivacyLedger ledger = all.charged();
     double[] rdp = rdp(ledger);
     double bestLogDelta = Double.POSITIVE_INFINITY;
     for (int i = 0; i < orders.length; i++) {

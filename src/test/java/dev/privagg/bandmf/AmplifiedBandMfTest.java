@@ -63,6 +63,30 @@ class AmplifiedBandMfTest {
   }
 
   @Test
+  void noOpRounds_countAsRounds_composeAsNothing_inEveryAccountant() {
+    AmplifiedBandMf run = new AmplifiedBandMf(1.3, 0.05, 23, 4);
+    PrivacyLedger ledger = PrivacyLedger.EMPTY;
+    for (long t = 1; t <= 23; t++) {
+      ledger = ledger.append(run.charges(t) ? run.roundEvent() : PrivacyEvent.noOp(1));
+    }
+    assertThat(ledger.totalCount()).isEqualTo(23);
+    for (String name : Accountant.NAMES) {
+      Accountant accountant = Accountant.named(name);
+      assertThat(accountant.epsilon(ledger, 1e-5).epsilon())
+          .as(name)
+          .isEqualTo(accountant.epsilon(PrivacyLedger.of(run.event()), 1e-5).epsilon());
+      assertThat(accountant.delta(ledger, 1.0))
+          .as(name)
+          .isEqualTo(accountant.delta(PrivacyLedger.of(run.event()), 1.0));
+    }
+    assertThat(
+            Accountant.named("pld").epsilon(PrivacyLedger.of(PrivacyEvent.noOp(5)), 1e-5).epsilon())
+        .isZero();
+    assertThatThrownBy(() -> new PrivacyEvent(dev.privagg.privacy.MechanismKind.NO_OP, 1.0, 1.0, 1))
+        .hasMessageContaining("NO_OP event has no noise multiplier");
+  }
+
+  @Test
   void groups_cycle_andAreBandsApart() {
     AmplifiedBandMf run = new AmplifiedBandMf(1, 0.5, 100, 7);
     for (long t = 1; t <= 100; t++) {
