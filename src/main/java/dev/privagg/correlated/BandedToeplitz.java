@@ -15,7 +15,7 @@ import java.util.Arrays;
  * - 1 outputs, {@code y_t = (z_t - sum_{k=1}^{b-1} c_k y_{t-k}) / c_0}, so a generator keeps b - 1
  * model-sized buffers.
  */
-public final class BandedToeplitz {
+public final class BandedToeplitz implements NoiseCorrelation {
   /** The most bands a strategy takes: 1,024 buffers of the model's size are already a lot. */
   public static final int MAX_BANDS = 1024;
 
@@ -79,6 +79,7 @@ public final class BandedToeplitz {
   }
 
   /** Buffers the streaming inverse keeps: the last b - 1 outputs. */
+  @Override
   public int buffers() {
     return coefficients.length - 1;
   }
@@ -104,6 +105,7 @@ public final class BandedToeplitz {
    * @throws IllegalArgumentException if there are not {@link #buffers()} buffers of the values'
    *     length
    */
+  @Override
   public void correlate(double[][] buffers, double[] values) {
     if (buffers.length != buffers()) {
       throw new IllegalArgumentException(

@@ -12,7 +12,7 @@ import java.util.Arrays;
  *
  * <p>Immutable: the accessors return copies.
  */
-public final class BufferedToeplitz {
+public final class BufferedToeplitz implements NoiseCorrelation {
   /** The most buffers accepted: the closed forms and the root finder are tested up to here. */
   public static final int MAX_BUFFERS = 8;
 
@@ -96,6 +96,7 @@ public final class BufferedToeplitz {
   }
 
   /** The number of buffers m. */
+  @Override
   public int buffers() {
     return theta.length;
   }
@@ -292,6 +293,12 @@ public final class BufferedToeplitz {
             "inverse theta[" + j + "] must be in (-1, 1), was " + thetaHat[j]);
       }
     }
+  }
+
+  /** {@link #correlate(BufferedToeplitz, double[][], double[])} with this strategy. */
+  @Override
+  public void correlate(double[][] buffers, double[] values) {
+    correlate(this, buffers, values);
   }
 
   /**

@@ -194,8 +194,10 @@ public final class Records {
       double prefixNoiseMultiplier) {
     static Correlated of(JobSpec spec, long round) {
       JobSpec.Correlated c = spec.privacy().correlated();
-      if (c == null || round < 1) {
-        return null; // round 0 (the initial model) released nothing
+      if (c == null || round < 1 || c.banded()) {
+        // Round 0 (the initial model) released nothing; amplified banded MF's charges are
+        // Poisson-sampled Gaussians, stated with the charges themselves.
+        return null;
       }
       long n = spec.privacy().plannedRounds();
       long through = Math.min(round, n);

@@ -1,6 +1,8 @@
 package dev.privagg.spec;
 
+import dev.privagg.correlated.BandedToeplitz;
 import dev.privagg.correlated.BufferedToeplitz;
+import dev.privagg.correlated.NoiseCorrelation;
 import dev.privagg.correlated.ParticipationSchema;
 import dev.privagg.distributed.DistributedNoisePlan;
 import dev.privagg.io.FloatTensor;
@@ -244,11 +246,79 @@ public record JobSpec(
       double[] theta,
       double[] omega,
       double plannedSensitivity,
-      int noiseBlocks)
+      int noiseBlocks,
+      double[] bandCoefficients,
+      long population)
       implements Serializable {
-    /** The strategy matrix's BLT parameters. */
+    /** A BLT's settings: no bands, no population. */
+    public Correlated(
+        int minSeparation,
+        int maxParticipations,
+        String error,
+        double[] theta,
+        double[] omega,
+        double plannedSensitivity,
+        int noiseBlocks) {
+      this(
+          minSeparation,
+          maxParticipations,
+          error,
+          theta,
+          omega,
+          plannedSensitivity,
+          noiseBlocks,
+          null,
+          0);
+    }
+
+    /**
+     * Amplified banded MF ({@code privacy.mechanism: bandmf}): the b-banded C of these
+     * coefficients, clients in b groups of a population of N, each group's rounds b apart.
+     */
+    public static Correlated banded(
+        BandedToeplitz strategy, long rounds, String error, int noiseBlocks, long population) {
+      int b = strategy.bands();
+      return new Correlated(
+          b,
+          (int) ((rounds + b - 1) / b),
+          error,
+          new double[0],
+          new double[0],
+          1.0,
+          noiseBlocks,
+          strategy.coefficients(),
+          population);
+    }
+
+    /** Whether this is amplified banded MF rather than a BLT. */
+    public boolean banded() {
+      return bandCoefficients != null;
+    }
+
+    /** The strategy matrix's BLT parameters (a BLT run only). */
     public BufferedToeplitz strategy() {
+      if (banded()) {
+        throw new IllegalStateException("a banded run has no BLT");
+      }
       return BufferedToeplitz.of(theta, omega);
+    }
+
+    /** The banded strategy (a bandmf run only). */
+    public BandedToeplitz bandedStrategy() {
+      if (!banded()) {
+        throw new IllegalStateException("a BLT run has no banded strategy");
+      }
+      return BandedToeplitz.of(bandCoefficients);
+    }
+
+    /** How the noise blocks turn each round's Z into its correlated noise. */
+    public NoiseCorrelation noiseCorrelation() {
+      return banded() ? bandedStrategy() : strategy();
+    }
+
+    /** The mechanism's name in specs: blt or bandmf. */
+    public String mechanism() {
+      return banded() ? "bandmf" : "blt";
     }
 
     /** The participation schema over {@code rounds} rounds. */

@@ -585,10 +585,33 @@ public final class JobSpecReader {
         s.choice(
             "mechanism",
             "independent",
-            List.of("independent", "blt", "distributed-discrete-gaussian"));
+            List.of("independent", "blt", "bandmf", "distributed-discrete-gaussian"));
     boolean distributed = mechanism.equals("distributed-discrete-gaussian");
     if (distributed) {
       requireDistributable(s, accountant, sampling, adaptive);
+    }
+    YamlSection bandSection = s.optionalSection("bandmf");
+    if (mechanism.equals("bandmf")) {
+      if (s.has("blt")) {
+        throw s.fail("blt", "is read only with privacy.mechanism: blt, was set with bandmf");
+      }
+      return BandMfSection.read(
+          s,
+          bandSection,
+          rounds,
+          clipNorm,
+          clipping,
+          split,
+          delta,
+          budget,
+          accountant,
+          sampling,
+          adaptive,
+          noise);
+    }
+    if (bandSection != null) {
+      throw s.fail(
+          "bandmf", "is read only with privacy.mechanism: bandmf, was set with " + mechanism);
     }
     YamlSection bltSection = s.optionalSection("blt");
     if (mechanism.equals("blt")) {
@@ -734,12 +757,6 @@ public final class JobSpecReader {
       throw s.fail(
           "blt", "is needed with mechanism blt: minSeparation, maxParticipations (and buffers)");
     }
-    if (adaptive != null) {
-      throw s.fail(
-          "adaptiveClipping",
-          "cannot be used with mechanism blt: the sensitivity of the whole run assumes one C;"
-              + " remove adaptiveClipping and set clipNorm");
-    }
     if (!sampling.mode().equals("none")) {
       throw s.fail(
           "sampling.mode",
@@ -747,35 +764,7 @@ public final class JobSpecReader {
               + sampling.mode()
               + "): blt claims no amplification by sampling, it bounds participation instead");
     }
-    // A non-private throughput run (rounds.nextRoundAtEarlyClose, budget .inf) may close early:
-    // every round is then charged as unbounded, as with independent noise.
-    if ((rounds.closeEarly() && !rounds.nextRoundAtEarlyClose()) || rounds.minimumCohort() > 0) {
-      throw s.fail(
-          "mechanism",
-          "blt cannot be combined with rounds.closeEarly or rounds.minimumCohort: an early close"
-              + " lets one client displace another and a noisy count is a second mechanism per"
-              + " round, neither covered by the matrix mechanism's sensitivity; remove them");
-    }
-    if (!noise.source().equals("keyed") && !noise.source().equals("seeded")) {
-      throw s.fail(
-          "noise.source",
-          "must be keyed with mechanism blt (seeded for experiments), was "
-              + noise.source()
-              + ": a round replayed after a failure must draw the same noise into the BLT's"
-              + " buffers, which needs reproducible noise");
-    }
-    if (!accountant.equals("pld") && !accountant.equals("rdp")) {
-      throw s.fail(
-          "accountant",
-          "must be pld or rdp with mechanism blt (was "
-              + accountant
-              + "): the run is one Gaussian mechanism, which both account exactly");
-    }
-    long n =
-        s.integer("plannedRounds", "n, the rounds the BLT is built for; no round runs past it");
-    if (n < 1 || n > MAX_CORRELATED_ROUNDS) {
-      throw s.fail("plannedRounds", "must be in [1, " + MAX_CORRELATED_ROUNDS + "], was " + n);
-    }
+    long n = matrixMechanismRounds(s, "blt", rounds, adaptive, noise, accountant);
     int minSep =
         (int)
             b.integerIn(
@@ -869,6 +858,65 @@ public final class JobSpecReader {
   }
 
   /**
+   * What every matrix-factorization mechanism (blt, bandmf) needs, checked alike: one fixed C (no
+   * adaptive clipping), no early close or noisy cohort (neither is covered by the strategy's
+   * sensitivity), reproducible noise (a replayed round must draw the same Z into the buffers), an
+   * accountant exact on Gaussians; returns plannedRounds n.
+   */
+  static long matrixMechanismRounds(
+      YamlSection s,
+      String mechanism,
+      JobSpec.Rounds rounds,
+      AdaptiveClipping adaptive,
+      JobSpec.Noise noise,
+      String accountant) {
+    if (adaptive != null) {
+      throw s.fail(
+          "adaptiveClipping",
+          "cannot be used with mechanism "
+              + mechanism
+              + ": the sensitivity of the whole run assumes one C; remove adaptiveClipping and set"
+              + " clipNorm");
+    }
+    // A non-private throughput run (rounds.nextRoundAtEarlyClose, budget .inf) may close early:
+    // every round is then charged as unbounded, as with independent noise.
+    if ((rounds.closeEarly() && !rounds.nextRoundAtEarlyClose()) || rounds.minimumCohort() > 0) {
+      throw s.fail(
+          "mechanism",
+          mechanism
+              + " cannot be combined with rounds.closeEarly or rounds.minimumCohort: an early close"
+              + " lets one client displace another and a noisy count is a second mechanism per"
+              + " round, neither covered by the matrix mechanism's sensitivity; remove them");
+    }
+    if (!noise.source().equals("keyed") && !noise.source().equals("seeded")) {
+      throw s.fail(
+          "noise.source",
+          "must be keyed with mechanism "
+              + mechanism
+              + " (seeded for experiments), was "
+              + noise.source()
+              + ": a round replayed after a failure must draw the same noise into the strategy's"
+              + " buffers, which needs reproducible noise");
+    }
+    if (!accountant.equals("pld") && !accountant.equals("rdp")) {
+      throw s.fail(
+          "accountant",
+          "must be pld or rdp with mechanism "
+              + mechanism
+              + " (was "
+              + accountant
+              + "): its charges are Gaussians, which both account exactly");
+    }
+    long n =
+        s.integer(
+            "plannedRounds", "n, the rounds the strategy is built for; no round runs past it");
+    if (n < 1 || n > MAX_CORRELATED_ROUNDS) {
+      throw s.fail("plannedRounds", "must be in [1, " + MAX_CORRELATED_ROUNDS + "], was " + n);
+    }
+    return n;
+  }
+
+  /**
    * Adaptive clipping (Andrew et al. 2021): privacy.clipNorm is the initial C. Only flat clipping:
    * per-layer bounds would need one unclipped count per layer, each charged.
    */
@@ -959,7 +1007,7 @@ public final class JobSpecReader {
    * sensitivity), must be a finite double: an infinite std would be refused when the first round's
    * noise is drawn, and the job would restart into the same refusal.
    */
-  private static void requireFiniteNoise(
+  static void requireFiniteNoise(
       YamlSection s, double noiseMultiplier, double maxClipNorm, double sensitivity) {
     double sigma = noiseMultiplier * maxClipNorm * sensitivity;
     if (!(sigma <= MAX_NOISE_STD)) {

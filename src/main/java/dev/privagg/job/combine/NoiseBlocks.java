@@ -1,6 +1,6 @@
 package dev.privagg.job.combine;
 
-import dev.privagg.correlated.BufferedToeplitz;
+import dev.privagg.correlated.NoiseCorrelation;
 import dev.privagg.job.NoiseBuffers;
 import dev.privagg.job.NoiseRequest;
 import dev.privagg.job.RoundPartial;
@@ -12,10 +12,11 @@ import java.util.List;
 
 /**
  * Correlated noise of one job, generated block by block without Flink: the model's coordinates are
- * cut into {@link #blocks()} contiguous blocks, each keyed on its own so the BLT's m buffers (m
- * model-sized arrays in all) spread over the cluster. Block b's noise for round t is sigma (C^-1
- * Z)_t on its coordinates, with Z drawn from the block's own stream for (job, round, block): a
- * replayed round draws the same Z and, from the same checkpointed buffers, gives the same noise.
+ * cut into {@link #blocks()} contiguous blocks, each keyed on its own so the strategy's buffers (a
+ * BLT's m, a b-banded C's b - 1, model-sized arrays in all) spread over the cluster. Block b's
+ * noise for round t is sigma (C^-1 Z)_t on its coordinates, with Z drawn from the block's own
+ * stream for (job, round, block): a replayed round draws the same Z and, from the same checkpointed
+ * buffers, gives the same noise.
  *
  * <p>A block's buffers pass every round's Z, released or not: a request for round t first passes
  * the rounds between the buffers' round and t (withheld, or skipped: announced by an earlier run
@@ -25,7 +26,7 @@ import java.util.List;
 public final class NoiseBlocks {
   private final JobSpec spec;
   private final NoiseSource noiseSource;
-  private final BufferedToeplitz strategy;
+  private final NoiseCorrelation strategy;
   private final String mechanism;
   private final int blocks;
 
@@ -35,7 +36,7 @@ public final class NoiseBlocks {
     }
     this.spec = spec;
     this.noiseSource = noiseSource;
-    this.strategy = spec.privacy().correlated().strategy();
+    this.strategy = spec.privacy().correlated().noiseCorrelation();
     this.mechanism = CorrelatedNoise.describe(spec, noiseSource);
     this.blocks = blocks(spec);
   }
@@ -133,7 +134,7 @@ public final class NoiseBlocks {
       noiseSource
           .forRound(NoiseStreams.correlatedBlock(spec, block, blocks), r)
           .addGaussian(values, 1.0);
-      BufferedToeplitz.correlate(strategy, state.buffers, values);
+      strategy.correlate(state.buffers, values);
     }
     double sigma = spec.mechanism(spec.privacy().clipNorm()).sigma();
     for (int i = 0; i < size; i++) {

@@ -44,6 +44,14 @@ public final class NoiseStreams {
     return named("sampling", spec) + "/" + clientId;
   }
 
+  /**
+   * The one draw that puts a client in its amplified-banded-MF group: keyed, it is secret, fixed
+   * for the deployment and the same in every replay.
+   */
+  public static String group(JobSpec spec, String clientKey) {
+    return named("group", spec) + "/" + clientKey;
+  }
+
   private static String named(String purpose, JobSpec spec) {
     return purpose + ":" + spec.topics().models() + "/" + spec.jobId();
   }

@@ -1,6 +1,7 @@
 package dev.privagg.job.decide;
 
 import dev.privagg.avro.RejectReason;
+import dev.privagg.bandmf.AmplifiedBandMf;
 import dev.privagg.correlated.BltPlan;
 import dev.privagg.job.ClosedRound;
 import dev.privagg.job.DecodedUpdate;
@@ -327,6 +328,9 @@ final class RoundLifecycle {
         return;
       }
     }
+    if (!inRoundsGroup(clientKey, update, out)) {
+      return;
+    }
     SeenClients seen = store.seenClients();
     if (seen.contains(clientKey) || (round.legacyClientIds && seen.contains(update.clientId))) {
       out.reject(
@@ -402,6 +406,42 @@ final class RoundLifecycle {
     if (secure != null) {
       secure.phasesDue(store, eventTime, out);
     }
+  }
+
+  /**
+   * Amplified banded MF's cyclic groups: a client takes part only in its group's rounds, those with
+   * (round - 1) mod b equal to its group, which a keyed draw on its key fixes for the deployment
+   * (the client cannot pick it). Others are turned away before they count against the round's
+   * capacity or are remembered as seen.
+   */
+  private boolean inRoundsGroup(String clientKey, DecodedUpdate update, RoundDecisions out) {
+    JobSpec.Correlated c = spec.privacy().correlated();
+    if (c == null || !c.banded()) {
+      return true;
+    }
+    int bands = c.minSeparation();
+    int group = ClientGroups.groupOf(noiseSource, spec, clientKey, bands);
+    int roundsGroup = (int) Math.floorMod(update.round - 1, (long) bands);
+    if (group == roundsGroup) {
+      return true;
+    }
+    long next = update.round + Math.floorMod(group - roundsGroup, bands);
+    out.reject(
+        update,
+        RejectReason.NOT_IN_GROUP,
+        "client "
+            + update.clientId
+            + " is in group "
+            + group
+            + " of "
+            + bands
+            + " and takes part only in rounds r with (r - 1) mod "
+            + bands
+            + " = "
+            + group
+            + "; its next is round "
+            + next);
+    return false;
   }
 
   /**
@@ -879,6 +919,16 @@ final class RoundLifecycle {
     }
     if (spec.roundCharge().unbounded()) {
       return spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1); // a throughput run
+    }
+    JobSpec.Correlated c = spec.privacy().correlated();
+    if (c.banded()) {
+      AmplifiedBandMf run =
+          new AmplifiedBandMf(
+              spec.privacy().noiseMultiplier(),
+              spec.privacy().sampling().rate(),
+              spec.privacy().plannedRounds(),
+              c.minSeparation());
+      return run.charges(round) ? run.roundEvent() : PrivacyEvent.noOp(1);
     }
     return CorrelatedNoiseAccounting.roundCharge(
         spec.privacy().noiseMultiplier(),

@@ -1,0 +1,204 @@
+package dev.privagg.spec;
+
+import dev.privagg.bandmf.AmplifiedBandMf;
+import dev.privagg.bandmf.BandMfPlan;
+import dev.privagg.correlated.BandedOptimizer;
+import dev.privagg.correlated.BandedToeplitz;
+import dev.privagg.correlated.ErrorKind;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.AdaptiveClipping;
+import dev.privagg.privacy.NoisePlanner;
+import java.util.List;
+
+/**
+ * {@code privacy.mechanism: bandmf}: amplified banded matrix factorization (see {@link
+ * AmplifiedBandMf}). The job puts each client in one of b groups by a keyed draw, admits a group
+ * only to its rounds and samples its clients at q = m / floor(N / b), so the spec names the
+ * population N instead of a sampling rate; b and z come from the spec or from a plan for the target
+ * epsilon ({@link BandMfPlan}).
+ */
+final class BandMfSection {
+  private BandMfSection() {}
+
+  static JobSpec.Privacy read(
+      YamlSection s,
+      YamlSection b,
+      JobSpec.Rounds rounds,
+      double clipNorm,
+      String clipping,
+      String split,
+      double delta,
+      double budget,
+      String accountant,
+      JobSpec.Sampling sampling,
+      AdaptiveClipping adaptive,
+      JobSpec.Noise noise) {
+    if (b == null) {
+      throw s.fail(
+          "bandmf", "is needed with mechanism bandmf: population (and bands, or targetEpsilon)");
+    }
+    if (!sampling.mode().equals("none")) {
+      throw s.fail(
+          "sampling",
+          "must be absent with mechanism bandmf (was "
+              + sampling.mode()
+              + "): the job samples each round's group itself at rounds.expectedClients /"
+              + " (privacy.bandmf.population / bands)");
+    }
+    long n = JobSpecReader.matrixMechanismRounds(s, "bandmf", rounds, adaptive, noise, accountant);
+    int m = rounds.expectedClients();
+    long population =
+        b.integer("population", "N, the clients that may take part; at least the cohort");
+    if (population < m) {
+      throw b.fail(
+          "population", "must be at least rounds.expectedClients (" + m + "), was " + population);
+    }
+    int maxBands = BandMfPlan.maxBands(population, m, n);
+    String error = b.choice("error", "mean", List.of("max", "mean"));
+    ErrorKind kind = error.equals("max") ? ErrorKind.MAX : ErrorKind.MEAN;
+    int noiseBlocks =
+        (int)
+            b.integerIn(
+                "noiseBlocks",
+                JobSpecReader.DEFAULT_NOISE_BLOCKS,
+                1,
+                JobSpecReader.MAX_NOISE_BLOCKS,
+                "coordinate blocks that generate the noise in parallel; fixed for the run");
+    double[] coefficients =
+        b.has("coefficients")
+            ? b.numberList("coefficients", "the banded strategy's first column, c_0 != 0")
+            : null;
+    Integer bands = null;
+    if (b.has("bands")) {
+      bands =
+          (int)
+              b.integerIn(
+                  "bands",
+                  1,
+                  1,
+                  maxBands,
+                  "b, the groups and bands; at most plannedRounds and population /"
+                      + " rounds.expectedClients so that a group holds a cohort");
+    } else if (coefficients != null) {
+      bands = coefficients.length;
+    }
+    if (coefficients != null && bands != coefficients.length) {
+      throw b.fail(
+          "bands", "must match coefficients' length " + coefficients.length + ", was " + bands);
+    }
+    if (coefficients != null && coefficients.length > maxBands) {
+      throw b.fail(
+          "coefficients",
+          "holds "
+              + coefficients.length
+              + " bands, more than the "
+              + maxBands
+              + " that plannedRounds and population / rounds.expectedClients allow");
+    }
+    b.finish();
+    if (s.has("noiseMultiplier") == s.has("targetEpsilon")) {
+      throw s.fail(
+          "noiseMultiplier",
+          "or privacy.targetEpsilon: set exactly one of them (bandmf plans z, and the bands if"
+              + " not given, for the whole run of plannedRounds)");
+    }
+    double z;
+    double targetEpsilon = Double.NaN;
+    BandedToeplitz strategy = null;
+    if (s.has("noiseMultiplier")) {
+      z = s.number("noiseMultiplier", "noise std / clipNorm, e.g. 1.0");
+      if (!(z > 0 && Double.isFinite(z))) {
+        throw s.fail("noiseMultiplier", "must be > 0 and finite with mechanism bandmf, was " + z);
+      }
+      if (bands == null) {
+        throw b.fail("bands", "is required with privacy.noiseMultiplier (or plan with a target)");
+      }
+    } else {
+      targetEpsilon = s.number("targetEpsilon", "epsilon the planned rounds may spend");
+      if (!(targetEpsilon > 0 && Double.isFinite(targetEpsilon))) {
+        throw s.fail("targetEpsilon", "must be > 0 and finite, was " + targetEpsilon);
+      }
+      try {
+        if (bands == null) {
+          BandMfPlan.Candidate best =
+              BandMfPlan.plan(
+                      population,
+                      m,
+                      n,
+                      targetEpsilon,
+                      delta,
+                      Accountant.named(accountant),
+                      kind,
+                      null)
+                  .best();
+          bands = best.bands();
+          strategy = best.strategy();
+          z = best.noiseMultiplier();
+        } else {
+          double q = BandMfPlan.samplingRate(population, m, bands);
+          long k = new AmplifiedBandMf(1, q, n, bands).participations();
+          z =
+              new NoisePlanner(Accountant.named(accountant))
+                  .plan(targetEpsilon, delta, k, q)
+                  .noiseMultiplier();
+        }
+      } catch (IllegalArgumentException e) {
+        throw s.fail("targetEpsilon", "cannot be reached: " + e.getMessage());
+      }
+    }
+    if (strategy == null) {
+      try {
+        strategy =
+            coefficients != null
+                ? BandedToeplitz.of(coefficients)
+                : BandedOptimizer.optimize((int) n, bands, kind);
+      } catch (IllegalArgumentException e) {
+        throw b.fail("coefficients", "do not give a usable strategy: " + e.getMessage());
+      }
+    }
+    if (!Double.isFinite(strategy.loss((int) n, kind))) {
+      throw b.fail(
+          "coefficients",
+          "give a strategy whose inverse overflows within plannedRounds: its noise would not be"
+              + " finite; use coefficients that decay, or omit them to optimize");
+    }
+    JobSpecReader.requireFiniteNoise(s, z, clipNorm, 1.0);
+    s.finish();
+    double q = BandMfPlan.samplingRate(population, m, bands);
+    JobSpec.Sampling withinGroup = new JobSpec.Sampling("server-poisson", q, 0, 0);
+    if (bands == 1) {
+      // One band is C = I and one group: DP-FedAvg with the server's Poisson sampling, run as
+      // exactly that (the same noise stream, charges and state), so the two cannot drift apart.
+      return new JobSpec.Privacy(
+          clipNorm,
+          clipping,
+          split,
+          z,
+          targetEpsilon,
+          n,
+          delta,
+          budget,
+          accountant,
+          withinGroup,
+          noise,
+          null,
+          null,
+          false);
+    }
+    return new JobSpec.Privacy(
+        clipNorm,
+        clipping,
+        split,
+        z,
+        targetEpsilon,
+        n,
+        delta,
+        budget,
+        accountant,
+        withinGroup,
+        noise,
+        null,
+        JobSpec.Correlated.banded(strategy, n, error, noiseBlocks, population),
+        false);
+  }
+}

@@ -1,0 +1,119 @@
+package dev.privagg.spec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.privagg.bandmf.AmplifiedBandMf;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.PrivacyLedger;
+import org.junit.jupiter.api.Test;
+
+/** {@code privacy.mechanism: bandmf}: what it plans, derives and refuses. */
+class BandMfSpecTest {
+  private static final String BANDMF =
+      """
+      jobId: band-job
+      model:
+        tensors: [{name: w, shape: [4]}]
+      rounds:
+        timeout: 2s
+        expectedClients: 20
+        maxClients: 1000
+      privacy:
+        clipNorm: 1.0
+        delta: 1e-5
+        budgetEpsilon: 10
+        accountant: rdp
+        mechanism: bandmf
+        bandmf: {population: 600, bands: 4}
+        plannedRounds: 60
+        targetEpsilon: 4
+        noise: {source: seeded, seed: 1}
+      """;
+
+  private static JobSpec parse(String yaml) {
+    return JobSpecReader.parse("t", yaml);
+  }
+
+  @Test
+  void givenBands_samplesWithinTheGroup_andPlansZForCeilNOverBParticipations() {
+    JobSpec spec = parse(BANDMF);
+    JobSpec.Correlated c = spec.privacy().correlated();
+    assertThat(c.banded()).isTrue();
+    assertThat(c.bandCoefficients()).hasSize(4);
+    assertThat(c.minSeparation()).isEqualTo(4);
+    assertThat(c.maxParticipations()).isEqualTo(15);
+    // q = m / floor(N / b) = 20 / 150.
+    assertThat(spec.privacy().sampling().mode()).isEqualTo("server-poisson");
+    assertThat(spec.privacy().sampling().rate()).isEqualTo(20.0 / 150);
+    double z = spec.privacy().noiseMultiplier();
+    double epsilon =
+        Accountant.named("rdp")
+            .epsilon(PrivacyLedger.of(new AmplifiedBandMf(z, 20.0 / 150, 60, 4).event()), 1e-5)
+            .epsilon();
+    assertThat(epsilon).isLessThanOrEqualTo(4).isGreaterThan(3.999);
+    assertThat(spec.mechanism(1.0).sigma()).isEqualTo(z);
+  }
+
+  @Test
+  void noBands_plansThem_neverWorseThanOneBand() {
+    JobSpec spec = parse(BANDMF.replace("population: 600, bands: 4", "population: 600"));
+    assertThat(spec.privacy().correlated()).isNotNull();
+    assertThat(spec.privacy().correlated().minSeparation()).isBetween(2, 30);
+  }
+
+  // Band 1 is DP-FedAvg: the spec the job runs is the independent-noise spec with the server's
+  // Poisson sampling at m / N, field for field, so its releases are those of DP-FedAvg bit for bit.
+  @Test
+  void oneBand_isExactlyDpFedAvgWithServerPoisson() {
+    JobSpec band = parse(BANDMF.replace("bands: 4", "bands: 1"));
+    JobSpec dpFedAvg =
+        parse(
+            BANDMF
+                .replace(
+                    "mechanism: bandmf\n",
+                    "sampling: {mode: server-poisson, rate: 0.03333333333333333}\n")
+                .replace("  bandmf: {population: 600, bands: 4}\n", ""));
+    assertThat(band.privacy().sampling().rate()).isEqualTo(20.0 / 600);
+    assertThat(band.privacy()).isEqualTo(dpFedAvg.privacy());
+    assertThat(band).usingRecursiveComparison().isEqualTo(dpFedAvg);
+  }
+
+  @Test
+  void refusals_nameTheKeyAndTheFix() {
+    assertThatThrownBy(() -> parse(BANDMF.replace("bands: 4", "bands: 31")))
+        .isInstanceOf(SpecException.class)
+        .hasMessageContaining("privacy.bandmf.bands")
+        .hasMessageContaining("30");
+    assertThatThrownBy(
+            () ->
+                parse(BANDMF.replace("bandmf: {population: 600, bands: 4}", "bandmf: {bands: 4}")))
+        .hasMessageContaining("privacy.bandmf.population")
+        .hasMessageContaining("is required");
+    assertThatThrownBy(
+            () ->
+                parse(
+                    BANDMF.replace(
+                        "mechanism: bandmf",
+                        "mechanism: bandmf\n  sampling: {mode: server-poisson, rate: 0.1}")))
+        .hasMessageContaining("privacy.sampling")
+        .hasMessageContaining("samples each round's group itself");
+    assertThatThrownBy(() -> parse(BANDMF.replace("source: seeded, seed: 1", "source: secure")))
+        .hasMessageContaining("privacy.noise.source")
+        .hasMessageContaining("bandmf");
+    assertThatThrownBy(() -> parse(BANDMF.replace("accountant: rdp", "accountant: basic")))
+        .hasMessageContaining("privacy.accountant");
+    assertThatThrownBy(
+            () -> parse(BANDMF.replace("bands: 4}", "bands: 3, coefficients: [1, 0.5]}")))
+        .hasMessageContaining("privacy.bandmf.bands")
+        .hasMessageContaining("must match coefficients' length 2");
+    assertThatThrownBy(() -> parse(BANDMF.replace("bands: 4}", "coefficients: [1, 1000]}")))
+        .hasMessageContaining("privacy.bandmf.coefficients")
+        .hasMessageContaining("overflows");
+    assertThatThrownBy(() -> parse(BANDMF.replace("maxClients: 1000", "maxClients: 100")))
+        .hasMessageContaining("rounds.maxClients");
+    assertThatThrownBy(() -> parse(BANDMF.replace("mechanism: bandmf", "mechanism: blt")))
+        .hasMessageContaining("privacy.bandmf")
+        .hasMessageContaining("read only with privacy.mechanism: bandmf");
+  }
+}
