@@ -22,8 +22,8 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "mechanism",
     mixinStandardHelpOptions = true,
-    description = "Calculators for correlated-noise mechanisms.",
-    subcommands = {MechanismCommand.Blt.class})
+    description = "Calculators for correlated-noise mechanisms: blt and bandmf.",
+    subcommands = {MechanismCommand.Blt.class, BandMfCommand.class})
 final class MechanismCommand implements Runnable {
   @Spec CommandSpec spec;
 

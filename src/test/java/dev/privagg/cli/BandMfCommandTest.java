@@ -1,0 +1,57 @@
+package dev.privagg.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+
+class BandMfCommandTest {
+  @Test
+  void json_listsTheBandsTried_andTheBestIsNeverWorseThanDpFedAvg() throws Exception {
+    CliTest.Run run =
+        CliTest.run(
+            "mechanism",
+            "bandmf",
+            "--population",
+            "200",
+            "--cohort",
+            "10",
+            "--rounds",
+            "40",
+            "--target-epsilon",
+            "4",
+            "--delta",
+            "1e-5",
+            "--json");
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    JsonNode out = new ObjectMapper().readTree(run.out());
+    assertThat(out.get("candidates").get(0).get("bands").asInt()).isEqualTo(1);
+    assertThat(out.get("candidates")).hasSizeGreaterThan(5);
+    assertThat(out.get("best").get("error").asDouble())
+        .isLessThanOrEqualTo(out.get("dpFedAvgError").asDouble());
+    assertThat(out.get("best").get("coefficients")).hasSize(out.get("best").get("bands").asInt());
+  }
+
+  @Test
+  void bandsBeyondTheGroups_refusedWithTheLimit() {
+    CliTest.Run run =
+        CliTest.run(
+            "mechanism",
+            "bandmf",
+            "--population",
+            "200",
+            "--cohort",
+            "10",
+            "--rounds",
+            "40",
+            "--target-epsilon",
+            "4",
+            "--delta",
+            "1e-5",
+            "--bands",
+            "21");
+    assertThat(run.exitCode()).isNotZero();
+    assertThat(run.err()).contains("bands must be in [1, 20]");
+  }
+}

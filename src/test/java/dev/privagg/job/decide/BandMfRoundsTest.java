@@ -1,0 +1,183 @@
+package dev.privagg.job.decide;
+
+import static dev.privagg.job.JobFixtures.TIMEOUT;
+import static dev.privagg.job.JobFixtures.spec;
+import static dev.privagg.job.JobFixtures.update;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.privagg.bandmf.AmplifiedBandMf;
+import dev.privagg.correlated.BandedToeplitz;
+import dev.privagg.job.ClosedRound;
+import dev.privagg.job.combine.NoiseSources;
+import dev.privagg.job.ledger.LedgerFloor;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.MechanismKind;
+import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.spec.JobSpecReader;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Amplified banded MF through the round lifecycle: a client is admitted only in its keyed group's
+ * rounds, the ledger after round t states ceil(t / b) sampled Gaussians, no round runs past the
+ * planned ones, and the released noise is sigma C^-1 Z for the banded C.
+ */
+class BandMfRoundsTest {
+  // m = 2 of a population of 6 in 3 groups: q = 2 / floor(6 / 3) = 1, so every group member is
+  // taken and admissions are exact.
+  private static final String BANDMF =
+      """
+      mechanism: bandmf
+      bandmf: {population: 6, bands: 3}
+      plannedRounds: %d
+      noiseMultiplier: 1.0
+      budgetEpsilon: .inf
+      accountant: rdp
+      noise: {source: seeded, seed: 7}""";
+
+  private final LifecycleDriver driver = LifecycleDriver.recording();
+  private final LifecycleFakes.Recorder decided = driver.decided;
+
+  private void start(JobSpec spec) {
+    driver.start(new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE), 0);
+  }
+
+  @Test
+  void eachClient_isAdmittedOnlyInItsGroupsRounds_bandsApart() {
+    start(spec(BANDMF.formatted(9), ""));
+    int clients = 30;
+    Map<String, List<Long>> admittedRounds = new HashMap<>();
+    for (long r = 1; r <= 9; r++) {
+      int before = decided.admittedFrom.size();
+      for (int c = 0; c < clients; c++) {
+        driver.read(update("c" + c, r, 0.1f, 0f, 0f), (r - 1) * TIMEOUT + 10 + c);
+      }
+      // Held until the watermark passes them, admitted before the round closes.
+      driver.advanceTo(r * TIMEOUT);
+      for (String position : decided.admittedFrom.subList(before, decided.admittedFrom.size())) {
+        String client = position.split("@")[0];
+        admittedRounds.computeIfAbsent(client, k -> new ArrayList<>()).add(r);
+      }
+    }
+    assertThat(admittedRounds).hasSize(clients);
+    int[] groupSizes = new int[3];
+    for (List<Long> rounds : admittedRounds.values()) {
+      // Three rounds each: g + 1, g + 4, g + 7.
+      assertThat(rounds).hasSize(3);
+      assertThat(rounds.get(1) - rounds.get(0)).isEqualTo(3);
+      assertThat(rounds.get(2) - rounds.get(1)).isEqualTo(3);
+      groupSizes[(int) (rounds.get(0) - 1)]++;
+    }
+    // A keyed uniform draw: each group holds some of the 30 (all three empty-free with
+    // probability 1 - 3 (2/3)^30 > 0.9999; the seed is fixed).
+    assertThat(groupSizes).doesNotContain(0);
+    assertThat(decided.rejects).hasSize(clients * 6).allMatch(r -> r.endsWith(" NOT_IN_GROUP"));
+  }
+
+  @Test
+  void ledger_statesCeilTOverBSampledGaussians_andNoRoundRunsPastThePlannedOnes() {
+    JobSpec spec = spec(BANDMF.formatted(7), "");
+    start(spec);
+    driver.advanceTo(10 * TIMEOUT);
+    assertThat(decided.closed).extracting(ClosedRound::round).hasSize(7);
+    assertThat(decided.exhausted).containsExactly(8L);
+    AmplifiedBandMf run = new AmplifiedBandMf(1.0, 1.0, 7, 3);
+    Accountant rdp = Accountant.named("rdp");
+    for (ClosedRound closed : decided.closed) {
+      long t = closed.round();
+      assertThat(closed.charge().kind())
+          .isEqualTo(run.charges(t) ? MechanismKind.GAUSSIAN : MechanismKind.NO_OP);
+      assertThat(closed.ledger().totalCount()).isEqualTo(t);
+      double expected =
+          rdp.epsilon(
+                  PrivacyLedger.of(
+                      dev.privagg.privacy.PrivacyEvent.gaussian(1.0, run.participationsThrough(t))),
+                  1e-5)
+              .epsilon();
+      assertThat(closed.epsilonSpent()).as("round %d", t).isCloseTo(expected, within(1e-12));
+    }
+  }
+
+  /**
+   * All-zero updates: the released models move by the noise alone, noise_t / m. Applying the banded
+   * C to that sequence gives sigma Z: i.i.d. N(0, sigma^2) coordinates, uncorrelated across rounds.
+   * 64 coordinates x 200 rounds; each bound is 5 standard errors (a correct job fails it with
+   * probability below 1e-6; the seed is fixed).
+   */
+  @Test
+  void zeroUpdates_cTimesTheReleasedNoise_isIndependentGaussianWithStdSigma() {
+    int rounds = 200;
+    int d = 64;
+    JobSpec spec =
+        JobSpecReader.parse(
+            "bandmf-zero",
+            """
+            jobId: job-a
+            model:
+              tensors: [{name: w, shape: [%d]}]
+            rounds: {timeout: %dms, startGrace: 0ms, expectedClients: 4}
+            privacy:
+              clipNorm: 0.5
+              delta: 1.0e-5
+            %s
+            """
+                .formatted(
+                    d,
+                    TIMEOUT,
+                    BANDMF.formatted(rounds).replace("population: 6", "population: 12").indent(2)));
+    LifecycleDriver releasing = LifecycleDriver.releasing();
+    releasing.start(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE, 0);
+    releasing.advanceTo(rounds * TIMEOUT);
+    assertThat(releasing.decided.models).hasSize(rounds);
+
+    double m = spec.rounds().expectedClients();
+    double[][] noise = new double[rounds][d];
+    float[] previous = new float[d];
+    for (int t = 0; t < rounds; t++) {
+      float[] model = releasing.decided.models.get(t);
+      for (int i = 0; i < d; i++) {
+        noise[t][i] = ((double) model[i] - previous[i]) * m;
+      }
+      previous = model;
+    }
+    BandedToeplitz strategy = spec.privacy().correlated().bandedStrategy();
+    double[] c = strategy.coefficients();
+    assertThat(c).hasSize(3);
+    double[][] whitened = new double[rounds][d];
+    for (int t = 0; t < rounds; t++) {
+      for (int k = 0; k < c.length && k <= t; k++) {
+        for (int i = 0; i < d; i++) {
+          whitened[t][i] += c[k] * noise[t - k][i];
+        }
+      }
+    }
+    double sigma = spec.mechanism(0.5).sigma();
+    assertThat(sigma).isEqualTo(0.5);
+    int samples = rounds * d;
+    double sumSq = 0;
+    double lag1 = 0;
+    double rawLag1 = 0;
+    double rawSq = 0;
+    for (int t = 0; t < rounds; t++) {
+      for (int i = 0; i < d; i++) {
+        sumSq += whitened[t][i] * whitened[t][i];
+        rawSq += noise[t][i] * noise[t][i];
+        if (t > 0) {
+          lag1 += whitened[t][i] * whitened[t - 1][i];
+          rawLag1 += noise[t][i] * noise[t - 1][i];
+        }
+      }
+    }
+    // float32 models: the differences carry rounding of about 1e-7 relative, far inside 5 se.
+    double variance = sumSq / samples;
+    assertThat(variance / (sigma * sigma)).isCloseTo(1, within(5 * Math.sqrt(2.0 / samples)));
+    assertThat(lag1 / sumSq).isCloseTo(0, within(5 / Math.sqrt(samples)));
+    // The released noise itself is correlated across rounds: the check above can tell.
+    assertThat(Math.abs(rawLag1 / rawSq)).isGreaterThan(10 / Math.sqrt(samples));
+  }
+}
