@@ -26,8 +26,10 @@ final class EvaluateMechanisms {
               + " job adds BLT-correlated noise; needs --noise-source seeded), independent-k (the"
               + " same check-ins, independent noise with the z whose K compositions spend the"
               + " target, as no client contributes more than K times) and poisson (client-side"
-              + " Poisson sampling at m/clients, declared-client-poisson), e.g."
-              + " blt,independent-k,poisson. Writes mechanisms.csv, mechanisms.json and"
+              + " Poisson sampling at m/clients, declared-client-poisson) and bandmf (amplified"
+              + " banded MF: the job groups the clients, samples the round's group and adds"
+              + " banded-correlated noise; bands and z planned for the target), e.g."
+              + " blt,independent-k,poisson,bandmf. Writes mechanisms.csv, mechanisms.json and"
               + " mechanisms.png.")
   List<String> mechanisms;
 
@@ -44,10 +46,14 @@ final class EvaluateMechanisms {
     Flags flags = shared.flags();
     refuseFlags(flags);
     List<String> names = names(flags);
-    if (names.contains("blt") && !"seeded".equals(shared.options().noiseSource)) {
-      throw flags.fail(
-          "--mechanisms blt: the BLT job takes keyed or seeded noise, and a simulation seeded:"
-              + " add --noise-source seeded");
+    for (String correlated : List.of("blt", "bandmf")) {
+      if (names.contains(correlated) && !"seeded".equals(shared.options().noiseSource)) {
+        throw flags.fail(
+            "--mechanisms "
+                + correlated
+                + ": the job takes keyed or seeded noise for it, and a simulation seeded: add"
+                + " --noise-source seeded");
+      }
     }
     SimulationConfig base = shared.options().checkInConfig(flags, epsilon);
     if (!shared.options().schemaGiven(flags)) {

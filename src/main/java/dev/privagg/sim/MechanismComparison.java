@@ -3,6 +3,7 @@ package dev.privagg.sim;
 import dev.privagg.client.data.Datasets;
 import dev.privagg.client.train.Model;
 import dev.privagg.correlated.BltPlan;
+import dev.privagg.correlated.ErrorKind;
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
@@ -31,10 +32,13 @@ import java.util.function.Consumer;
  *   <li>{@code poisson}: DP-FedAvg with client-side Poisson sampling at q = m / clients
  *       (declared-client-poisson), the target epsilon over the rounds with amplification by
  *       sampling.
+ *   <li>{@code bandmf}: amplified banded MF: the job puts the clients in b groups, samples the
+ *       round's group at m b / N and adds noise correlated by a b-banded C; the spec plans b and z
+ *       for the target.
  * </ul>
  */
 public final class MechanismComparison {
-  public static final List<String> NAMES = List.of("blt", "independent-k", "poisson");
+  public static final List<String> NAMES = List.of("blt", "independent-k", "poisson", "bandmf");
 
   /** The accountant of every variant: the job spec's default, which the specs leave in place. */
   public static final String ACCOUNTANT = "rdp";
@@ -145,6 +149,18 @@ public final class MechanismComparison {
               Double.NaN,
               1,
               sqrtRounds);
+      case "bandmf" ->
+          new Mechanism(
+              name,
+              b.sampling("server")
+                  .mechanism("bandmf")
+                  .minSeparation(1)
+                  .maxParticipations(0)
+                  .build(),
+              Double.NaN,
+              Double.NaN,
+              1,
+              Double.NaN);
       default ->
           throw new IllegalArgumentException(
               "mechanism must be one of " + String.join(", ", NAMES) + ", was '" + name + "'");
@@ -173,7 +189,20 @@ public final class MechanismComparison {
       specsOut.add(spec);
       Mechanism withZ = m.withNoiseMultiplier(spec.privacy().noiseMultiplier());
       JobSpec.Correlated blt = spec.privacy().correlated();
-      if (blt != null) {
+      if (blt != null && blt.banded()) {
+        // Round t's noise is z C (C^-1 Z)_t; the model after round n carries the prefix sum's,
+        // z C sqrt(max error) (unit-norm coefficients: sensitivity 1 per participation).
+        double maxError =
+            blt.bandedStrategy().loss((int) spec.privacy().plannedRounds(), ErrorKind.MAX);
+        withZ =
+            new Mechanism(
+                withZ.name(),
+                withZ.config(),
+                withZ.noiseMultiplier(),
+                withZ.epsilonBound(),
+                1,
+                Math.sqrt(maxError));
+      } else if (blt != null) {
         // Round t's noise is z C sensitivity (C^-1 Z)_t: each draw has std z C sensitivity, and
         // the model after round n carries the prefix sum's, z C sensitivity sqrt(max error).
         BltPlan plan = BltPlan.of(blt.schema(spec.privacy().plannedRounds()), blt.strategy());

@@ -180,6 +180,8 @@ public final class Simulation {
             ? NoiseSource.seeded(config.seed())
             : NoiseSource.secure();
     ClientSampling sampling = new ClientSampling(config.samplingRate(), config.seed());
+    BandMfCohort bandCohort =
+        config.mechanism().equals("bandmf") ? new BandMfCohort(spec, config.clients()) : null;
     CheckInSampling.Schedule checkIns =
         config.checkInSampling() ? config.checkIns().schedule(config.rounds()) : null;
     Duration wait = Duration.ofMillis(config.roundTimeoutMillis() * 3 + 60_000);
@@ -206,7 +208,8 @@ public final class Simulation {
         double[][] base = PrivaggClient.weights(baseModel);
         double canaryClip = baseModel.getPrivacy().getClipNorm();
         final long roundNo = r;
-        int[] cohort = participants(config, sampling, checkIns, r);
+        int[] cohort =
+            bandCohort != null ? bandCohort.cohort(r) : participants(config, sampling, checkIns, r);
         List<float[][]> updates =
             Arrays.stream(cohort)
                 .parallel()
@@ -426,7 +429,11 @@ public final class Simulation {
       noise = "noiseMultiplier: " + c.noiseMultiplier() + "\n  budgetEpsilon: .inf";
     }
     String sampling;
-    if (c.checkInSampling() || c.expectedClients() == c.clients()) {
+    if (c.mechanism().equals("bandmf")) {
+      // The job samples each round's group at m / (N / b) itself.
+      sampling = "{mode: none}";
+      noise += "\n  mechanism: bandmf\n  bandmf: {population: " + c.clients() + "}";
+    } else if (c.checkInSampling() || c.expectedClients() == c.clients()) {
       // Check-ins are not secret and not random to an adversary: charged without amplification.
       sampling = "{mode: none}";
     } else if (c.clientSampling()) {

@@ -77,10 +77,11 @@ public record SimulationConfig(
    * The server's noise: {@code independent} (a fresh Gaussian each round, as the accountant charges
    * it) or {@code blt} (BLT matrix-factorization DP-FTRL: noise correlated over the planned rounds,
    * one Gaussian mechanism for the whole run under the participation schema; needs check-in
-   * sampling and seeded noise here).
+   * sampling and seeded noise here) or {@code bandmf} (amplified banded MF: the job groups the
+   * clients and samples each round's group; needs server sampling, seeded noise and a target).
    */
   public static final List<String> MECHANISMS =
-      List.of("independent", "blt", "distributed-discrete-gaussian");
+      List.of("independent", "blt", "bandmf", "distributed-discrete-gaussian");
 
   /** Whether clients add the noise as discrete Gaussian shares under secure aggregation. */
   public boolean distributedNoise() {
@@ -367,6 +368,21 @@ public record SimulationConfig(
             "mechanism blt needs noiseSource seeded here (the job takes keyed or seeded), was '"
                 + noiseSource
                 + "'");
+      }
+      if (mechanism.equals("bandmf")) {
+        if (!sampling.equals("server") || !"seeded".equals(noiseSource)) {
+          throw new IllegalArgumentException(
+              "mechanism bandmf needs sampling server (the job puts clients in groups and samples"
+                  + " each round's group) and noiseSource seeded here, was '"
+                  + sampling
+                  + "' and '"
+                  + noiseSource
+                  + "'");
+        }
+        if (!Double.isNaN(noiseMultiplier)) {
+          throw new IllegalArgumentException(
+              "mechanism bandmf plans its bands and z for targetEpsilon; give no noiseMultiplier");
+        }
       }
       if (mechanism.equals("distributed-discrete-gaussian")) {
         if (!secureAggregation) {

@@ -5,11 +5,11 @@ import dev.privagg.privacy.NoiseSource;
 import dev.privagg.spec.JobSpec;
 
 /** Amplified banded MF's client groups: one keyed uniform draw per client, cut into b groups. */
-final class ClientGroups {
+public final class ClientGroups {
   private ClientGroups() {}
 
   /** The group in [0, bands) of the client with key {@code clientKey}. */
-  static int groupOf(NoiseSource noiseSource, JobSpec spec, String clientKey, int bands) {
+  public static int groupOf(NoiseSource noiseSource, JobSpec spec, String clientKey, int bands) {
     double u = noiseSource.forRound(NoiseStreams.group(spec, clientKey), 0).nextUniform();
     return Math.min(bands - 1, (int) (u * bands));
   }
