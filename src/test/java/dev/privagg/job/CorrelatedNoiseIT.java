@@ -11,12 +11,19 @@ import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.avro.RejectReason;
 import dev.privagg.avro.RejectedUpdate;
+import dev.privagg.bandmf.AmplifiedBandMf;
 import dev.privagg.cli.CliTestAccess;
 import dev.privagg.client.ClientUpdates;
 import dev.privagg.correlated.BltPlan;
+import dev.privagg.job.combine.NoiseSources;
+import dev.privagg.job.decide.ClientGroups;
 import dev.privagg.job.decide.DeploymentNoise;
+import dev.privagg.job.decode.ClientKeys;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.CorrelatedNoiseAccounting;
+import dev.privagg.privacy.NoiseSource;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,10 +35,11 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * Correlated noise (privacy.mechanism: blt) end to end on a real broker and a Flink MiniCluster: a
- * BLT job with seeded noise over n = 6 planned rounds, minimum separation b = 2 and at most k = 2
- * contributions per client, next to the same job without noise (independent, z = 0) on the same
- * topics, in the same Flink job. The clients follow one script; some send too soon or too often.
+ * Correlated noise (privacy.mechanism: blt, and bandmf below) end to end on a real broker and a
+ * Flink MiniCluster: a BLT job with seeded noise over n = 6 planned rounds, minimum separation b =
+ * 2 and at most k = 2 contributions per client, next to the same job without noise (independent, z
+ * = 0) on the same topics, in the same Flink job. The clients follow one script; some send too soon
+ * or too often.
  */
 class CorrelatedNoiseIT extends KafkaFlinkTestBase {
   private static final int PLANNED_ROUNDS = 6;
@@ -256,6 +264,170 @@ class CorrelatedNoiseIT extends KafkaFlinkTestBase {
         figures, blt.mechanism(1.0).sigma(), worst);
   }
 
+  /**
+   * Amplified banded MF end to end: 12 clients send in every round, the job admits only the round's
+   * keyed group and samples it at q = 3 / 4, the ledger charges a sampled Gaussian every third
+   * round and a no-op between, epsilon is reproducible by privagg epsilon, and the release is the
+   * admitted sum plus sigma (C^-1 Z)_t for the banded C, recomputed from the seeded streams.
+   */
+  @Test
+  void bandmfJob_admitsOnlyTheRoundsGroup_chargesCeilTOverB_andReleasesBandedNoise()
+      throws Exception {
+    JobSpec band =
+        spec(
+            """
+            model:
+              tensors:
+                - {name: w, shape: [%d]}
+            rounds:
+              timeout: 5s
+              expectedClients: %d
+            privacy:
+              clipNorm: 1.0
+              delta: %s
+              budgetEpsilon: 1000
+              accountant: pld
+              mechanism: bandmf
+              bandmf: {population: 12, bands: 3}
+              plannedRounds: %d
+              noiseMultiplier: %s
+              noise: {source: seeded, seed: 20261128}
+            """
+                .formatted(D, M, DELTA, PLANNED_ROUNDS, Z));
+    JobSpec plain =
+        siblingSpec(
+            band,
+            band.jobId() + "-plain",
+            """
+            model:
+              tensors:
+                - {name: w, shape: [%d]}
+            rounds:
+              timeout: 5s
+              expectedClients: %d
+            privacy:
+              clipNorm: 1.0
+              delta: %s
+              budgetEpsilon: .inf
+              noiseMultiplier: 0
+            """
+                .formatted(D, M, DELTA));
+    double q = band.privacy().sampling().rate();
+    assertThat(q).isEqualTo(0.75);
+    NoiseSource jobNoise = NoiseSources.forSpec(band);
+    ClientKeys keys = new ClientKeys();
+    List<String> clients = new ArrayList<>();
+    for (int c = 0; c < 12; c++) {
+      clients.add("c" + c);
+    }
+    startJob(List.of(band, plain), 2);
+
+    List<List<String>> admitted = new ArrayList<>();
+    long notInGroup = 0;
+    for (int round = 1; round <= PLANNED_ROUNDS; round++) {
+      awaitRound(band, round, plain);
+      List<byte[]> updates = new ArrayList<>();
+      List<String> taken = new ArrayList<>();
+      for (String client : clients) {
+        updates.add(
+            ClientUpdates.encode(band, round, client, new float[][] {values(round, client)}));
+        boolean inGroup =
+            ClientGroups.groupOf(jobNoise, band, keys.of(client), 3) == (round - 1) % 3;
+        if (!inGroup) {
+          notInGroup++;
+        } else if (DeploymentNoise.sampled(band, null, client, round)) {
+          taken.add(client);
+          updates.add(
+              ClientUpdates.encode(plain, round, client, new float[][] {values(round, client)}));
+        }
+      }
+      admitted.add(taken);
+      produce(band.topics().updates(), null, updates.toArray(new byte[0][]));
+    }
+    assertThat(admitted.stream().mapToInt(List::size).sum()).isPositive();
+
+    List<LedgerEntry> ledger =
+        ledgerUntil(
+                band,
+                l ->
+                    l.stream()
+                        .anyMatch(
+                            e ->
+                                e.getJobId().equals(band.jobId())
+                                    && e.getOutcome() == LedgerOutcome.BUDGET_EXHAUSTED),
+                Duration.ofSeconds(60))
+            .stream()
+            .filter(e -> e.getJobId().equals(band.jobId()))
+            .toList();
+    assertThat(ledger.subList(0, PLANNED_ROUNDS))
+        .extracting(LedgerEntry::getContributions)
+        .as("contributions per round: the group's sampled clients")
+        .containsExactlyElementsOf(admitted.stream().map(a -> (long) a.size()).toList());
+    assertThat(ledger.get(PLANNED_ROUNDS).getRound()).isEqualTo(PLANNED_ROUNDS + 1L);
+
+    final long expectedRejects = notInGroup;
+    List<RejectedUpdate> rejects =
+        rejectsUntil(
+                band,
+                l ->
+                    l.stream().filter(r -> band.jobId().equals(r.getJobId())).count()
+                        >= expectedRejects,
+                Duration.ofSeconds(30))
+            .stream()
+            .filter(r -> band.jobId().equals(r.getJobId()))
+            .toList();
+    assertThat(rejects).hasSize((int) notInGroup);
+    assertThat(rejects)
+        .extracting(RejectedUpdate::getReason)
+        .containsOnly(RejectReason.NOT_IN_GROUP);
+
+    Map<Long, GlobalModel> models = models(band);
+    Map<Long, GlobalModel> baseline = models(plain);
+    assertThat(models.keySet()).containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L);
+    AmplifiedBandMf run = new AmplifiedBandMf(Z, q, PLANNED_ROUNDS, 3);
+    Accountant pld = Accountant.named("pld");
+    String deployment = ledger.get(0).getDeployment();
+    double[] drift = new double[D];
+    double[] tolerance = new double[D];
+    double worst = 0;
+    for (long round = 1; round <= PLANNED_ROUNDS; round++) {
+      GlobalModel model = models.get(round);
+      assertThat(model.getPrivacy().getCorrelatedNoise()).isNull();
+      long sampledRounds = run.participationsThrough(round);
+      double expected =
+          pld.epsilon(PrivacyLedger.of(PrivacyEvent.sampledGaussian(Z, q, sampledRounds)), DELTA)
+              .epsilon();
+      assertThat(model.getPrivacy().getEpsilon()).as("round %d", round).isEqualTo(expected);
+      assertThat(epsilonCommand(Z, q, sampledRounds)).isEqualTo(expected);
+      assertThat(model.getPrivacy().getCharges())
+          .extracting(c -> c.getMechanismKind() + " " + c.getCount())
+          .containsExactlyInAnyOrderElementsOf(
+              round - sampledRounds == 0
+                  ? List.of("POISSON_SAMPLED_GAUSSIAN " + sampledRounds)
+                  : List.of(
+                      "POISSON_SAMPLED_GAUSSIAN " + sampledRounds,
+                      "NO_OP " + (round - sampledRounds)));
+
+      double[] noise = DeploymentNoise.sumNoise(band, deployment, round);
+      float[] ours = weights(model);
+      float[] theirs = weights(baseline.get(round));
+      for (int i = 0; i < D; i++) {
+        drift[i] += noise[i] / M;
+        tolerance[i] += (Math.ulp(ours[i]) + Math.ulp(theirs[i])) / 2 + 1e-12;
+        double error = ((double) ours[i] - theirs[i]) - drift[i];
+        assertThat(Math.abs(error))
+            .as(
+                "round %d w[%d]: %s - %s vs the recomputed noise %s",
+                round, i, ours[i], theirs[i], drift[i])
+            .isLessThanOrEqualTo(tolerance[i]);
+        worst = Math.max(worst, Math.abs(error));
+      }
+    }
+    System.out.printf(
+        "bandmf IT: admitted %s, %d turned away; largest deviation from the recomputed noise %.3g%n",
+        admitted, notInGroup, worst);
+  }
+
   /** Client {@code client}'s update in round {@code round}: b's and e's are clipped at C = 1. */
   private static float[] values(long round, String client) {
     float scale = client.equals("b") || client.equals("e") ? 3f : 0.2f;
@@ -294,15 +466,20 @@ class CorrelatedNoiseIT extends KafkaFlinkTestBase {
 
   /** {@code privagg epsilon} of one Gaussian with noise multiplier {@code z}, in-process. */
   private static double epsilonCommand(double z) throws Exception {
+    return epsilonCommand(z, 1, 1);
+  }
+
+  /** {@code privagg epsilon} of {@code rounds} Gaussians at z sampled at q, in-process. */
+  private static double epsilonCommand(double z, double q, long rounds) throws Exception {
     String json =
         CliTestAccess.run(
             "epsilon",
             "--noise-multiplier",
             Double.toString(z),
             "--sampling-rate",
-            "1",
+            Double.toString(q),
             "--rounds",
-            "1",
+            Long.toString(rounds),
             "--delta",
             Double.toString(DELTA),
             "--accountant",

@@ -29,18 +29,23 @@ public final class DeploymentNoise {
   }
 
   /**
-   * Correlated noise (BLT): sigma (C^-1 Z)_t, where x = C^-1 Z solves the lower-triangular Toeplitz
-   * system C x = Z by forward substitution, {@code x_t = Z_t - sum_(s < t) c_(t - s) x_s} with C's
-   * coefficients {@code c} ({@code c_0 = 1}), and Z_s round s's unit normals: block by block, each
-   * block's coordinates from its own stream for (job, round, block) ({@link
-   * NoiseStreams#correlatedBlock}), the blocks cut as {@link NoiseBlocks} cuts them. Computed from
-   * the coefficients, not with the buffers' recursion the noise blocks run, so the two check each
-   * other; every round from 1 counts, released or not, as the blocks' buffers pass every Z.
+   * Correlated noise (BLT, banded): sigma (C^-1 Z)_t, where x = C^-1 Z solves the lower-triangular
+   * Toeplitz system C x = Z by forward substitution, {@code x_t = (Z_t - sum_(s < t) c_(t - s) x_s)
+   * / c_0} with C's coefficients {@code c} (a banded C's zero past its bands), and Z_s round s's
+   * unit normals: block by block, each block's coordinates from its own stream for (job, round,
+   * block) ({@link NoiseStreams#correlatedBlock}), the blocks cut as {@link NoiseBlocks} cuts them.
+   * Computed from the coefficients, not with the buffers' recursion the noise blocks run, so the
+   * two check each other; every round from 1 counts, released or not, as the blocks' buffers pass
+   * every Z.
    */
   private static double[] correlatedSumNoise(JobSpec spec, NoiseSource source, long round) {
     int d = spec.model().dimension();
     int t = Math.toIntExact(round);
-    double[] c = spec.privacy().correlated().strategy().toeplitzCoefficients(t);
+    JobSpec.Correlated correlated = spec.privacy().correlated();
+    double[] c =
+        correlated.banded()
+            ? java.util.Arrays.copyOf(correlated.bandedStrategy().coefficients(), t)
+            : correlated.strategy().toeplitzCoefficients(t);
     double[][] x = new double[t][d];
     int blocks = NoiseBlocks.blocks(spec);
     for (int r = 0; r < t; r++) {
@@ -55,6 +60,9 @@ public final class DeploymentNoise {
         for (int i = 0; i < d; i++) {
           x[r][i] -= c[r - s] * x[s][i];
         }
+      }
+      for (int i = 0; i < d; i++) {
+        x[r][i] /= c[0]; // a BLT's c_0 is 1; a banded C's is its first unit-norm coefficient
       }
     }
     double[] out = x[t - 1];
