@@ -8,16 +8,21 @@ import static org.assertj.core.api.Assertions.withinPercentage;
 import dev.privagg.avro.GlobalModel;
 import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.LedgerOutcome;
+import dev.privagg.bandmf.AmplifiedBandMf;
 import dev.privagg.correlated.BltPlan;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.job.FaultScenarios.Placement;
 import dev.privagg.job.FaultScenarios.TrainingJob;
+import dev.privagg.job.combine.NoiseSources;
+import dev.privagg.job.decide.ClientGroups;
 import dev.privagg.job.decide.DeploymentNoise;
+import dev.privagg.job.decode.ClientKeys;
 import dev.privagg.job.ledger.Deployment;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.ClippedSum;
 import dev.privagg.privacy.CorrelatedNoiseAccounting;
+import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
@@ -81,6 +86,11 @@ import org.junit.jupiter.api.TestInstance;
  * prefix's noise multiplier. Cancel and a fresh submit, and the restore of an older savepoint,
  * would forget who contributed to the rounds charged since: a BLT job there, a Flink job of its
  * own, fails for good with the participation refusal, releases nothing more and charges nothing.
+ *
+ * <p>A keyed amplified-banded-MF job (privacy.mechanism: bandmf) rides along in the TaskManager and
+ * stop-with-savepoint scenarios: each round's members are the clients its deployment's keyed group
+ * and sampling draws take, its noise sigma (C^-1 Z)_t for the banded C is recomputed for both
+ * deployments, and its epsilon is that of ceil(t / b) sampled Gaussians.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FaultInjectionIT extends KafkaFlinkTestBase {
@@ -116,6 +126,10 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   // As long as their keyed jobs' rounds, so that the two schedules stay in step.
   private final TrainingJob cancelBlt = bltJob("cancel-blt", 30);
   private final TrainingJob restoreBlt = bltJob("restore-blt", 30);
+  // Amplified banded MF rides along where a restart keeps its state: its groups, sampling draws,
+  // buffers and charges must come out as in the reference.
+  private final TrainingJob tmBand = bandJob("tm-band", 30);
+  private final TrainingJob stopBand = bandJob("stop-band", 12);
 
   private Path key;
   private LocalCluster cluster;
@@ -135,7 +149,12 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   }
 
   private TrainingJob bltJob(String name, int timeoutSeconds) {
-    return new TrainingJob(name + "-" + run, "keyed", false, Placement.ANY, timeoutSeconds, true);
+    return new TrainingJob(name + "-" + run, "keyed", false, Placement.ANY, timeoutSeconds, "blt");
+  }
+
+  private TrainingJob bandJob(String name, int timeoutSeconds) {
+    return new TrainingJob(
+        name + "-" + run, "keyed", false, Placement.ANY, timeoutSeconds, "bandmf");
   }
 
   @BeforeAll
@@ -166,29 +185,23 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
     rounds.put(tmBlt, 3L);
     rounds.put(jmBlt, 3L);
     rounds.put(stopBlt, 3L);
+    rounds.put(tmBand, 3L);
+    rounds.put(stopBand, 3L);
     // Keyed noise derives from the key, the deployment nonce, the models topic, the job and the
     // round: each reference uses its cluster run's topic names (on the in-process broker), so only
     // the nonce differs.
-    Map<TrainingJob, String> runs =
-        Map.of(
-            tmKeyed,
-            "tm",
-            tmEarly,
-            "tm",
-            jmKeyed,
-            "jm",
-            cancelKeyed,
-            "cancel",
-            restoreKeyed,
-            "restore",
-            stopKeyed,
-            "stop",
-            tmBlt,
-            "tm",
-            jmBlt,
-            "jm",
-            stopBlt,
-            "stop");
+    Map<TrainingJob, String> runs = new HashMap<>();
+    runs.put(tmKeyed, "tm");
+    runs.put(tmEarly, "tm");
+    runs.put(jmKeyed, "jm");
+    runs.put(cancelKeyed, "cancel");
+    runs.put(restoreKeyed, "restore");
+    runs.put(stopKeyed, "stop");
+    runs.put(tmBlt, "tm");
+    runs.put(jmBlt, "jm");
+    runs.put(stopBlt, "stop");
+    runs.put(tmBand, "tm");
+    runs.put(stopBand, "stop");
     runReferences(rounds, runs);
     started.join();
   }
@@ -326,7 +339,9 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
             jmBlt,
             stopBlt,
             cancelBlt,
-            restoreBlt)
+            restoreBlt,
+            tmBand,
+            stopBand)
         .stream()
         .filter(j -> j.jobId().equals(spec.jobId()))
         .findFirst()
@@ -336,7 +351,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   @Test
   void killedTaskManagers_leaveOnePublicPayloadPerRound_andKeyedReleasesEqualTheReference()
       throws Exception {
-    try (ClusterRun c = new ClusterRun("tm", 8000, tmKeyed, tmSecure, tmEarly, tmBlt)) {
+    try (ClusterRun c = new ClusterRun("tm", 8000, tmKeyed, tmSecure, tmEarly, tmBlt, tmBand)) {
       c.sendRound(1);
       c.sendRound(2);
       // Mid-round for the deadline jobs; for the early-close job right after its round 2 was
@@ -348,6 +363,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       c.awaitUncommittedModel(tmKeyed, 3);
       c.awaitUncommittedModel(tmSecure, 3);
       c.awaitUncommittedModel(tmBlt, 3);
+      c.awaitUncommittedModel(tmBand, 3);
       cluster.killTaskManager();
       c.awaitCommittedModels(3);
       c.check(3);
@@ -431,7 +447,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
 
   @Test
   void stopWithSavepointThenResume_closesTheOpenRoundOnce() throws Exception {
-    try (ClusterRun c = new ClusterRun("stop", 2000, stopKeyed, stopBlt)) {
+    try (ClusterRun c = new ClusterRun("stop", 2000, stopKeyed, stopBlt, stopBand)) {
       c.sendRound(1);
       c.sendRound(2);
       String savepoint = cluster.savepoint(c.flinkJob, true); // round 2 open, not drained
@@ -854,8 +870,21 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
    */
   private static List<Integer> sampledClients(JobSpec spec, String deployment, long round) {
     List<Integer> out = new ArrayList<>();
+    JobSpec.Correlated correlated = spec.privacy().correlated();
+    ClientKeys keys = new ClientKeys();
     for (int c = 0; c < FaultScenarios.CLIENTS; c++) {
-      if (DeploymentNoise.sampled(spec, deployment, FaultScenarios.clientId(c), round)) {
+      String id = FaultScenarios.clientId(c);
+      if (correlated != null
+          && correlated.banded()
+          && ClientGroups.groupOf(
+                  NoiseSources.forSpec(spec, deployment),
+                  spec,
+                  keys.of(id),
+                  correlated.minSeparation())
+              != (round - 1) % correlated.minSeparation()) {
+        continue; // another group's round
+      }
+      if (DeploymentNoise.sampled(spec, deployment, id, round)) {
         out.add(c);
       }
     }
@@ -913,6 +942,24 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
    */
   private static double correlatedEpsilon(JobSpec spec, long round) {
     JobSpec.Correlated c = spec.privacy().correlated();
+    if (c.banded()) {
+      // Amplified banded MF: ceil(t / b) sampled Gaussians, the no-op rounds composing as nothing.
+      AmplifiedBandMf band =
+          new AmplifiedBandMf(
+              spec.privacy().noiseMultiplier(),
+              spec.privacy().sampling().rate(),
+              spec.privacy().plannedRounds(),
+              c.minSeparation());
+      return Accountant.named(spec.privacy().accountant())
+          .epsilon(
+              PrivacyLedger.of(
+                  PrivacyEvent.sampledGaussian(
+                      band.noiseMultiplier(),
+                      band.samplingRate(),
+                      band.participationsThrough(round))),
+              spec.privacy().delta())
+          .epsilon();
+    }
     BltPlan plan = BltPlan.of(c.schema(spec.privacy().plannedRounds()), c.strategy());
     double prefix =
         CorrelatedNoiseAccounting.prefixNoiseMultiplier(

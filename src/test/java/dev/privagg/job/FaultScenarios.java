@@ -21,6 +21,9 @@ final class FaultScenarios {
   /** A BLT job's planned rounds: more than any scenario runs. */
   static final int BLT_ROUNDS = 6;
 
+  /** A bandmf job's groups: a population of 12 declared, 3 expected a round: q = 3 / (12 / 2). */
+  static final int BANDS = 2;
+
   private FaultScenarios() {}
 
   /** Where a round's updates go on the two-partition updates topic. */
@@ -36,8 +39,10 @@ final class FaultScenarios {
   }
 
   /**
-   * A training job in a scenario: its noise, round policy and timing on the cluster; {@code blt}:
-   * correlated noise ({@link #BLT_ROUNDS} planned rounds, every client may send in each of them).
+   * A training job in a scenario: its noise, round policy and timing on the cluster; {@code
+   * mechanism}: {@code independent}, {@code blt} (correlated noise over {@link #BLT_ROUNDS} planned
+   * rounds, every client may send in each of them) or {@code bandmf} (amplified banded MF over as
+   * many rounds: the clients in {@link #BANDS} keyed groups, each round's group sampled at 1/2).
    */
   record TrainingJob(
       String jobId,
@@ -45,10 +50,10 @@ final class FaultScenarios {
       boolean closeEarly,
       Placement placement,
       int timeoutSeconds,
-      boolean blt) {
+      String mechanism) {
     TrainingJob(
         String jobId, String noise, boolean closeEarly, Placement placement, int timeoutSeconds) {
-      this(jobId, noise, closeEarly, placement, timeoutSeconds, false);
+      this(jobId, noise, closeEarly, placement, timeoutSeconds, "independent");
     }
 
     boolean keyed() {
@@ -68,11 +73,18 @@ final class FaultScenarios {
       // bounds participation instead of sampling: minimum separation 1 and as many contributions
       // as planned rounds let the fixed clients send in every round.
       String privacy =
-          blt
-              ? ("  accountant: rdp\n  mechanism: blt\n  blt: {minSeparation: 1, maxParticipations:"
-                      + " %d, theta: [0.9, 0.4], omega: [0.2, 0.15]}\n  plannedRounds: %d\n")
-                  .formatted(BLT_ROUNDS, BLT_ROUNDS)
-              : closeEarly ? "" : "  sampling: {mode: server-poisson, rate: 0.5}\n";
+          switch (mechanism) {
+            case "blt" ->
+                ("  accountant: rdp\n  mechanism: blt\n  blt: {minSeparation: 1,"
+                        + " maxParticipations: %d, theta: [0.9, 0.4], omega: [0.2, 0.15]}\n"
+                        + "  plannedRounds: %d\n")
+                    .formatted(BLT_ROUNDS, BLT_ROUNDS);
+            case "bandmf" ->
+                ("  accountant: rdp\n  mechanism: bandmf\n  bandmf: {population: 12, bands: %d}\n"
+                        + "  plannedRounds: %d\n")
+                    .formatted(BANDS, BLT_ROUNDS);
+            default -> closeEarly ? "" : "  sampling: {mode: server-poisson, rate: 0.5}\n";
+          };
       return """
           jobId: %s
           model:
