@@ -116,6 +116,13 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
       }
     }
     JobSpec jobSpec = job.read();
+    if (jobSpec.correlated() && jobSpec.privacy().correlated().banded()) {
+      throw flags.fail(
+          "--spec: privagg audit does not take privacy.mechanism: bandmf yet: the job admits a"
+              + " canary only in its secret group's rounds, which no canary schedule here follows,"
+              + " so inserted and unseen canaries could not be told apart; audit a blt or"
+              + " independent-noise job");
+    }
     CanaryScorer.Statistic headline =
         chosen != null
             ? chosen

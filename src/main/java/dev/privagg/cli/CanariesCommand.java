@@ -85,6 +85,13 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
       throw flags.fail("--idle must be a positive duration, e.g. PT2M, was " + idle);
     }
     JobSpec jobSpec = job.read();
+    if (jobSpec.correlated() && jobSpec.privacy().correlated().banded()) {
+      throw flags.fail(
+          "--spec: privagg canaries does not take privacy.mechanism: bandmf yet: the job admits a"
+              + " canary only in its secret group's rounds, which no canary schedule here follows,"
+              + " so inserted and unseen canaries could not be told apart; audit a blt or"
+              + " independent-noise job");
+    }
     CanarySchedule schedule = schedule(jobSpec);
     if (newSeed) {
       CanarySecretFile.create(seedFile, count);

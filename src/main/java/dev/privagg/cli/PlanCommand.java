@@ -1,5 +1,6 @@
 package dev.privagg.cli;
 
+import dev.privagg.bandmf.BandMfPlan;
 import dev.privagg.correlated.BltPlan;
 import dev.privagg.correlated.BufferedToeplitz;
 import dev.privagg.correlated.ErrorKind;
@@ -23,7 +24,10 @@ import picocli.CommandLine.Spec;
       "Rounds are Poisson-sampled at rate q; the result's epsilon is always <= the target.",
       "With --mechanism blt: correlated noise over T rounds where a client contributes at most K"
           + " times, in rounds at least B apart; the run is one Gaussian mechanism, so z is"
-          + " planned for it at once (no sampling; details: privagg mechanism blt)."
+          + " planned for it at once (no sampling; details: privagg mechanism blt).",
+      "With --mechanism bandmf: amplified banded MF over --population N clients with --cohort m"
+          + " a round: the band count B (or --bands) and z of least error; the run is ceil(T / B)"
+          + " Gaussians sampled at m / floor(N / B) (details: privagg mechanism bandmf)."
     })
 final class PlanCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
@@ -45,7 +49,7 @@ final class PlanCommand implements Callable<Integer> {
   @Option(
       names = "--mechanism",
       defaultValue = "independent",
-      description = "independent (default: noise drawn afresh each round) or blt.")
+      description = "independent (default: noise drawn afresh each round), blt or bandmf.")
   String mechanism;
 
   @Option(
@@ -59,6 +63,15 @@ final class PlanCommand implements Callable<Integer> {
   @Option(names = "--buffers", description = "blt: BLT buffers, 1 to 8 (default 3).")
   Integer buffers;
 
+  @Option(names = "--population", description = "bandmf: clients N (>= --cohort).")
+  Long population;
+
+  @Option(names = "--cohort", description = "bandmf: expected clients per round m.")
+  Integer cohort;
+
+  @Option(names = "--bands", description = "bandmf: this band count B (default: planned).")
+  Integer bands;
+
   @Mixin AccountantOption accountant;
 
   @Mixin JsonOption json;
@@ -69,11 +82,17 @@ final class PlanCommand implements Callable<Integer> {
     flags.positive("--target-epsilon", targetEpsilon);
     flags.delta("--delta", delta);
     flags.atLeastOne("--rounds", rounds);
+    if (mechanism.equals("bandmf")) {
+      return planBandMf(flags);
+    }
+    if (population != null || cohort != null || bands != null) {
+      throw flags.fail("--population, --cohort and --bands are bandmf's: add --mechanism bandmf");
+    }
     if (mechanism.equals("blt")) {
       return planBlt(flags);
     }
     if (!mechanism.equals("independent")) {
-      throw flags.fail("--mechanism must be independent or blt, was '" + mechanism + "'");
+      throw flags.fail("--mechanism must be independent, blt or bandmf, was '" + mechanism + "'");
     }
     if (minSep != null || maxParticipations != null || buffers != null) {
       throw flags.fail(
@@ -156,6 +175,67 @@ final class PlanCommand implements Callable<Integer> {
             plan.strategy().theta(),
             "omega",
             plan.strategy().omega()),
+        text);
+    return 0;
+  }
+
+  /** The band count and z of least error for amplified banded MF (see {@link BandMfPlan}). */
+  private int planBandMf(Flags flags) {
+    if (samplingRate != null || minSep != null || maxParticipations != null || buffers != null) {
+      throw flags.fail(
+          "--sampling-rate, --min-sep, --max-participations and --buffers do not apply to bandmf,"
+              + " which samples each group at m / floor(N / B): give --population and --cohort");
+    }
+    if (population == null || cohort == null) {
+      throw flags.fail("--population and --cohort are required with --mechanism bandmf");
+    }
+    flags.atLeastOne("--cohort", cohort);
+    if (population < cohort) {
+      throw flags.fail("--population must be at least --cohort " + cohort + ", was " + population);
+    }
+    String name = accountant.name;
+    if (!name.equals("pld") && !name.equals("rdp")) {
+      throw flags.fail("--accountant must be pld or rdp with bandmf, was '" + name + "'");
+    }
+    BandMfPlan.Candidate best;
+    try {
+      best =
+          BandMfPlan.plan(
+                  population,
+                  cohort,
+                  rounds,
+                  targetEpsilon,
+                  delta,
+                  accountant.build(flags),
+                  ErrorKind.MEAN,
+                  bands)
+              .best();
+    } catch (IllegalArgumentException e) {
+      throw flags.fail("--bands/--target-epsilon: " + e.getMessage());
+    }
+    String text =
+        String.format(
+            "noise multiplier %s with %d bands (epsilon %s at delta %s: %d Gaussians sampled at q"
+                + " %s, one per client in each %d rounds; mean error of the average's prefix sums"
+                + " %s per unit of clip norm; accountant %s)",
+            Text.number(best.noiseMultiplier()),
+            best.bands(),
+            Text.number(targetEpsilon),
+            Text.number(delta),
+            best.participations(),
+            Text.number(best.samplingRate()),
+            best.bands(),
+            Text.number(best.averageError()),
+            name);
+    Output.print(
+        spec.commandLine().getOut(),
+        json.enabled,
+        Output.fields(
+            "noiseMultiplier", best.noiseMultiplier(),
+            "bands", best.bands(),
+            "samplingRate", best.samplingRate(),
+            "participations", best.participations(),
+            "error", best.averageError()),
         text);
     return 0;
   }

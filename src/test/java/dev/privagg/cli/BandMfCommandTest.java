@@ -54,4 +54,59 @@ class BandMfCommandTest {
     assertThat(run.exitCode()).isNotZero();
     assertThat(run.err()).contains("bands must be in [1, 20]");
   }
+
+  @Test
+  void plan_printsTheBandsAndZ_thatMeetTheTarget() throws Exception {
+    CliTest.Run run =
+        CliTest.run(
+            "plan",
+            "--mechanism",
+            "bandmf",
+            "--population",
+            "200",
+            "--cohort",
+            "10",
+            "--rounds",
+            "40",
+            "--target-epsilon",
+            "4",
+            "--delta",
+            "1e-5",
+            "--bands",
+            "4",
+            "--json");
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    JsonNode out = new ObjectMapper().readTree(run.out());
+    assertThat(out.get("bands").asInt()).isEqualTo(4);
+    assertThat(out.get("samplingRate").asDouble()).isEqualTo(0.2);
+    assertThat(out.get("participations").asInt()).isEqualTo(10);
+    double z = out.get("noiseMultiplier").asDouble();
+    double epsilon =
+        dev.privagg.privacy.Accountant.named("rdp")
+            .epsilon(
+                dev.privagg.privacy.PrivacyLedger.of(
+                    dev.privagg.privacy.PrivacyEvent.sampledGaussian(z, 0.2, 10)),
+                1e-5)
+            .epsilon();
+    assertThat(epsilon).isLessThanOrEqualTo(4).isGreaterThan(3.99);
+    CliTest.Run mixed =
+        CliTest.run(
+            "plan",
+            "--mechanism",
+            "bandmf",
+            "--population",
+            "200",
+            "--cohort",
+            "10",
+            "--rounds",
+            "40",
+            "--target-epsilon",
+            "4",
+            "--delta",
+            "1e-5",
+            "--sampling-rate",
+            "0.1");
+    assertThat(mixed.exitCode()).isNotZero();
+    assertThat(mixed.err()).contains("do not apply to bandmf");
+  }
 }
