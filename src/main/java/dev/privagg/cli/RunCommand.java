@@ -143,6 +143,18 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
           p.accountant(),
           p.sampling().mode(),
           job.roundCharge().adjacency());
+      JobSpec.Correlated c = p.correlated();
+      if (c != null && c.banded()) {
+        out.printf(
+            "  amplified banded MF: %d bands and keyed client groups; round t takes group"
+                + " (t - 1) mod %d and samples it at q %s; a sampled Gaussian charged every %d"
+                + " rounds, %d in all%n",
+            c.minSeparation(),
+            c.minSeparation(),
+            Text.number(p.sampling().rate()),
+            c.minSeparation(),
+            c.maxParticipations());
+      }
       describeTraining(out, job);
     }
     // One hook for Ctrl-C, in order: the job stops writing first, then the broker stops cleanly.

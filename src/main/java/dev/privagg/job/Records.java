@@ -17,6 +17,7 @@ import dev.privagg.correlated.BltPlan;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.io.Tensors;
 import dev.privagg.privacy.CorrelatedNoiseAccounting;
+import dev.privagg.privacy.MechanismKind;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.privacy.SecureFailureDelta;
@@ -60,6 +61,9 @@ public final class Records {
     JobSpec.Privacy p = spec.privacy();
     PrivacyEvent stated =
         charge != null ? charge : spec.roundCharge().event(p.noiseMultiplier(), 1);
+    // A no-op round (amplified banded MF between its group-0 rounds) charges nothing: it states
+    // no charged multiplier rather than a 0 that would read as "no noise", and the job's rate.
+    boolean noOp = stated.kind() == MechanismKind.NO_OP;
     List<PrivacyCharge> composed =
         charges == null
             ? null
@@ -76,12 +80,12 @@ public final class Records {
             .setAccountant(p.accountant())
             .setNoiseMultiplier(p.noiseMultiplier())
             .setClipNorm(clipNorm)
-            .setSamplingRate(stated.samplingRate())
+            .setSamplingRate(noOp ? p.sampling().accountingRate() : stated.samplingRate())
             .setSamplingMode(p.sampling().mode())
             .setNoiseSource(noiseSource)
             .setAdjacency(spec.roundCharge().adjacency())
             .setBudgetEpsilon(p.budgetEpsilon())
-            .setChargedNoiseMultiplier(stated.noiseMultiplier())
+            .setChargedNoiseMultiplier(noOp ? null : stated.noiseMultiplier())
             .setCharges(composed)
             .setCorrelatedNoise(correlatedStatement(spec, round))
             .setSecureAggregation(secureStatement(spec, round, epsilon))
