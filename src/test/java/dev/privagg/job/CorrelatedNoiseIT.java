@@ -393,6 +393,10 @@ class CorrelatedNoiseIT extends KafkaFlinkTestBase {
     for (long round = 1; round <= PLANNED_ROUNDS; round++) {
       GlobalModel model = models.get(round);
       assertThat(model.getPrivacy().getCorrelatedNoise()).isNull();
+      // A no-op round states no charged multiplier (a 0 would read as "no noise"), and q.
+      assertThat(model.getPrivacy().getChargedNoiseMultiplier())
+          .isEqualTo(run.charges(round) ? Double.valueOf(Z) : null);
+      assertThat(model.getPrivacy().getSamplingRate()).isEqualTo(q);
       long sampledRounds = run.participationsThrough(round);
       double expected =
           pld.epsilon(PrivacyLedger.of(PrivacyEvent.sampledGaussian(Z, q, sampledRounds)), DELTA)
