@@ -165,6 +165,23 @@ final class BandMfSection {
     JobSpecReader.requireFiniteNoise(s, z, clipNorm, 1.0);
     s.finish();
     double q = BandMfPlan.samplingRate(population, m, bands);
+    if (bands > 1) {
+      // The keyed groups are about N / b each, binomially: a cap a group can reach would cut a
+      // round to its first arrivals, a selection that is neither Poisson nor charged.
+      double groupMean = (double) population / bands;
+      long room = (long) Math.ceil(groupMean + 6 * Math.sqrt(groupMean));
+      if (rounds.maxClients() < room) {
+        throw s.failAt(
+            "rounds.maxClients",
+            "must be at least "
+                + room
+                + " with mechanism bandmf (a group of population / bands = "
+                + groupMean
+                + " clients plus 6 standard deviations: a keyed group that large comes once in"
+                + " 1e9), was "
+                + rounds.maxClients());
+      }
+    }
     JobSpec.Sampling withinGroup = new JobSpec.Sampling("server-poisson", q, 0, 0);
     if (bands == 1) {
       // One band is C = I and one group: DP-FedAvg with the server's Poisson sampling, run as

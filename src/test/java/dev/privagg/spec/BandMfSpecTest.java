@@ -110,8 +110,9 @@ class BandMfSpecTest {
     assertThatThrownBy(() -> parse(BANDMF.replace("bands: 4}", "coefficients: [1, 1000]}")))
         .hasMessageContaining("privacy.bandmf.coefficients")
         .hasMessageContaining("overflows");
-    assertThatThrownBy(() -> parse(BANDMF.replace("maxClients: 1000", "maxClients: 100")))
-        .hasMessageContaining("rounds.maxClients");
+    // Groups of 150 on average, binomial: 150 + 6 sqrt(150) = 223.5.
+    assertThatThrownBy(() -> parse(BANDMF.replace("maxClients: 1000", "maxClients: 200")))
+        .hasMessageContaining("rounds.maxClients must be at least 224 with mechanism bandmf");
     assertThatThrownBy(() -> parse(BANDMF.replace("mechanism: bandmf", "mechanism: blt")))
         .hasMessageContaining("privacy.bandmf")
         .hasMessageContaining("read only with privacy.mechanism: bandmf");
