@@ -59,6 +59,29 @@ public final class BandMfPlan {
       Accountant accountant,
       ErrorKind error,
       Integer bands) {
+    return plan(
+        population,
+        cohort,
+        rounds,
+        targetEpsilon,
+        delta,
+        accountant,
+        error,
+        bands,
+        BandedToeplitz.MAX_BANDS);
+  }
+
+  /** As above, with at most {@code bandCap} bands (the buffers' memory, say). */
+  public static Result plan(
+      long population,
+      int cohort,
+      long rounds,
+      double targetEpsilon,
+      double delta,
+      Accountant accountant,
+      ErrorKind error,
+      Integer bands,
+      int bandCap) {
     if (cohort < 1 || population < cohort) {
       throw new IllegalArgumentException(
           "the cohort must be between 1 and the population " + population + ", was " + cohort);
@@ -66,14 +89,16 @@ public final class BandMfPlan {
     if (rounds < 1 || rounds > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("rounds must be in [1, 2^31 - 1], was " + rounds);
     }
-    int maxBands = maxBands(population, cohort, rounds);
+    int maxBands = Math.min(maxBands(population, cohort, rounds), Math.max(1, bandCap));
     if (bands != null && !(bands >= 1 && bands <= maxBands)) {
       throw new IllegalArgumentException(
           "bands must be in [1, "
               + maxBands
-              + "] (at most the rounds and population / cohort = "
+              + "] (at most the rounds, population / cohort = "
               + population / cohort
-              + ", so that a group holds a cohort), was "
+              + " so that a group holds a cohort, and "
+              + bandCap
+              + "), was "
               + bands);
     }
     // A PLD calibration takes seconds per band count: RDP (tight enough to rank them) screens, and

@@ -40,25 +40,28 @@ public final class BandedToeplitz implements NoiseCorrelation {
               + " coefficients, was "
               + (coefficients == null ? "none" : String.valueOf(coefficients.length)));
     }
-    double squares = 0;
+    double largest = 0;
     for (int i = 0; i < coefficients.length; i++) {
       if (!Double.isFinite(coefficients[i])) {
         throw new IllegalArgumentException(
             "coefficient " + i + " must be finite, was " + coefficients[i]);
       }
-      squares += coefficients[i] * coefficients[i];
+      largest = Math.max(largest, Math.abs(coefficients[i]));
     }
-    if (coefficients[0] == 0 || !(squares > 0 && Double.isFinite(squares))) {
-      throw new IllegalArgumentException(
-          "the first coefficient must be non-zero and the norm finite, were "
-              + coefficients[0]
-              + " and "
-              + Math.sqrt(squares));
+    if (coefficients[0] == 0) {
+      throw new IllegalArgumentException("the first coefficient must be non-zero, was 0");
     }
-    double scale = Math.copySign(1 / Math.sqrt(squares), coefficients[0]);
+    // Scaled by the largest first, so that tiny (subnormal) or huge coefficients square exactly
+    // enough: the result's norm is then 1 up to rounding.
     double[] c = new double[coefficients.length];
+    double squares = 0;
     for (int i = 0; i < c.length; i++) {
-      c[i] = coefficients[i] * scale;
+      c[i] = coefficients[i] / largest;
+      squares += c[i] * c[i];
+    }
+    double scale = Math.copySign(1 / Math.sqrt(squares), c[0]);
+    for (int i = 0; i < c.length; i++) {
+      c[i] *= scale;
     }
     return new BandedToeplitz(c);
   }

@@ -18,6 +18,12 @@ import java.util.List;
  * epsilon ({@link BandMfPlan}).
  */
 final class BandMfSection {
+  /**
+   * Most buffered noise values over all blocks, (b - 1) d: 2^28 doubles, 2 GiB of state (a BLT
+   * keeps at most 8 d).
+   */
+  static final long MAX_BUFFERED_VALUES = 1L << 28;
+
   private BandMfSection() {}
 
   static JobSpec.Privacy read(
@@ -32,7 +38,8 @@ final class BandMfSection {
       String accountant,
       JobSpec.Sampling sampling,
       AdaptiveClipping adaptive,
-      JobSpec.Noise noise) {
+      JobSpec.Noise noise,
+      int dimension) {
     if (b == null) {
       throw s.fail(
           "bandmf", "is needed with mechanism bandmf: population (and bands, or targetEpsilon)");
@@ -53,7 +60,9 @@ final class BandMfSection {
       throw b.fail(
           "population", "must be at least rounds.expectedClients (" + m + "), was " + population);
     }
-    int maxBands = BandMfPlan.maxBands(population, m, n);
+    int d = dimension;
+    int memoryBands = (int) Math.min(BandedToeplitz.MAX_BANDS, 1 + MAX_BUFFERED_VALUES / d);
+    int maxBands = Math.min(BandMfPlan.maxBands(population, m, n), memoryBands);
     String error = b.choice("error", "mean", List.of("max", "mean"));
     ErrorKind kind = error.equals("max") ? ErrorKind.MAX : ErrorKind.MEAN;
     int noiseBlocks =
@@ -77,8 +86,9 @@ final class BandMfSection {
                   1,
                   1,
                   maxBands,
-                  "b, the groups and bands; at most plannedRounds and population /"
-                      + " rounds.expectedClients so that a group holds a cohort");
+                  "b, the groups and bands; at most plannedRounds, population /"
+                      + " rounds.expectedClients so that a group holds a cohort, and 1 + 2^28 /"
+                      + " the model's parameters, so that the b - 1 noise buffers fit 2 GiB");
     } else if (coefficients != null) {
       bands = coefficients.length;
     }
@@ -93,7 +103,8 @@ final class BandMfSection {
               + coefficients.length
               + " bands, more than the "
               + maxBands
-              + " that plannedRounds and population / rounds.expectedClients allow");
+              + " that plannedRounds, population / rounds.expectedClients and the noise buffers'"
+              + " memory allow");
     }
     b.finish();
     if (s.has("noiseMultiplier") == s.has("targetEpsilon")) {
@@ -129,7 +140,8 @@ final class BandMfSection {
                       delta,
                       Accountant.named(accountant),
                       kind,
-                      null)
+                      null,
+                      memoryBands)
                   .best();
           bands = best.bands();
           strategy = best.strategy();
@@ -156,11 +168,21 @@ final class BandMfSection {
         throw b.fail("coefficients", "do not give a usable strategy: " + e.getMessage());
       }
     }
-    if (!Double.isFinite(strategy.loss((int) n, kind))) {
+    double loss = strategy.loss((int) n, kind);
+    double independent = BandedToeplitz.identity().loss((int) n, kind);
+    if (!(loss <= independent)) {
+      // An inverse that grows (a root of c(x) inside the unit disk) makes the noise explode over
+      // the rounds; any C worse than independent noise is a mistake, never a trade-off.
       throw b.fail(
           "coefficients",
-          "give a strategy whose inverse overflows within plannedRounds: its noise would not be"
-              + " finite; use coefficients that decay, or omit them to optimize");
+          "give a strategy with "
+              + error
+              + " error "
+              + loss
+              + " over plannedRounds, above independent noise's "
+              + independent
+              + " (its inverse grows: the noise would swamp the model); use coefficients that"
+              + " decay, or omit them to optimize");
     }
     JobSpecReader.requireFiniteNoise(s, z, clipNorm, 1.0);
     s.finish();

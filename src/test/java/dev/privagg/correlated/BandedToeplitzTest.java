@@ -109,6 +109,16 @@ class BandedToeplitzTest {
     assertThat(c.bands()).isEqualTo(2);
   }
 
+  // The review's case: subnormal coefficients squared lose precision; scaled first, the norm is 1.
+  @Test
+  void tinyOrHugeCoefficients_stillNormalizeToOne() {
+    for (double scale : new double[] {2.71e-162, 1e-310, 1e300}) {
+      double[] c = BandedToeplitz.of(new double[] {scale, scale, 0.5 * scale}).coefficients();
+      assertThat(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).isCloseTo(1, within(1e-15));
+      assertThat(c[0]).isCloseTo(2.0 / 3, within(1e-12)); // the subnormal input holds fewer digits
+    }
+  }
+
   @Test
   void badCoefficients_refusedWithReason() {
     assertThatThrownBy(() -> BandedToeplitz.of(new double[0])).hasMessageContaining("1 to 1024");

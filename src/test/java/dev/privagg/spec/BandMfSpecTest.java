@@ -55,6 +55,18 @@ class BandMfSpecTest {
     assertThat(spec.mechanism(1.0).sigma()).isEqualTo(z);
   }
 
+  // 61 rounds in 4 bands: group 0 has ceil(61 / 4) = 16 rounds, and z is planned for 16.
+  @Test
+  void givenBands_roundsNotAMultiple_planForTheLargestGroupsRounds() {
+    JobSpec spec = parse(BANDMF.replace("plannedRounds: 60", "plannedRounds: 61"));
+    assertThat(spec.privacy().correlated().maxParticipations()).isEqualTo(16);
+    double z = spec.privacy().noiseMultiplier();
+    AmplifiedBandMf run = new AmplifiedBandMf(z, 20.0 / 150, 61, 4);
+    assertThat(run.participations()).isEqualTo(16);
+    double epsilon = Accountant.named("rdp").epsilon(PrivacyLedger.of(run.event()), 1e-5).epsilon();
+    assertThat(epsilon).isLessThanOrEqualTo(4).isGreaterThan(3.999);
+  }
+
   @Test
   void noBands_plansThem_neverWorseThanOneBand() {
     JobSpec spec = parse(BANDMF.replace("population: 600, bands: 4", "population: 600"));
@@ -109,7 +121,24 @@ class BandMfSpecTest {
         .hasMessageContaining("must match coefficients' length 2");
     assertThatThrownBy(() -> parse(BANDMF.replace("bands: 4}", "coefficients: [1, 1000]}")))
         .hasMessageContaining("privacy.bandmf.coefficients")
-        .hasMessageContaining("overflows");
+        .hasMessageContaining("its inverse grows");
+    // The review's case: finite, but C^-1's coefficients reach 1e60 over 200 rounds.
+    assertThatThrownBy(
+            () ->
+                parse(
+                    BANDMF
+                        .replace("bands: 4}", "coefficients: [1, 2]}")
+                        .replace("plannedRounds: 60", "plannedRounds: 200")))
+        .hasMessageContaining("above independent noise's");
+    // Noise buffers over all blocks: (b - 1) d <= 2^28 values, so 2^26 parameters take 5 bands.
+    assertThatThrownBy(
+            () ->
+                parse(
+                    BANDMF
+                        .replace("shape: [4]", "shape: [67108864]")
+                        .replace("bands: 4", "bands: 6")))
+        .hasMessageContaining("privacy.bandmf.bands must be in [1, 5]")
+        .hasMessageContaining("2 GiB");
     // Groups of 150 on average, binomial: 150 + 6 sqrt(150) = 223.5.
     assertThatThrownBy(() -> parse(BANDMF.replace("maxClients: 1000", "maxClients: 200")))
         .hasMessageContaining("rounds.maxClients must be at least 224 with mechanism bandmf");

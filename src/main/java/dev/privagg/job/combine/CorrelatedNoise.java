@@ -9,11 +9,12 @@ public final class CorrelatedNoise {
   private CorrelatedNoise() {}
 
   /**
-   * Everything a correlated run's released noise and charges depend on: the BLT (or the bands and
-   * the sampling rate within a group), the schema, n, z, C, the block count and the noise source.
-   * Any change mid-run would make the released noise something other than sigma C^-1 Z of one Z, or
-   * the charges other than its increments, which the accounting does not cover; the decider and the
-   * noise blocks both compare it with what their state was built under.
+   * Everything a correlated run's released noise and charges depend on: the BLT (or the bands, the
+   * sampling rate within a group and a keyed fingerprint of the groups, which another key,
+   * deployment, models topic or job id would change), the schema, n, z, C, the block count and the
+   * noise source. Any change mid-run would make the released noise something other than sigma C^-1
+   * Z of one Z, or the charges other than its increments, which the accounting does not cover; the
+   * decider and the noise blocks both compare it with what their state was built under.
    */
   public static String describe(JobSpec spec, NoiseSource noise) {
     JobSpec.Correlated c = spec.privacy().correlated();
@@ -23,6 +24,9 @@ public final class CorrelatedNoise {
                 + Arrays.toString(c.bandCoefficients())
                 + ", samplingRate="
                 + spec.privacy().sampling().rate()
+                + ", groups="
+                + Long.toHexString(
+                    noise.forRound(NoiseStreams.groupFingerprint(spec), 0).bits().nextLong())
             : "blt(theta=" + Arrays.toString(c.theta()) + ", omega=" + Arrays.toString(c.omega());
     return strategy
         + ", rounds="

@@ -52,6 +52,14 @@ public final class NoiseStreams {
     return named("group", spec) + "/" + clientKey;
   }
 
+  /**
+   * A keyed fingerprint of the groups' key for the job's state: a restore under another noise key,
+   * deployment, models topic or job id would draw other groups, and must be refused.
+   */
+  public static String groupFingerprint(JobSpec spec) {
+    return named("group-fingerprint", spec);
+  }
+
   private static String named(String purpose, JobSpec spec) {
     return purpose + ":" + spec.topics().models() + "/" + spec.jobId();
   }

@@ -4,15 +4,19 @@ import static dev.privagg.job.JobFixtures.TIMEOUT;
 import static dev.privagg.job.JobFixtures.spec;
 import static dev.privagg.job.JobFixtures.update;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.privagg.bandmf.AmplifiedBandMf;
 import dev.privagg.correlated.BandedToeplitz;
 import dev.privagg.job.ClosedRound;
 import dev.privagg.job.combine.NoiseSources;
+import dev.privagg.job.combine.NoiseStreams;
+import dev.privagg.job.decode.ClientKeys;
 import dev.privagg.job.ledger.LedgerFloor;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.MechanismKind;
+import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
@@ -101,6 +105,62 @@ class BandMfRoundsTest {
               .epsilon();
       assertThat(closed.epsilonSpent()).as("round %d", t).isCloseTo(expected, within(1e-12));
     }
+  }
+
+  // The review's restore: another noise key (here seed), models topic or job id draws other
+  // groups, and a client that lost its draw in round 1 would get another in round 2 of the same
+  // cycle. The groups' keyed fingerprint is part of the mechanism the state records.
+  @Test
+  void aRestoreThatWouldRedrawTheGroups_isRefused() {
+    JobSpec spec = spec(BANDMF.formatted(9), "");
+    driver.start(new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE), 0);
+    driver.advanceTo(TIMEOUT);
+    for (JobSpec changed :
+        new JobSpec[] {
+          spec(BANDMF.formatted(9).replace("seed: 7", "seed: 8"), ""),
+          spec(BANDMF.formatted(9), "", "topics: {models: other.models}")
+        }) {
+      assertThatThrownBy(
+              () ->
+                  driver.start(
+                      new RoundLifecycle(changed, NoiseSources.forSpec(changed), LedgerFloor.NONE),
+                      TIMEOUT))
+          .isInstanceOf(RoundLifecycle.MechanismChangedException.class)
+          .hasMessageContaining("groups=");
+    }
+    // The same spec restores.
+    driver.start(new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE), TIMEOUT);
+  }
+
+  // q < 1 inside the group: a member is taken on its keyed draw, once; a second update of the same
+  // client in the round is a duplicate whether its first was taken or not (no second draw).
+  @Test
+  void withinTheGroup_eachMemberGetsOneDraw() {
+    JobSpec spec = spec(BANDMF.formatted(9).replace("population: 6", "population: 12"), "");
+    assertThat(spec.privacy().sampling().rate()).isEqualTo(0.5);
+    start(spec);
+    NoiseSource noise = NoiseSources.forSpec(spec);
+    ClientKeys keys = new ClientKeys();
+    int taken = 0;
+    int drawn = 0;
+    for (int c = 0; c < 60; c++) {
+      String id = "c" + c;
+      driver.read(update(id, 1, 0.1f, 0f, 0f), 10 + c);
+      driver.read(update(id, 1, 0.1f, 0f, 0f), 100 + c); // a retry
+      if (ClientGroups.groupOf(noise, spec, keys.of(id), 3) == 0) {
+        drawn++;
+        if (noise.forRound(NoiseStreams.sampling(spec, id), 1).nextUniform() < 0.5) {
+          taken++;
+        }
+      }
+    }
+    driver.advanceTo(TIMEOUT);
+    assertThat(decided.admittedFrom).hasSize(taken);
+    assertThat(taken).isBetween(1, drawn - 1); // some taken, some left out: q < 1 acts
+    assertThat(decided.rejects.stream().filter(r -> r.endsWith("DUPLICATE_CLIENT"))).hasSize(drawn);
+    assertThat(decided.closed.get(0).charge().kind())
+        .isEqualTo(MechanismKind.POISSON_SAMPLED_GAUSSIAN);
+    assertThat(decided.closed.get(0).charge().samplingRate()).isEqualTo(0.5);
   }
 
   /**
