@@ -204,26 +204,10 @@ final class BandMfSection {
                 + rounds.maxClients());
       }
     }
-    JobSpec.Sampling withinGroup = new JobSpec.Sampling("server-poisson", q, 0, 0);
-    if (bands == 1) {
-      // One band is C = I and one group: DP-FedAvg with the server's Poisson sampling, run as
-      // exactly that (the same noise stream, charges and state), so the two cannot drift apart.
-      return new JobSpec.Privacy(
-          clipNorm,
-          clipping,
-          split,
-          z,
-          targetEpsilon,
-          n,
-          delta,
-          budget,
-          accountant,
-          withinGroup,
-          noise,
-          null,
-          null,
-          false);
-    }
+    // One band is C = I and one group: DP-FedAvg with the server's Poisson sampling, run as
+    // exactly that (the same noise stream, charges and state), so the two cannot drift apart.
+    JobSpec.Correlated correlated =
+        bands == 1 ? null : JobSpec.Correlated.banded(strategy, n, error, noiseBlocks, population);
     return new JobSpec.Privacy(
         clipNorm,
         clipping,
@@ -234,10 +218,10 @@ final class BandMfSection {
         delta,
         budget,
         accountant,
-        withinGroup,
+        new JobSpec.Sampling("server-poisson", q, 0, 0),
         noise,
         null,
-        JobSpec.Correlated.banded(strategy, n, error, noiseBlocks, population),
+        correlated,
         false);
   }
 }

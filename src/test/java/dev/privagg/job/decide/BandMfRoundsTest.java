@@ -195,49 +195,16 @@ class BandMfRoundsTest {
     releasing.advanceTo(rounds * TIMEOUT);
     assertThat(releasing.decided.models).hasSize(rounds);
 
-    double m = spec.rounds().expectedClients();
-    double[][] noise = new double[rounds][d];
-    float[] previous = new float[d];
-    for (int t = 0; t < rounds; t++) {
-      float[] model = releasing.decided.models.get(t);
-      for (int i = 0; i < d; i++) {
-        noise[t][i] = ((double) model[i] - previous[i]) * m;
-      }
-      previous = model;
-    }
     BandedToeplitz strategy = spec.privacy().correlated().bandedStrategy();
-    double[] c = strategy.coefficients();
-    assertThat(c).hasSize(3);
-    double[][] whitened = new double[rounds][d];
-    for (int t = 0; t < rounds; t++) {
-      for (int k = 0; k < c.length && k <= t; k++) {
-        for (int i = 0; i < d; i++) {
-          whitened[t][i] += c[k] * noise[t - k][i];
-        }
-      }
-    }
-    double sigma = spec.mechanism(0.5).sigma();
-    assertThat(sigma).isEqualTo(0.5);
-    int samples = rounds * d;
-    double sumSq = 0;
-    double lag1 = 0;
-    double rawLag1 = 0;
-    double rawSq = 0;
-    for (int t = 0; t < rounds; t++) {
-      for (int i = 0; i < d; i++) {
-        sumSq += whitened[t][i] * whitened[t][i];
-        rawSq += noise[t][i] * noise[t][i];
-        if (t > 0) {
-          lag1 += whitened[t][i] * whitened[t - 1][i];
-          rawLag1 += noise[t][i] * noise[t - 1][i];
-        }
-      }
-    }
-    // float32 models: the differences carry rounding of about 1e-7 relative, far inside 5 se.
-    double variance = sumSq / samples;
-    assertThat(variance / (sigma * sigma)).isCloseTo(1, within(5 * Math.sqrt(2.0 / samples)));
-    assertThat(lag1 / sumSq).isCloseTo(0, within(5 / Math.sqrt(samples)));
+    assertThat(strategy.bands()).isEqualTo(3);
+    assertThat(spec.mechanism(0.5).sigma()).isEqualTo(0.5);
+    double rawLag1 =
+        ReleasedNoise.assertWhitenedByC(
+            releasing.decided.models,
+            spec.rounds().expectedClients(),
+            strategy.coefficients(),
+            spec.mechanism(0.5).sigma());
     // The released noise itself is correlated across rounds: the check above can tell.
-    assertThat(Math.abs(rawLag1 / rawSq)).isGreaterThan(10 / Math.sqrt(samples));
+    assertThat(Math.abs(rawLag1)).isGreaterThan(ReleasedNoise.clearlyCorrelated(rounds, d));
   }
 }

@@ -139,45 +139,13 @@ class CorrelatedRoundsTest {
     releasing.advanceTo(rounds * TIMEOUT);
     assertThat(releasing.decided.models).hasSize(rounds);
 
-    double m = spec.rounds().expectedClients();
-    double[][] noise = new double[rounds][d];
-    float[] previous = new float[d];
-    for (int t = 0; t < rounds; t++) {
-      float[] model = releasing.decided.models.get(t);
-      for (int i = 0; i < d; i++) {
-        noise[t][i] = ((double) model[i] - previous[i]) * m;
-      }
-      previous = model;
-    }
-    double[] c = spec.privacy().correlated().strategy().toeplitzCoefficients(rounds);
-    double[][] whitened = new double[rounds][d];
-    for (int t = 0; t < rounds; t++) {
-      for (int s = 0; s <= t; s++) {
-        for (int i = 0; i < d; i++) {
-          whitened[t][i] += c[t - s] * noise[s][i];
-        }
-      }
-    }
-    double sigma = spec.mechanism(0.5).sigma();
-    int samples = rounds * d;
-    double sumSq = 0;
-    double lag1 = 0;
-    double rawLag1 = 0;
-    double rawSq = 0;
-    for (int t = 0; t < rounds; t++) {
-      for (int i = 0; i < d; i++) {
-        sumSq += whitened[t][i] * whitened[t][i];
-        rawSq += noise[t][i] * noise[t][i];
-        if (t > 0) {
-          lag1 += whitened[t][i] * whitened[t - 1][i];
-          rawLag1 += noise[t][i] * noise[t - 1][i];
-        }
-      }
-    }
-    double variance = sumSq / samples;
-    assertThat(variance / (sigma * sigma)).isCloseTo(1, within(5 * Math.sqrt(2.0 / samples)));
-    assertThat(lag1 / sumSq).isCloseTo(0, within(5 / Math.sqrt(samples)));
+    double rawLag1 =
+        ReleasedNoise.assertWhitenedByC(
+            releasing.decided.models,
+            spec.rounds().expectedClients(),
+            spec.privacy().correlated().strategy().toeplitzCoefficients(rounds),
+            spec.mechanism(0.5).sigma());
     // The released noise itself is correlated across rounds: the check above can tell.
-    assertThat(rawLag1 / rawSq).isLessThan(-10 / Math.sqrt(samples));
+    assertThat(rawLag1).isLessThan(-ReleasedNoise.clearlyCorrelated(rounds, d));
   }
 }
