@@ -102,24 +102,7 @@ class CorrelatedNoiseIT extends KafkaFlinkTestBase {
               noise: {source: seeded, seed: 20261125}
             """
                 .formatted(D, M, DELTA, PLANNED_ROUNDS, Z));
-    JobSpec plain =
-        siblingSpec(
-            blt,
-            blt.jobId() + "-plain",
-            """
-            model:
-              tensors:
-                - {name: w, shape: [%d]}
-            rounds:
-              timeout: 5s
-              expectedClients: %d
-            privacy:
-              clipNorm: 1.0
-              delta: %s
-              budgetEpsilon: .inf
-              noiseMultiplier: 0
-            """
-                .formatted(D, M, DELTA));
+    JobSpec plain = plainSibling(blt);
     startJob(List.of(blt, plain), 2);
 
     for (int round = 1; round <= PLANNED_ROUNDS; round++) {
@@ -193,9 +176,7 @@ class CorrelatedNoiseIT extends KafkaFlinkTestBase {
     Accountant pld = Accountant.named("pld");
     double previousSensitivity = 0;
     double previousEpsilon = 0;
-    double[] drift = new double[D];
-    double[] tolerance = new double[D];
-    double worst = 0;
+    NoiseDrift drift = new NoiseDrift();
     String deployment = ledger.get(0).getDeployment();
     List<String> figures = new ArrayList<>();
     for (long round = 1; round <= PLANNED_ROUNDS; round++) {
@@ -238,30 +219,18 @@ class CorrelatedNoiseIT extends KafkaFlinkTestBase {
       previousSensitivity = sensitivity;
       previousEpsilon = epsilon;
 
-      // The model minus the same job's without noise: lr / m times the sum of sigma (C^-1 Z)_s
-      // over s <= t (SGD, lr 1), up to each release's float rounding (half an ulp of each model's
-      // value per round) and 1e-12 per round for the sums in double.
-      double[] noise = DeploymentNoise.sumNoise(blt, deployment, round);
-      float[] ours = weights(model);
-      float[] theirs = weights(baseline.get(round));
-      for (int i = 0; i < D; i++) {
-        drift[i] += noise[i] / M;
-        tolerance[i] += (Math.ulp(ours[i]) + Math.ulp(theirs[i])) / 2 + 1e-12;
-        double error = ((double) ours[i] - theirs[i]) - drift[i];
-        assertThat(Math.abs(error))
-            .as(
-                "round %d w[%d]: %s - %s (no noise) vs the recomputed noise %s",
-                round, i, ours[i], theirs[i], drift[i])
-            .isLessThanOrEqualTo(tolerance[i]);
-        worst = Math.max(worst, Math.abs(error));
-      }
+      drift.check(
+          round,
+          DeploymentNoise.sumNoise(blt, deployment, round),
+          weights(model),
+          weights(baseline.get(round)));
     }
     assertThat(previousEpsilon)
         .as("the last planned round's epsilon is the planned one (one Gaussian with z)")
         .isCloseTo(CorrelatedNoiseAccounting.epsilon(pld, Z, DELTA), withinPercentage(1e-10));
     System.out.printf(
         "correlated noise IT: %s; sigma %.6f; largest deviation from the recomputed noise %.3g%n",
-        figures, blt.mechanism(1.0).sigma(), worst);
+        figures, blt.mechanism(1.0).sigma(), drift.worst);
   }
 
   /**
@@ -294,24 +263,7 @@ class CorrelatedNoiseIT extends KafkaFlinkTestBase {
               noise: {source: seeded, seed: 20261128}
             """
                 .formatted(D, M, DELTA, PLANNED_ROUNDS, Z));
-    JobSpec plain =
-        siblingSpec(
-            band,
-            band.jobId() + "-plain",
-            """
-            model:
-              tensors:
-                - {name: w, shape: [%d]}
-            rounds:
-              timeout: 5s
-              expectedClients: %d
-            privacy:
-              clipNorm: 1.0
-              delta: %s
-              budgetEpsilon: .inf
-              noiseMultiplier: 0
-            """
-                .formatted(D, M, DELTA));
+    JobSpec plain = plainSibling(band);
     double q = band.privacy().sampling().rate();
     assertThat(q).isEqualTo(0.75);
     NoiseSource jobNoise = NoiseSources.forSpec(band);
@@ -387,9 +339,7 @@ class CorrelatedNoiseIT extends KafkaFlinkTestBase {
     AmplifiedBandMf run = new AmplifiedBandMf(Z, q, PLANNED_ROUNDS, 3);
     Accountant pld = Accountant.named("pld");
     String deployment = ledger.get(0).getDeployment();
-    double[] drift = new double[D];
-    double[] tolerance = new double[D];
-    double worst = 0;
+    NoiseDrift drift = new NoiseDrift();
     for (long round = 1; round <= PLANNED_ROUNDS; round++) {
       GlobalModel model = models.get(round);
       assertThat(model.getPrivacy().getCorrelatedNoise()).isNull();
@@ -412,24 +362,61 @@ class CorrelatedNoiseIT extends KafkaFlinkTestBase {
                       "POISSON_SAMPLED_GAUSSIAN " + sampledRounds,
                       "NO_OP " + (round - sampledRounds)));
 
-      double[] noise = DeploymentNoise.sumNoise(band, deployment, round);
-      float[] ours = weights(model);
-      float[] theirs = weights(baseline.get(round));
+      drift.check(
+          round,
+          DeploymentNoise.sumNoise(band, deployment, round),
+          weights(model),
+          weights(baseline.get(round)));
+    }
+    System.out.printf(
+        "bandmf IT: admitted %s, %d turned away; largest deviation from the recomputed noise %.3g%n",
+        admitted, notInGroup, drift.worst);
+  }
+
+  /** A job with the same model, cohort and C and no noise: it gets the same members' updates. */
+  private static JobSpec plainSibling(JobSpec spec) {
+    return siblingSpec(
+        spec,
+        spec.jobId() + "-plain",
+        """
+        model:
+          tensors:
+            - {name: w, shape: [%d]}
+        rounds:
+          timeout: 5s
+          expectedClients: %d
+        privacy:
+          clipNorm: 1.0
+          delta: %s
+          budgetEpsilon: .inf
+          noiseMultiplier: 0
+        """
+            .formatted(D, M, DELTA));
+  }
+
+  /**
+   * The model minus the same job's without noise: lr / m times the sum of the released noise over
+   * the rounds so far (SGD, lr 1), up to each release's float rounding (half an ulp of each model's
+   * value per round) and 1e-12 per round for the sums in double.
+   */
+  private static final class NoiseDrift {
+    private final double[] drift = new double[D];
+    private final double[] tolerance = new double[D];
+    double worst;
+
+    void check(long round, double[] noise, float[] ours, float[] theirs) {
       for (int i = 0; i < D; i++) {
         drift[i] += noise[i] / M;
         tolerance[i] += (Math.ulp(ours[i]) + Math.ulp(theirs[i])) / 2 + 1e-12;
         double error = ((double) ours[i] - theirs[i]) - drift[i];
         assertThat(Math.abs(error))
             .as(
-                "round %d w[%d]: %s - %s vs the recomputed noise %s",
+                "round %d w[%d]: %s - %s (no noise) vs the recomputed noise %s",
                 round, i, ours[i], theirs[i], drift[i])
             .isLessThanOrEqualTo(tolerance[i]);
         worst = Math.max(worst, Math.abs(error));
       }
     }
-    System.out.printf(
-        "bandmf IT: admitted %s, %d turned away; largest deviation from the recomputed noise %.3g%n",
-        admitted, notInGroup, worst);
   }
 
   /** Client {@code client}'s update in round {@code round}: b's and e's are clipped at C = 1. */
