@@ -48,7 +48,9 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
               + " (DP-FTRL, the whole run one Gaussian mechanism); needs --sampling checkin with"
               + " --min-separation and --max-participations, and --noise-source seeded."
               + " distributed-discrete-gaussian: the clients add discrete Gaussian shares under"
-              + " secure aggregation; needs --aggregation secure and no Poisson sampling (default"
+              + " secure aggregation; needs --aggregation secure and no Poisson sampling. bandmf:"
+              + " amplified banded MF, the job groups the clients and samples the round's group;"
+              + " needs --sampling server, --noise-source seeded and --target-epsilon (default"
               + " independent).")
   String mechanism;
 
@@ -80,7 +82,7 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
     if (!SimulationConfig.MECHANISMS.contains(mechanism)) {
       throw new Flags(spec)
           .fail(
-              "--mechanism must be independent, blt or distributed-discrete-gaussian, was '"
+              "--mechanism must be independent, blt, bandmf or distributed-discrete-gaussian, was '"
                   + mechanism
                   + "'");
     }
@@ -111,6 +113,17 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
                     + " add --noise-source seeded");
       }
       config = config.toBuilder().mechanism("blt").build();
+    }
+    if (mechanism.equals("bandmf")) {
+      try {
+        config = config.toBuilder().mechanism("bandmf").build();
+      } catch (IllegalArgumentException e) {
+        throw new Flags(spec)
+            .fail(
+                "--mechanism bandmf: "
+                    + e.getMessage()
+                    + " (give --sampling server, --noise-source seeded and --target-epsilon)");
+      }
     }
     if (auditPlot != null && config.canaries() == 0) {
       throw new Flags(spec).fail("--audit-plot draws the canaries' audit: add --canaries K");

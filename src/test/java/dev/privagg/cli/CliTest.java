@@ -328,7 +328,7 @@ class CliTest {
         "simulate --sampling checkin --max-participations 0 | --max-participations must be >= 1,"
             + " was 0",
         "evaluate --mechanisms blt,ftrl | --mechanisms must name some of blt, independent-k,"
-            + " poisson, had 'ftrl'",
+            + " poisson, bandmf, had 'ftrl'",
         "evaluate --mechanisms poisson,poisson | --mechanisms names poisson twice",
         "evaluate --distributed-bits 16 --cohort 5 | --cohort does not go with --distributed-bits",
         "epsilon --noise-multiplier 2 --sampling-rate 0.5 --rounds 3 --delta 1e-5 --mechanism"
@@ -349,8 +349,10 @@ class CliTest {
         "evaluate --distributed-bits 12 --clients 1000 | --distributed-bits distributed-12:"
             + " simulation: aggregation.bitsPerCoordinate 12-bit words cannot hold the sum of"
             + " rounds.maxClients = 1000 inputs",
-        "evaluate --mechanisms blt --min-separation 2 | --mechanisms blt: the BLT job takes keyed"
-            + " or seeded noise, and a simulation seeded: add --noise-source seeded",
+        "evaluate --mechanisms blt --min-separation 2 | --mechanisms blt: the job takes keyed or"
+            + " seeded noise for it, and a simulation seeded: add --noise-source seeded",
+        "simulate --mechanism bandmf --target-epsilon 4 | --mechanism bandmf: mechanism bandmf"
+            + " needs sampling server",
         "evaluate --mechanisms poisson | --mechanisms compares under a participation schema: give"
             + " --min-separation B and --max-participations K",
         "evaluate --mechanisms poisson --sampling client | --sampling does not go with"
@@ -361,7 +363,7 @@ class CliTest {
             + " --sampling checkin",
         "simulate --mechanism blt --sampling checkin --min-separation 5 | --mechanism blt: the"
             + " BLT job takes keyed or seeded noise",
-        "simulate --mechanism ftrl | --mechanism must be independent, blt or"
+        "simulate --mechanism ftrl | --mechanism must be independent, blt, bandmf or"
             + " distributed-discrete-gaussian, was 'ftrl'",
         "simulate --mechanism distributed-discrete-gaussian | --mechanism"
             + " distributed-discrete-gaussian: the clients add their noise before masking; add"

@@ -89,6 +89,6 @@ class MechanismComparisonTest {
   void anUnknownMechanism_isRefusedWithTheKnownOnes() {
     assertThatThrownBy(() -> MechanismComparison.of("dp-ftrl", base()))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("mechanism must be one of blt, independent-k, poisson, was 'dp-ftrl'");
+        .hasMessage("mechanism must be one of blt, independent-k, poisson, bandmf, was 'dp-ftrl'");
   }
 }
