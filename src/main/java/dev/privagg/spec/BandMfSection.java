@@ -207,7 +207,7 @@ final class BandMfSection {
     // One band is C = I and one group: DP-FedAvg with the server's Poisson sampling, run as
     // exactly that (the same noise stream, charges and state), so the two cannot drift apart.
     JobSpec.Correlated correlated =
-        bands == 1 ? null : JobSpec.Correlated.banded(strategy, n, error, noiseBlocks, population);
+        bands == 1 ? null : JobSpec.Correlated.banded(strategy, n, error, noiseBlocks);
     return new JobSpec.Privacy(
         clipNorm,
         clipping,

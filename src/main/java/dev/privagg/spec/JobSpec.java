@@ -247,10 +247,9 @@ public record JobSpec(
       double[] omega,
       double plannedSensitivity,
       int noiseBlocks,
-      double[] bandCoefficients,
-      long population)
+      double[] bandCoefficients)
       implements Serializable {
-    /** A BLT's settings: no bands, no population. */
+    /** A BLT's settings: no bands. */
     public Correlated(
         int minSeparation,
         int maxParticipations,
@@ -267,16 +266,15 @@ public record JobSpec(
           omega,
           plannedSensitivity,
           noiseBlocks,
-          null,
-          0);
+          null);
     }
 
     /**
      * Amplified banded MF ({@code privacy.mechanism: bandmf}): the b-banded C of these
-     * coefficients, clients in b groups of a population of N, each group's rounds b apart.
+     * coefficients, clients in b groups, each group's rounds b apart.
      */
     public static Correlated banded(
-        BandedToeplitz strategy, long rounds, String error, int noiseBlocks, long population) {
+        BandedToeplitz strategy, long rounds, String error, int noiseBlocks) {
       int b = strategy.bands();
       return new Correlated(
           b,
@@ -286,8 +284,7 @@ public record JobSpec(
           new double[0],
           1.0,
           noiseBlocks,
-          strategy.coefficients(),
-          population);
+          strategy.coefficients());
     }
 
     /** Whether this is amplified banded MF rather than a BLT. */
@@ -314,11 +311,6 @@ public record JobSpec(
     /** How the noise blocks turn each round's Z into its correlated noise. */
     public NoiseCorrelation noiseCorrelation() {
       return banded() ? bandedStrategy() : strategy();
-    }
-
-    /** The mechanism's name in specs: blt or bandmf. */
-    public String mechanism() {
-      return banded() ? "bandmf" : "blt";
     }
 
     /** The participation schema over {@code rounds} rounds. */
