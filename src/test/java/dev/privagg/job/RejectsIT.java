@@ -116,8 +116,9 @@ class RejectsIT extends KafkaFlinkTestBase {
                     ByteBuffer.wrap(new byte[32])))));
 
     // ROUND_FULL is covered by DecideFunctionTest, CLIENT_TIMESTAMP by ProducerTimestampIT,
-    // correlated noise's PARTICIPATION_LIMIT and TOO_SOON by CorrelatedNoiseIT, and a secure job's
-    // SECURE_PROTOCOL by SecureMessageValidatorTest and SecurePhasesTest.
+    // correlated noise's PARTICIPATION_LIMIT, TOO_SOON and (bandmf's) NOT_IN_GROUP by
+    // CorrelatedNoiseIT, and a secure job's SECURE_PROTOCOL by SecureMessageValidatorTest and
+    // SecurePhasesTest.
     EnumSet<RejectReason> expected =
         EnumSet.complementOf(
             EnumSet.of(
@@ -125,6 +126,7 @@ class RejectsIT extends KafkaFlinkTestBase {
                 RejectReason.CLIENT_TIMESTAMP,
                 RejectReason.PARTICIPATION_LIMIT,
                 RejectReason.TOO_SOON,
+                RejectReason.NOT_IN_GROUP,
                 RejectReason.SECURE_PROTOCOL));
     List<RejectedUpdate> rejects =
         rejectsUntil(
