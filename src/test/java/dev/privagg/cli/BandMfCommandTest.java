@@ -4,26 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class BandMfCommandTest {
   @Test
   void json_listsTheBandsTried_andTheBestIsNeverWorseThanDpFedAvg() throws Exception {
-    CliTest.Run run =
-        CliTest.run(
-            "mechanism",
-            "bandmf",
-            "--population",
-            "200",
-            "--cohort",
-            "10",
-            "--rounds",
-            "40",
-            "--target-epsilon",
-            "4",
-            "--delta",
-            "1e-5",
-            "--json");
+    CliTest.Run run = run(List.of("mechanism", "bandmf"), "--json");
     assertThat(run.exitCode()).as(run.err()).isZero();
     JsonNode out = new ObjectMapper().readTree(run.out());
     assertThat(out.get("candidates").get(0).get("bands").asInt()).isEqualTo(1);
@@ -35,46 +23,14 @@ class BandMfCommandTest {
 
   @Test
   void bandsBeyondTheGroups_refusedWithTheLimit() {
-    CliTest.Run run =
-        CliTest.run(
-            "mechanism",
-            "bandmf",
-            "--population",
-            "200",
-            "--cohort",
-            "10",
-            "--rounds",
-            "40",
-            "--target-epsilon",
-            "4",
-            "--delta",
-            "1e-5",
-            "--bands",
-            "21");
+    CliTest.Run run = run(List.of("mechanism", "bandmf"), "--bands", "21");
     assertThat(run.exitCode()).isNotZero();
     assertThat(run.err()).contains("bands must be in [1, 20]");
   }
 
   @Test
   void plan_printsTheBandsAndZ_thatMeetTheTarget() throws Exception {
-    CliTest.Run run =
-        CliTest.run(
-            "plan",
-            "--mechanism",
-            "bandmf",
-            "--population",
-            "200",
-            "--cohort",
-            "10",
-            "--rounds",
-            "40",
-            "--target-epsilon",
-            "4",
-            "--delta",
-            "1e-5",
-            "--bands",
-            "4",
-            "--json");
+    CliTest.Run run = run(List.of("plan", "--mechanism", "bandmf"), "--bands", "4", "--json");
     assertThat(run.exitCode()).as(run.err()).isZero();
     JsonNode out = new ObjectMapper().readTree(run.out());
     assertThat(out.get("bands").asInt()).isEqualTo(4);
@@ -89,11 +45,19 @@ class BandMfCommandTest {
                 1e-5)
             .epsilon();
     assertThat(epsilon).isLessThanOrEqualTo(4).isGreaterThan(3.99);
-    CliTest.Run mixed =
-        CliTest.run(
-            "plan",
-            "--mechanism",
-            "bandmf",
+    CliTest.Run mixed = run(List.of("plan", "--mechanism", "bandmf"), "--sampling-rate", "0.1");
+    assertThat(mixed.exitCode()).isNotZero();
+    assertThat(mixed.err()).contains("do not apply to bandmf");
+  }
+
+  /**
+   * {@code command} for 200 clients, cohort 10, 40 rounds, epsilon 4 at delta 1e-5, then {@code
+   * extra}.
+   */
+  private static CliTest.Run run(List<String> command, String... extra) {
+    List<String> args = new ArrayList<>(command);
+    args.addAll(
+        List.of(
             "--population",
             "200",
             "--cohort",
@@ -103,10 +67,8 @@ class BandMfCommandTest {
             "--target-epsilon",
             "4",
             "--delta",
-            "1e-5",
-            "--sampling-rate",
-            "0.1");
-    assertThat(mixed.exitCode()).isNotZero();
-    assertThat(mixed.err()).contains("do not apply to bandmf");
+            "1e-5"));
+    args.addAll(List.of(extra));
+    return CliTest.run(args.toArray(String[]::new));
   }
 }
