@@ -80,6 +80,9 @@ final class EvaluateCommand implements Callable<Integer>, KafkaCommand {
     if (!distributed.requested() && flags.given("--dropout-rate")) {
       throw flags.fail("--dropout-rate belongs to --distributed-bits: add it, or drop the rate");
     }
+    if (!mechanisms.requested() && flags.given("--bands")) {
+      throw flags.fail("--bands fixes bandmf's band count: add --mechanisms with bandmf");
+    }
     if (distributed.requested()) {
       return distributed.run(shared, comparison.targetEpsilon(flags));
     }

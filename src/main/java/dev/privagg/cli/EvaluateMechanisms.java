@@ -33,6 +33,14 @@ final class EvaluateMechanisms {
               + " mechanisms.png.")
   List<String> mechanisms;
 
+  @Option(
+      names = "--bands",
+      paramLabel = "B",
+      description =
+          "With --mechanisms bandmf: use B bands (1 to clients / cohort) instead of the planned"
+              + " count; z is planned for the target at B.")
+  Integer bands;
+
   /** True when the command line asks for a comparison of mechanisms. */
   boolean requested() {
     return mechanisms != null;
@@ -63,10 +71,16 @@ final class EvaluateMechanisms {
               + " rounds)");
     }
     SimulationOptions.refuseShortSchedule(flags, base, shared.seeds());
+    if (bands != null && !names.contains("bandmf")) {
+      throw flags.fail("--bands fixes bandmf's band count: add bandmf to --mechanisms");
+    }
+    if (bands != null) {
+      flags.atLeastOne("--bands", bands);
+    }
     List<MechanismComparison.Mechanism> parsed = new ArrayList<>();
     for (String name : names) {
       try {
-        parsed.add(MechanismComparison.of(name, base));
+        parsed.add(MechanismComparison.of(name, base, bands == null ? 0 : bands));
       } catch (IllegalArgumentException e) {
         throw flags.fail("--mechanisms " + name + ": " + e.getMessage());
       }

@@ -55,6 +55,14 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
   String mechanism;
 
   @Option(
+      names = "--bands",
+      paramLabel = "B",
+      description =
+          "With --mechanism bandmf: use B bands (1 to clients / cohort) instead of the planned"
+              + " count; z is planned for the target at B.")
+  Integer bands;
+
+  @Option(
       names = "--bits",
       defaultValue = "18",
       description =
@@ -114,9 +122,15 @@ final class SimulateCommand implements Callable<Integer>, KafkaCommand {
       }
       config = config.toBuilder().mechanism("blt").build();
     }
+    if (bands != null && !mechanism.equals("bandmf")) {
+      throw new Flags(spec).fail("--bands fixes bandmf's band count: add --mechanism bandmf");
+    }
     if (mechanism.equals("bandmf")) {
+      if (bands != null) {
+        new Flags(spec).atLeastOne("--bands", bands);
+      }
       try {
-        config = config.toBuilder().mechanism("bandmf").build();
+        config = config.toBuilder().mechanism("bandmf").bands(bands == null ? 0 : bands).build();
       } catch (IllegalArgumentException e) {
         throw new Flags(spec)
             .fail(

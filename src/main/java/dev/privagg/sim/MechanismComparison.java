@@ -104,9 +104,9 @@ public final class MechanismComparison {
   /**
    * The mechanism {@code name} on {@code base}, which gives the data, model, clients, cohort m,
    * rounds, target epsilon, delta, participation schema (b, k) and training; {@code base}'s own
-   * sampling and mechanism are replaced.
+   * sampling and mechanism are replaced. {@code bands} fixes bandmf's band count (0: planned).
    */
-  public static Mechanism of(String name, SimulationConfig base) {
+  public static Mechanism of(String name, SimulationConfig base, int bands) {
     SimulationConfig.Builder b = base.toBuilder();
     double sqrtRounds = Math.sqrt(base.rounds());
     return switch (name) {
@@ -154,6 +154,7 @@ public final class MechanismComparison {
               name,
               b.sampling("server")
                   .mechanism("bandmf")
+                  .bands(bands)
                   .minSeparation(1)
                   .maxParticipations(0)
                   .build(),

@@ -432,7 +432,8 @@ public final class Simulation {
     if (c.mechanism().equals("bandmf")) {
       // The job samples each round's group at m / (N / b) itself.
       sampling = "{mode: none}";
-      noise += "\n  mechanism: bandmf\n  bandmf: {population: " + c.clients() + "}";
+      String bands = c.bands() == 0 ? "" : ", bands: " + c.bands();
+      noise += "\n  mechanism: bandmf\n  bandmf: {population: " + c.clients() + bands + "}";
     } else if (c.checkInSampling() || c.expectedClients() == c.clients()) {
       // Check-ins are not secret and not random to an adversary: charged without amplification.
       sampling = "{mode: none}";

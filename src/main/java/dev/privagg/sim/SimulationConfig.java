@@ -46,7 +46,8 @@ public record SimulationConfig(
     long seed,
     int canaries,
     boolean secureAggregation,
-    int bitsPerCoordinate) {
+    int bitsPerCoordinate,
+    int bands) {
 
   /**
    * The job spec's {@code privacy.adaptiveClipping} (Andrew et al. 2021): the target fraction of
@@ -152,7 +153,8 @@ public record SimulationConfig(
         .seed(seed)
         .canaries(canaries)
         .secureAggregation(secureAggregation)
-        .bitsPerCoordinate(bitsPerCoordinate);
+        .bitsPerCoordinate(bitsPerCoordinate)
+        .bands(bands);
   }
 
   /** Collects a simulation's values; {@link #build} checks them all at once. */
@@ -182,6 +184,7 @@ public record SimulationConfig(
     private int canaries;
     private boolean secureAggregation;
     private int bitsPerCoordinate = 18;
+    private int bands;
 
     private Builder() {}
 
@@ -332,6 +335,12 @@ public record SimulationConfig(
       return this;
     }
 
+    /** With mechanism {@code bandmf}: the band count b; 0 (the default): the spec plans it. */
+    public Builder bands(int bands) {
+      this.bands = bands;
+      return this;
+    }
+
     /**
      * The simulation, once every value is allowed; the first that is not fails with an {@link
      * IllegalArgumentException} naming the field, the rule and the value.
@@ -383,6 +392,13 @@ public record SimulationConfig(
           throw new IllegalArgumentException(
               "mechanism bandmf plans its bands and z for targetEpsilon; give no noiseMultiplier");
         }
+      }
+      if (bands != 0 && (!mechanism.equals("bandmf") || bands < 0)) {
+        throw new IllegalArgumentException(
+            "bands is a positive band count for mechanism bandmf (0: planned), was "
+                + bands
+                + " with mechanism "
+                + mechanism);
       }
       if (mechanism.equals("distributed-discrete-gaussian")) {
         if (!secureAggregation) {
@@ -461,7 +477,8 @@ public record SimulationConfig(
           seed,
           canaries,
           secureAggregation,
-          bitsPerCoordinate);
+          bitsPerCoordinate,
+          bands);
     }
 
     private static void given(String field, Object value) {

@@ -27,7 +27,7 @@ class MechanismComparisonTest {
 
   @Test
   void independentK_isTheSmallestZWhoseKCompositionsSpendTheTarget() {
-    MechanismComparison.Mechanism m = MechanismComparison.of("independent-k", base());
+    MechanismComparison.Mechanism m = MechanismComparison.of("independent-k", base(), 0);
     Accountant rdp = Accountant.named("rdp");
     double z = m.noiseMultiplier();
     double at = rdp.epsilon(PrivacyLedger.of(PrivacyEvent.gaussian(z, 3)), DELTA).epsilon();
@@ -45,8 +45,8 @@ class MechanismComparisonTest {
     List<MechanismComparison.Mechanism> planned =
         MechanismComparison.plan(
             List.of(
-                MechanismComparison.of("independent-k", base()),
-                MechanismComparison.of("poisson", base())),
+                MechanismComparison.of("independent-k", base(), 0),
+                MechanismComparison.of("poisson", base(), 0)),
             specs);
     JobSpec independent = specs.get(0);
     assertThat(independent.privacy().noiseMultiplier()).isEqualTo(planned.get(0).noiseMultiplier());
@@ -66,7 +66,7 @@ class MechanismComparisonTest {
     SimulationConfig base = base();
     List<JobSpec> specs = new ArrayList<>();
     MechanismComparison.Mechanism blt =
-        MechanismComparison.plan(List.of(MechanismComparison.of("blt", base)), specs).get(0);
+        MechanismComparison.plan(List.of(MechanismComparison.of("blt", base, 0)), specs).get(0);
     JobSpec.Privacy p = specs.get(0).privacy();
     assertThat(p.correlated().minSeparation()).isEqualTo(10);
     assertThat(p.correlated().maxParticipations()).isEqualTo(3);
@@ -87,7 +87,7 @@ class MechanismComparisonTest {
 
   @Test
   void anUnknownMechanism_isRefusedWithTheKnownOnes() {
-    assertThatThrownBy(() -> MechanismComparison.of("dp-ftrl", base()))
+    assertThatThrownBy(() -> MechanismComparison.of("dp-ftrl", base(), 0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("mechanism must be one of blt, independent-k, poisson, bandmf, was 'dp-ftrl'");
   }
