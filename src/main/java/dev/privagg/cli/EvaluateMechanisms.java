@@ -54,6 +54,12 @@ final class EvaluateMechanisms {
     Flags flags = shared.flags();
     refuseFlags(flags);
     List<String> names = names(flags);
+    if (bands != null && !names.contains("bandmf")) {
+      throw flags.fail("--bands fixes bandmf's band count: add bandmf to --mechanisms");
+    }
+    if (bands != null) {
+      flags.atLeastOne("--bands", bands);
+    }
     for (String correlated : List.of("blt", "bandmf")) {
       if (names.contains(correlated) && !"seeded".equals(shared.options().noiseSource)) {
         throw flags.fail(
@@ -71,12 +77,6 @@ final class EvaluateMechanisms {
               + " rounds)");
     }
     SimulationOptions.refuseShortSchedule(flags, base, shared.seeds());
-    if (bands != null && !names.contains("bandmf")) {
-      throw flags.fail("--bands fixes bandmf's band count: add bandmf to --mechanisms");
-    }
-    if (bands != null) {
-      flags.atLeastOne("--bands", bands);
-    }
     List<MechanismComparison.Mechanism> parsed = new ArrayList<>();
     for (String name : names) {
       try {

@@ -359,6 +359,17 @@ class CliTest {
             + " --mechanisms",
         "evaluate --mechanisms poisson --variants fixed-sgd | --variants does not go with"
             + " --mechanisms",
+        "evaluate --bands 3 | --bands fixes bandmf's band count: add --mechanisms with bandmf",
+        "evaluate --mechanisms poisson --bands 3 --min-separation 5 --max-participations 2 |"
+            + " --bands fixes bandmf's band count: add bandmf to --mechanisms",
+        "evaluate --mechanisms bandmf --bands 0 --noise-source seeded --min-separation 5"
+            + " --max-participations 2 | --bands must be >= 1, was 0",
+        "evaluate --mechanisms bandmf --bands 6 --noise-source seeded --min-separation 2"
+            + " --max-participations 25 | --mechanisms bandmf: bandmf: privacy.bandmf.bands must be"
+            + " in [1, 5]",
+        "simulate --bands 2 | --bands fixes bandmf's band count: add --mechanism bandmf",
+        "simulate --mechanism bandmf --sampling server --noise-source seeded --bands 0 | --bands"
+            + " must be >= 1, was 0",
         "simulate --mechanism blt | --mechanism blt: the job takes no sampled rounds; add"
             + " --sampling checkin",
         "simulate --mechanism blt --sampling checkin --min-separation 5 | --mechanism blt: the"

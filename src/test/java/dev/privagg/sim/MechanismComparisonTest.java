@@ -3,6 +3,8 @@ package dev.privagg.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.privagg.bandmf.BandMfPlan;
+import dev.privagg.correlated.ErrorKind;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
@@ -83,6 +85,25 @@ class MechanismComparisonTest {
     // Correlation shrinks the model's noise below independent noise's sqrt(n) per draw.
     assertThat(blt.modelFactor()).isLessThan(blt.roundFactor() * Math.sqrt(30));
     assertThat(blt.modelNoiseStd()).isPositive().isFinite();
+  }
+
+  @Test
+  void bandmf_takesAFixedBandCount_orPlansOne() {
+    SimulationConfig base = base().toBuilder().noiseSource("seeded").build();
+    List<JobSpec> specs = new ArrayList<>();
+    MechanismComparison.plan(
+        List.of(
+            MechanismComparison.of("bandmf", base, 2), MechanismComparison.of("bandmf", base, 0)),
+        specs);
+    assertThat(specs.get(0).privacy().correlated().bandedStrategy().bands()).isEqualTo(2);
+    // 600 clients, cohort 20, 30 rounds at epsilon 4: the planner's own count, not the fixed one.
+    assertThat(specs.get(1).privacy().correlated().bandedStrategy().bands())
+        .isEqualTo(
+            BandMfPlan.plan(600, 20, 30, 4.0, DELTA, Accountant.named("rdp"), ErrorKind.MEAN, null)
+                .best()
+                .bands());
+    assertThat(specs.get(0).privacy().noiseMultiplier())
+        .isNotEqualTo(specs.get(1).privacy().noiseMultiplier());
   }
 
   @Test
