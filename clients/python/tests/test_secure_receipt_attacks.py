@@ -46,8 +46,9 @@ def test_a_target_cut_from_all_but_t_minus_1_partners_refuses_to_unmask_when_tho
         r.sessions[0].sign_survivors(range(5), [0, 3, 4])
 
 
-def test_a_confirmed_cutting_more_than_r_pairs_a_client_did_not_reject_is_refused() -> None:
-    # 12 clients at the default rates: k = 9, t = 6, r = 1 (one colluder may falsely complain).
+def test_a_confirmed_cutting_more_than_r_plus_one_pairs_a_client_did_not_reject_is_refused() -> None:
+    # 12 clients at the default rates: k = 9, t = 6, r = 1 (one colluder may falsely complain,
+    # and one client more: the client two neighbouring worlds differ by).
     threat = ThreatModel(0.1, 0.1)
     sessions = [
         ClientSession("job", 3, bytes(16), SeededRandomness(u), threat) for u in range(12)
@@ -61,13 +62,13 @@ def test_a_confirmed_cutting_more_than_r_pairs_a_client_did_not_reject_is_refuse
             inbox[sealed.index].append(RoutedShare(u, sealed.ciphertext, s.commitments))
     me = sessions[0]
     me.on_shares(Shares(0, tuple(inbox[0])))
-    a, b = (v for v in me.neighbours[:2])
-    with pytest.raises(SecureProtocolError, match="cuts 2 of this client's pairs, more than the 1"):
-        me.on_confirmed(range(12), [(0, a), (0, b)])
+    a, b, c = (v for v in me.neighbours[:3])
+    with pytest.raises(SecureProtocolError, match="cuts 3 of this client's pairs, more than the 2"):
+        me.on_confirmed(range(12), [(0, a), (0, b), (0, c)])
     with pytest.raises(SecureProtocolError, match="the cuts repeat the pair"):
         me.on_confirmed(range(12), [(0, a), (a, 0)])
-    me.on_confirmed(range(12), [(0, a)])
-    assert a not in me.masked_with and b in me.masked_with
+    me.on_confirmed(range(12), [(0, a), (0, b)])
+    assert a not in me.masked_with and b not in me.masked_with and c in me.masked_with
 
 
 # -- shares off the committed polynomial -----------------------------------------------------

@@ -1,6 +1,6 @@
 """The second adversarial review of issue 32's receipt phase: the server makes a client reject
 honest neighbours by tampering the shares it routes, so the cuts that follow are "rejected by the
-client itself"; they count against the r limit of ``on_confirmed`` all the same (Java:
+client itself"; they count against the r + 1 limit of ``on_confirmed`` all the same (Java:
 TamperedSharesCutsTest)."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from privagg_client.secure.thresholds import ThreatModel
 from secagg_server import SeededRandomness, make_roster
 
 
-def test_a_confirmed_keeping_a_client_whose_own_receipt_rejects_more_than_r_is_refused() -> None:
-    # 12 clients at the default rates: k = 9, t = 6, r = 1. The server replaces what two honest
-    # neighbours sealed for client 0; its receipt rejects 2 > r, which an honest job answers by
-    # removing client 0 as a liar. A Confirmed that keeps it and cuts both pairs is the server's.
+def test_a_confirmed_keeping_a_client_whose_own_receipt_rejects_more_than_r_plus_one_is_refused() -> None:
+    # 12 clients at the default rates: k = 9, t = 6, r = 1. The server replaces what three honest
+    # neighbours sealed for client 0; its receipt rejects 3 > r + 1, which an honest job answers by
+    # removing client 0 as a liar. A Confirmed that keeps it and cuts those pairs is the server's.
     threat = ThreatModel(0.1, 0.1)
     sessions = [
         ClientSession("job", 3, bytes(16), SeededRandomness(u), threat) for u in range(12)
@@ -32,12 +32,12 @@ def test_a_confirmed_keeping_a_client_whose_own_receipt_rejects_more_than_r_is_r
         for sealed in s.on_roster(roster):
             inbox[sealed.index].append(RoutedShare(u, sealed.ciphertext, s.commitments))
     me = sessions[0]
-    a, b = me.neighbours[:2]
+    a, b, c = me.neighbours[:3]
     tampered = [
-        replace(s, ciphertext=bytes(len(s.ciphertext))) if s.sender in (a, b) else s
+        replace(s, ciphertext=bytes(len(s.ciphertext))) if s.sender in (a, b, c) else s
         for s in inbox[0]
     ]
     me.on_shares(Shares(0, tuple(tampered)))
-    assert set(me.receipt()) == {a, b}
+    assert set(me.receipt()) == {a, b, c}
     with pytest.raises(SecureProtocolError):
-        me.on_confirmed(range(12), [(0, a), (0, b)])
+        me.on_confirmed(range(12), [(0, a), (0, b), (0, c)])

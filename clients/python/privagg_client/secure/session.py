@@ -446,15 +446,17 @@ class ClientSession:
                 partners.append(w)
             else:
                 cut_pairs += 1
-        # Every cut pair of an honest client holds a colluder (junk it sent, or a false
-        # complaint), so at most r; its own rejections count too, since the job routes the shares
-        # and could turn an honest neighbour's into junk.
+        # Every cut pair of an honest client holds a misbehaving client (junk it sent, or a false
+        # complaint): a colluder, r at most, or the one client neighbouring worlds differ by. Its
+        # own rejections count too, since the job routes the shares and could turn an honest
+        # neighbour's into junk.
         if self._threat is not None:
-            limit = rejection_limit(n, self._roster.degree, self._threat)
-            if cut_pairs > limit:
+            r = rejection_limit(n, self._roster.degree, self._threat)
+            if cut_pairs > r + 1:
                 raise SecureProtocolError(
-                    f"the job cuts {cut_pairs} of this client's pairs, more than the {limit} "
-                    "colluders its neighbourhood may hold; no masked input is sent"
+                    f"the job cuts {cut_pairs} of this client's pairs, more than the {r + 1} "
+                    f"misbehaving clients its neighbourhood may hold (r = {r} colluders and one "
+                    "client more); no masked input is sent"
                 )
         self._confirmed = u2
         self._confirmed_list = tuple(sorted(u2))

@@ -468,17 +468,21 @@ public final class ClientSession {
         cutPairs++;
       }
     }
-    // Every cut pair of an honest client holds a colluder (junk it sent, or a false complaint),
-    // so at most r; its own rejections count too, since the server routes the shares and can
-    // turn an honest neighbour's into junk.
-    if (cutPairs > rejectionLimit) {
+    // Every cut pair of an honest client holds a misbehaving client (junk it sent, or a false
+    // complaint): a colluder, r at most, or the one client neighbouring worlds differ by. Its own
+    // rejections count too, since the server routes the shares and can turn an honest
+    // neighbour's into junk.
+    int tolerated = ShareConfirmation.toleratedRejections(rejectionLimit);
+    if (cutPairs > tolerated) {
       throw new IllegalStateException(
           clientId
               + ": the job cuts "
               + cutPairs
               + " of its pairs, more than the "
+              + tolerated
+              + " misbehaving clients its neighbourhood may hold (r = "
               + rejectionLimit
-              + " colluders its neighbourhood may hold; no masked input is sent");
+              + " colluders and one client more); no masked input is sent");
     }
     confirmedView = in;
     confirmedList = confirmed.clone();

@@ -11,16 +11,20 @@ import java.util.function.IntFunction;
  * (the neighbours whose shares did not decrypt for it), so that a client sending junk shares leaves
  * the round before anyone masks with it instead of spoiling the unmasking (issue 32, item 3).
  *
- * <p>The rules, with r the roster's {@link RoundThresholds.Choice#rejectionLimit}:
+ * <p>The rules, with r the roster's {@link RoundThresholds.Choice#rejectionLimit} (the most
+ * colluders a neighbourhood holds but for 2^-41 / n) and r + 1 the most misbehaving neighbours of
+ * an honest client: those colluders and the one client two neighbouring worlds differ by, whatever
+ * it does. Judged at r, the colluders and that one client could reject an honest dealer r + 1 times
+ * and have it removed, and the cascade with it (issue 32's final review).
  *
  * <ol>
  *   <li>The confirmed clients start as those that shared (U2) and sent a receipt.
- *   <li>A client whose shares more than r of them reject leaves (an honest client's shares are
- *       rejected only by colluders, at most r but for 2^-41 / n).
- *   <li>A receipt that still rejects more than r of those left is a lie (an honest client meets at
- *       most r colluding dealers): its sender leaves, its rejections count for nothing. Dealers go
- *       first so that a junk sender beyond the declared rate is the one to leave, not each honest
- *       neighbour that names it.
+ *   <li>A client whose shares more than r + 1 of them reject leaves (an honest client's shares are
+ *       rejected only by misbehaving clients).
+ *   <li>A receipt that still rejects more than r + 1 of those left is a lie (an honest client meets
+ *       at most r + 1 misbehaving dealers): its sender leaves, its rejections count for nothing.
+ *       Dealers go first so that a junk sender beyond the declared rate is the one to leave, not
+ *       each honest neighbour that names it.
  *   <li>Every other rejection cuts the pair: neither masks with the other, and the rejecter holds
  *       no share of the rejected.
  *   <li>A client left with fewer than t - 1 holders or partners among the confirmed leaves (its
@@ -28,16 +32,17 @@ import java.util.function.IntFunction;
  * </ol>
  *
  * <p>What remains needs no more than the thresholds allow: t <= k - x - r leaves each secret t good
- * shares when x holders fail and r rejected it.
+ * shares when x holders fail and r rejected it. The extra client is one of the x (the margin L = D
+ * + 1 of {@link RoundThresholds}): a pair it cuts costs its neighbour the holder its dropout would.
  */
 public final class ShareConfirmation {
   private ShareConfirmation() {}
 
   /** Why a client left at confirmation. */
   public enum Removal {
-    /** More than r neighbours rejected its shares. */
+    /** More than r + 1 neighbours rejected its shares. */
     SHARES_REJECTED,
-    /** Its receipt rejected more than r neighbours' shares. */
+    /** Its receipt rejected more than r + 1 neighbours' shares. */
     TOO_MANY_REJECTIONS,
     /** Fewer than t - 1 holders or partners remained. */
     TOO_FEW_PARTNERS
@@ -89,6 +94,7 @@ public final class ShareConfirmation {
     for (int u = 0; u < n; u++) {
       in[u] = shared[u] && receipts[u] != null;
     }
+    int tolerated = toleratedRejections(rejectionLimit);
     int[] rejectedBy = new int[n];
     for (int v = 0; v < n; v++) {
       if (in[v]) {
@@ -98,14 +104,14 @@ public final class ShareConfirmation {
       }
     }
     for (int u = 0; u < n; u++) {
-      if (in[u] && rejectedBy[u] > rejectionLimit) {
+      if (in[u] && rejectedBy[u] > tolerated) {
         in[u] = false;
         why[u] = Removal.SHARES_REJECTED;
       }
     }
     boolean[] dealerLeft = in.clone();
     for (int u = 0; u < n; u++) {
-      if (in[u] && rejectionsOfThoseLeft(receipts[u], dealerLeft) > rejectionLimit) {
+      if (in[u] && rejectionsOfThoseLeft(receipts[u], dealerLeft) > tolerated) {
         in[u] = false;
         why[u] = Removal.TOO_MANY_REJECTIONS;
       }
@@ -145,6 +151,14 @@ public final class ShareConfirmation {
         confirmed.stream().mapToInt(Integer::intValue).toArray(),
         cuts.toArray(int[][]::new),
         removed);
+  }
+
+  /**
+   * r + 1: the rejections of an honest client, or cuts of its pairs, the colluders (r) and the one
+   * client neighbouring worlds differ by can cause; the job removes, and a client refuses, beyond.
+   */
+  public static int toleratedRejections(int rejectionLimit) {
+    return rejectionLimit + 1;
   }
 
   private static int rejectionsOfThoseLeft(int[] rejected, boolean[] left) {

@@ -72,14 +72,14 @@ class JunkSharesTest {
   }
 
   @Test
-  void junkToAtMostRNeighbours_cutsThosePairs_andTheRoundUnmasksWithTheSendersInput() {
+  void junkToAtMostRPlusOneNeighbours_cutsThosePairs_andTheRoundUnmasksWithTheSendersInput() {
     int junk = 5;
     SecAggCohort cohort = cohort(7);
     cohort.shareKeys(i -> true);
     int[] victims =
         IntStream.of(cohort.neighbourhoods[junk])
             .filter(v -> v != junk)
-            .limit(GRAPH.rejectionLimit())
+            .limit(ShareConfirmation.toleratedRejections(GRAPH.rejectionLimit()))
             .toArray();
     cohort.junkSharesOf(junk, v -> IntStream.of(victims).anyMatch(x -> x == v), new Random(7));
 
@@ -90,14 +90,14 @@ class JunkSharesTest {
   }
 
   @Test
-  void aColluderFramingMoreThanRHonestNeighbours_isTheOneRemoved() {
+  void aColluderFramingMoreThanRPlusOneHonestNeighbours_isTheOneRemoved() {
     SecAggCohort cohort = cohort(9);
     cohort.shareKeys(i -> true);
     int liar = 2;
     int[] framed =
         IntStream.of(cohort.neighbourhoods[liar])
             .filter(v -> v != liar)
-            .limit(GRAPH.rejectionLimit() + 1)
+            .limit(ShareConfirmation.toleratedRejections(GRAPH.rejectionLimit()) + 1)
             .toArray();
     boolean[] shared = new boolean[N];
     int[][] receipts = new int[N][];

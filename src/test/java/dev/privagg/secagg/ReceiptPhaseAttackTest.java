@@ -53,8 +53,9 @@ class ReceiptPhaseAttackTest {
   }
 
   @Test
-  void aConfirmedCuttingMoreThanRPairsAClientDidNotReject_isRefused() {
-    // 12 clients at the default rates: k = 9, t = 6, r = 1 (one colluder may falsely complain).
+  void aConfirmedCuttingMoreThanRPlusOnePairsAClientDidNotReject_isRefused() {
+    // 12 clients at the default rates: k = 9, t = 6, r = 1 (one colluder may falsely complain,
+    // and one client more: the client two neighbouring worlds differ by).
     SecAggCohort cohort = SecAggCohort.checked(12, DEFAULT_RATES, 12);
     cohort.shareKeys(i -> true);
     int me = 0;
@@ -64,12 +65,15 @@ class ReceiptPhaseAttackTest {
     int[] everyone = IntStream.range(0, 12).toArray();
 
     assertThatThrownBy(
-            () -> client.onConfirmed(everyone, new int[][] {{me, others[0]}, {me, others[1]}}))
+            () ->
+                client.onConfirmed(
+                    everyone, new int[][] {{me, others[0]}, {me, others[1]}, {me, others[2]}}))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage(
-            "client-0: the job cuts 2 of its pairs, more than the 1 colluders its neighbourhood"
-                + " may hold; no masked input is sent");
-    client.onConfirmed(everyone, new int[][] {{me, others[0]}});
+            "client-0: the job cuts 3 of its pairs, more than the 2 misbehaving clients its"
+                + " neighbourhood may hold (r = 1 colluders and one client more); no masked input"
+                + " is sent");
+    client.onConfirmed(everyone, new int[][] {{me, others[0]}, {me, others[1]}});
     assertThat(client.maskedInput(new long[D])).hasSize(8 * D);
   }
 

@@ -61,7 +61,9 @@ class ShareConfirmationTest {
     receipts[2] = new int[] {4};
     receipts[3] = new int[] {4};
 
-    ShareConfirmation.Result result = decide(receipts, 3, 2);
+    // r = 2: three rejections are what two colluders and one client more can cause, not more.
+    assertThat(decide(receipts, 3, 2).removed()).isEmpty();
+    ShareConfirmation.Result result = decide(receipts, 3, 1);
 
     assertThat(result.confirmed()).containsExactly(0, 1, 2, 3, 5, 6);
     assertThat(result.removed()).isEqualTo(Map.of(4, Removal.SHARES_REJECTED));
@@ -70,12 +72,13 @@ class ShareConfirmationTest {
 
   @Test
   void aReceiptRejectingMoreThanTheLimit_isALie_itsSenderLeaves_andItsRejectionsCountForNothing() {
-    // A colluder framing three honest neighbours: an honest client meets at most r junk senders.
+    // A colluder framing three honest neighbours: an honest client meets at most r + 1 junk
+    // senders (r colluders and the one client neighbouring worlds differ by).
     int[][] receipts = noRejections();
     receipts[6] = new int[] {0, 1, 2};
     receipts[5] = new int[] {0, 1};
 
-    ShareConfirmation.Result result = decide(receipts, 3, 2);
+    ShareConfirmation.Result result = decide(receipts, 3, 1);
 
     assertThat(result.removed()).isEqualTo(Map.of(6, Removal.TOO_MANY_REJECTIONS));
     assertThat(result.confirmed()).containsExactly(0, 1, 2, 3, 4, 5);

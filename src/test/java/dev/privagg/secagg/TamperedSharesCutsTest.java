@@ -28,30 +28,33 @@ class TamperedSharesCutsTest {
   private static final int D = 4;
 
   /**
-   * 12 clients at the default rates: k = 9, t = 6, r = 1. The server tampers two honest neighbours'
-   * shares to client 0; its receipt rejects 2 > r. No honest job confirms a client whose receipt
-   * rejects more than r (it is removed as a liar), so a Confirmed that does, cutting those pairs,
-   * is the server's lie and must be refused like the fabricated cuts it replaces.
+   * 12 clients at the default rates: k = 9, t = 6, r = 1. The server tampers three honest
+   * neighbours' shares to client 0; its receipt rejects 2 > r. No honest job confirms a client
+   * whose receipt rejects more than r (it is removed as a liar), so a Confirmed that does, cutting
+   * those pairs, is the server's lie and must be refused like the fabricated cuts it replaces.
    */
   @Test
-  void aConfirmedThatKeepsAClientWhoseOwnReceiptRejectsMoreThanR_isRefused() {
+  void aConfirmedThatKeepsAClientWhoseOwnReceiptRejectsMoreThanRPlusOne_isRefused() {
     SecAggCohort cohort = SecAggCohort.checked(12, DEFAULT_RATES, 12);
     assertThat(RoundThresholds.choose(12, DEFAULT_RATES).orElseThrow().rejectionLimit())
         .isEqualTo(1);
     cohort.shareKeys(i -> true);
     int me = 0;
     int[] others = IntStream.of(cohort.neighbourhoods[me]).filter(v -> v != me).toArray();
-    // The server replaces what two honest neighbours sealed for client 0.
+    // The server replaces what three honest neighbours sealed for client 0.
     cohort.junkSharesOf(others[0], r -> r == me, new Random(1));
     cohort.junkSharesOf(others[1], r -> r == me, new Random(2));
+    cohort.junkSharesOf(others[2], r -> r == me, new Random(3));
     ClientSession client = cohort.clients.get(me);
     client.onShares(cohort.routedTo(me));
-    assertThat(client.rejectedSenders()).hasSize(2);
+    assertThat(client.rejectedSenders()).hasSize(3);
     int[] everyone = IntStream.range(0, 12).toArray();
 
     assertThatThrownBy(
-            () -> client.onConfirmed(everyone, new int[][] {{me, others[0]}, {me, others[1]}}))
-        .as("two cuts on client 0's pairs where r = 1: the server made it reject them")
+            () ->
+                client.onConfirmed(
+                    everyone, new int[][] {{me, others[0]}, {me, others[1]}, {me, others[2]}}))
+        .as("three cuts on client 0's pairs where r + 1 = 2: the server made it reject them")
         .isInstanceOf(IllegalStateException.class);
   }
 

@@ -568,10 +568,11 @@ final class SecurePhases {
     }
     // r as the roster's graph was chosen with, not the spec's now: a restore under other rates
     // must neither throw here nor judge this round by another graph's limit.
-    int limit = s.rejectionLimit;
     HararyGraph g = graphOf(s);
     ShareConfirmation.Result result =
-        ShareConfirmation.decide(n, g::neighbourhood, shared, receipts, s.threshold, limit);
+        ShareConfirmation.decide(
+            n, g::neighbourhood, shared, receipts, s.threshold, s.rejectionLimit);
+    int limit = ShareConfirmation.toleratedRejections(s.rejectionLimit);
     s.confirmed = new boolean[n];
     for (int u : result.confirmed()) {
       s.confirmed[u] = true;
@@ -589,8 +590,11 @@ final class SecurePhases {
                         SecureRoundState.SHARE_MESSAGE,
                         "its shares were rejected by more than "
                             + limit
-                            + " neighbours (the most colluders an honest client's neighbourhood holds"
-                            + " but for 2^-41 / n); removed from the round before masking",
+                            + " neighbours (r = "
+                            + s.rejectionLimit
+                            + " colluders, the most an honest client's neighbourhood holds but for"
+                            + " 2^-41 / n, and one client more); removed from the round before"
+                            + " masking",
                         out);
                 case TOO_MANY_REJECTIONS ->
                     misbehaved(
@@ -601,7 +605,8 @@ final class SecurePhases {
                             + s.receipts[u].length
                             + " neighbours' shares, more than the "
                             + limit
-                            + " an honest client can meet; removed, its rejections ignored",
+                            + " misbehaving neighbours an honest client can meet; removed, its"
+                            + " rejections ignored",
                         out);
                 case TOO_FEW_PARTNERS -> {}
               }

@@ -963,7 +963,7 @@ class SecurePhasesTest {
         .singleElement()
         .asString()
         .startsWith(junk.id + " at " + junk.id + "@0/")
-        .contains("its shares were rejected by more than 0 neighbours");
+        .contains("its shares were rejected by more than 1 neighbours (r = 0 colluders");
     int[] confirmedIndices =
         confirmed.getConfirmed().stream().mapToInt(Integer::intValue).toArray();
     assertThatThrownBy(() -> junk.session.onConfirmed(confirmedIndices, new int[0][]))
@@ -1355,8 +1355,9 @@ class SecurePhasesTest {
 
   @Test
   void aClientWhoseReceiptRejectsTooMany_isNamedByItsClientId_atItsReceiptsPosition() {
-    // 10 clients at these rates: k = 7, t = 2, r = 1. A receipt rejecting 2 honest neighbours is
-    // a lie (TOO_MANY_REJECTIONS); the reject must name the client as its other rejects do.
+    // 10 clients at these rates: k = 7, t = 2, r = 1. A receipt rejecting 3 honest neighbours
+    // (more than r colluders and one client more) is a lie (TOO_MANY_REJECTIONS); the reject must
+    // name the client as its other rejects do.
     List<Client> clients = sharedRound(10);
     assertThat(RoundThresholds.choose(10, THREAT).orElseThrow().rejectionLimit()).isEqualTo(1);
     driver.advanceTo(SHARE_DEADLINE - 1);
@@ -1368,7 +1369,7 @@ class SecurePhasesTest {
                         store.secure.degree, store.secure.permutation)
                     .neighbourhood(liar.index))
             .filter(v -> v != liar.index)
-            .limit(2)
+            .limit(3)
             .toArray();
     long receiptOffset = offset;
     send(liar.id, new ShareReceipt(boxed(victims)), SHARE_DEADLINE);
@@ -1382,7 +1383,7 @@ class SecurePhasesTest {
         .singleElement()
         .asString()
         .startsWith(
-            liar.id + " at " + liar.id + "@0/" + receiptOffset + ": its receipt rejected 2");
+            liar.id + " at " + liar.id + "@0/" + receiptOffset + ": its receipt rejected 3");
   }
 
   @Test
