@@ -2,7 +2,6 @@ package dev.privagg.secagg;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Random;
 import java.util.Set;
@@ -118,42 +117,22 @@ class ReceiptLiarBeyondTheColludersTest {
 
   /** Real sessions through the receipt phase; {@code liars} reject every other neighbour. */
   private static ShareConfirmation.Result confirm(SecAggCohort c, IntPredicate liars) {
-    boolean[] shared = new boolean[c.n];
-    int[][] receipts = new int[c.n][];
+    c.confirm(
+        i -> true,
+        i ->
+            liars.test(i)
+                ? IntStream.of(c.neighbourhoods[i]).filter(v -> v != i && !liars.test(v)).toArray()
+                : null);
     for (int i = 0; i < c.n; i++) {
-      shared[i] = true;
-      c.clients.get(i).onShares(c.routedTo(i));
-      receipts[i] = c.clients.get(i).rejectedSenders();
-      assertThat(receipts[i]).as("honest receipt of %d", i).isEmpty();
-      if (liars.test(i)) {
-        int self = i;
-        receipts[i] =
-            IntStream.of(c.neighbourhoods[i]).filter(v -> v != self && !liars.test(v)).toArray();
+      if (!liars.test(i)) {
+        assertThat(c.clients.get(i).rejectedSenders()).as("honest receipt of %d", i).isEmpty();
       }
     }
-    ShareConfirmation.Result r =
-        ShareConfirmation.decide(
-            c.n, i -> c.neighbourhoods[i], shared, receipts, c.threshold, c.rejectionLimit);
-    c.confirmation = r;
-    c.confirmed = r.confirmed();
-    c.cuts = r.cuts();
-    for (int i : c.confirmed) {
-      c.clients.get(i).onConfirmed(c.confirmed, c.cuts);
-    }
-    return r;
+    return c.confirmation;
   }
 
   /** The rest of the round; the masked inputs whose sum unmasked exactly, or -1. */
   private static int unmaskedExactly(SecAggCohort c, long[][] units) {
-    int[] confirmed = c.confirmed;
-    int[] masked = c.maskedInputs(i -> true, units);
-    Unmasking.Result result =
-        c.reconstruct(confirmed, masked, c.unmask(i -> true, confirmed, masked));
-    if (result.correction().isEmpty()) {
-      return -1;
-    }
-    long[] sum = c.sumOfMaskedInputs(D);
-    result.correction().get().applyTo(sum, 0, D);
-    return Arrays.equals(sum, SecAggCohort.plainSum(units, masked, D)) ? masked.length : -1;
+    return c.unmaskedExactly(units, i -> true, D);
   }
 }

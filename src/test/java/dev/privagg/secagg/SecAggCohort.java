@@ -128,13 +128,22 @@ final class SecAggCohort {
    * masks with.
    */
   int[] confirm(IntPredicate receipting) {
+    return confirm(receipting, i -> null);
+  }
+
+  /**
+   * As above, where {@code lie} gives the receipt a client sends instead of its own (null: its
+   * own): colluders and the one client more rejecting whom they like.
+   */
+  int[] confirm(IntPredicate receipting, IntFunction<int[]> lie) {
     boolean[] shared = new boolean[n];
     int[][] receipts = new int[n][];
     for (int i : shareKeys.keySet()) {
       shared[i] = true;
       if (receipting.test(i)) {
         clients.get(i).onShares(routedTo(i));
-        receipts[i] = clients.get(i).rejectedSenders();
+        int[] lied = lie.apply(i);
+        receipts[i] = lied != null ? lied : clients.get(i).rejectedSenders();
       }
     }
     confirmation =
@@ -172,6 +181,21 @@ final class SecAggCohort {
       }
     }
     return signatures;
+  }
+
+  /**
+   * Phases 4 to 6 after {@link #confirm}: every confirmed client masks, those in {@code responding}
+   * answer, the job reconstructs; the number of masked inputs whose sum unmasked exactly, or -1.
+   */
+  int unmaskedExactly(long[][] units, IntPredicate responding, int dimension) {
+    int[] masked = maskedInputs(i -> true, units);
+    Unmasking.Result result = reconstruct(confirmed, masked, unmask(responding, confirmed, masked));
+    if (result.correction().isEmpty()) {
+      return -1;
+    }
+    long[] sum = sumOfMaskedInputs(dimension);
+    result.correction().get().applyTo(sum, 0, dimension);
+    return java.util.Arrays.equals(sum, plainSum(units, masked, dimension)) ? masked.length : -1;
   }
 
   /**
