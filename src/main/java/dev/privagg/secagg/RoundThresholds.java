@@ -31,17 +31,20 @@ import java.util.Optional;
  *       that withhold or lie included (maxDropoutRate covers every client that fails to answer,
  *       whatever the reason), and one client more (the client whose presence two neighbouring
  *       worlds differ by): L = D + 1 of the n. The number of them among a secret's k holders is a
- *       hypergeometric draw; t <= k - x where it exceeds x with probability below 2^-40 / n, so
- *       every secret of the round has t good shares except with probability 2^-40, given that no
- *       more than L fail. That condition is the operator's to meet: a dropout rate declared at the
- *       real mean is exceeded in about half of the rounds.
+ *       hypergeometric draw; t <= k - x - (r + 1) where it exceeds x with probability below 2^-40 /
+ *       n, so every secret of the round has t good shares except with probability 2^-40, given that
+ *       no more than L fail: r + 1 is the most rejections of its shares a dealer stays in the round
+ *       with ({@link ShareConfirmation#toleratedRejections}), its r colluding holders and the one
+ *       client neighbouring worlds differ by, each of which would otherwise withhold a share too.
+ *       That condition is the operator's to meet: a dropout rate declared at the real mean is
+ *       exceeded in about half of the rounds.
  * </ul>
  *
- * <p>The complete graph (k = n) needs no probability: 2t >= n + A + 1 and t <= n - L hold for every
- * placement. The sparse Harary graph is tried first (smallest degree that satisfies all three
- * bounds), the complete graph for cohorts too small for one. The placement of colluders must be
- * random for the sparse bounds to hold: the graph's permutation is derived from the roster ({@link
- * RosterPermutation}), not chosen by the server.
+ * <p>The complete graph (k = n) needs no probability: 2t >= n + A + 1 and t <= n - L - (A + 1) hold
+ * for every placement. The sparse Harary graph is tried first (smallest degree that satisfies all
+ * three bounds), the complete graph for cohorts too small for one. The placement of colluders must
+ * be random for the sparse bounds to hold: the graph's permutation is derived from the roster
+ * ({@link RosterPermutation}), not chosen by the server.
  *
  * <p>Against {@link ThreatModel.AdversaryClass#CURIOUS_SERVER} (which follows the protocol and asks
  * one list) the security rule is t > a: t = t1 + 1.
@@ -173,7 +176,7 @@ public final class RoundThresholds {
    * The smallest roster from which on every roster gets a graph: below it a round cannot always be
    * unmasked within the declared rates, so whether it is attempted must be decided privately (a
    * noisy count). Feasibility is not monotone (at rates 0.3 and 0.1 against a semi-malicious
-   * server, 3 clients get a graph and 4 do not), so this is one more than the largest roster
+   * server, 9 clients get a graph and 10 do not), so this is one more than the largest roster
    * without one.
    */
   public static int smallestRoster(ThreatModel threat) {
@@ -214,11 +217,14 @@ public final class RoundThresholds {
 
   /**
    * log2 of the union bound on P[some secret of a roster of n has fewer than t answering holders]
-   * when D + 1 clients fail to answer and r of the secret's holders rejected its shares; negative
-   * infinity for the complete graph.
+   * when D + 1 clients fail to answer and r + 1 of the secret's holders rejected its shares (the
+   * most {@link ShareConfirmation} keeps a dealer with); negative infinity for the complete graph.
    */
   public static double log2UnmaskingFailureBound(int n, Choice choice, ThreatModel threat) {
-    int spare = choice.neighbourhoodSize() - choice.threshold() - choice.rejectionLimit();
+    int spare =
+        choice.neighbourhoodSize()
+            - choice.threshold()
+            - ShareConfirmation.toleratedRejections(choice.rejectionLimit());
     if (choice.complete()) {
       return spare >= lost(n, threat) ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
     }
@@ -258,7 +264,7 @@ public final class RoundThresholds {
     int missing =
         new HypergeometricDistribution(n, lost(n, threat), k)
             .complementQuantile(Math.pow(2, -CORRECTNESS_BITS) / n);
-    int highest = k - missing - t1;
+    int highest = k - missing - ShareConfirmation.toleratedRejections(t1);
     int t = Math.max(lowest, 2);
     return t <= highest ? Optional.of(new Choice(k, t, false, t1)) : Optional.empty();
   }
@@ -273,7 +279,7 @@ public final class RoundThresholds {
           case NONE -> 2;
         };
     int t = Math.max(lowest, 2);
-    return t <= n - lost(n, threat) - a ? t : 0;
+    return t <= n - lost(n, threat) - ShareConfirmation.toleratedRejections(a) ? t : 0;
   }
 
   /** A: the colluders a roster of n may hold. */

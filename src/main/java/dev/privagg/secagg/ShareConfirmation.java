@@ -31,11 +31,11 @@ import java.util.function.IntFunction;
  *       secrets could not be reconstructed, or it would refuse to mask); repeated until none does.
  * </ol>
  *
- * <p>What remains needs no more than the thresholds allow: t <= k - x - r leaves each secret t good
- * shares when x holders fail and r rejected it. The extra client is one of the x (the margin L = D
- * + 1 of {@link RoundThresholds}): a pair it cuts costs its honest neighbour the holder its dropout
- * would. Not yet covered: a dealer that sends junk to exactly r + 1 and then withholds its own
- * share leaves its seed t - 1 good shares when x holders fail; the fourth bound at r + 1 closes it.
+ * <p>What remains needs no more than the thresholds allow: t <= k - x - (r + 1) leaves each secret
+ * t good shares when x holders fail and r + 1 rejected it, so a dealer that stays (junk to at most
+ * r + 1) and then withholds its own share still has t. The extra client is one of the x (the margin
+ * L = D + 1 of {@link RoundThresholds}): a pair it cuts costs its honest neighbour the holder its
+ * dropout would.
  */
 public final class ShareConfirmation {
   private ShareConfirmation() {}

@@ -56,7 +56,7 @@ class SecureRoundHarnessTest {
   private final JobSpec spec =
       JobFixtures.spec(
           EXACT,
-          "minimumCohort: {count: 2.36, noiseStd: 0.05}",
+          "minimumCohort: {count: 4.36, noiseStd: 0.05}",
           "aggregation: {mode: secure, maxDropoutRate: 0.3, adversarialClientRate: 0.1,"
               + " adversary: curious-server, phases: {advertise: 250ms, share: 250ms,"
               + " confirm: 100ms, maskedInput: 150ms, consistency: 100ms}}");
@@ -168,13 +168,13 @@ class SecureRoundHarnessTest {
 
   private record Client(String id, ClientSession session, float[] values) {}
 
-  /** Runs a three-client round, restarting the operators after {@code restartAfterPhase}. */
-  private void threeClientRound(int restartAfterPhase, boolean drain) throws Exception {
-    threeClientRound(restartAfterPhase, drain, 3);
+  /** Runs a five-client round, restarting the operators after {@code restartAfterPhase}. */
+  private void fiveClientRound(int restartAfterPhase, boolean drain) throws Exception {
+    fiveClientRound(restartAfterPhase, drain, 5);
   }
 
   /** As above, with only the first {@code unmasking} clients answering the Survivors message. */
-  private void threeClientRound(int restartAfterPhase, boolean drain, int unmasking)
+  private void fiveClientRound(int restartAfterPhase, boolean drain, int unmasking)
       throws Exception {
     start(null);
     harness.processElement2(JOB, 0);
@@ -183,7 +183,7 @@ class SecureRoundHarnessTest {
     assertThat(opened.getBody()).isInstanceOf(Opened.class);
     byte[] session = bytes(opened.getSession());
     List<Client> clients = new ArrayList<>();
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
       clients.add(
           new Client(
               "c" + i,
@@ -282,10 +282,10 @@ class SecureRoundHarnessTest {
     advanceTo(599);
 
     Confirmed confirmed = last(Confirmed.class);
-    assertThat(confirmed.getConfirmed()).containsExactly(0, 1, 2);
+    assertThat(confirmed.getConfirmed()).containsExactly(0, 1, 2, 3, 4);
     assertThat(confirmed.getCuts()).isEmpty();
     for (Client c : clients) {
-      c.session().onConfirmed(new int[] {0, 1, 2}, new int[0][]);
+      c.session().onConfirmed(new int[] {0, 1, 2, 3, 4}, new int[0][]);
       long[] units =
           new Quantizer(1.0)
               .quantize(new float[][] {{c.values()[0], c.values()[1]}, {c.values()[2]}}, random);
@@ -306,7 +306,7 @@ class SecureRoundHarnessTest {
     Survivors survivors = last(Survivors.class);
     int[] shared = survivors.getShared().stream().mapToInt(Integer::intValue).toArray();
     int[] masked = survivors.getMaskedInput().stream().mapToInt(Integer::intValue).toArray();
-    assertThat(masked).containsExactly(0, 1, 2);
+    assertThat(masked).containsExactly(0, 1, 2, 3, 4);
     for (Client c : clients) {
       byte[] signature = c.session().signSurvivors(shared, masked);
       send(
@@ -329,7 +329,7 @@ class SecureRoundHarnessTest {
       s.getSignature().duplicate().get(signature);
       signatures.put(s.getIndex(), signature);
     }
-    assertThat(signatures).containsOnlyKeys(0, 1, 2);
+    assertThat(signatures).containsOnlyKeys(0, 1, 2, 3, 4);
     for (Client c : clients.subList(0, unmasking)) {
       var reveal = c.session().unmask(signatures);
       send(
@@ -350,19 +350,19 @@ class SecureRoundHarnessTest {
     return out;
   }
 
-  private void assertReleasedTheAverageOfTheThree() {
+  private void assertReleasedTheAverageOfTheFive() {
     assertThat(rejects(out)).isEmpty();
     assertThat(ledger(out))
         .singleElement()
         .satisfies(
             e -> {
               assertThat(e.getOutcome()).isEqualTo(LedgerOutcome.RELEASED);
-              assertThat(e.getContributions()).isEqualTo(3);
+              assertThat(e.getContributions()).isEqualTo(5);
             });
-    // (1/8 + 2/8 + 3/8, -0.75, 3/16) / m = 2, exactly: every value is on the grid.
+    // (1/8 + ... + 5/8, -1.25, 5/16) / m = 2, exactly: every value is on the grid.
     assertThat(models(out).stream().filter(m -> m.getRound() == 1).toList())
         .singleElement()
-        .satisfies(m -> assertThat(weights(m)).containsExactly(0.375f, -0.375f, 0.09375f));
+        .satisfies(m -> assertThat(weights(m)).containsExactly(0.9375f, -0.625f, 0.15625f));
     assertThat(secureMessages())
         .as("round 2 opened with a session of its own")
         .filteredOn(m -> m.getRound() == 2 && m.getBody() instanceof Opened)
@@ -375,9 +375,9 @@ class SecureRoundHarnessTest {
 
   @Test
   void aSecureRound_throughTheOperators_releasesTheAverageOfItsClients() throws Exception {
-    threeClientRound(0, false);
+    fiveClientRound(0, false);
 
-    assertReleasedTheAverageOfTheThree();
+    assertReleasedTheAverageOfTheFive();
     assertThat(secureMessages())
         .filteredOn(m -> m.getRound() == 1)
         .extracting(m -> m.getBody().getClass().getSimpleName())
@@ -387,6 +387,10 @@ class SecureRoundHarnessTest {
             "Commitments",
             "Commitments",
             "Commitments",
+            "Commitments",
+            "Commitments",
+            "Shares",
+            "Shares",
             "Shares",
             "Shares",
             "Shares",
@@ -399,9 +403,9 @@ class SecureRoundHarnessTest {
   void aCheckpointInEachPhase_restoresTheSecureRoundsStateAndItsHeldMessages() throws Exception {
     for (int phase = 1; phase <= 5; phase++) {
       out.clear();
-      threeClientRound(phase, false);
+      fiveClientRound(phase, false);
 
-      assertReleasedTheAverageOfTheThree();
+      assertReleasedTheAverageOfTheFive();
       harness.close();
       harness = null;
     }
@@ -411,9 +415,9 @@ class SecureRoundHarnessTest {
   void aDrainsSavepointInEachPhase_thenAKeepAlive_finishesTheRound() throws Exception {
     for (int phase = 1; phase <= 5; phase++) {
       out.clear();
-      threeClientRound(phase, true);
+      fiveClientRound(phase, true);
 
-      assertReleasedTheAverageOfTheThree();
+      assertReleasedTheAverageOfTheFive();
       harness.close();
       harness = null;
     }
@@ -422,8 +426,8 @@ class SecureRoundHarnessTest {
   @Test
   void aRoundThatCannotBeUnmasked_isReleasedWithNoiseAlone_andItsShardsLetGoOfTheirSums()
       throws Exception {
-    // Three clients on the complete graph need two answers to unmask: two stay silent.
-    threeClientRound(0, false, 1);
+    // Five clients on the complete graph need two answers to unmask: four stay silent.
+    fiveClientRound(0, false, 1);
 
     assertThat(ledger(out))
         .singleElement()

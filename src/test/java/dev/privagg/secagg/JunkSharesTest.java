@@ -80,6 +80,46 @@ class JunkSharesTest {
     assertThat(cohort.maskedInputs).containsKey(junk);
   }
 
+  /**
+   * The second review's attack on the thresholds: junk to exactly r + 1 neighbours keeps the dealer
+   * in the round (the job cannot tell it from an honest dealer the colluders and the one client
+   * more reject); the dealer then masks and withholds its own share, and the declared dropouts fall
+   * among its holders after masking. Its seed keeps k - (r + 1) - (D + 1) good shares, which t <= k
+   * - x - (r + 1) leaves at least t (x = D + 1 here: at these sizes the 2^-40 tail takes every
+   * failing client into one neighbourhood). With r in place of r + 1 (k = 13, t = 8 at 20 clients)
+   * 7 good shares were left and the round did not unmask.
+   */
+  @Test
+  void junkToRPlusOne_thenTheSendersShareWithheld_andTheDropoutsAmongItsHolders_stillUnmask() {
+    int dealer = 5;
+    int dropouts = (int) Math.floor(0.1 * N);
+    for (long seed = 1; seed <= 3; seed++) {
+      SecAggCohort cohort = cohort(seed);
+      cohort.shareKeys(i -> true);
+      int[] others = IntStream.of(cohort.neighbourhoods[dealer]).filter(v -> v != dealer).toArray();
+      int rejecting = ShareConfirmation.toleratedRejections(GRAPH.rejectionLimit());
+      int[] victims = IntStream.of(others).limit(rejecting).toArray();
+      int[] silent = IntStream.of(others).skip(rejecting).limit(dropouts).toArray();
+      cohort.junkSharesOf(dealer, v -> IntStream.of(victims).anyMatch(x -> x == v), new Random(9));
+      cohort.confirm(i -> true);
+      assertThat(cohort.confirmation.removed()).as("the dealer stays").isEmpty();
+
+      int unmasked =
+          cohort.unmaskedExactly(
+              units(seed), i -> i != dealer && IntStream.of(silent).noneMatch(x -> x == i), D);
+
+      assertThat(unmasked)
+          .as(
+              "k = %d, t = %d, r + 1 = %d rejecting, dealer %d and %s silent",
+              GRAPH.neighbourhoodSize(),
+              GRAPH.threshold(),
+              rejecting,
+              dealer,
+              java.util.Arrays.toString(silent))
+          .isEqualTo(N);
+    }
+  }
+
   @Test
   void aColluderFramingMoreThanRPlusOneHonestNeighbours_isTheOneRemoved() {
     SecAggCohort cohort = cohort(9);

@@ -28,11 +28,12 @@ class NeighbouringCohortsTest {
 
   @Test
   void atTheGraphsBoundaries_bothWorldsUnmask_whateverPhaseTheExtraClientDropsIn() {
-    check(RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server"), 3, 4, 5, 6, 10, 11, 20, 30);
-    // Rates where the complete graph returns between sparse sizes (6 a ring, 7, 12 to 15, 17, 21
-    // and 30 complete) and some sizes get none (4, 10, 11, 20): n and n + 1 both get one here.
-    check(RoundGraph.threatModel(0.3, 0.1, "semi-malicious-server"), 5, 6, 7, 12, 15, 17, 21, 29);
-    check(RoundGraph.threatModel(0.3, 0.1, "curious-server"), 3, 4, 5, 6, 8, 9, 20);
+    // The smallest roster (5, complete), the first ring (6), the complete graph's return (10, 11).
+    check(RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server"), 5, 6, 9, 10, 11, 20, 30);
+    // Rates where the complete graph and rings alternate (25 and 27 complete, 26 and 28 rings) and
+    // many sizes get none (up to 17 but 9 and 16, 20 to 22, 24): n and n + 1 both get one here.
+    check(RoundGraph.threatModel(0.3, 0.1, "semi-malicious-server"), 18, 25, 26, 27);
+    check(RoundGraph.threatModel(0.3, 0.1, "curious-server"), 5, 6, 7, 8, 9, 20);
   }
 
   private static void check(ThreatModel threat, int... sizes) {

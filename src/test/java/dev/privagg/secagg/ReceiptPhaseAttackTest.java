@@ -33,19 +33,19 @@ class ReceiptPhaseAttackTest {
    */
   @Test
   void oneConsistentConfirmedWithFabricatedCuts_andOneSurvivorList_doNotRecoverAnInput() {
-    // rates 0.3 / 0.1: the complete graph of 5, t = 3, A = 0 (no colluder needed at all)
+    // rates 0.3 / 0.1: the complete graph of 9, t = 5, A = 0 (no colluder needed at all)
     ThreatModel rates = RoundGraph.threatModel(0.3, 0.1, "semi-malicious-server");
-    RoundThresholds.Choice c = RoundThresholds.choose(5, rates).orElseThrow();
+    RoundThresholds.Choice c = RoundThresholds.choose(9, rates).orElseThrow();
     assertThat(c.complete()).isTrue();
-    assertThat(c.threshold()).isEqualTo(3);
-    assertThat(recoversByCuts(new SecAggCohort(5, 5, 3, 41), 0))
+    assertThat(c.threshold()).isEqualTo(5);
+    assertThat(recoversByCuts(new SecAggCohort(9, 9, 5, 41), 0))
         .as("the server recovered client 0's update from one Confirmed and one survivor list")
         .isFalse();
   }
 
   @Test
   void theSameCutAttack_onTheSparseGraphOfTheDefaultRates_atSixClients() {
-    // rates 0.1 / 0.1: n = 6 gets k = 3, t = 2, r = 0 (k + 1 = 2t, no colluder needed)
+    // rates 0.1 / 0.1: n = 6 gets k = 5, t = 3, r = 0 (k + 1 = 2t, no colluder needed)
     RoundThresholds.Choice c = RoundThresholds.choose(6, DEFAULT_RATES).orElseThrow();
     assertThat(c.complete()).isFalse();
     SecAggCohort cohort = new SecAggCohort(6, c.neighbourhoodSize(), c.threshold(), 6);
@@ -54,7 +54,7 @@ class ReceiptPhaseAttackTest {
 
   @Test
   void aConfirmedCuttingMoreThanRPlusOnePairsAClientDidNotReject_isRefused() {
-    // 12 clients at the default rates: k = 9, t = 6, r = 1 (one colluder may falsely complain,
+    // 12 clients at the default rates: k = 11, t = 7, r = 1 (one colluder may falsely complain,
     // and one client more: the client two neighbouring worlds differ by).
     SecAggCohort cohort = SecAggCohort.checked(12, DEFAULT_RATES, 12);
     cohort.shareKeys(i -> true);

@@ -20,28 +20,28 @@ import org.junit.jupiter.api.Test;
  * its size. Then the honest clients that sign one statement need only be a majority of their own
  * roster, and two disjoint majorities of two rosters both reach their T.
  *
- * <p>Here 17 honest clients, no colluder at all, rates 0.1 / 0.3 (semi-malicious): clients 0..6 are
- * shown the roster of the first 12 advertisements (the complete graph, t = 7, T = 7), clients 7..16
- * the roster of all 17 (complete, t = 10, T = 10); indices and keys agree. Before shares were
- * sealed under the roster's digest, every routed share decrypted, and with one Confirmed and one
- * survivor list per group both groups revealed shares of client 7 (its seed to the large group, its
- * mask key to the small one): two statements answered. Now each share opens only for a holder shown
- * its dealer's roster, so the groups hold nothing of each other.
+ * <p>Here 10 honest clients, no colluder at all, the default rates 0.1 / 0.1 (semi-malicious):
+ * clients 0..2 are shown the roster of the first 5 advertisements (the complete graph, t = 3, T =
+ * 3), clients 3..9 the roster of all 10 (complete, t = 6, T = 6); indices and keys agree. Before
+ * shares were sealed under the roster's digest, every routed share decrypted, and with one
+ * Confirmed and one survivor list per group both groups revealed shares of client 3 (its seed to
+ * the large group, its mask key to the small one): two statements answered. Now each share opens
+ * only for a holder shown its dealer's roster, so the groups hold nothing of each other.
  */
 class RosterEquivocationAttackTest {
   private static final ThreatModel RATES =
-      RoundGraph.threatModel(0.3, 0.1, "semi-malicious-server");
+      RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server");
 
   @Test
   void twoRostersOfDifferentSizes_getTwoSurvivorStatementsAnswered_withoutAnyColluder() {
-    int small = 12;
-    int large = 17;
-    RoundThresholds.Choice c12 = RoundThresholds.choose(small, RATES).orElseThrow();
-    RoundThresholds.Choice c17 = RoundThresholds.choose(large, RATES).orElseThrow();
-    assertThat(c12.complete()).isTrue();
-    assertThat(c17.complete()).isTrue();
-    assertThat(RoundThresholds.signatureThreshold(small, RATES)).isEqualTo(7);
-    assertThat(RoundThresholds.signatureThreshold(large, RATES)).isEqualTo(10);
+    int small = 5;
+    int large = 10;
+    RoundThresholds.Choice cSmall = RoundThresholds.choose(small, RATES).orElseThrow();
+    RoundThresholds.Choice cLarge = RoundThresholds.choose(large, RATES).orElseThrow();
+    assertThat(cSmall.complete()).isTrue();
+    assertThat(cLarge.complete()).isTrue();
+    assertThat(RoundThresholds.signatureThreshold(small, RATES)).isEqualTo(3);
+    assertThat(RoundThresholds.signatureThreshold(large, RATES)).isEqualTo(6);
 
     RoundContext ctx = new RoundContext("equivocation-job", 5, new byte[16]);
     List<ClientSession> clients = new ArrayList<>();
@@ -53,8 +53,8 @@ class RosterEquivocationAttackTest {
       all.add(client.advertise());
     }
     List<AdvertisedKeys> rosterSmall = all.subList(0, small);
-    int[] groupSmall = IntStream.range(0, 7).toArray();
-    int[] groupLarge = IntStream.range(7, large).toArray();
+    int[] groupSmall = IntStream.range(0, 3).toArray();
+    int[] groupLarge = IntStream.range(3, large).toArray();
     int[] sizeOf = new int[large];
 
     // Phase 2: each client takes the roster it is shown (the job's k and t for its size).
@@ -67,8 +67,8 @@ class RosterEquivocationAttackTest {
               .get(i)
               .onRoster(
                   rosterSmall,
-                  c12.neighbourhoodSize(),
-                  c12.threshold(),
+                  cSmall.neighbourhoodSize(),
+                  cSmall.threshold(),
                   IntStream.range(0, small).toArray()));
     }
     for (int i : groupLarge) {
@@ -79,8 +79,8 @@ class RosterEquivocationAttackTest {
               .get(i)
               .onRoster(
                   all,
-                  c17.neighbourhoodSize(),
-                  c17.threshold(),
+                  cLarge.neighbourhoodSize(),
+                  cLarge.threshold(),
                   IntStream.range(0, large).toArray()));
     }
     // Phase 3: each recipient is routed the shares addressed to it by the members of its roster.

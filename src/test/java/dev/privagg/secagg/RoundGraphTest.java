@@ -28,20 +28,21 @@ class RoundGraphTest {
 
   @Test
   void choose_forTheSmallestRoster_takesTheCompleteGraphInIndexOrder() {
-    Roster r = roster(3, 2);
+    Roster r = roster(5, 2);
 
     RoundGraph chosen = RoundGraph.choose(r.ctx, r.entries, SEMI_MALICIOUS).orElseThrow();
 
-    // 2t >= n + A + 1 = 4, and t <= n - (D + 1) = 2: one client may drop out, whoever it is.
-    assertThat(chosen.graph().neighbourhoodSize()).isEqualTo(3);
-    assertThat(chosen.threshold()).isEqualTo(2);
-    assertThat(chosen.graph().permutation()).containsExactly(0, 1, 2);
+    // 2t >= n + A + 1 = 6, and t <= n - (D + 1) - (A + 1) = 3: one client may drop out and one
+    // reject a dealer's shares, whoever they are.
+    assertThat(chosen.graph().neighbourhoodSize()).isEqualTo(5);
+    assertThat(chosen.threshold()).isEqualTo(3);
+    assertThat(chosen.graph().permutation()).containsExactly(0, 1, 2, 3, 4);
   }
 
   @Test
-  void choose_forTwoClients_findsNoGraph() {
-    // 2t >= 3 needs t = 2, but one client more than the declared dropouts leaves 1 answering.
-    Roster r = roster(2, 3);
+  void choose_forFourClients_findsNoGraph() {
+    // 2t >= 5 needs t = 3, but one client failing and one rejecting leave 2.
+    Roster r = roster(4, 3);
     assertThat(RoundGraph.choose(r.ctx, r.entries, SEMI_MALICIOUS)).isEmpty();
   }
 

@@ -112,9 +112,10 @@ class RoundThresholdsTest {
       int t = choice.get().threshold();
       int colluders = RoundThresholds.colluders(n, threat);
       assertThat(2 * t).as("2t at n = %d", n).isGreaterThan(n + colluders);
+      // The D + 1 failing and the r + 1 = A + 1 rejecting a dealer's shares leave it t holders.
       assertThat(n - t)
-          .as("clients that may fail at n = %d", n)
-          .isGreaterThanOrEqualTo(RoundThresholds.lost(n, threat));
+          .as("clients that may fail or reject at n = %d", n)
+          .isGreaterThanOrEqualTo(RoundThresholds.lost(n, threat) + colluders + 1);
     }
   }
 
@@ -122,20 +123,25 @@ class RoundThresholdsTest {
   void theSmallestRoster_isOneAboveTheLargestWithoutAGraph_forFeasibilityIsNotMonotone() {
     ThreatModel threat = RoundGraph.threatModel(0.3, 0.1, "semi-malicious-server");
 
-    // Three clients: t = 2 of 3. Four: 2t >= 5 but one client beyond the one declared dropout
-    // leaves 2. Five: t = 3 of 5. Twenty: 2t >= 23, but 7 failing and 2 rejecting leave 11.
-    assertThat(RoundThresholds.choose(3, threat)).isPresent();
-    assertThat(RoundThresholds.choose(4, threat)).isEmpty();
-    assertThat(RoundThresholds.choose(5, threat)).isPresent();
-    assertThat(RoundThresholds.choose(20, threat)).isEmpty();
-    assertThat(RoundThresholds.smallestRoster(threat)).isEqualTo(21);
+    // Eight clients: 2t >= 9, but 3 failing and 1 rejecting leave 4. Nine: t = 5 of 9, 3 failing
+    // and 1 rejecting leave 5. Ten (A = 1): 2t >= 12, but 4 failing and 2 rejecting leave 4. Forty:
+    // 2t >= 45 (A = 4), but 13 failing and 5 rejecting leave 22.
+    assertThat(RoundThresholds.choose(8, threat)).isEmpty();
+    assertThat(RoundThresholds.choose(9, threat)).isPresent();
+    assertThat(RoundThresholds.choose(10, threat)).isEmpty();
+    assertThat(RoundThresholds.choose(40, threat)).isEmpty();
+    assertThat(RoundThresholds.smallestRoster(threat)).isEqualTo(41);
   }
 
   @Test
-  void theSmallestRoster_isThree_atTheDefaultRates_andTwoGetsNoGraph() {
+  void theSmallestRoster_isFive_atTheDefaultRates_andFourGetsNoGraph() {
     ThreatModel threat = RoundGraph.threatModel(0.1, 0.1, "semi-malicious-server");
 
-    assertThat(RoundThresholds.smallestRoster(threat)).isEqualTo(3);
+    // Four: 2t >= 5, but one failing and one rejecting a dealer's shares leave 2.
+    assertThat(RoundThresholds.smallestRoster(threat)).isEqualTo(5);
+    assertThat(RoundThresholds.choose(5, threat).orElseThrow().threshold()).isEqualTo(3);
+    assertThat(RoundThresholds.choose(4, threat)).isEmpty();
+    assertThat(RoundThresholds.choose(3, threat)).isEmpty();
     assertThat(RoundThresholds.choose(2, threat)).isEmpty();
     assertThat(RoundThresholds.choose(1, threat)).isEmpty();
   }

@@ -28,7 +28,7 @@ class TamperedSharesCutsTest {
   private static final int D = 4;
 
   /**
-   * 12 clients at the default rates: k = 9, t = 6, r = 1. The server tampers three honest
+   * 12 clients at the default rates: k = 11, t = 7, r = 1. The server tampers three honest
    * neighbours' shares to client 0; its receipt rejects 2 > r. No honest job confirms a client
    * whose receipt rejects more than r (it is removed as a liar), so a Confirmed that does, cutting
    * those pairs, is the server's lie and must be refused like the fabricated cuts it replaces.
@@ -60,8 +60,8 @@ class TamperedSharesCutsTest {
 
   /**
    * The exploit the bypass enables, within the declared rates: 20 clients at the default rates (k =
-   * 13, t = 8, r = 2, A = 2) with two colluders, both among the target's neighbours (probability
-   * (12/19)(11/18) = 0.39 for a random placement). The server tampers the routed shares of the
+   * 15, t = 9, r = 2, A = 2) with two colluders, both among the target's neighbours (probability
+   * (14/19)(13/18) = 0.53 for a random placement). The server tampers the routed shares of the
    * target's honest neighbours but 5 (H), so the target rejects 5 > r of them; one Confirmed
    * (everyone, those 5 pairs cut) that every client accepts; then two survivor lists: everyone to
    * the target and H (they reveal the target's self-mask seed), everyone but H to the rest (they
@@ -75,8 +75,8 @@ class TamperedSharesCutsTest {
   void theServerCutsTheTargetByTamperingRoutedShares_andTwoSurvivorListsRecoverItsInput() {
     int n = 20;
     RoundThresholds.Choice c = RoundThresholds.choose(n, DEFAULT_RATES).orElseThrow();
-    assertThat(c.neighbourhoodSize()).isEqualTo(13);
-    assertThat(c.threshold()).isEqualTo(8);
+    assertThat(c.neighbourhoodSize()).isEqualTo(15);
+    assertThat(c.threshold()).isEqualTo(9);
     assertThat(c.rejectionLimit()).isEqualTo(2);
     boolean recovered = false;
     for (long seed = 1; seed <= 5 && !recovered; seed++) {

@@ -42,7 +42,7 @@ class TwoSurvivorListsAttackTest {
   @Test
   void theseThresholds_neverLetItRecoverAnInput_withRealSessions_atSmallCohortsAndTheIssuesSizes() {
     Random random = new Random(32);
-    for (int n : new int[] {3, 4, 5, 6, 7, 8, 10, 14, 20, 30, 50, 70, 100}) {
+    for (int n : new int[] {5, 6, 7, 8, 10, 14, 20, 30, 50, 70, 100}) {
       RoundThresholds.Choice c = RoundThresholds.choose(n, DEFAULT_RATES).orElseThrow();
       SecAggCohort cohort = new SecAggCohort(n, c.neighbourhoodSize(), c.threshold(), n);
       Attack attack = new Attack(cohort, units(n, n));
@@ -62,13 +62,14 @@ class TwoSurvivorListsAttackTest {
   /**
    * The attack succeeds exactly when some honest client has a colluding neighbours with k + a >= 2t
    * (the class comment; the real sessions above and below confirm it at small sizes), so the sweep
-   * over every cohort from 3 to 1,000 checks that condition on the roster's own ring with a random
-   * set of the declared colluders, where real sessions would take minutes.
+   * over every cohort from 5 (the smallest with a graph) to 1,000 checks that condition on the
+   * roster's own ring with a random set of the declared colluders, where real sessions would take
+   * minutes.
    */
   @Test
-  void atEveryCohortFrom3To1000_noHonestClientHasColludersEnoughForBothLists() {
+  void atEveryCohortFrom5To1000_noHonestClientHasColludersEnoughForBothLists() {
     Random random = new Random(1000);
-    for (int n = 3; n <= 1000; n++) {
+    for (int n = 5; n <= 1000; n++) {
       RoundThresholds.Choice c = RoundThresholds.choose(n, DEFAULT_RATES).orElseThrow();
       int worst =
           worstColludingNeighbours(n, c, RoundThresholds.colluders(n, DEFAULT_RATES), random);
@@ -122,7 +123,7 @@ class TwoSurvivorListsAttackTest {
 
   @Test
   void onTheCompleteGraph_noPlacementOfTheDeclaredColluders_recoversAnInput() {
-    for (int n = 3; n <= 12; n++) {
+    for (int n = 5; n <= 12; n++) {
       RoundThresholds.Choice c = RoundThresholds.choose(n, DEFAULT_RATES).orElseThrow();
       if (!c.complete()) {
         continue;

@@ -24,8 +24,8 @@ class UnmaskingGateTest {
   void theMinimumCount_keepsEveryRosterTooSmallForAGraphBelowIt_butFor2ToTheMinus40() {
     for (double std : new double[] {0.05, 0.5, 1, 4, 12.5}) {
       double count = UnmaskingGate.minimumCount(DEFAULT_RATES, std);
-      // Rosters of 2 (the largest without a graph) and below.
-      double passes = NormalDistribution.of(2, std).survivalProbability(count);
+      // Rosters of 4 (the largest without a graph) and below.
+      double passes = NormalDistribution.of(4, std).survivalProbability(count);
       assertThat(passes).as("noiseStd %s, count %s", std, count).isLessThanOrEqualTo(0x1p-40);
       assertThat(UnmaskingGate.failureProbability(DEFAULT_RATES, count, std))
           .isLessThanOrEqualTo(0x1p-39);
@@ -34,7 +34,7 @@ class UnmaskingGateTest {
 
   @Test
   void theGate_measuredOnRostersTooSmall_neverPassesThem_andPassesTheExpectedCohort() {
-    // 10^6 draws at a roster of 2: the bound says none of them passes (a pass would take a
+    // 10^6 draws at a roster of 4: the bound says none of them passes (a pass would take a
     // probability of 9e-7 to see, against the 2^-40 claimed); the expected cohort of 40 passes in
     // all but about 0.1% (false-failure probability of the bounds below: under 1e-6).
     double std = UnmaskingGate.suggestedNoiseStd(DEFAULT_RATES, 40);
@@ -43,7 +43,7 @@ class UnmaskingGateTest {
     int smallPassed = 0;
     int cohortWithheld = 0;
     for (int i = 0; i < 1_000_000; i++) {
-      smallPassed += 2 + std * random.nextGaussian() >= count ? 1 : 0;
+      smallPassed += 4 + std * random.nextGaussian() >= count ? 1 : 0;
       cohortWithheld += 40 + std * random.nextGaussian() < count ? 1 : 0;
     }
     assertThat(smallPassed).isZero();
@@ -52,7 +52,7 @@ class UnmaskingGateTest {
 
   @Test
   void theSuggestedNoiseStd_leavesThreeStdsBetweenTheCountAndTheExpectedCohort() {
-    for (int expected : new int[] {4, 10, 40, 100, 1000}) {
+    for (int expected : new int[] {6, 10, 40, 100, 1000}) {
       double std = UnmaskingGate.suggestedNoiseStd(DEFAULT_RATES, expected);
       double count = UnmaskingGate.minimumCount(DEFAULT_RATES, std);
       assertThat(expected - count).as("expected %d", expected).isGreaterThanOrEqualTo(2.99 * std);

@@ -466,10 +466,14 @@ class JobSpecReaderTest {
   // Secure aggregation (docs/secure-aggregation.md, The job spec).
 
   /** The noisy count a secure round is unmasked behind, as small as the default rates allow. */
-  private static final String GATE = "minimumCohort: {count: 2.36, noiseStd: 0.05}";
+  private static final String GATE = "minimumCohort: {count: 4.36, noiseStd: 0.05}";
+
+  /** MINIMAL with a cohort above the smallest roster the default rates give a graph (5). */
+  private static final String SECURE_MINIMAL =
+      MINIMAL.replace("expectedClients: 4", "expectedClients: 6");
 
   private static final String GATED =
-      MINIMAL.replace("expectedClients: 4", "expectedClients: 4\n  " + GATE);
+      SECURE_MINIMAL.replace("expectedClients: 6", "expectedClients: 6\n  " + GATE);
 
   private static JobSpec secure(String aggregation) {
     return JobSpecReader.parse("t", GATED + "aggregation: {mode: secure" + aggregation + "}\n");
@@ -479,9 +483,9 @@ class JobSpecReaderTest {
   private static JobSpec secureGated(String aggregation, double count) {
     return JobSpecReader.parse(
         "t",
-        MINIMAL.replace(
-                "expectedClients: 4",
-                "expectedClients: 4\n  minimumCohort: {count: " + count + ", noiseStd: 0.05}")
+        SECURE_MINIMAL.replace(
+                "expectedClients: 6",
+                "expectedClients: 6\n  minimumCohort: {count: " + count + ", noiseStd: 0.05}")
             + "aggregation: {mode: secure"
             + aggregation
             + "}\n");
@@ -490,11 +494,11 @@ class JobSpecReaderTest {
   private static JobSpec secureWith(String privacyLines, String roundsLines, String topLevel) {
     return JobSpecReader.parse(
         "t",
-        MINIMAL
+        SECURE_MINIMAL
                 .replace("budgetEpsilon: 10", "budgetEpsilon: 10" + privacyLines)
                 .replace(
-                    "expectedClients: 4",
-                    "expectedClients: 4"
+                    "expectedClients: 6",
+                    "expectedClients: 6"
                         + (roundsLines.contains("minimumCohort") ? "" : "\n  " + GATE)
                         + roundsLines)
             + topLevel
@@ -540,7 +544,7 @@ class JobSpecReaderTest {
         secureGated(
             ", maxDropoutRate: 0.3, adversarialClientRate: 0.05,"
                 + " phases: {advertise: 300ms, confirm: 100ms, maskedInput: 1s, consistency: 50ms}",
-            5);
+            10.5);
 
     JobSpec.Aggregation a = spec.aggregation();
     assertThat(a.maxDropoutRate()).isEqualTo(0.3);
@@ -577,16 +581,17 @@ class JobSpecReaderTest {
             "t: aggregation.adversarialClientRate 3 * adversarialClientRate + 2 * maxDropoutRate"
                 + " must be <= 0.9 against a semi-malicious server (t above (1 + a) k / 2 and"
                 + " below (1 - a - d) k), was 3 * 0.11 + 2 * 0.3");
-    // At these rates the smallest roster with a graph is 21: the gate's count must be 20.36 or
+    // At these rates the smallest roster with a graph is 41: the gate's count must be 40.36 or
     // more.
     assertThat(
-            secureGated(", maxDropoutRate: 0.3, adversarialClientRate: 0.1", 20.5)
+            secureGated(", maxDropoutRate: 0.3, adversarialClientRate: 0.1", 40.5)
                 .aggregation()
                 .adversary())
         .isEqualTo("semi-malicious-server");
     // An honest-but-curious server: t above a k only.
     String curious = ", adversary: curious-server";
-    // At these rates the smallest roster with a graph is 11: the gate's count must be 10 or more.
+    // At these rates the smallest roster with a graph is 21: the gate's count must be 20.71 or
+    // more.
     assertThatThrownBy(() -> secure(curious + ", maxDropoutRate: 0.5, adversarialClientRate: 0.21"))
         .isInstanceOf(SpecException.class)
         .hasMessage(
@@ -598,7 +603,7 @@ class JobSpecReaderTest {
                     "t",
                     MINIMAL.replace(
                             "expectedClients: 4",
-                            "expectedClients: 4\n  minimumCohort: {count: 11, noiseStd: 0.1}")
+                            "expectedClients: 4\n  minimumCohort: {count: 21, noiseStd: 0.1}")
                         + "aggregation: {mode: secure"
                         + curious
                         + ", maxDropoutRate: 0.5, adversarialClientRate: 0.2}\n")
@@ -645,24 +650,24 @@ class JobSpecReaderTest {
 
   @Test
   void secureAggregation_needsANoisyCountGate_largeEnoughThatRostersTooSmallForAGraphStayBelowIt() {
-    String secureOnly = MINIMAL + "aggregation: {mode: secure}\n";
-    // Absent: refused, with a gate that fits rounds.expectedClients (4) to paste.
+    String secureOnly = SECURE_MINIMAL + "aggregation: {mode: secure}\n";
+    // Absent: refused, with a gate that fits rounds.expectedClients (6) to paste.
     assertThatThrownBy(() -> JobSpecReader.parse("t", secureOnly))
         .isInstanceOf(SpecException.class)
         .hasMessageStartingWith("t: aggregation.mode secure needs rounds.minimumCohort")
         .hasMessageContaining(
-            "the size from which on every roster gets a graph at these rates, 3, less one) + 7.05")
-        .hasMessageContaining("e.g. rounds.minimumCohort: {count: 3.34, noiseStd: 0.19}")
+            "the size from which on every roster gets a graph at these rates, 5, less one) + 7.05")
+        .hasMessageContaining("e.g. rounds.minimumCohort: {count: 5.34, noiseStd: 0.19}")
         .hasMessageEndingWith("was absent");
-    // 2 + 7.045 * 1.0 needs a count of 9.05.
-    assertThatThrownBy(() -> secureWith("", "\n  minimumCohort: {count: 9, noiseStd: 1.0}", ""))
-        .hasMessageContaining("e.g. rounds.minimumCohort: {count: 9.05, noiseStd: 1}")
-        .hasMessageEndingWith("was {count: 9, noiseStd: 1}");
-    JobSpec gated = secureWith("", "\n  minimumCohort: {count: 10, noiseStd: 1.0}", "");
-    assertThat(gated.rounds().minimumCohort()).isEqualTo(10.0);
+    // 4 + 7.045 * 1.0 needs a count of 11.05.
+    assertThatThrownBy(() -> secureWith("", "\n  minimumCohort: {count: 11, noiseStd: 1.0}", ""))
+        .hasMessageContaining("e.g. rounds.minimumCohort: {count: 11.05, noiseStd: 1}")
+        .hasMessageEndingWith("was {count: 11, noiseStd: 1}");
+    JobSpec gated = secureWith("", "\n  minimumCohort: {count: 12, noiseStd: 1.0}", "");
+    assertThat(gated.rounds().minimumCohort()).isEqualTo(12.0);
     // Charged with the sum, as in plaintext mode.
     assertThat(gated.roundCharge().countNoiseStd()).isEqualTo(1.0);
-    // beta: the gate's tail at (10 - 2) / 1 noise stds plus the graph's 2^-40.
+    // beta: the gate's tail at (12 - 4) / 1 noise stds plus the graph's 2^-40.
     assertThat(gated.secureFailureProbabilityPerRound())
         .isCloseTo(6.22e-16 + Math.pow(2, -40), org.assertj.core.data.Percentage.withPercentage(1));
   }

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 class SecureCombinedRoundsTest {
   private static final String EXACT = "noiseMultiplier: 0\nbudgetEpsilon: .inf";
   private static final String SECURE = "aggregation: {mode: secure}";
-  private static final String GATE = "minimumCohort: {count: 2.36, noiseStd: 0.05}";
+  private static final String GATE = "minimumCohort: {count: 4.36, noiseStd: 0.05}";
   private static final double UNIT = 0x1p-36; // clipNorm 1: one unit is 2^-36
 
   private final JobSpec secure = JobFixtures.spec(EXACT, GATE, SECURE);

@@ -70,8 +70,8 @@ class SecurePhasesTest {
           + " adversary: curious-server, phases: {advertise: 250ms, share: 250ms, confirm: 100ms,"
           + " maskedInput: 150ms, consistency: 100ms}}";
 
-  /** The noisy count a round is unmasked behind: 3 masked inputs pass it but for 1e-37. */
-  private static final String GATE = "minimumCohort: {count: 2.36, noiseStd: 0.05}";
+  /** The noisy count a round is unmasked behind: 5 masked inputs pass it but for 1e-37. */
+  private static final String GATE = "minimumCohort: {count: 4.36, noiseStd: 0.05}";
 
   private static final ThreatModel THREAT =
       new ThreatModel(0.1, 0.3, ThreatModel.AdversaryClass.CURIOUS_SERVER);
@@ -689,19 +689,20 @@ class SecurePhasesTest {
   }
 
   @Test
-  void threeClients_getTheCompleteGraph_atTheSmallestThresholdTheFullGraphRulesAllow() {
+  void fiveClients_getTheCompleteGraph_atTheSmallestThresholdTheFullGraphRulesAllow() {
     start();
-    List<Client> clients = clients(3);
+    List<Client> clients = clients(5);
     advertise(clients, 10);
     driver.advanceTo(ADVERTISE_DEADLINE - 1);
 
     Roster roster = only(Roster.class);
-    assertThat(RoundThresholds.choose(3, THREAT).orElseThrow().complete())
-        .as("no sparse graph for three")
+    assertThat(RoundThresholds.choose(5, THREAT).orElseThrow().complete())
+        .as("no sparse graph for five")
         .isTrue();
-    assertThat(roster.getDegree()).as("k = n: the complete graph").isEqualTo(3);
-    assertThat(roster.getPermutation()).containsExactly(0, 1, 2);
-    // Above the A = 0 colluders, and at most n - (D + 1) = 2: one client may drop out.
+    assertThat(roster.getDegree()).as("k = n: the complete graph").isEqualTo(5);
+    assertThat(roster.getPermutation()).containsExactly(0, 1, 2, 3, 4);
+    // Above the A = 0 colluders, and at most n - (D + 1) - (A + 1) = 2: D = 1 client may drop
+    // out, one more may fail, and one may reject the shares of another.
     assertThat(roster.getThreshold()).isEqualTo(2);
 
     share(clients, 300);
@@ -715,7 +716,7 @@ class SecurePhasesTest {
     assertThat(decided.unmaskFailures).isEmpty();
     assertThat(decode(decided.unmaskRequests.get(0).terms).terms())
         .as("only self-masks: with nobody dropped the pairwise masks cancel")
-        .hasSize(3);
+        .hasSize(5);
     assertThat(decided.models.get(0)).isEqualTo(plaintextModel(clients));
   }
 
@@ -741,7 +742,7 @@ class SecurePhasesTest {
 
   @Test
   void messageForAPhaseThatIsNotOpen_isRejected_tooEarlyOrTooLateByBrokerTime() {
-    sharedRound(3);
+    sharedRound(5);
     Client late = new Client(7);
     // Advertising after the advertise deadline, and a second ShareKeys stamped in phase 3.
     send(late.id, late.advertiseKeys(), SHARE_DEADLINE + 10);
@@ -766,7 +767,7 @@ class SecurePhasesTest {
     // The broker's clock stepped back: a receipt stamped in phase 2 is read once event time is in
     // phase 3, and is decided at once. It must get the answer it gets when read in its turn
     // (membership is a function of the log, not of when a record is read).
-    sharedRound(3);
+    sharedRound(5);
     driver.advanceTo(SHARE_DEADLINE + 50);
     send("client-0", new ShareReceipt(List.of()), SHARE_DEADLINE - 100);
 
@@ -782,23 +783,25 @@ class SecurePhasesTest {
   @Test
   void aPhaseTakesMessagesStampedBeforeItsDeadline_notAtIt() {
     start();
-    List<Client> clients = clients(4);
+    List<Client> clients = clients(6);
     send(clients.get(0).id, clients.get(0).advertiseKeys(), 0);
-    send(clients.get(1).id, clients.get(1).advertiseKeys(), 1);
-    send(clients.get(2).id, clients.get(2).advertiseKeys(), ADVERTISE_DEADLINE - 1);
-    send(clients.get(3).id, clients.get(3).advertiseKeys(), ADVERTISE_DEADLINE);
+    for (int i = 1; i < 4; i++) {
+      send(clients.get(i).id, clients.get(i).advertiseKeys(), i);
+    }
+    send(clients.get(4).id, clients.get(4).advertiseKeys(), ADVERTISE_DEADLINE - 1);
+    send(clients.get(5).id, clients.get(5).advertiseKeys(), ADVERTISE_DEADLINE);
     driver.advanceTo(ADVERTISE_DEADLINE);
 
-    assertThat(only(Roster.class).getEntries()).hasSize(3);
-    assertThat(rejectsOf(clients.get(3).id))
+    assertThat(only(Roster.class).getEntries()).hasSize(5);
+    assertThat(rejectsOf(clients.get(5).id))
         .containsExactly(
-            "client-3 SECURE_PROTOCOL: a phase 1 message at broker time 250, while round 1 takes"
+            "client-5 SECURE_PROTOCOL: a phase 1 message at broker time 250, while round 1 takes"
                 + " phase 2 until 500 messages");
   }
 
   @Test
   void messagesFromAClientNotOnTheRoster_areRejected_inEveryLaterPhase() {
-    List<Client> clients = sharedRound(3);
+    List<Client> clients = sharedRound(5);
     // A stranger replays client-0's messages under its own id.
     send("stranger", clients.get(0).shareKeys(), SHARE_DEADLINE - 10);
     driver.advanceTo(SHARE_DEADLINE - 1);
@@ -816,13 +819,13 @@ class SecurePhasesTest {
             "stranger SECURE_PROTOCOL: client stranger is not on round 1's roster",
             "stranger SECURE_PROTOCOL: client stranger is not on round 1's roster",
             "stranger SECURE_PROTOCOL: client stranger is not on round 1's roster");
-    assertThat(decided.admitted).doesNotContain("stranger").hasSize(3);
+    assertThat(decided.admitted).doesNotContain("stranger").hasSize(5);
     assertThat(decided.models.get(0)).isEqualTo(plaintextModel(clients));
   }
 
   @Test
   void aSecondMessageOfAPhase_isRejected_andTheFirstStands() {
-    List<Client> clients = sharedRound(3);
+    List<Client> clients = sharedRound(5);
     Client first = clients.get(0);
     send(first.id, first.shareKeys(), SHARE_DEADLINE - 10); // in phase 2, after its first
     driver.advanceTo(SHARE_DEADLINE - 1);
@@ -838,7 +841,8 @@ class SecurePhasesTest {
             "client-0 SECURE_PROTOCOL: already sent its shares",
             "client-0 SECURE_PROTOCOL: already sent its masked input",
             "client-0 SECURE_PROTOCOL: already sent its unmask shares");
-    assertThat(decided.admitted).containsExactly("client-0", "client-1", "client-2");
+    assertThat(decided.admitted)
+        .containsExactly("client-0", "client-1", "client-2", "client-3", "client-4");
     assertThat(decided.models.get(0)).isEqualTo(plaintextModel(clients));
   }
 
@@ -984,7 +988,7 @@ class SecurePhasesTest {
   @Test
   void maskedInputFromAClientThatDidNotShare_isRejected_andNeverReachesItsShard() {
     start();
-    List<Client> clients = clients(3);
+    List<Client> clients = clients(5);
     advertise(clients, 10);
     driver.advanceTo(ADVERTISE_DEADLINE - 1);
     share(clients.subList(0, 2), 300); // client-2 takes the roster too late to share
@@ -1129,18 +1133,18 @@ class SecurePhasesTest {
 
   @Test
   void tooFewUnmaskResponses_failTheUnmasking_discardTheShardSums_andReleaseNoiseOnly() {
-    List<Client> clients = sharedRound(3); // the complete graph, threshold 2
+    List<Client> clients = sharedRound(5); // the complete graph, threshold 2
     driver.advanceTo(SHARE_DEADLINE - 1);
     mask(clients, 600);
     driver.advanceTo(MASKED_INPUT_DEADLINE - 1);
-    unmask(clients.subList(0, 1), 800); // clients 1 and 2 drop before unmasking
+    unmask(clients.subList(0, 1), 800); // clients 1 to 4 drop before unmasking
     driver.advanceTo(DEADLINE - 1);
 
     assertThat(decided.unmaskFailures)
         .singleElement()
         .asString()
         .startsWith("1: too few consistent shares (threshold 2) for the self-mask seeds of")
-        .contains("[0, 1, 2]");
+        .contains("[0, 1, 2, 3, 4]");
     assertThat(decided.unmaskRequests).isEmpty();
     assertThat(decided.discarded).containsExactly(1L);
     assertThat(decided.shardStores.values())
@@ -1206,7 +1210,7 @@ class SecurePhasesTest {
   @Test
   void keepAlive_afterADrain_rearmsThePhaseTimersStillToCome() {
     start();
-    advertise(clients(3), 10);
+    advertise(clients(5), 10);
     driver.advanceTo(20);
     decided.timers.clear(); // a drain's savepoint holds no timers
     driver.lifecycle.keepAlive(store, decided);
@@ -1239,7 +1243,7 @@ class SecurePhasesTest {
 
   @Test
   void closingTheRound_dropsItsSecureState_andTheNextRoundDrawsANewSession() {
-    List<Client> clients = sharedRound(3);
+    List<Client> clients = sharedRound(5);
     driver.advanceTo(SHARE_DEADLINE - 1);
     mask(clients, 600);
     driver.advanceTo(MASKED_INPUT_DEADLINE - 1);
@@ -1401,7 +1405,7 @@ class SecurePhasesTest {
     JobSpec changed =
         JobFixtures.spec(
             EXACT,
-            "minimumCohort: {count: 10.36, noiseStd: 0.05}",
+            "minimumCohort: {count: 20.36, noiseStd: 0.05}",
             "aggregation: {mode: secure, maxDropoutRate: 0.5, adversarialClientRate: 0.2,"
                 + " adversary: curious-server, phases: {advertise: 250ms, share: 250ms,"
                 + " confirm: 100ms, maskedInput: 150ms, consistency: 100ms}}");
@@ -1418,7 +1422,7 @@ class SecurePhasesTest {
 
   @Test
   void restoredInPlaintextMode_aHeldMaskedInputIsRejected_andTheRoundIsReleasedWithNoiseAlone() {
-    List<Client> clients = sharedRound(3);
+    List<Client> clients = sharedRound(5);
     driver.advanceTo(SHARE_DEADLINE - 1);
     mask(clients, clients.subList(0, 2), 600);
     driver.advanceTo(650);

@@ -110,7 +110,7 @@ class ShardSumsTest {
     JobSpec secure =
         JobFixtures.spec(
             "noiseMultiplier: 0\nbudgetEpsilon: .inf",
-            "minimumCohort: {count: 2.36, noiseStd: 0.05}",
+            "minimumCohort: {count: 4.36, noiseStd: 0.05}",
             "aggregation: {mode: secure}");
     ShardSums masked = new ShardSums(secure);
     List<Boolean> clips = new ArrayList<>();

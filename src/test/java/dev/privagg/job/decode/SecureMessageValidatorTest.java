@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Test;
  * What decode checks of a SecureMessage without the round's state (docs/secure-aggregation.md,
  * Messages): the job it names aggregates securely, the client id fits, every field has its size and
  * no key has small order; anything else goes to the rejects topic with a reason and a detail that
- * names what was wrong, never as an exception. Genuine messages come from three {@link
+ * names what was wrong, never as an exception. Genuine messages come from five {@link
  * ClientSession}s on the complete graph.
  */
 class SecureMessageValidatorTest {
@@ -55,7 +55,7 @@ class SecureMessageValidatorTest {
           model:
             tensors:
               - {name: w, shape: [%d]}
-          rounds: {timeout: 1s, expectedClients: 2, minimumCohort: {count: 2.36, noiseStd: 0.05}}
+          rounds: {timeout: 1s, expectedClients: 2, minimumCohort: {count: 4.36, noiseStd: 0.05}}
           privacy: {clipNorm: 1.0, noiseMultiplier: 0, delta: 1.0e-5, budgetEpsilon: .inf}
           maxClientIdBytes: 16
           maxMetadataBytes: 0
@@ -78,7 +78,7 @@ class SecureMessageValidatorTest {
 
   private final UpdateValidator validator = new UpdateValidator(List.of(SECURE, PLAIN));
 
-  // One genuine message of each phase, from client 0 of a three-client round.
+  // One genuine message of each phase, from client 0 of a five-client round.
   private static byte[] session;
   private static AdvertisedKeys advertised;
   private static List<ClientSession.EncryptedShare> shares;
@@ -87,14 +87,14 @@ class SecureMessageValidatorTest {
   private static dev.privagg.secagg.UnmaskShares unmask;
 
   @BeforeAll
-  static void aThreeClientRound() {
+  static void aFiveClientRound() {
     SecureRandom random = seeded(11);
     session = new byte[16];
     random.nextBytes(session);
     RoundContext ctx = new RoundContext(SECURE_JOB, 1, session);
     List<ClientSession> clients = new ArrayList<>();
     List<AdvertisedKeys> roster = new ArrayList<>();
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
       clients.add(
           ClientSession.start(
               ctx,
@@ -105,13 +105,13 @@ class SecureMessageValidatorTest {
     }
     List<List<ClientSession.EncryptedShare>> sent = new ArrayList<>();
     for (ClientSession client : clients) {
-      sent.add(client.onRoster(roster, 3, 2, new int[] {0, 1, 2}));
+      sent.add(client.onRoster(roster, 5, 3, new int[] {0, 1, 2, 3, 4}));
     }
-    int[] everyone = {0, 1, 2};
+    int[] everyone = {0, 1, 2, 3, 4};
     java.util.Map<Integer, byte[]> signatures = new java.util.HashMap<>();
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
       List<ClientSession.RoutedShare> in = new ArrayList<>();
-      for (int sender = 0; sender < 3; sender++) {
+      for (int sender = 0; sender < 5; sender++) {
         for (ClientSession.EncryptedShare s : sent.get(sender)) {
           if (s.recipient() == i) {
             in.add(
@@ -660,7 +660,7 @@ class SecureMessageValidatorTest {
             model:
               tensors:
                 - {name: w, shape: [131072]}
-            rounds: {timeout: 1s, expectedClients: 2, minimumCohort: {count: 2.36, noiseStd: 0.05}}
+            rounds: {timeout: 1s, expectedClients: 2, minimumCohort: {count: 4.36, noiseStd: 0.05}}
             privacy: {clipNorm: 1.0, noiseMultiplier: 0, delta: 1.0e-5, budgetEpsilon: .inf}
             aggregation: {mode: secure}
             """
