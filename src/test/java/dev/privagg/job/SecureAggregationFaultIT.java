@@ -151,7 +151,7 @@ class SecureAggregationFaultIT {
           startGrace: 6s
           expectedClients: %d
           maxClients: 12
-          minimumCohort: {count: 3, noiseStd: 0.1}
+          minimumCohort: {count: 5, noiseStd: 0.1}
         privacy:
           clipNorm: 1.0
           %s
@@ -159,7 +159,7 @@ class SecureAggregationFaultIT {
           budgetEpsilon: .inf
         aggregation:
           mode: secure
-          maxDropoutRate: 0.2
+          maxDropoutRate: 0.15
           adversarialClientRate: 0.1
           %s
         serverLearningRate: %s

@@ -80,8 +80,8 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
 
   /**
    * m = the 8 masked-input senders, so the release is their average (a power of two: exact). For 12
-   * clients at these rates the job's thresholds give neighbourhoods of 9 and threshold 2: every
-   * neighbourhood misses only 3 of the 12, so it holds at least 3 of the 6 clients that unmask,
+   * clients at these rates the job's thresholds give neighbourhoods of 11 and threshold 2: every
+   * neighbourhood misses only 1 of the 12, so it holds at least 5 of the 6 clients that unmask,
    * whatever the ring.
    */
   private static String specYaml(String id, boolean distributed) {
@@ -96,7 +96,7 @@ class SecureMixedClientsIT extends KafkaFlinkTestBase {
           timeout: 23s
           startGrace: 8s
           expectedClients: %d
-          minimumCohort: {count: 4, noiseStd: 0.1}
+          minimumCohort: {count: 6, noiseStd: 0.1}
         privacy:
           clipNorm: 1.0
           noiseMultiplier: 0

@@ -71,7 +71,7 @@ class TopicChecksIT extends KafkaFlinkTestBase {
         BODY.replace(
                 "rounds: {timeout: 5s, expectedClients: 2}",
                 "rounds: {timeout: 8s, expectedClients: 2, maxClients: 1000,"
-                    + " minimumCohort: {count: 3, noiseStd: 0.1}}")
+                    + " minimumCohort: {count: 5, noiseStd: 0.1}}")
             + "aggregation: {mode: secure}\n";
     JobSpec spec = spec(secureBody);
     String secureTopic = spec.topics().secure();
