@@ -657,8 +657,8 @@ public final class SecAggCost {
               shared,
               new int[0][],
               survivors,
-              responses,
-              jobRandom);
+              dealerCommitments,
+              responses);
       long u1 = cpuNanos();
       MaskCorrection correction =
           result

@@ -3,14 +3,13 @@ package dev.privagg.secagg;
 import dev.privagg.secagg.UnmaskShares.RevealedShare;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Predicate;
-import java.util.random.RandomGenerator;
+import java.util.function.Supplier;
 
 /**
  * The job's side of phase 4: from the shares the survivors reveal, it reconstructs the self-mask
@@ -20,27 +19,23 @@ import java.util.random.RandomGenerator;
  * dropped w and each neighbour u of w in U3 whose pair with w is not cut the pair's pairwise mask
  * with sign {@code -sign(u, w)} (u masked with w: both confirmed, in U2, and not cut).
  *
- * <p>Clients may lie in phase 4. A secret is reconstructed from t shares of its holders, sorted by
- * holder; if the result fails its check, the next window of t consecutive holders is tried, then
- * random t-subsets. When a secret is found after a failed try, every other share of it is checked
- * against the polynomial (with t - 1 shares of the subset that passed), and a holder whose share is
- * not on it is a proven liar: its shares of the later secrets are not used. The search of a whole
- * round is bounded: after each secret's first try, at most {@code 2 u + 100 + k} further subsets in
- * all for u secrets (k the largest neighbourhood), and none once a secret is lost (the round has no
- * sum then anyway), since each subset costs an interpolation of O(t^2) products mod l and the job
- * runs it at the round's deadline. The targets that are not recovered are reported, and no
- * correction is made.
+ * <p>Clients may lie in phase 4. A secret is reconstructed from the first t shares of its holders,
+ * sorted by holder; if the result fails its check, a lie spoiled it, and the shares are checked one
+ * by one against the dealer's Feldman commitments (those the holders checked their shares against
+ * in phase 3, {@link FeldmanCommitments}) until t pass: any t shares on the committed polynomial
+ * give the advertised secret, so a lying holder costs the secret no more than a silent one, which
+ * the thresholds' failure bound already counts. A holder whose share fails the check is a proven
+ * liar: its shares of the later secrets are not used. Each failed first try holds a liar not known
+ * before, so a round checks at most (liars) k shares one by one, and none when nobody lies. The
+ * targets that are not recovered are reported, and no correction is made.
  */
 public final class Unmasking {
-  /** Random t-subsets tried per secret after the windows fail. */
-  static final int RANDOM_SUBSETS = 100;
-
   private Unmasking() {}
 
   /**
    * The outcome: a correction when every secret was recovered; otherwise the targets that were not
-   * (too few shares, or no window of t consistent ones). {@code provenLiars}: the holders whose
-   * share was off the polynomial of a secret that passed its check.
+   * (fewer than t shares on the dealer's committed polynomial). {@code provenLiars}: the holders
+   * whose share was off its dealer's committed polynomial.
    */
   public record Result(
       Optional<MaskCorrection> correction,
@@ -61,9 +56,10 @@ public final class Unmasking {
    * @param shared U2, the confirmed clients ({@link ShareConfirmation})
    * @param cuts the confirmed pairs that do not mask with each other, {@code {lo, hi}} each
    * @param maskedInput U3, the clients whose masked input is in the sum (within U2)
+   * @param commitments each dealer's Feldman commitments as its ShareKeys carried them, by roster
+   *     index ({@link ClientSession#commitments}: the mask key's polynomial, then the self-mask
+   *     seed's); null for a client that did not share
    * @param responses the phase-4 message of each responding client, by its index
-   * @param random picks subsets when lies spoil the windows: a CSPRNG in the job, so that liars
-   *     cannot foresee them
    * @throws IllegalArgumentException if the graph or the sets are malformed (the job's own data,
    *     not the clients')
    */
@@ -75,8 +71,8 @@ public final class Unmasking {
       int[] shared,
       int[][] cuts,
       int[] maskedInput,
-      Map<Integer, UnmaskShares> responses,
-      RandomGenerator random) {
+      byte[][] commitments,
+      Map<Integer, UnmaskShares> responses) {
     int n = roster.size();
     int[][] sortedCuts = pairs("cuts", cuts, n);
     validateGraph(neighbourhoods, n);
@@ -95,22 +91,17 @@ public final class Unmasking {
     List<MaskCorrection.Term> terms = new ArrayList<>();
     List<Integer> unrecoveredSeeds = new ArrayList<>();
     List<Integer> unrecoveredKeys = new ArrayList<>();
-    int largestNeighbourhood = 0;
-    for (int[] neighbourhood : neighbourhoods) {
-      largestNeighbourhood = Math.max(largestNeighbourhood, neighbourhood.length);
-    }
-    Search search =
-        new Search(
-            threshold,
-            random,
-            2L * shared.length + RANDOM_SUBSETS + largestNeighbourhood,
-            new boolean[n]);
+    Search search = new Search(threshold, new boolean[n]);
+    int half = FeldmanCommitments.bytes(threshold);
     for (int u : sorted(maskedInput)) {
       List<Shamir.Share> shares =
           search.trusted(sharesOf(u, neighbourhoods[u], responses, UnmaskShares::selfMaskShares));
       byte[] commitment = roster.get(u).selfMaskCommitment();
       Optional<byte[]> seed =
-          search.recover(shares, b -> Arrays.equals(DerivedKeys.selfMaskCommitment(b), commitment));
+          search.recover(
+              shares,
+              b -> Arrays.equals(DerivedKeys.selfMaskCommitment(b), commitment),
+              () -> onPolynomial(commitment, commitments[u], half, 2 * half, threshold));
       if (seed.isPresent()) {
         terms.add(new MaskCorrection.Term(DerivedKeys.selfMaskKey(ctx, seed.get(), u), -1));
       } else {
@@ -126,7 +117,11 @@ public final class Unmasking {
       List<Shamir.Share> shares =
           search.trusted(sharesOf(w, neighbourhoods[w], responses, UnmaskShares::maskKeyShares));
       byte[] publicKey = roster.get(w).maskPublicKey();
-      Optional<byte[]> maskKey = search.recover(shares, s -> isMaskKeyOf(s, publicKey));
+      Optional<byte[]> maskKey =
+          search.recover(
+              shares,
+              s -> isMaskKeyOf(s, publicKey),
+              () -> onPolynomial(publicKey, commitments[w], 0, half, threshold));
       if (maskKey.isEmpty()) {
         unrecoveredKeys.add(w);
         continue;
@@ -202,19 +197,33 @@ public final class Unmasking {
   }
 
   /**
-   * The search for a round's secrets: the subsets it may still try beyond each secret's first, and
-   * the holders proven to have lied.
+   * Whether a share is on the polynomial a dealer committed to: {@code constant} (C_0, the key or
+   * commitment it advertised) and bytes [from, to) of its commitments (C_1 .. C_(t-1)). False for
+   * every share when either is missing or no point: then only the first try can recover it.
    */
+  private static Predicate<Shamir.Share> onPolynomial(
+      byte[] constant, byte[] commitments, int from, int to, int threshold) {
+    Edwards25519.Point c0;
+    try {
+      c0 = Edwards25519.decode("C_0", constant);
+    } catch (IllegalArgumentException e) {
+      return share -> false;
+    }
+    if (commitments == null || commitments.length < to) {
+      return share -> false;
+    }
+    byte[] polynomial = Arrays.copyOfRange(commitments, from, to);
+    return share ->
+        FeldmanCommitments.verifies(c0, polynomial, threshold, share.x(), share.value());
+  }
+
+  /** The search for a round's secrets: the holders proven to have lied. */
   private static final class Search {
     private final int threshold;
-    private final RandomGenerator random;
-    private long subsetsLeft;
     private final boolean[] liars;
 
-    Search(int threshold, RandomGenerator random, long subsets, boolean[] liars) {
+    Search(int threshold, boolean[] liars) {
       this.threshold = threshold;
-      this.random = random;
-      this.subsetsLeft = subsets;
       this.liars = liars;
     }
 
@@ -230,74 +239,34 @@ public final class Unmasking {
     }
 
     /**
-     * A secret that passes {@code check}: from the first t shares, else (within the round's bound)
-     * from another window of t consecutive shares or a random t-subset.
+     * A secret that passes {@code check}: from the first t shares, else from the first t that are
+     * on the dealer's polynomial, marking the holders of those that are not as liars. The check
+     * against the commitments is built only then: decoding costs, and honest rounds never need it.
      */
-    Optional<byte[]> recover(List<Shamir.Share> shares, Predicate<byte[]> check) {
-      int m = shares.size();
-      if (m < threshold) {
+    Optional<byte[]> recover(
+        List<Shamir.Share> shares,
+        Predicate<byte[]> check,
+        Supplier<Predicate<Shamir.Share>> polynomial) {
+      if (shares.size() < threshold) {
         return Optional.empty();
       }
       Optional<byte[]> first = tryShares(shares.subList(0, threshold), check);
       if (first.isPresent()) {
         return first;
       }
-      for (int start = 1; start + threshold <= m && take(); start++) {
-        List<Shamir.Share> window = shares.subList(start, start + threshold);
-        Optional<byte[]> secret = tryShares(window, check);
-        if (secret.isPresent()) {
-          findLiars(shares, window, secret.get());
-          return secret;
-        }
-      }
-      if (m > threshold) {
-        List<Shamir.Share> pool = new ArrayList<>(shares);
-        for (int attempt = 0; attempt < RANDOM_SUBSETS && take(); attempt++) {
-          // A partial Fisher-Yates shuffle puts a uniform t-subset at the front.
-          for (int i = 0; i < threshold; i++) {
-            Collections.swap(pool, i, i + random.nextInt(m - i));
-          }
-          List<Shamir.Share> subset = pool.subList(0, threshold);
-          Optional<byte[]> secret = tryShares(subset, check);
-          if (secret.isPresent()) {
-            findLiars(shares, List.copyOf(subset), secret.get());
-            return secret;
-          }
-        }
-      }
-      // Lost: the round has no sum, so no later secret is worth more than its first try.
-      subsetsLeft = 0;
-      return Optional.empty();
-    }
-
-    private boolean take() {
-      if (subsetsLeft <= 0) {
-        return false;
-      }
-      subsetsLeft--;
-      return true;
-    }
-
-    /**
-     * Marks the holders of the shares that are not on the polynomial through {@code good} (t shares
-     * that gave {@code secret}): t - 1 of them and such a share give another secret. The first
-     * subset tried failed, so at least one liar is found each time this runs.
-     */
-    private void findLiars(List<Shamir.Share> shares, List<Shamir.Share> good, byte[] secret) {
-      java.util.Set<Integer> used = new java.util.HashSet<>();
-      good.forEach(share -> used.add(share.x()));
-      List<Shamir.Share> probe = new ArrayList<>(good.subList(1, threshold));
-      probe.add(null);
+      Predicate<Shamir.Share> onPolynomial = polynomial.get();
+      List<Shamir.Share> verified = new ArrayList<>(threshold);
       for (Shamir.Share share : shares) {
-        if (used.contains(share.x()) || !take()) {
-          continue;
+        if (verified.size() == threshold) {
+          break;
         }
-        probe.set(threshold - 1, share);
-        Optional<byte[]> other = tryShares(probe, b -> Arrays.equals(b, secret));
-        if (other.isEmpty()) {
+        if (onPolynomial.test(share)) {
+          verified.add(share);
+        } else {
           liars[share.x() - 1] = true;
         }
       }
+      return verified.size() == threshold ? tryShares(verified, check) : Optional.empty();
     }
   }
 

@@ -267,7 +267,20 @@ final class SecAggCohort {
 
   Unmasking.Result reconstruct(int[] shared, int[] masked, Map<Integer, UnmaskShares> responses) {
     return Unmasking.reconstruct(
-        ctx, roster, neighbourhoods, threshold, shared, cuts, masked, responses, new Random(n));
+        ctx, roster, neighbourhoods, threshold, shared, cuts, masked, commitments(), responses);
+  }
+
+  /** Each client's Feldman commitments, as its ShareKeys carried them; null before its roster. */
+  byte[][] commitments() {
+    byte[][] out = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      try {
+        out[i] = clients.get(i).commitments();
+      } catch (IllegalStateException noRoster) {
+        out[i] = null;
+      }
+    }
+    return out;
   }
 
   /** The sum of U3's masked inputs, modulo 2^64. */

@@ -12,7 +12,6 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -114,8 +113,8 @@ class SecAggVectorsTest {
                 shared,
                 new int[0][],
                 masked,
-                responses,
-                new Random(0))
+                clients.stream().map(ClientSession::commitments).toArray(byte[][]::new),
+                responses)
             .correction()
             .orElseThrow();
 

@@ -62,9 +62,8 @@ class TwoSurvivorListsAttackTest {
   /**
    * The attack succeeds exactly when some honest client has a colluding neighbours with k + a >= 2t
    * (the class comment; the real sessions above and below confirm it at small sizes), so the sweep
-   * over every cohort from 3 to 1,000 checks that condition on the
-   * roster's own ring with a random set of the declared colluders, where real sessions would take
-   * minutes.
+   * over every cohort from 3 to 1,000 checks that condition on the roster's own ring with a random
+   * set of the declared colluders, where real sessions would take minutes.
    */
   @Test
   void atEveryCohortFrom3To1000_noHonestClientHasColludersEnoughForBothLists() {
@@ -73,7 +72,9 @@ class TwoSurvivorListsAttackTest {
       var choice = RoundThresholds.choose(n, DEFAULT_RATES);
       if (choice.isEmpty()) {
         // No graph, no masks to strip: the round is below the gate's count but for 2^-40.
-        assertThat(n).as("a roster without a graph").isLessThan(RoundThresholds.smallestRoster(DEFAULT_RATES));
+        assertThat(n)
+            .as("a roster without a graph")
+            .isLessThan(RoundThresholds.smallestRoster(DEFAULT_RATES));
         continue;
       }
       RoundThresholds.Choice c = choice.get();

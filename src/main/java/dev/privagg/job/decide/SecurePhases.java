@@ -730,14 +730,13 @@ final class SecurePhases {
                                 + " survivors signed the survivor list, fewer than the "
                                 + s.signatureThreshold
                                 + " a client needs before it unmasks")
-                        : SecureUnmasking.corrections(spec, s, random);
+                        : SecureUnmasking.corrections(spec, s);
     for (int liar : outcome.provenLiars()) {
       misbehaved(
           s,
           liar,
           SecureRoundState.UNMASK_MESSAGE,
-          "it revealed a share that is not on the polynomial of a secret the other shares"
-              + " reconstruct and its commitment confirms",
+          "it revealed a share that is not on the polynomial its dealer's commitments state",
           out);
     }
     if (outcome.terms() == null) {

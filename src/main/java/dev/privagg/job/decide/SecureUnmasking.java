@@ -2,6 +2,7 @@ package dev.privagg.job.decide;
 
 import dev.privagg.avro.RevealedShare;
 import dev.privagg.io.AvroCodec;
+import dev.privagg.io.Float32;
 import dev.privagg.job.SecureRoundState;
 import dev.privagg.secagg.AdvertisedKeys;
 import dev.privagg.secagg.HararyGraph;
@@ -18,7 +19,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.random.RandomGenerator;
 
 /**
  * The decider's cryptography of a secure round, over the pure {@code dev.privagg.secagg} classes:
@@ -75,10 +75,11 @@ final class SecureUnmasking {
 
   /**
    * Reconstructs each survivor's self-mask seed and each dropped client's mask key from the unmask
-   * shares ({@link Unmasking}, which checks each against what the client advertised and outvotes
-   * lying holders where it can), and returns the terms that remove every mask left in the sum.
+   * shares ({@link Unmasking}, which checks each against what the client advertised and, when a lie
+   * spoils it, the shares against the dealer's commitments from its ShareKeys), and returns the
+   * terms that remove every mask left in the sum.
    */
-  static Outcome corrections(JobSpec spec, SecureRoundState s, RandomGenerator random) {
+  static Outcome corrections(JobSpec spec, SecureRoundState s) {
     int n = s.size();
     HararyGraph graph = graphOf(s);
     List<AdvertisedKeys> roster = roster(s);
@@ -86,10 +87,17 @@ final class SecureUnmasking {
     List<Integer> shared = new ArrayList<>();
     List<Integer> masked = new ArrayList<>();
     Map<Integer, UnmaskShares> responses = new HashMap<>();
+    byte[][] commitments = new byte[n][];
     for (int i = 0; i < n; i++) {
       neighbourhoods[i] = graph.neighbourhood(i);
       if (s.confirmed[i]) {
         shared.add(i);
+      }
+      if (s.shareMessages[i] != null) {
+        var keys =
+            (dev.privagg.avro.ShareKeys)
+                AvroCodec.decodeSecureMessage(s.shareMessages[i]).getBody();
+        commitments[i] = Float32.bytes(keys.getCommitments());
       }
       if (s.maskedInput[i]) {
         masked.add(i);
@@ -113,8 +121,8 @@ final class SecureUnmasking {
             shared.stream().mapToInt(Integer::intValue).toArray(),
             s.cuts,
             masked.stream().mapToInt(Integer::intValue).toArray(),
-            responses,
-            random);
+            commitments,
+            responses);
     if (result.correction().isEmpty()) {
       return new Outcome(
           null,
