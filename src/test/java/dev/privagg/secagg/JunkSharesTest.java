@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
  * Issue 32, item 3, with real sessions at the job's default rates (0.1 and 0.1, semi-malicious
  * server): a client sending well-formed junk ciphertexts made a 20-client round fail to unmask,
  * every round. With receipts and confirmation it leaves the round before anyone masks with it, or
- * (junk to at most r neighbours) only its pairs with them are cut; either way the round unmasks
+ * (junk to at most r + 1 neighbours) only its pairs with them are cut; either way the round unmasks
  * exactly the confirmed survivors' sum, also with a declared dropout in a later phase.
  */
 class JunkSharesTest {
