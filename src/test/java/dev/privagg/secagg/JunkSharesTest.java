@@ -94,15 +94,9 @@ class JunkSharesTest {
   @Test
   void junkToRPlusOne_thenTheSendersShareWithheld_andTheDropoutsAmongItsHolders_stillUnmask() {
     int dealer = 5;
-    int dropouts = (int) Math.floor(0.1 * N);
     for (long seed = 1; seed <= 3; seed++) {
       SecAggCohort cohort = cohort(seed);
-      cohort.shareKeys(i -> true);
-      int[] others = IntStream.of(cohort.neighbourhoods[dealer]).filter(v -> v != dealer).toArray();
-      int rejecting = ShareConfirmation.toleratedRejections(GRAPH.rejectionLimit());
-      int[] victims = IntStream.of(others).limit(rejecting).toArray();
-      int[] silent = IntStream.of(others).skip(rejecting).limit(dropouts).toArray();
-      cohort.junkSharesOf(dealer, v -> IntStream.of(victims).anyMatch(x -> x == v), new Random(9));
+      int[] silent = junkToRPlusOneThenDropoutsAmongItsHolders(cohort, dealer);
       cohort.confirm(i -> true);
       assertThat(cohort.confirmation.removed()).as("the dealer stays").isEmpty();
 
@@ -115,7 +109,7 @@ class JunkSharesTest {
               "k = %d, t = %d, r + 1 = %d rejecting, dealer %d and %s silent",
               GRAPH.neighbourhoodSize(),
               GRAPH.threshold(),
-              rejecting,
+              ShareConfirmation.toleratedRejections(GRAPH.rejectionLimit()),
               dealer,
               java.util.Arrays.toString(silent))
           .isEqualTo(N);
@@ -131,15 +125,9 @@ class JunkSharesTest {
   @Test
   void junkToRPlusOne_thenAWrongShareOfItsOwnSeed_isProvenALie_andTheRoundUnmasks() {
     int dealer = 10;
-    int dropouts = (int) Math.floor(0.1 * N);
     for (long seed = 1; seed <= 3; seed++) {
       SecAggCohort cohort = cohort(seed);
-      cohort.shareKeys(i -> true);
-      int[] others = IntStream.of(cohort.neighbourhoods[dealer]).filter(v -> v != dealer).toArray();
-      int rejecting = ShareConfirmation.toleratedRejections(GRAPH.rejectionLimit());
-      int[] victims = IntStream.of(others).limit(rejecting).toArray();
-      int[] silent = IntStream.of(others).skip(rejecting).limit(dropouts).toArray();
-      cohort.junkSharesOf(dealer, v -> IntStream.of(victims).anyMatch(x -> x == v), new Random(9));
+      int[] silent = junkToRPlusOneThenDropoutsAmongItsHolders(cohort, dealer);
       int[] shared = cohort.confirm(i -> true);
       long[][] units = units(seed);
       int[] masked = cohort.maskedInputs(i -> true, units);
@@ -154,6 +142,21 @@ class JunkSharesTest {
       result.correction().orElseThrow().applyTo(sum, 0, D);
       assertThat(sum).isEqualTo(SecAggCohort.plainSum(units, masked, D));
     }
+  }
+
+  /**
+   * Shares keys with {@code dealer} sending junk to its first r + 1 other holders, the most it
+   * stays in the round with; returns the next D of its holders, the declared dropouts placed where
+   * they hurt its secrets most.
+   */
+  private static int[] junkToRPlusOneThenDropoutsAmongItsHolders(SecAggCohort cohort, int dealer) {
+    cohort.shareKeys(i -> true);
+    int[] others = IntStream.of(cohort.neighbourhoods[dealer]).filter(v -> v != dealer).toArray();
+    int rejecting = ShareConfirmation.toleratedRejections(GRAPH.rejectionLimit());
+    int[] victims = IntStream.of(others).limit(rejecting).toArray();
+    cohort.junkSharesOf(dealer, v -> IntStream.of(victims).anyMatch(x -> x == v), new Random(9));
+    int dropouts = (int) Math.floor(0.1 * N);
+    return IntStream.of(others).skip(rejecting).limit(dropouts).toArray();
   }
 
   private static UnmaskShares withWrongOwnSeedShare(UnmaskShares honest, int self, long seed) {
