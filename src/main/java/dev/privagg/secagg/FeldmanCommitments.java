@@ -37,6 +37,20 @@ public final class FeldmanCommitments {
   }
 
   /**
+   * The index of the first 32-byte commitment that is no canonical encoding of a point on the
+   * curve, or -1: such a commitment fails every share here, while libsodium adds it as if it were
+   * canonical, so a job must refuse it before any holder checks a share against it.
+   */
+  public static int firstNotOnCurve(byte[] commitments) {
+    for (int at = 0; at + Edwards25519.BYTES <= commitments.length; at += Edwards25519.BYTES) {
+      if (Edwards25519.decodeOnCurve(commitments, at) == null) {
+        return at / Edwards25519.BYTES;
+      }
+    }
+    return -1;
+  }
+
+  /**
    * Whether {@code share} is the value at {@code x} of the polynomial committed to by {@code
    * constant} (C_0) and {@code commitments} (C_1 .. C_(t-1)).
    *

@@ -256,6 +256,7 @@ public final class Unmasking {
       }
       Predicate<Shamir.Share> onPolynomial = polynomial.get();
       List<Shamir.Share> verified = new ArrayList<>(threshold);
+      List<Integer> off = new ArrayList<>();
       for (Shamir.Share share : shares) {
         if (verified.size() == threshold) {
           break;
@@ -263,10 +264,15 @@ public final class Unmasking {
         if (onPolynomial.test(share)) {
           verified.add(share);
         } else {
-          liars[share.x() - 1] = true;
+          off.add(share.x() - 1);
         }
       }
-      return verified.size() == threshold ? tryShares(verified, check) : Optional.empty();
+      Optional<byte[]> secret =
+          verified.size() == threshold ? tryShares(verified, check) : Optional.empty();
+      // Off the polynomial proves a lie only where t other shares on it gave the advertised secret:
+      // commitments the job reads otherwise than a holder did must not get honest holders named.
+      secret.ifPresent(found -> off.forEach(holder -> liars[holder] = true));
+      return secret;
     }
   }
 

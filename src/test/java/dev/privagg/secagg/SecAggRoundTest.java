@@ -159,6 +159,39 @@ class SecAggRoundTest {
   }
 
   /**
+   * Review 4's defence in depth: a share off the commitments the job reads proves a lie only where
+   * t others on them give the advertised secret. With commitments it cannot read (here: none) a lie
+   * costs the secret, and no holder, honest or not, is named.
+   */
+  @Test
+  void sharesThatNoCommitmentsConfirm_getNobodyNamed() {
+    int n = 9;
+    SecAggCohort cohort = new SecAggCohort(n, 5, 3, 34);
+    int[] shared = cohort.shareKeys(i -> true);
+    int[] masked = cohort.maskedInputs(i -> true, randomUnits(n, new Random(34)));
+    Map<Integer, UnmaskShares> responses = cohort.unmask(i -> true, shared, masked);
+    responses.put(0, randomized(responses.get(0), new Random(5)));
+
+    Unmasking.Result result =
+        Unmasking.reconstruct(
+            cohort.ctx,
+            cohort.roster,
+            cohort.neighbourhoods,
+            3,
+            shared,
+            cohort.cuts,
+            masked,
+            new byte[n][],
+            responses);
+
+    assertThat(result.correction()).isEmpty();
+    assertThat(result.provenLiars()).isEmpty();
+    assertThat(cohort.reconstruct(shared, masked, responses).provenLiars())
+        .as("with the dealers' commitments the liar, and only it, is named")
+        .containsExactly(0);
+  }
+
+  /**
    * A survivor's roster mask key that is no point (the job admits none; a round restored from an
    * older version could hold one): its pairwise mask with a dropped neighbour cannot be derived, so
    * that neighbour's key counts as unrecovered and the round has no correction, and nothing throws

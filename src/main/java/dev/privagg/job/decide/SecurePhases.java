@@ -21,6 +21,7 @@ import dev.privagg.avro.Survivors;
 import dev.privagg.avro.UnmaskShares;
 import dev.privagg.distributed.DistributedNoisePlan;
 import dev.privagg.io.AvroCodec;
+import dev.privagg.io.Float32;
 import dev.privagg.job.OpenRound;
 import dev.privagg.job.SecureRoundState;
 import dev.privagg.job.SecureUpdate;
@@ -28,6 +29,7 @@ import dev.privagg.job.UnmaskRequest;
 import dev.privagg.job.shard.ShardPlan;
 import dev.privagg.secagg.AdvertisedKeys;
 import dev.privagg.secagg.ClientSession;
+import dev.privagg.secagg.FeldmanCommitments;
 import dev.privagg.secagg.HararyGraph;
 import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.RoundThresholds;
@@ -405,7 +407,13 @@ final class SecurePhases {
                   + " part: upgrade it"
               : "");
     }
-    return null;
+    // The job checks revealed shares against these as Java holders do; libsodium, with which
+    // Python holders check theirs, adds non-canonical encodings as if canonical, so such a dealer
+    // could have Python holders accept shares the job refuses, and get them named (review 4).
+    int bad = FeldmanCommitments.firstNotOnCurve(Float32.bytes(keys.getCommitments()));
+    return bad < 0
+        ? null
+        : "commitment " + bad + " is not the canonical encoding of a point of edwards25519";
   }
 
   private static byte[] signature(SecureUpdate update) {

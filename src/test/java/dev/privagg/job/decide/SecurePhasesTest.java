@@ -846,6 +846,49 @@ class SecurePhasesTest {
     assertThat(decided.models.get(0)).isEqualTo(plaintextModel(clients));
   }
 
+  /**
+   * Review 4: libsodium adds non-canonical encodings as if canonical, so a dealer committing to
+   * {@code 01 00..00 80} (x = 0 with the sign bit) or y = p + 1 had Python holders accept shares
+   * the job's Java check refuses, and got them named as liars. Such ShareKeys are refused at once.
+   */
+  @Test
+  void shareKeysWithANonCanonicalCommitment_areRejected_beforeAnyHolderChecksAShare() {
+    start();
+    List<Client> clients = clients(6);
+    advertise(clients, 10);
+    driver.advanceTo(ADVERTISE_DEADLINE - 1);
+    Roster roster = only(Roster.class);
+    int[] permutation = roster.getPermutation().stream().mapToInt(Integer::intValue).toArray();
+    Client sender = clients.get(0);
+    List<AdvertisedKeys> entries = clients.stream().map(c -> c.session.advertise()).toList();
+    sender.shares =
+        sender.session.onRoster(entries, roster.getDegree(), roster.getThreshold(), permutation);
+    ShareKeys genuine = sender.shareKeys();
+    byte[] signedIdentity = new byte[32];
+    signedIdentity[0] = 1;
+    signedIdentity[31] = (byte) 0x80;
+    byte[] yAboveP = new byte[32]; // p + 1 = 2^255 - 18, little-endian
+    Arrays.fill(yAboveP, (byte) 0xff);
+    yAboveP[0] = (byte) 0xee;
+    yAboveP[31] = 0x7f;
+    long at = 300;
+    for (byte[] point : List.of(signedIdentity, yAboveP)) {
+      byte[] commitments = dev.privagg.io.Float32.bytes(genuine.getCommitments()).clone();
+      System.arraycopy(point, 0, commitments, 32, 32);
+      send(sender.id, new ShareKeys(genuine.getShares(), ByteBuffer.wrap(commitments)), at++);
+    }
+    send(sender.id, genuine, at++);
+    driver.advanceTo(at);
+
+    assertThat(rejectsOf(sender.id))
+        .containsExactly(
+            "client-0 SECURE_PROTOCOL: commitment 1 is not the canonical encoding of a point of"
+                + " edwards25519",
+            "client-0 SECURE_PROTOCOL: commitment 1 is not the canonical encoding of a point of"
+                + " edwards25519");
+    assertThat(store.secure.shareMessages[0]).as("the genuine ShareKeys is taken").isNotNull();
+  }
+
   @Test
   void shareKeysMissingANeighbour_addressedToANonNeighbourOrRepeated_areRejected() {
     start();
