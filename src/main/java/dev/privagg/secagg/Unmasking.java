@@ -24,9 +24,11 @@ import java.util.function.Supplier;
  * by one against the dealer's Feldman commitments (those the holders checked their shares against
  * in phase 3, {@link FeldmanCommitments}) until t pass: any t shares on the committed polynomial
  * give the advertised secret, so a lying holder costs the secret no more than a silent one, which
- * the thresholds' failure bound already counts. A holder whose share fails the check is a proven
- * liar: its shares of the later secrets are not used. Each failed first try holds a liar not known
- * before, so a round checks at most (liars) k shares one by one, and none when nobody lies. The
+ * the thresholds' failure bound already counts. A holder whose share fails the check, where t
+ * others passed and gave the advertised secret, is a proven liar: its shares of the later secrets
+ * are not used. Each recovered secret whose first try failed proves a liar not known before, and
+ * once a secret is lost (the round has no sum then) the later ones get their first try only, so a
+ * round checks at most about (liars + 1) k shares one by one, and none when nobody lies. The
  * targets that are not recovered are reported, and no correction is made.
  */
 public final class Unmasking {
@@ -217,10 +219,11 @@ public final class Unmasking {
         FeldmanCommitments.verifies(c0, polynomial, threshold, share.x(), share.value());
   }
 
-  /** The search for a round's secrets: the holders proven to have lied. */
+  /** The search for a round's secrets: the holders proven to have lied, and whether one is lost. */
   private static final class Search {
     private final int threshold;
     private final boolean[] liars;
+    private boolean lost;
 
     Search(int threshold, boolean[] liars) {
       this.threshold = threshold;
@@ -251,7 +254,7 @@ public final class Unmasking {
         return Optional.empty();
       }
       Optional<byte[]> first = tryShares(shares.subList(0, threshold), check);
-      if (first.isPresent()) {
+      if (first.isPresent() || lost) {
         return first;
       }
       Predicate<Shamir.Share> onPolynomial = polynomial.get();
@@ -272,6 +275,7 @@ public final class Unmasking {
       // Off the polynomial proves a lie only where t other shares on it gave the advertised secret:
       // commitments the job reads otherwise than a holder did must not get honest holders named.
       secret.ifPresent(found -> off.forEach(holder -> liars[holder] = true));
+      lost = secret.isEmpty();
       return secret;
     }
   }

@@ -124,7 +124,7 @@ class SecAggRoundTest {
   }
 
   @Test
-  void liarsAtEveryTarget_loseExactlyTheSecretsWithFewerThanTTruthfulHolders() {
+  void liarsAtEveryTarget_loseOnlyFromTheFirstSecretWithFewerThanTTruthfulHolders() {
     // 40 clients, neighbourhoods of 13, threshold 7; a third of them lie about every share. Without
     // the commitments a search over t-subsets of the holders lost secrets whose shares held enough
     // truth (the review's phase-6 attack); checked against each dealer's Feldman commitments a lie
@@ -153,7 +153,12 @@ class SecAggRoundTest {
     Unmasking.Result result = cohort.reconstruct(shared, masked, responses);
 
     assertThat(shortOfTruth).as("this placement leaves some seeds short").isNotEmpty();
-    assertThat(result.unrecoveredSelfMaskSeeds()).isEqualTo(shortOfTruth);
+    // Every seed before the first short one is rebuilt; after it the round is lost, and later
+    // seeds get their first try only.
+    assertThat(result.unrecoveredSelfMaskSeeds())
+        .containsAll(shortOfTruth)
+        .first()
+        .isEqualTo(shortOfTruth.get(0));
     assertThat(result.correction()).isEmpty();
     assertThat(result.provenLiars()).isNotEmpty().isSubsetOf(liars);
   }
