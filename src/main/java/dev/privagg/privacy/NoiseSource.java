@@ -36,6 +36,11 @@ public sealed interface NoiseSource extends Serializable {
    */
   String kind();
 
+  /** Whether one (jobId, round) always gives the same stream: all but {@link #secure()}. */
+  default boolean reproducible() {
+    return true;
+  }
+
   /** Fresh OS-seeded randomness for every stream. */
   static NoiseSource secure() {
     return new Secure();
@@ -76,6 +81,11 @@ public sealed interface NoiseSource extends Serializable {
     @Override
     public String kind() {
       return "secure";
+    }
+
+    @Override
+    public boolean reproducible() {
+      return false;
     }
 
     @Override

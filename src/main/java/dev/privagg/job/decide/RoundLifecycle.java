@@ -346,6 +346,14 @@ final class RoundLifecycle {
         return;
       }
     }
+    // A reproducible draw is a function of (job, round, client): a retry draws the same, so a
+    // client the draw drops needs neither a place among the seen nor the round's capacity, and a
+    // population larger than planned fills the cap only with sampled clients.
+    boolean drawFirst = noiseSource.reproducible();
+    if (drawFirst && !sampled(update)) {
+      out.leaveUnsampled(update);
+      return;
+    }
     if (round.seen >= spec.rounds().maxClients()) {
       if (!round.turnedAway) {
         round.turnedAway = true;
@@ -361,10 +369,11 @@ final class RoundLifecycle {
               + " clients, the most one round takes; send in the next round");
       return;
     }
-    // Remember the client even when sampling drops it, so a retry cannot buy a second draw.
+    // A fresh draw each time: remember the client even when sampling drops it, so a retry cannot
+    // buy a second draw.
     seen.add(clientKey);
     round.seen++;
-    if (!sampled(update)) {
+    if (!drawFirst && !sampled(update)) {
       store.saveOpenRound(round);
       out.leaveUnsampled(update);
       return;

@@ -132,8 +132,9 @@ class BandMfRoundsTest {
     driver.start(new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE), TIMEOUT);
   }
 
-  // q < 1 inside the group: a member is taken on its keyed draw, once; a second update of the same
-  // client in the round is a duplicate whether its first was taken or not (no second draw).
+  // q < 1 inside the group: a member is taken on its keyed draw, once; a second update of a taken
+  // client is a duplicate, and one the draw left out draws the same again (a keyed draw is a
+  // function of job, round and client), so it neither counts against the cap nor is remembered.
   @Test
   void withinTheGroup_eachMemberGetsOneDraw() {
     JobSpec spec = spec(BANDMF.formatted(9).replace("population: 6", "population: 12"), "");
@@ -157,10 +158,40 @@ class BandMfRoundsTest {
     driver.advanceTo(TIMEOUT);
     assertThat(decided.admittedFrom).hasSize(taken);
     assertThat(taken).isBetween(1, drawn - 1); // some taken, some left out: q < 1 acts
-    assertThat(decided.rejects.stream().filter(r -> r.endsWith("DUPLICATE_CLIENT"))).hasSize(drawn);
+    assertThat(decided.rejects.stream().filter(r -> r.endsWith("DUPLICATE_CLIENT"))).hasSize(taken);
     assertThat(decided.closed.get(0).charge().kind())
         .isEqualTo(MechanismKind.POISSON_SAMPLED_GAUSSIAN);
     assertThat(decided.closed.get(0).charge().samplingRate()).isEqualTo(0.5);
+  }
+
+  // The review's displacement: with the cap counted before the draw, a population larger than
+  // bandmf.population filled a round's maxClients with clients the draw then dropped, and from
+  // there on who was turned away ROUND_FULL depended on who else sent. Drawn first, only sampled
+  // clients take places: 5 times the declared population still leaves room.
+  @Test
+  void aPopulationBeyondTheDeclaredOne_fillsNoRound_withClientsTheDrawDrops() {
+    JobSpec spec =
+        spec(BANDMF.formatted(9).replace("population: 6", "population: 30"), "maxClients: 29");
+    assertThat(spec.privacy().sampling().rate()).isEqualTo(0.2);
+    start(spec);
+    NoiseSource noise = NoiseSources.forSpec(spec);
+    ClientKeys keys = new ClientKeys();
+    int members = 0;
+    int sampled = 0;
+    for (int c = 0; c < 150; c++) { // 5 x 30
+      String id = "c" + c;
+      driver.read(update(id, 1, 0.1f, 0f, 0f), 10 + c);
+      if (ClientGroups.groupOf(noise, spec, keys.of(id), 3) == 0) {
+        members++;
+        if (noise.forRound(NoiseStreams.sampling(spec, id), 1).nextUniform() < 0.2) {
+          sampled++;
+        }
+      }
+    }
+    driver.advanceTo(TIMEOUT);
+    assertThat(members).isGreaterThan(29); // the old order would have turned some away
+    assertThat(decided.rejects).noneMatch(r -> r.endsWith("ROUND_FULL"));
+    assertThat(decided.admittedFrom).hasSize(sampled);
   }
 
   /**
