@@ -846,6 +846,21 @@ class SecurePhasesTest {
     assertThat(decided.models.get(0)).isEqualTo(plaintextModel(clients));
   }
 
+  /** Six clients advertise; client 0 takes the Roster the job publishes and makes its shares. */
+  private List<Client> sixClientsWithClientZeroOnItsRoster() {
+    start();
+    List<Client> clients = clients(6);
+    advertise(clients, 10);
+    driver.advanceTo(ADVERTISE_DEADLINE - 1);
+    Roster roster = only(Roster.class);
+    int[] permutation = roster.getPermutation().stream().mapToInt(Integer::intValue).toArray();
+    List<AdvertisedKeys> entries = clients.stream().map(c -> c.session.advertise()).toList();
+    Client sender = clients.get(0);
+    sender.shares =
+        sender.session.onRoster(entries, roster.getDegree(), roster.getThreshold(), permutation);
+    return clients;
+  }
+
   /**
    * Review 4: libsodium adds non-canonical encodings as if canonical, so a dealer committing to
    * {@code 01 00..00 80} (x = 0 with the sign bit) or y = p + 1 had Python holders accept shares
@@ -853,16 +868,7 @@ class SecurePhasesTest {
    */
   @Test
   void shareKeysWithANonCanonicalCommitment_areRejected_beforeAnyHolderChecksAShare() {
-    start();
-    List<Client> clients = clients(6);
-    advertise(clients, 10);
-    driver.advanceTo(ADVERTISE_DEADLINE - 1);
-    Roster roster = only(Roster.class);
-    int[] permutation = roster.getPermutation().stream().mapToInt(Integer::intValue).toArray();
-    Client sender = clients.get(0);
-    List<AdvertisedKeys> entries = clients.stream().map(c -> c.session.advertise()).toList();
-    sender.shares =
-        sender.session.onRoster(entries, roster.getDegree(), roster.getThreshold(), permutation);
+    Client sender = sixClientsWithClientZeroOnItsRoster().get(0);
     ShareKeys genuine = sender.shareKeys();
     byte[] signedIdentity = new byte[32];
     signedIdentity[0] = 1;
@@ -891,17 +897,11 @@ class SecurePhasesTest {
 
   @Test
   void shareKeysMissingANeighbour_addressedToANonNeighbourOrRepeated_areRejected() {
-    start();
-    List<Client> clients = clients(6);
-    advertise(clients, 10);
-    driver.advanceTo(ADVERTISE_DEADLINE - 1);
+    List<Client> clients = sixClientsWithClientZeroOnItsRoster();
     Roster roster = only(Roster.class);
     int[] permutation = roster.getPermutation().stream().mapToInt(Integer::intValue).toArray();
     var graph = dev.privagg.secagg.HararyGraph.ofNeighbourhoodSize(roster.getDegree(), permutation);
     Client sender = clients.get(0);
-    List<AdvertisedKeys> entries = clients.stream().map(c -> c.session.advertise()).toList();
-    sender.shares =
-        sender.session.onRoster(entries, roster.getDegree(), roster.getThreshold(), permutation);
     List<EncryptedShare> genuine = sender.shareKeys().getShares();
     int neighbours = genuine.size();
     int nonNeighbour =
