@@ -657,7 +657,7 @@ public final class SecAggCost {
               shared,
               new int[0][],
               survivors,
-              dealerCommitments,
+              dealer -> dealerCommitments[dealer],
               responses);
       long u1 = cpuNanos();
       MaskCorrection correction =

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
@@ -60,7 +61,8 @@ public final class Unmasking {
    * @param maskedInput U3, the clients whose masked input is in the sum (within U2)
    * @param commitments each dealer's Feldman commitments as its ShareKeys carried them, by roster
    *     index ({@link ClientSession#commitments}: the mask key's polynomial, then the self-mask
-   *     seed's); null for a client that did not share
+   *     seed's); null for a client that did not share. Asked only for a secret whose first try
+   *     fails, so a job can decode them then, not in every round
    * @param responses the phase-4 message of each responding client, by its index
    * @throws IllegalArgumentException if the graph or the sets are malformed (the job's own data,
    *     not the clients')
@@ -73,7 +75,7 @@ public final class Unmasking {
       int[] shared,
       int[][] cuts,
       int[] maskedInput,
-      byte[][] commitments,
+      IntFunction<byte[]> commitments,
       Map<Integer, UnmaskShares> responses) {
     int n = roster.size();
     int[][] sortedCuts = pairs("cuts", cuts, n);
@@ -103,7 +105,7 @@ public final class Unmasking {
           search.recover(
               shares,
               b -> Arrays.equals(DerivedKeys.selfMaskCommitment(b), commitment),
-              () -> onPolynomial(commitment, commitments[u], half, 2 * half, threshold));
+              () -> onPolynomial(commitment, commitments.apply(u), half, 2 * half, threshold));
       if (seed.isPresent()) {
         terms.add(new MaskCorrection.Term(DerivedKeys.selfMaskKey(ctx, seed.get(), u), -1));
       } else {
@@ -123,7 +125,7 @@ public final class Unmasking {
           search.recover(
               shares,
               s -> isMaskKeyOf(s, publicKey),
-              () -> onPolynomial(publicKey, commitments[w], 0, half, threshold));
+              () -> onPolynomial(publicKey, commitments.apply(w), 0, half, threshold));
       if (maskKey.isEmpty()) {
         unrecoveredKeys.add(w);
         continue;

@@ -271,16 +271,14 @@ final class SecAggCohort {
   }
 
   /** Each client's Feldman commitments, as its ShareKeys carried them; null before its roster. */
-  byte[][] commitments() {
-    byte[][] out = new byte[n][];
-    for (int i = 0; i < n; i++) {
+  IntFunction<byte[]> commitments() {
+    return i -> {
       try {
-        out[i] = clients.get(i).commitments();
+        return clients.get(i).commitments();
       } catch (IllegalStateException noRoster) {
-        out[i] = null;
+        return null;
       }
-    }
-    return out;
+    };
   }
 
   /** The sum of U3's masked inputs, modulo 2^64. */

@@ -186,7 +186,7 @@ class SecAggRoundTest {
             shared,
             cohort.cuts,
             masked,
-            new byte[n][],
+            dealer -> null,
             responses);
 
     assertThat(result.correction()).isEmpty();
@@ -294,7 +294,7 @@ class SecAggRoundTest {
             everyone,
             new int[0][],
             new int[0],
-            new byte[n][],
+            dealer -> null,
             Map.of());
 
     long allocated = threads.getCurrentThreadAllocatedBytes() - before;

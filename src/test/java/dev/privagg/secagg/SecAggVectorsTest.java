@@ -113,7 +113,7 @@ class SecAggVectorsTest {
                 shared,
                 new int[0][],
                 masked,
-                clients.stream().map(ClientSession::commitments).toArray(byte[][]::new),
+                dealer -> clients.get(dealer).commitments(),
                 responses)
             .correction()
             .orElseThrow();

@@ -87,17 +87,10 @@ final class SecureUnmasking {
     List<Integer> shared = new ArrayList<>();
     List<Integer> masked = new ArrayList<>();
     Map<Integer, UnmaskShares> responses = new HashMap<>();
-    byte[][] commitments = new byte[n][];
     for (int i = 0; i < n; i++) {
       neighbourhoods[i] = graph.neighbourhood(i);
       if (s.confirmed[i]) {
         shared.add(i);
-      }
-      if (s.shareMessages[i] != null) {
-        var keys =
-            (dev.privagg.avro.ShareKeys)
-                AvroCodec.decodeSecureMessage(s.shareMessages[i]).getBody();
-        commitments[i] = Float32.bytes(keys.getCommitments());
       }
       if (s.maskedInput[i]) {
         masked.add(i);
@@ -121,7 +114,7 @@ final class SecureUnmasking {
             shared.stream().mapToInt(Integer::intValue).toArray(),
             s.cuts,
             masked.stream().mapToInt(Integer::intValue).toArray(),
-            commitments,
+            dealer -> commitmentsOf(s, dealer),
             responses);
     if (result.correction().isEmpty()) {
       return new Outcome(
@@ -135,6 +128,17 @@ final class SecureUnmasking {
           result.provenLiars());
     }
     return new Outcome(encode(result.correction().get()), null, result.provenLiars());
+  }
+
+  /** A dealer's Feldman commitments from its stored ShareKeys, or null if it did not share. */
+  private static byte[] commitmentsOf(SecureRoundState s, int dealer) {
+    if (s.shareMessages[dealer] == null) {
+      return null;
+    }
+    var keys =
+        (dev.privagg.avro.ShareKeys)
+            AvroCodec.decodeSecureMessage(s.shareMessages[dealer]).getBody();
+    return Float32.bytes(keys.getCommitments());
   }
 
   private static List<UnmaskShares.RevealedShare> revealed(List<RevealedShare> shares) {
