@@ -130,6 +130,8 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   // buffers and charges must come out as in the reference.
   private final TrainingJob tmBand = bandJob("tm-band", 30);
   private final TrainingJob stopBand = bandJob("stop-band", 12);
+  // Its buffers are lost to a fresh submit: refused as BLT is, once the keyed job's check is done.
+  private final TrainingJob cancelBand = bandJob("cancel-band", 30);
 
   private Path key;
   private LocalCluster cluster;
@@ -410,6 +412,19 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       c.awaitCommittedModels(3);
       c.check(3);
       blt.checkNothingMoreReleased(charged);
+    }
+    // In the slot the refused BLT job left.
+    try (ClusterRun band = new ClusterRun("cancel-band", 2000, cancelBand)) {
+      band.sendRound(1);
+      band.awaitCommittedModels(1);
+      cluster.cancel(band.flinkJob);
+      List<LedgerEntry> charged = band.committedLedger();
+      long lastRound = charged.stream().mapToLong(LedgerEntry::getRound).max().orElse(0);
+      // The ledger counts one sampled Gaussian per participation: ceil(t / b) through round t.
+      long participations = (lastRound + FaultScenarios.BANDS - 1) / FaultScenarios.BANDS;
+      band.resubmit(null);
+      band.awaitRefusal(participations + " charged rounds but the state is empty (a fresh submit)");
+      band.checkNothingMoreReleased(charged);
     }
   }
 
@@ -788,7 +803,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       assertThat(exceptions)
           .as("the failure of Flink job %s", flinkJob)
           .contains("ParticipationsLostException")
-          .contains("uses correlated noise (privacy.mechanism: blt)")
+          .contains("uses correlated noise (privacy.mechanism: " + jobs.get(0).mechanism() + ")")
           .contains("the ledger topic shows " + saw);
       flinkJob = null; // failed: nothing to cancel
     }

@@ -633,23 +633,33 @@ final class RoundLifecycle {
   }
 
   /**
-   * Correlated noise's participation schema lives in this operator's state only: a start that would
-   * take over rounds charged after that state (a fresh submit over an earlier run's ledger, or an
-   * older savepoint) would forget who contributed to them and let those clients in again past their
-   * limits. Such a start is refused; the job continues from its latest checkpoint or savepoint.
+   * Correlated noise keeps what the next rounds depend on in this operator's state only: a BLT's
+   * participation schema (who contributed when) and either mechanism's noise buffers (the earlier
+   * rounds' C^-1 Z). A start that would take over rounds charged after that state (a fresh submit
+   * over an earlier run's ledger, or an older savepoint) would let those rounds' clients in again
+   * past their limits, or release noise the charges do not cover. Such a start is refused; the job
+   * continues from its latest checkpoint or savepoint.
    */
   private void refuseWithoutParticipations(long chargedOnTopics, long chargedInState) {
     if (spec.correlated() && chargedOnTopics > chargedInState) {
+      boolean banded = spec.privacy().correlated().banded();
       throw new ParticipationsLostException(
           "job "
               + spec.jobId()
-              + " uses correlated noise (privacy.mechanism: blt), whose participation limits are"
+              + " uses correlated noise (privacy.mechanism: "
+              + (banded ? "bandmf" : "blt")
+              + "), whose "
+              + (banded ? "noise buffers are" : "participation limits and noise buffers are")
               + " kept in the job's state: the ledger topic shows "
               + chargedOnTopics
               + " charged rounds but the state "
               + (chargedInState == 0 ? "is empty (a fresh submit)" : "holds " + chargedInState)
-              + ", so the clients of the rounds in between could contribute again past their"
-              + " limits. Restore the job from its latest checkpoint or savepoint"
+              + (banded
+                  ? ", so nothing shows that the next rounds' noise continues the banded noise those"
+                      + " charges cover."
+                  : ", so the clients of the rounds in between could contribute again past their"
+                      + " limits.")
+              + " Restore the job from its latest checkpoint or savepoint"
               + " (--from-savepoint), or give a new training job another jobId");
     }
   }

@@ -13,10 +13,12 @@ import dev.privagg.job.ClosedRound;
 import dev.privagg.job.combine.NoiseSources;
 import dev.privagg.job.combine.NoiseStreams;
 import dev.privagg.job.decode.ClientKeys;
+import dev.privagg.job.ledger.LedgerCodec;
 import dev.privagg.job.ledger.LedgerFloor;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.MechanismKind;
 import dev.privagg.privacy.NoiseSource;
+import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
@@ -99,12 +101,38 @@ class BandMfRoundsTest {
       assertThat(closed.ledger().totalCount()).isEqualTo(t);
       double expected =
           rdp.epsilon(
-                  PrivacyLedger.of(
-                      dev.privagg.privacy.PrivacyEvent.gaussian(1.0, run.participationsThrough(t))),
-                  1e-5)
+                  PrivacyLedger.of(PrivacyEvent.gaussian(1.0, run.participationsThrough(t))), 1e-5)
               .epsilon();
       assertThat(closed.epsilonSpent()).as("round %d", t).isCloseTo(expected, within(1e-12));
     }
+  }
+
+  // The buffers hold the earlier rounds' C^-1 Z: a start without them (fresh, or from before the
+  // latest charges) would release noise the ledger's banded charges do not cover.
+  @Test
+  void aStartThatWouldLoseTheNoiseBuffers_isRefused_namingBandmf() {
+    JobSpec spec = spec(BANDMF.formatted(9), "");
+    LedgerFloor twoRounds =
+        new LedgerFloor(
+            LedgerCodec.write(PrivacyLedger.of(PrivacyEvent.gaussian(1.0, 2))),
+            2,
+            false,
+            2,
+            spec.initialWeights(),
+            2,
+            null,
+            PrivacyEvent.gaussian(1.0, 1),
+            0,
+            null);
+    assertThatThrownBy(
+            () ->
+                driver.start(
+                    new RoundLifecycle(spec, NoiseSources.forSpec(spec), twoRounds), 5_000))
+        .isInstanceOf(RoundLifecycle.ParticipationsLostException.class)
+        .hasMessageContaining("privacy.mechanism: bandmf")
+        .hasMessageContaining("noise buffers")
+        .hasMessageContaining("2 charged rounds but the state is empty")
+        .hasMessageNotContaining("past their limits");
   }
 
   // The review's restore: another noise key (here seed), models topic or job id draws other
