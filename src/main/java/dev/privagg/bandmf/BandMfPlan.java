@@ -3,6 +3,7 @@ package dev.privagg.bandmf;
 import dev.privagg.correlated.BandedOptimizer;
 import dev.privagg.correlated.BandedToeplitz;
 import dev.privagg.correlated.ErrorKind;
+import dev.privagg.correlated.Workload;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.NoisePlanner;
 import java.util.ArrayList;
@@ -16,9 +17,10 @@ import java.util.TreeSet;
  * groups of floor(N / b) clients, a round samples its group at q = m / floor(N / b) for an expected
  * cohort of m, z is the least that keeps ceil(n / b) compositions of the sampled Gaussian within
  * the target, and C the optimized b-banded strategy. The error compared is the root of the
- * strategy's loss times z over m: the std of the noise in the average's prefix sums, per unit of
- * clip norm (the mean over rounds or the last round's, as {@code error} says). More bands correlate
- * the noise better; fewer amplify more. One band is DP-FedAvg, so the best is never worse than it.
+ * strategy's loss times z over m: the std of the noise in the average's prefix sums (or in the
+ * models of another {@link Workload}, the server's momentum), per unit of clip norm (the mean over
+ * rounds or the last round's, as {@code error} says). More bands correlate the noise better; fewer
+ * amplify more. One band is DP-FedAvg, so the best is never worse than it.
  */
 public final class BandMfPlan {
   private BandMfPlan() {}
@@ -67,11 +69,15 @@ public final class BandMfPlan {
         delta,
         accountant,
         error,
+        Workload.PREFIX_SUMS,
         bands,
         BandedToeplitz.MAX_BANDS);
   }
 
-  /** As above, with at most {@code bandCap} bands (the buffers' memory, say). */
+  /**
+   * As above, for the models {@code workload} releases (the server optimizer's momentum), with at
+   * most {@code bandCap} bands (the buffers' memory, say).
+   */
   public static Result plan(
       long population,
       int cohort,
@@ -80,6 +86,7 @@ public final class BandMfPlan {
       double delta,
       Accountant accountant,
       ErrorKind error,
+      Workload workload,
       Integer bands,
       int bandCap) {
     if (cohort < 1 || population < cohort) {
@@ -106,9 +113,10 @@ public final class BandMfPlan {
     Accountant screen = bands == null ? Accountant.named("rdp") : accountant;
     List<Candidate> candidates = new ArrayList<>();
     for (int b : bands != null ? List.of(bands) : candidateBands(maxBands)) {
-      BandedToeplitz strategy = BandedOptimizer.optimize((int) rounds, b, error);
+      BandedToeplitz strategy = BandedOptimizer.optimize((int) rounds, b, error, workload);
       candidates.add(
-          candidate(population, cohort, rounds, targetEpsilon, delta, screen, error, strategy));
+          candidate(
+              population, cohort, rounds, targetEpsilon, delta, screen, error, workload, strategy));
     }
     Comparator<Candidate> byError = Comparator.comparingDouble(Candidate::averageError);
     List<Candidate> finalists = candidates.stream().sorted(byError).limit(FINALISTS).toList();
@@ -125,6 +133,7 @@ public final class BandMfPlan {
                           delta,
                           accountant,
                           error,
+                          workload,
                           c.strategy()))
               .toList();
     }
@@ -140,6 +149,7 @@ public final class BandMfPlan {
       double delta,
       Accountant accountant,
       ErrorKind error,
+      Workload workload,
       BandedToeplitz strategy) {
     int b = strategy.bands();
     double q = samplingRate(population, cohort, b);
@@ -148,7 +158,7 @@ public final class BandMfPlan {
         new NoisePlanner(accountant)
             .plan(targetEpsilon, delta, participations, q)
             .noiseMultiplier();
-    double averageError = Math.sqrt(strategy.loss((int) rounds, error)) * z / cohort;
+    double averageError = Math.sqrt(strategy.loss((int) rounds, error, workload)) * z / cohort;
     return new Candidate(b, q, participations, z, strategy, averageError);
   }
 

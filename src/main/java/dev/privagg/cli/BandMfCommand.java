@@ -1,9 +1,11 @@
 package dev.privagg.cli;
 
 import dev.privagg.bandmf.BandMfPlan;
+import dev.privagg.correlated.BandedToeplitz;
 import dev.privagg.correlated.BltPlan;
 import dev.privagg.correlated.ErrorKind;
 import dev.privagg.correlated.ParticipationSchema;
+import dev.privagg.correlated.Workload;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.CorrelatedNoiseAccounting;
 import java.util.ArrayList;
@@ -62,6 +64,14 @@ final class BandMfCommand implements Callable<Integer> {
   String error;
 
   @Option(
+      names = "--momentum",
+      defaultValue = "0",
+      description =
+          "The server's FedAvgM momentum beta in [0, 1): the bands are planned for the"
+              + " models it releases, the prefix sums of its momentum buffer (default 0: SGD).")
+  double momentum;
+
+  @Option(
       names = "--accountant",
       defaultValue = "rdp",
       description = "rdp (default) or pld; pld calibrates the three best band counts again.")
@@ -100,10 +110,22 @@ final class BandMfCommand implements Callable<Integer> {
           case "mean" -> ErrorKind.MEAN;
           default -> throw flags.fail("--error must be max or mean, was '" + error + "'");
         };
+    Workload workload = flags.momentumWorkload("--momentum", momentum);
     Accountant acc = Accountant.named(accountant);
     BandMfPlan.Result plan;
     try {
-      plan = BandMfPlan.plan(population, cohort, rounds, targetEpsilon, delta, acc, kind, bands);
+      plan =
+          BandMfPlan.plan(
+              population,
+              cohort,
+              rounds,
+              targetEpsilon,
+              delta,
+              acc,
+              kind,
+              workload,
+              bands,
+              BandedToeplitz.MAX_BANDS);
     } catch (IllegalArgumentException e) {
       throw flags.fail("--bands/--target-epsilon: " + e.getMessage());
     }
@@ -126,7 +148,7 @@ final class BandMfCommand implements Callable<Integer> {
             String.format(
                 Locale.ROOT,
                 "%d clients, cohort %d, %d rounds, epsilon %s at delta %s; %s error of the"
-                    + " average's prefix sums, per unit of clip norm (z screened by %s)%n"
+                    + " %s, per unit of clip norm (z screened by %s)%n"
                     + "  bands  q         rounds/client  z         error%n",
                 population,
                 cohort,
@@ -134,6 +156,7 @@ final class BandMfCommand implements Callable<Integer> {
                 Text.number(targetEpsilon),
                 Text.number(delta),
                 kind.name().toLowerCase(Locale.ROOT),
+                momentum == 0 ? "average's prefix sums" : "models under momentum " + momentum,
                 plan.screenedBy()));
     for (BandMfPlan.Candidate c : plan.candidates()) {
       rows.add(row(c));
@@ -151,9 +174,7 @@ final class BandMfCommand implements Callable<Integer> {
         String.format(
             Locale.ROOT,
             "best: %d bands, q %s, z %s (%s), error %s%n"
-                + "DP-FedAvg (1 band, q %s): error %s, ratio best / DP-FedAvg %s%n"
-                + "BLT (%d buffers, every client once per %d rounds, no sampling): z %s, error %s,"
-                + " ratio best / BLT %s",
+                + "DP-FedAvg (1 band, q %s): error %s, ratio best / DP-FedAvg %s%n",
             best.bands(),
             Text.number(best.samplingRate()),
             Text.number(best.noiseMultiplier()),
@@ -161,12 +182,20 @@ final class BandMfCommand implements Callable<Integer> {
             Text.number(best.averageError()),
             Text.number(one.samplingRate()),
             Text.number(one.averageError()),
-            Text.number(best.averageError() / one.averageError()),
-            bltBuffers,
-            separation,
-            Text.number(bltZ),
-            Text.number(bltError),
-            Text.number(best.averageError() / bltError)));
+            Text.number(best.averageError() / one.averageError())));
+    // A BLT is optimized for the prefix sums only: under momentum its error is not comparable.
+    text.append(
+        momentum == 0
+            ? String.format(
+                Locale.ROOT,
+                "BLT (%d buffers, every client once per %d rounds, no sampling): z %s, error %s,"
+                    + " ratio best / BLT %s",
+                bltBuffers,
+                separation,
+                Text.number(bltZ),
+                Text.number(bltError),
+                Text.number(best.averageError() / bltError))
+            : "BLT: planned for the prefix sums only, not compared under momentum");
     Map<String, Object> fields =
         Output.fields(
             "population", population,
@@ -175,13 +204,14 @@ final class BandMfCommand implements Callable<Integer> {
             "targetEpsilon", Output.number(targetEpsilon),
             "delta", Output.number(delta),
             "error", kind.name().toLowerCase(Locale.ROOT),
+            "momentum", Output.number(momentum),
             "accountant", accountant,
             "screenedBy", plan.screenedBy(),
             "candidates", rows,
             "best", row(best),
             "dpFedAvgError", Output.number(one.averageError()),
             "bltNoiseMultiplier", Output.number(bltZ),
-            "bltError", Output.number(bltError));
+            "bltError", momentum == 0 ? Output.number(bltError) : null);
     Output.print(spec.commandLine().getOut(), json.enabled, fields, text.toString());
     return 0;
   }

@@ -1,5 +1,6 @@
 package dev.privagg.cli;
 
+import dev.privagg.correlated.Workload;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 
@@ -62,6 +63,14 @@ final class Flags {
       throw fail(flag + " " + rule + ", was " + value);
     }
     return value;
+  }
+
+  /** The banded planner's workload for a FedAvgM server momentum, or a usage error. */
+  Workload momentumWorkload(String flag, double momentum) {
+    if (!(momentum >= 0 && momentum < 1)) {
+      throw fail(flag + " must be in [0, 1), was " + momentum);
+    }
+    return new Workload(momentum);
   }
 
   ParameterException fail(String message) {

@@ -1,6 +1,7 @@
 package dev.privagg.cli;
 
 import dev.privagg.bandmf.BandMfPlan;
+import dev.privagg.correlated.BandedToeplitz;
 import dev.privagg.correlated.BltPlan;
 import dev.privagg.correlated.BufferedToeplitz;
 import dev.privagg.correlated.ErrorKind;
@@ -71,6 +72,14 @@ final class PlanCommand implements Callable<Integer> {
 
   @Option(names = "--bands", description = "bandmf: this band count B (default: planned).")
   Integer bands;
+
+  @Option(
+      names = "--momentum",
+      defaultValue = "0",
+      description =
+          "bandmf: The server's FedAvgM momentum beta in [0, 1): the bands are planned for the"
+              + " models it releases, the prefix sums of its momentum buffer (default 0: SGD).")
+  double momentum;
 
   @Mixin AccountantOption accountant;
 
@@ -208,7 +217,9 @@ final class PlanCommand implements Callable<Integer> {
                   delta,
                   accountant.build(flags),
                   ErrorKind.MEAN,
-                  bands)
+                  flags.momentumWorkload("--momentum", momentum),
+                  bands,
+                  BandedToeplitz.MAX_BANDS)
               .best();
     } catch (IllegalArgumentException e) {
       throw flags.fail("--bands/--target-epsilon: " + e.getMessage());
@@ -216,7 +227,7 @@ final class PlanCommand implements Callable<Integer> {
     String text =
         String.format(
             "noise multiplier %s with %d bands (epsilon %s at delta %s: %d Gaussians sampled at q"
-                + " %s, one per client in each %d rounds; mean error of the average's prefix sums"
+                + " %s, one per client in each %d rounds; mean error of the %s"
                 + " %s per unit of clip norm; accountant %s)",
             Text.number(best.noiseMultiplier()),
             best.bands(),
@@ -225,6 +236,7 @@ final class PlanCommand implements Callable<Integer> {
             best.participations(),
             Text.number(best.samplingRate()),
             best.bands(),
+            momentum == 0 ? "average's prefix sums" : "models under momentum " + momentum,
             Text.number(best.averageError()),
             name);
     Output.print(

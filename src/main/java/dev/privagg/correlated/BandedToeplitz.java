@@ -97,7 +97,12 @@ public final class BandedToeplitz implements NoiseCorrelation {
    * error} (per-participation sensitivity is 1): jax_privacy {@code toeplitz.loss}.
    */
   public double loss(int n, ErrorKind error) {
-    return lossAndGradient(coefficients, n, error, null);
+    return loss(n, error, Workload.PREFIX_SUMS);
+  }
+
+  /** As {@link #loss(int, ErrorKind)}, for the models {@code workload} releases. */
+  public double loss(int n, ErrorKind error, Workload workload) {
+    return lossAndGradient(coefficients, n, error, workload, null);
   }
 
   /**
@@ -141,26 +146,29 @@ public final class BandedToeplitz implements NoiseCorrelation {
     }
   }
 
+  /** {@link #lossAndGradient(double[], int, ErrorKind, Workload, double[])} on the prefix sums. */
+  static double lossAndGradient(double[] c, int n, ErrorKind error, double[] gradient) {
+    return lossAndGradient(c, n, error, Workload.PREFIX_SUMS, gradient);
+  }
+
   /**
    * The scale-invariant loss {@code E(C^-1) ||c_(<n)||^2} of unnormalized coefficients c over n
    * rounds, and its gradient in {@code gradient} when not null. E is {@code sum_u w_u B_u^2} with B
-   * the prefix sums of x = C^-1 e_0 and w_u = (n - u) / n for the mean error, 1 for the max (the
-   * last round's). The gradient is the adjoint: with g_j = dE/dx_j and C^T lambda = g, dE/dc_i = -
-   * sum_k lambda_k x_(k-i). O(n b).
+   * = A x, the first column of A C^-1 for x = C^-1 e_0 (the prefix sums of x for SGD), and w_u = (n
+   * - u) / n for the mean error, 1 for the max (the last round's). The gradient is the adjoint:
+   * with g = A^T (dE/dB) = dE/dx and C^T lambda = g, dE/dc_i = - sum_k lambda_k x_(k-i). O(n b).
    */
-  static double lossAndGradient(double[] c, int n, ErrorKind error, double[] gradient) {
+  static double lossAndGradient(
+      double[] c, int n, ErrorKind error, Workload workload, double[] gradient) {
     if (n < 1) {
       throw new IllegalArgumentException("n must be >= 1, was " + n);
     }
     int b = c.length;
     double[] x = Toeplitz.inverseCoefficients(c, n);
-    double[] prefix = new double[n];
-    double running = 0;
+    double[] prefix = workload.apply(x);
     double e = 0;
     for (int u = 0; u < n; u++) {
-      running += x[u];
-      prefix[u] = running;
-      e += weight(u, n, error) * running * running;
+      e += weight(u, n, error) * prefix[u] * prefix[u];
     }
     // Only the first n coefficients reach an n x n C: its columns' largest norm.
     int reach = Math.min(b, n);
@@ -168,12 +176,11 @@ public final class BandedToeplitz implements NoiseCorrelation {
     if (gradient == null) {
       return e * squares;
     }
-    double[] g = new double[n];
-    double suffix = 0;
-    for (int j = n - 1; j >= 0; j--) {
-      suffix += 2 * weight(j, n, error) * prefix[j];
-      g[j] = suffix;
+    double[] dB = new double[n];
+    for (int u = 0; u < n; u++) {
+      dB[u] = 2 * weight(u, n, error) * prefix[u];
     }
+    double[] g = workload.transposeApply(dB);
     double[] lambda = new double[n];
     for (int k = n - 1; k >= 0; k--) {
       double rhs = g[k];

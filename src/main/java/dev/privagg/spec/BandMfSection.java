@@ -5,6 +5,8 @@ import dev.privagg.bandmf.BandMfPlan;
 import dev.privagg.correlated.BandedOptimizer;
 import dev.privagg.correlated.BandedToeplitz;
 import dev.privagg.correlated.ErrorKind;
+import dev.privagg.correlated.Workload;
+import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.NoisePlanner;
@@ -26,6 +28,17 @@ final class BandMfSection {
 
   private BandMfSection() {}
 
+  /**
+   * The models the server optimizer releases, whose error the bands are planned for: FedAvgM's
+   * momentum sums the averages through its buffer; SGD's, Adam's and Yogi's models are planned as
+   * prefix sums (Adam's and Yogi's steps are not linear in the averages).
+   */
+  static Workload workload(ServerOptimizer optimizer) {
+    return optimizer.kind() == ServerOptimizer.Kind.AVGM
+        ? new Workload(optimizer.beta1())
+        : Workload.PREFIX_SUMS;
+  }
+
   static JobSpec.Privacy read(
       YamlSection s,
       YamlSection b,
@@ -39,7 +52,8 @@ final class BandMfSection {
       JobSpec.Sampling sampling,
       AdaptiveClipping adaptive,
       JobSpec.Noise noise,
-      int dimension) {
+      int dimension,
+      Workload workload) {
     if (b == null) {
       throw s.fail(
           "bandmf", "is needed with mechanism bandmf: population (and bands, or targetEpsilon)");
@@ -140,6 +154,7 @@ final class BandMfSection {
                       delta,
                       Accountant.named(accountant),
                       kind,
+                      workload,
                       null,
                       memoryBands)
                   .best();
@@ -163,13 +178,13 @@ final class BandMfSection {
         strategy =
             coefficients != null
                 ? BandedToeplitz.of(coefficients)
-                : BandedOptimizer.optimize((int) n, bands, kind);
+                : BandedOptimizer.optimize((int) n, bands, kind, workload);
       } catch (IllegalArgumentException e) {
         throw b.fail("coefficients", "do not give a usable strategy: " + e.getMessage());
       }
     }
-    double loss = strategy.loss((int) n, kind);
-    double independent = BandedToeplitz.identity().loss((int) n, kind);
+    double loss = strategy.loss((int) n, kind, workload);
+    double independent = BandedToeplitz.identity().loss((int) n, kind, workload);
     if (!(loss <= independent)) {
       // An inverse that grows (a root of c(x) inside the unit disk) makes the noise explode over
       // the rounds; any C worse than independent noise is a mistake, never a trade-off.

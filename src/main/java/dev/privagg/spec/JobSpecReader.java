@@ -167,7 +167,7 @@ public final class JobSpecReader {
               + maxRecordBytes);
     }
     JobSpec.Topics topics = topics(spec.optionalSection("topics"));
-    JobSpec.Privacy privacy = privacy(privacySection, rounds, model.dimension());
+    JobSpec.Privacy privacy = privacy(privacySection, rounds, model.dimension(), optimizer);
     JobSpec.Aggregation aggregation =
         aggregation(spec.optionalSection("aggregation"), rounds, privacy, model);
     if (privacy.distributed() && !aggregation.secure()) {
@@ -545,7 +545,8 @@ public final class JobSpecReader {
         timeout, grace, (int) m, closeEarly, nextRoundAtEarlyClose, minimum, countStd, maxClients);
   }
 
-  private static JobSpec.Privacy privacy(YamlSection s, JobSpec.Rounds rounds, int dimension) {
+  private static JobSpec.Privacy privacy(
+      YamlSection s, JobSpec.Rounds rounds, int dimension, ServerOptimizer optimizer) {
     double clipNorm = s.number("clipNorm", "the L2 bound each update is clipped to, e.g. 1.0");
     if (!(clipNorm > 0 && Double.isFinite(clipNorm))) {
       throw s.fail("clipNorm", "must be > 0 and finite, was " + clipNorm);
@@ -608,7 +609,8 @@ public final class JobSpecReader {
           sampling,
           adaptive,
           noise,
-          dimension);
+          dimension,
+          BandMfSection.workload(optimizer));
     }
     if (bandSection != null) {
       throw s.fail(

@@ -21,6 +21,31 @@ class BandMfCommandTest {
     assertThat(out.get("best").get("coefficients")).hasSize(out.get("best").get("bands").asInt());
   }
 
+  // Under the server's momentum the error is the momentum workload's (larger than the prefix
+  // sums', about 1 / (1 - beta) times), the bands optimized for it, and no BLT is compared.
+  @Test
+  void momentum_plansForTheMomentumWorkload_andRefusesOneOrMore() throws Exception {
+    JsonNode sgd = new ObjectMapper().readTree(run(List.of("mechanism", "bandmf"), "--json").out());
+    CliTest.Run run = run(List.of("mechanism", "bandmf"), "--momentum", "0.9", "--json");
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    JsonNode out = new ObjectMapper().readTree(run.out());
+    assertThat(out.get("momentum").asDouble()).isEqualTo(0.9);
+    assertThat(out.get("bltError").isNull()).isTrue();
+    assertThat(out.get("dpFedAvgError").asDouble())
+        .isGreaterThan(5 * sgd.get("dpFedAvgError").asDouble());
+    assertThat(out.get("best").get("error").asDouble())
+        .isLessThanOrEqualTo(out.get("dpFedAvgError").asDouble());
+    CliTest.Run text = run(List.of("plan", "--mechanism", "bandmf"), "--momentum", "0.9");
+    assertThat(text.exitCode()).as(text.err()).isZero();
+    assertThat(text.out()).contains("models under momentum 0.9");
+    for (List<String> command :
+        List.of(List.of("mechanism", "bandmf"), List.of("plan", "--mechanism", "bandmf"))) {
+      CliTest.Run refused = run(command, "--momentum", "1");
+      assertThat(refused.exitCode()).isNotZero();
+      assertThat(refused.err()).contains("--momentum must be in [0, 1), was 1.0");
+    }
+  }
+
   @Test
   void bandsBeyondTheGroups_refusedWithTheLimit() {
     CliTest.Run run = run(List.of("mechanism", "bandmf"), "--bands", "21");

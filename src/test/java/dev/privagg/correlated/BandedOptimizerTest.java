@@ -45,6 +45,21 @@ class BandedOptimizerTest {
     assertThat(found).isBetween(optimum * (1 - 1e-6), optimum * (1 + 1e-6));
   }
 
+  // Planned for the server's momentum, the strategy beats the prefix-sum one on the momentum
+  // workload it was planned for (and loses on the prefix sums it was not).
+  @Test
+  void underMomentum_theStrategyPlannedForIt_beatsThePrefixSumOne() {
+    int n = 100;
+    Workload momentum = new Workload(0.9);
+    BandedToeplitz forMomentum = BandedOptimizer.optimize(n, 6, ErrorKind.MEAN, momentum);
+    BandedToeplitz forSums = BandedOptimizer.optimize(n, 6, ErrorKind.MEAN);
+    assertThat(forMomentum.loss(n, ErrorKind.MEAN, momentum))
+        .isLessThan(0.99 * forSums.loss(n, ErrorKind.MEAN, momentum));
+    assertThat(forSums.loss(n, ErrorKind.MEAN)).isLessThan(forMomentum.loss(n, ErrorKind.MEAN));
+    assertThat(forMomentum.loss(n, ErrorKind.MEAN, momentum))
+        .isLessThan(BandedToeplitz.identity().loss(n, ErrorKind.MEAN, momentum));
+  }
+
   @Test
   void bandsOutOfRange_refused() {
     assertThatThrownBy(() -> BandedOptimizer.optimize(10, 11, ErrorKind.MEAN))

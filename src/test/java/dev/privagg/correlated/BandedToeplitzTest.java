@@ -25,7 +25,7 @@ class BandedToeplitzTest {
   void loss_matchesDenseMatrices_andIsScaleInvariant() {
     double[] coef = {1.0, 0.4, 0.3, 0.1};
     for (int n = 1; n <= 8; n++) {
-      double[][] b = denseWorkloadTimesInverse(coef, n);
+      double[][] b = denseWorkloadTimesInverse(coef, n, 0);
       double mean = 0;
       double max = 0;
       for (int t = 0; t < n; t++) {
@@ -48,28 +48,67 @@ class BandedToeplitzTest {
     }
   }
 
+  // The server's momentum changes the workload: A is jax_privacy's momentum_sgd_matrix, dense.
+  @Test
+  void lossUnderMomentum_matchesTheDenseMomentumWorkload_andExceedsThePrefixSums() {
+    double[] coef = {1.0, 0.4, 0.3, 0.1};
+    for (double beta : new double[] {0.5, 0.9}) {
+      Workload workload = new Workload(beta);
+      for (int n : new int[] {1, 2, 7, 30}) {
+        double[][] b = denseWorkloadTimesInverse(coef, n, beta);
+        double mean = 0;
+        double last = 0;
+        for (int t = 0; t < n; t++) {
+          double row = 0;
+          for (int j = 0; j < n; j++) {
+            row += b[t][j] * b[t][j];
+          }
+          mean += row / n;
+          last = row;
+        }
+        double sens = Toeplitz.sensitivitySquared(coef, n);
+        double loss = BandedToeplitz.lossAndGradient(coef, n, ErrorKind.MEAN, workload, null);
+        assertThat(loss)
+            .as("beta=%s n=%d", beta, n)
+            .isCloseTo(sens * mean, within(1e-12 * sens * mean));
+        assertThat(BandedToeplitz.lossAndGradient(coef, n, ErrorKind.MAX, workload, null))
+            .isCloseTo(sens * last, within(1e-12 * sens * last));
+        if (n > 1) {
+          assertThat(loss)
+              .isGreaterThan(BandedToeplitz.lossAndGradient(coef, n, ErrorKind.MEAN, null));
+        }
+      }
+    }
+  }
+
   @Test
   void gradient_matchesCentralDifferences() {
     double[] c = {1.0, 0.55, 0.3, 0.21, 0.1};
     for (ErrorKind kind : ErrorKind.values()) {
       for (int n : new int[] {3, 5, 40}) {
-        double[] g = new double[c.length];
-        BandedToeplitz.lossAndGradient(c, n, kind, g);
-        for (int i = 0; i < c.length; i++) {
-          double h = 1e-6;
-          double[] plus = c.clone();
-          double[] minus = c.clone();
-          plus[i] += h;
-          minus[i] -= h;
-          double numeric =
-              (BandedToeplitz.lossAndGradient(plus, n, kind, null)
-                      - BandedToeplitz.lossAndGradient(minus, n, kind, null))
-                  / (2 * h);
-          assertThat(g[i])
-              .as("%s n=%d i=%d", kind, n, i)
-              .isCloseTo(numeric, within(1e-5 * Math.max(1, Math.abs(numeric))));
-        }
+        gradientMatchesCentralDifferences(c, n, kind, Workload.PREFIX_SUMS);
+        gradientMatchesCentralDifferences(c, n, kind, new Workload(0.9));
       }
+    }
+  }
+
+  private static void gradientMatchesCentralDifferences(
+      double[] c, int n, ErrorKind kind, Workload workload) {
+    double[] g = new double[c.length];
+    BandedToeplitz.lossAndGradient(c, n, kind, workload, g);
+    for (int i = 0; i < c.length; i++) {
+      double h = 1e-6;
+      double[] plus = c.clone();
+      double[] minus = c.clone();
+      plus[i] += h;
+      minus[i] -= h;
+      double numeric =
+          (BandedToeplitz.lossAndGradient(plus, n, kind, workload, null)
+                  - BandedToeplitz.lossAndGradient(minus, n, kind, workload, null))
+              / (2 * h);
+      assertThat(g[i])
+          .as("%s %s n=%d i=%d", kind, workload, n, i)
+          .isCloseTo(numeric, within(1e-5 * Math.max(1, Math.abs(numeric))));
     }
   }
 
@@ -133,7 +172,12 @@ class BandedToeplitzTest {
   }
 
   /** A C^-1 for the n x n prefix-sum A and C with the given first column, dense. */
-  private static double[][] denseWorkloadTimesInverse(double[] coef, int n) {
+  /**
+   * A C^-1 with A the models of server SGD with heavy-ball momentum beta, built as jax_privacy's
+   * {@code momentum_sgd_matrix} docstring defines it: run the optimizer on each unit gradient
+   * sequence and read off the iterates (beta = 0: the prefix sums).
+   */
+  private static double[][] denseWorkloadTimesInverse(double[] coef, int n, double beta) {
     double[][] inverse = new double[n][n];
     for (int col = 0; col < n; col++) {
       // Column col of C^-1: solve C x = e_col by forward substitution.
@@ -148,12 +192,22 @@ class BandedToeplitzTest {
         inverse[row][col] = rhs / coef[0];
       }
     }
+    double[][] a = new double[n][n];
+    for (int s = 0; s < n; s++) {
+      double buffer = 0;
+      double theta = 0;
+      for (int t = 0; t < n; t++) {
+        buffer = beta * buffer + (t == s ? 1 : 0);
+        theta += buffer;
+        a[t][s] = theta;
+      }
+    }
     double[][] b = new double[n][n];
     for (int t = 0; t < n; t++) {
       for (int j = 0; j < n; j++) {
         double sum = 0;
         for (int s = 0; s <= t; s++) {
-          sum += inverse[s][j];
+          sum += a[t][s] * inverse[s][j];
         }
         b[t][j] = sum;
       }

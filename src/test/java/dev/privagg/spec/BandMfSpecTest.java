@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.privagg.bandmf.AmplifiedBandMf;
+import dev.privagg.correlated.BandedOptimizer;
+import dev.privagg.correlated.ErrorKind;
+import dev.privagg.correlated.Workload;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.PrivacyLedger;
 import org.junit.jupiter.api.Test;
@@ -72,6 +75,27 @@ class BandMfSpecTest {
     JobSpec spec = parse(BANDMF.replace("population: 600, bands: 4", "population: 600"));
     assertThat(spec.privacy().correlated()).isNotNull();
     assertThat(spec.privacy().correlated().minSeparation()).isBetween(2, 30);
+  }
+
+  // FedAvgM releases the prefix sums of its momentum buffer: the bands are optimized for that
+  // workload, SGD's (and Adam's, which is not linear) for the plain prefix sums.
+  @Test
+  void serverMomentum_plansTheBandsForTheMomentumWorkload() {
+    String avgm = BANDMF + "server: {optimizer: avgm, learningRate: 0.2, momentum: 0.9}\n";
+    double[] withMomentum = parse(avgm).privacy().correlated().bandCoefficients();
+    assertThat(withMomentum)
+        .containsExactly(
+            BandedOptimizer.optimize(60, 4, ErrorKind.MEAN, new Workload(0.9)).coefficients());
+    double[] sgd = parse(BANDMF).privacy().correlated().bandCoefficients();
+    assertThat(sgd)
+        .containsExactly(BandedOptimizer.optimize(60, 4, ErrorKind.MEAN).coefficients())
+        .isNotEqualTo(withMomentum);
+    assertThat(
+            parse(BANDMF + "server: {optimizer: adam, learningRate: 0.01}\n")
+                .privacy()
+                .correlated()
+                .bandCoefficients())
+        .containsExactly(sgd);
   }
 
   // Band 1 is DP-FedAvg: the spec the job runs is the independent-noise spec with the server's
