@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import java.util.Arrays;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -25,17 +26,9 @@ class BandedToeplitzTest {
   void loss_matchesDenseMatrices_andIsScaleInvariant() {
     double[] coef = {1.0, 0.4, 0.3, 0.1};
     for (int n = 1; n <= 8; n++) {
-      double[][] b = denseWorkloadTimesInverse(coef, n, 0);
-      double mean = 0;
-      double max = 0;
-      for (int t = 0; t < n; t++) {
-        double row = 0;
-        for (int j = 0; j < n; j++) {
-          row += b[t][j] * b[t][j];
-        }
-        mean += row / n;
-        max = Math.max(max, row);
-      }
+      double[] rows = squaredRowNorms(denseWorkloadTimesInverse(coef, n, 0));
+      double mean = Arrays.stream(rows).average().orElseThrow();
+      double max = Arrays.stream(rows).max().orElseThrow();
       double sens = Toeplitz.sensitivitySquared(coef, n);
       double[] scaled = {2.3, 0.92, 0.69, 0.23};
       assertThat(BandedToeplitz.lossAndGradient(coef, n, ErrorKind.MEAN, null))
@@ -55,17 +48,9 @@ class BandedToeplitzTest {
     for (double beta : new double[] {0.5, 0.9}) {
       Workload workload = new Workload(beta);
       for (int n : new int[] {1, 2, 7, 30}) {
-        double[][] b = denseWorkloadTimesInverse(coef, n, beta);
-        double mean = 0;
-        double last = 0;
-        for (int t = 0; t < n; t++) {
-          double row = 0;
-          for (int j = 0; j < n; j++) {
-            row += b[t][j] * b[t][j];
-          }
-          mean += row / n;
-          last = row;
-        }
+        double[] rows = squaredRowNorms(denseWorkloadTimesInverse(coef, n, beta));
+        double mean = Arrays.stream(rows).average().orElseThrow();
+        double last = rows[n - 1];
         double sens = Toeplitz.sensitivitySquared(coef, n);
         double loss = BandedToeplitz.lossAndGradient(coef, n, ErrorKind.MEAN, workload, null);
         assertThat(loss)
@@ -172,6 +157,12 @@ class BandedToeplitzTest {
   }
 
   /** A C^-1 for the n x n prefix-sum A and C with the given first column, dense. */
+  private static double[] squaredRowNorms(double[][] matrix) {
+    return Arrays.stream(matrix)
+        .mapToDouble(row -> Arrays.stream(row).map(v -> v * v).sum())
+        .toArray();
+  }
+
   /**
    * A C^-1 with A the models of server SGD with heavy-ball momentum beta, built as jax_privacy's
    * {@code momentum_sgd_matrix} docstring defines it: run the optimizer on each unit gradient

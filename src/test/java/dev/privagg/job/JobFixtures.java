@@ -6,6 +6,10 @@ import dev.privagg.avro.RejectedUpdate;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.io.Float32;
+import dev.privagg.job.ledger.LedgerCodec;
+import dev.privagg.job.ledger.LedgerFloor;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.util.List;
@@ -17,6 +21,24 @@ public final class JobFixtures {
   public static final long TIMEOUT = 1000;
 
   private JobFixtures() {}
+
+  /**
+   * The topics of an earlier run of {@code spec}'s job id, whose state is gone: rounds 1 and 2
+   * announced and released, {@code charges} Gaussians of noise multiplier {@code z} charged.
+   */
+  public static LedgerFloor formerRunCharged(JobSpec spec, double z, int charges) {
+    return new LedgerFloor(
+        LedgerCodec.write(PrivacyLedger.of(PrivacyEvent.gaussian(z, charges))),
+        2,
+        false,
+        2,
+        spec.initialWeights(),
+        2,
+        null,
+        PrivacyEvent.gaussian(z, 1),
+        0,
+        null);
+  }
 
   /**
    * A 3-parameter model (w[2], b[1]), clip norm 1, m = 2, 1 s rounds; extra YAML lines appended.

@@ -1,6 +1,7 @@
 package dev.privagg.job.decide;
 
 import static dev.privagg.job.JobFixtures.TIMEOUT;
+import static dev.privagg.job.JobFixtures.formerRunCharged;
 import static dev.privagg.job.JobFixtures.spec;
 import static dev.privagg.job.JobFixtures.update;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -13,7 +14,6 @@ import dev.privagg.job.ClosedRound;
 import dev.privagg.job.combine.NoiseSources;
 import dev.privagg.job.combine.NoiseStreams;
 import dev.privagg.job.decode.ClientKeys;
-import dev.privagg.job.ledger.LedgerCodec;
 import dev.privagg.job.ledger.LedgerFloor;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.MechanismKind;
@@ -112,18 +112,7 @@ class BandMfRoundsTest {
   @Test
   void aStartThatWouldLoseTheNoiseBuffers_isRefused_namingBandmf() {
     JobSpec spec = spec(BANDMF.formatted(9), "");
-    LedgerFloor twoRounds =
-        new LedgerFloor(
-            LedgerCodec.write(PrivacyLedger.of(PrivacyEvent.gaussian(1.0, 2))),
-            2,
-            false,
-            2,
-            spec.initialWeights(),
-            2,
-            null,
-            PrivacyEvent.gaussian(1.0, 1),
-            0,
-            null);
+    LedgerFloor twoRounds = formerRunCharged(spec, 1.0, 2);
     assertThatThrownBy(
             () ->
                 driver.start(

@@ -1,6 +1,7 @@
 package dev.privagg.job.decide;
 
 import static dev.privagg.job.JobFixtures.TIMEOUT;
+import static dev.privagg.job.JobFixtures.formerRunCharged;
 import static dev.privagg.job.JobFixtures.spec;
 import static dev.privagg.job.JobFixtures.update;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -9,12 +10,9 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.privagg.job.ClosedRound;
 import dev.privagg.job.combine.NoiseSources;
-import dev.privagg.job.ledger.LedgerCodec;
 import dev.privagg.job.ledger.LedgerFloor;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.CorrelatedNoiseAccounting;
-import dev.privagg.privacy.PrivacyEvent;
-import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import org.junit.jupiter.api.Test;
@@ -79,18 +77,7 @@ class CorrelatedRoundsTest {
   @Test
   void aStartThatWouldForgetWhoContributed_isRefused_freshOrFromAnOlderState() {
     JobSpec spec = spec(BLT.formatted(10), "");
-    LedgerFloor twoRounds =
-        new LedgerFloor(
-            LedgerCodec.write(PrivacyLedger.of(PrivacyEvent.gaussian(5.0, 2))),
-            2,
-            false,
-            2,
-            spec.initialWeights(),
-            2,
-            null,
-            PrivacyEvent.gaussian(5.0, 1),
-            0,
-            null);
+    LedgerFloor twoRounds = formerRunCharged(spec, 5.0, 2);
     assertThatThrownBy(
             () ->
                 driver.start(
