@@ -19,6 +19,12 @@ public final class BandedToeplitz implements NoiseCorrelation {
   /** The most bands a strategy takes: 1,024 buffers of the model's size are already a lot. */
   public static final int MAX_BANDS = 1024;
 
+  /**
+   * How far from 1 a squared norm may be and still count as unit: rounding over 1,024 terms, and a
+   * sensitivity at most 1 + 5e-13.
+   */
+  static final double UNIT_NORM_TOLERANCE = 1e-12;
+
   private final double[] coefficients;
 
   private BandedToeplitz(double[] coefficients) {
@@ -27,7 +33,8 @@ public final class BandedToeplitz implements NoiseCorrelation {
 
   /**
    * The strategy with these coefficients, scaled to unit norm (and sign-flipped if the first is
-   * negative; neither changes the noise's privacy or its loss).
+   * negative; neither changes the noise's privacy or its loss); coefficients already of unit norm
+   * are kept as given, so that {@code of(of(c).coefficients())} is {@code of(c)}.
    *
    * @throws IllegalArgumentException if there are no coefficients or more than {@link #MAX_BANDS},
    *     one is not finite, the first is zero, or the norm overflows
@@ -50,6 +57,15 @@ public final class BandedToeplitz implements NoiseCorrelation {
     }
     if (coefficients[0] == 0) {
       throw new IllegalArgumentException("the first coefficient must be non-zero, was 0");
+    }
+    double given = 0;
+    for (double v : coefficients) {
+      given += v * v;
+    }
+    if (coefficients[0] > 0 && Math.abs(given - 1) <= UNIT_NORM_TOLERANCE) {
+      // Already unit norm (a strategy this method made, pinned in a spec from what a job's state
+      // records): scaling again could move its last bits, and the restore would see another C.
+      return new BandedToeplitz(coefficients.clone());
     }
     // Scaled by the largest first, so that tiny (subnormal) or huge coefficients square exactly
     // enough: the result's norm is then 1 up to rounding.

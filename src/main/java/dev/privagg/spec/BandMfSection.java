@@ -26,6 +26,12 @@ final class BandMfSection {
    */
   static final long MAX_BUFFERED_VALUES = 1L << 28;
 
+  /**
+   * Most buffered values of one noise block, (b - 1) ceil(d / noiseBlocks): 2^27 doubles, 1 GiB, as
+   * one block's buffers are one state value, which a Java array must hold.
+   */
+  static final long MAX_BLOCK_BUFFERED_VALUES = 1L << 27;
+
   private BandMfSection() {}
 
   /**
@@ -75,10 +81,6 @@ final class BandMfSection {
           "population", "must be at least rounds.expectedClients (" + m + "), was " + population);
     }
     int d = dimension;
-    int memoryBands = (int) Math.min(BandedToeplitz.MAX_BANDS, 1 + MAX_BUFFERED_VALUES / d);
-    int maxBands = Math.min(BandMfPlan.maxBands(population, m, n), memoryBands);
-    String error = b.choice("error", "mean", List.of("max", "mean"));
-    ErrorKind kind = error.equals("max") ? ErrorKind.MAX : ErrorKind.MEAN;
     int noiseBlocks =
         (int)
             b.integerIn(
@@ -87,6 +89,16 @@ final class BandMfSection {
                 1,
                 JobSpecReader.MAX_NOISE_BLOCKS,
                 "coordinate blocks that generate the noise in parallel; fixed for the run");
+    long largestBlock = (d + noiseBlocks - 1) / noiseBlocks;
+    int memoryBands =
+        (int)
+            Math.min(
+                BandedToeplitz.MAX_BANDS,
+                Math.min(
+                    1 + MAX_BUFFERED_VALUES / d, 1 + MAX_BLOCK_BUFFERED_VALUES / largestBlock));
+    int maxBands = Math.min(BandMfPlan.maxBands(population, m, n), memoryBands);
+    String error = b.choice("error", "mean", List.of("max", "mean"));
+    ErrorKind kind = error.equals("max") ? ErrorKind.MAX : ErrorKind.MEAN;
     double[] coefficients =
         b.has("coefficients")
             ? b.numberList("coefficients", "the banded strategy's first column, c_0 != 0")
@@ -101,8 +113,10 @@ final class BandMfSection {
                   1,
                   maxBands,
                   "b, the groups and bands; at most plannedRounds, population /"
-                      + " rounds.expectedClients so that a group holds a cohort, and 1 + 2^28 /"
-                      + " the model's parameters, so that the b - 1 noise buffers fit 2 GiB");
+                      + " rounds.expectedClients so that a group holds a cohort, 1 + 2^28 /"
+                      + " the model's parameters, so that the b - 1 noise buffers fit 2 GiB, and"
+                      + " 1 + 2^27 / the parameters per noise block, so that one block's fit 1"
+                      + " GiB (raise noiseBlocks for more)");
     } else if (coefficients != null) {
       bands = coefficients.length;
     }

@@ -9,6 +9,7 @@ import dev.privagg.correlated.ErrorKind;
 import dev.privagg.correlated.Workload;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.PrivacyLedger;
+import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
 /** {@code privacy.mechanism: bandmf}: what it plans, derives and refuses. */
@@ -98,6 +99,23 @@ class BandMfSpecTest {
         .containsExactly(sgd);
   }
 
+  // What a restore refused for a re-planned strategy tells the operator to pin: the coefficients
+  // and z the state records, printed as Java prints them, give back the same C and z.
+  @Test
+  void pinningTheRecordedCoefficientsAndZ_givesBackThePlannedStrategy() {
+    JobSpec planned = parse(BANDMF.replace("bands: 4", "bands: 7"));
+    double[] c = planned.privacy().correlated().bandCoefficients();
+    double z = planned.privacy().noiseMultiplier();
+    JobSpec pinned =
+        parse(
+            BANDMF
+                .replace("bands: 4", "bands: 7, coefficients: " + Arrays.toString(c))
+                .replace("targetEpsilon: 4", "noiseMultiplier: " + z));
+    assertThat(pinned.privacy().correlated().bandCoefficients()).isEqualTo(c);
+    assertThat(pinned.privacy().noiseMultiplier()).isEqualTo(z);
+    assertThat(pinned.privacy().sampling()).isEqualTo(planned.privacy().sampling());
+  }
+
   // Band 1 is DP-FedAvg: the spec the job runs is the independent-noise spec with the server's
   // Poisson sampling at m / N, field for field, so its releases are those of DP-FedAvg bit for bit.
   @Test
@@ -163,6 +181,17 @@ class BandMfSpecTest {
                         .replace("bands: 4", "bands: 6")))
         .hasMessageContaining("privacy.bandmf.bands must be in [1, 5]")
         .hasMessageContaining("2 GiB");
+    // One block's buffers are one state value: (b - 1) ceil(d / blocks) <= 2^27. One block of
+    // 2^22 parameters takes 33 bands (the 2^28 over all blocks would allow 65).
+    assertThatThrownBy(
+            () ->
+                parse(
+                    BANDMF
+                        .replace("shape: [4]", "shape: [4194304]")
+                        .replace("population: 600", "population: 60000")
+                        .replace("bands: 4", "bands: 34, noiseBlocks: 1")))
+        .hasMessageContaining("privacy.bandmf.bands must be in [1, 33]")
+        .hasMessageContaining("raise noiseBlocks");
     // Groups of 150 on average, binomial: 150 + 6 sqrt(150) = 223.5.
     assertThatThrownBy(() -> parse(BANDMF.replace("maxClients: 1000", "maxClients: 200")))
         .hasMessageContaining("rounds.maxClients must be at least 224 with mechanism bandmf");

@@ -697,7 +697,13 @@ final class RoundLifecycle {
               + ours
               + "; a training job cannot switch to, from or between correlated-noise mechanisms"
               + " mid-run (the next release's noise would not be what the ledger charges):"
-              + " restore with the spec it started with, or give a new training job another jobId");
+              + " restore with the spec it started with, or give a new training job another jobId"
+              + (stored.startsWith("bandmf(")
+                  ? ". If this is that spec and it now plans another strategy (the planner of"
+                      + " another privagg version, or another machine's floating point), pin what"
+                      + " the state records: privacy.bandmf.coefficients and bands as recorded,"
+                      + " privacy.noiseMultiplier as recorded and no targetEpsilon"
+                  : ""));
     }
     store.saveMechanism(ours);
   }

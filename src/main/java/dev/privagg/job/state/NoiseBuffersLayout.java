@@ -1,5 +1,6 @@
 package dev.privagg.job.state;
 
+import dev.privagg.correlated.BandedToeplitz;
 import dev.privagg.job.NoiseBuffers;
 import java.io.IOException;
 import org.apache.flink.core.memory.DataInputView;
@@ -9,6 +10,12 @@ import org.apache.flink.core.memory.DataOutputView;
 final class NoiseBuffersLayout extends StateLayout<NoiseBuffers> {
   private static final long serialVersionUID = 1L;
   static final NoiseBuffersLayout INSTANCE = new NoiseBuffersLayout();
+
+  /**
+   * The most buffers a noise block keeps: b - 1 of the most bands a banded strategy takes (a BLT
+   * keeps at most 8).
+   */
+  static final int MAX_BUFFERS = BandedToeplitz.MAX_BANDS - 1;
 
   private NoiseBuffersLayout() {
     super("noise-buffers", 1, NoiseBuffers.class);
@@ -30,8 +37,9 @@ final class NoiseBuffersLayout extends StateLayout<NoiseBuffers> {
     long round = in.readLong();
     String mechanism = Fields.readString(in);
     int m = in.readInt();
-    if (m < 0 || m > 64) {
-      throw new IOException("corrupt state: " + m + " noise buffers");
+    if (m < 0 || m > MAX_BUFFERS) {
+      throw new IOException(
+          "corrupt state: " + m + " noise buffers (at most " + MAX_BUFFERS + " are written)");
     }
     double[][] buffers = new double[m][];
     for (int j = 0; j < m; j++) {

@@ -143,7 +143,8 @@ class BandMfRoundsTest {
                       new RoundLifecycle(changed, NoiseSources.forSpec(changed), LedgerFloor.NONE),
                       TIMEOUT))
           .isInstanceOf(RoundLifecycle.MechanismChangedException.class)
-          .hasMessageContaining("groups=");
+          .hasMessageContaining("groups=")
+          .hasMessageContaining("pin what the state records: privacy.bandmf.coefficients");
     }
     // The same spec restores.
     driver.start(new RoundLifecycle(spec, NoiseSources.forSpec(spec), LedgerFloor.NONE), TIMEOUT);

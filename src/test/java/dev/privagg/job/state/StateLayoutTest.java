@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
+import dev.privagg.correlated.BandedToeplitz;
 import dev.privagg.job.JobProgress;
+import dev.privagg.job.NoiseBuffers;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
@@ -83,6 +85,24 @@ class StateLayoutTest {
           .usingRecursiveComparison()
           .isEqualTo(value);
     }
+  }
+
+  // Review 34: a banded strategy keeps b - 1 buffers per block, up to 1,023; the layout once read
+  // back at most 64 and called the rest corrupt, so a planned 500-band job lost its state.
+  @Test
+  void noiseBuffers_asManyAsTheMostBandsKeep_readBack_andOneMoreIsCorrupt() throws Exception {
+    NoiseBuffersLayout layout = NoiseBuffersLayout.INSTANCE;
+    NoiseBuffers most =
+        new NoiseBuffers(7, "bandmf(...)", new double[BandedToeplitz.MAX_BANDS - 1][3]);
+    most.buffers[most.buffers.length - 1][2] = 0.5;
+    assertThat(layout.read(layout.version(), input(bytes(layout, most))))
+        .usingRecursiveComparison()
+        .isEqualTo(most);
+    NoiseBuffers tooMany =
+        new NoiseBuffers(7, "bandmf(...)", new double[BandedToeplitz.MAX_BANDS][1]);
+    assertThatThrownBy(() -> layout.read(layout.version(), input(bytes(layout, tooMany))))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("corrupt state: 1024 noise buffers");
   }
 
   @Test
