@@ -23,6 +23,15 @@ public record Workload(double momentum) {
     }
   }
 
+  /**
+   * The workload of a server whose model sums the averages through {@code momentum} (its {@code
+   * linearMomentum}); NaN, a server whose steps are not linear in them (Adam, Yogi), is planned for
+   * as the prefix sums.
+   */
+  public static Workload ofServerMomentum(double momentum) {
+    return Double.isNaN(momentum) ? PREFIX_SUMS : new Workload(momentum);
+  }
+
   /** A x, for x the first column of a lower-triangular Toeplitz matrix: O(n). */
   double[] apply(double[] x) {
     double[] out = new double[x.length];

@@ -106,6 +106,18 @@ public record ServerOptimizer(
     return new ServerOptimizer(Kind.YOGI, learningRate, beta1, beta2, tau);
   }
 
+  /**
+   * The momentum through which the model sums the noisy averages, when its steps are linear in
+   * them: 0 for SGD, beta for FedAvgM; NaN for Adam and Yogi, which divide by a moment.
+   */
+  public double linearMomentum() {
+    return switch (kind) {
+      case SGD -> 0;
+      case AVGM -> beta1;
+      case ADAM, YOGI -> Double.NaN;
+    };
+  }
+
   /** True for avgm, adam and yogi: they keep state between rounds. */
   public boolean stateful() {
     return kind != Kind.SGD;

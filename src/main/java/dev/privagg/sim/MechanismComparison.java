@@ -2,10 +2,11 @@ package dev.privagg.sim;
 
 import dev.privagg.client.data.Datasets;
 import dev.privagg.client.train.Model;
+import dev.privagg.correlated.BandedToeplitz;
 import dev.privagg.correlated.BltPlan;
 import dev.privagg.correlated.ErrorKind;
+import dev.privagg.correlated.Workload;
 import dev.privagg.io.KafkaConnection;
-import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.NoisePlanner;
 import dev.privagg.privacy.PrivacyEvent;
@@ -72,11 +73,11 @@ public final class MechanismComparison {
 
     /**
      * Per coordinate, the std of the noise on the model after the last round: server learning rate
-     * x z modelFactor C / m, when the server steps by plain SGD on the noisy average (FedAvg); NaN
-     * with another server optimizer, whose steps are not linear in the noise.
+     * x z modelFactor C / m, when the server's steps are linear in the noisy average (FedAvg, and
+     * FedAvgM, whose modelFactor sums through the momentum); NaN with Adam or Yogi.
      */
     public double modelNoiseStd() {
-      if (config.serverOptimizer().kind() != ServerOptimizer.Kind.SGD) {
+      if (Double.isNaN(config.serverOptimizer().linearMomentum())) {
         return Double.NaN;
       }
       return config.serverOptimizer().learningRate()
@@ -108,7 +109,9 @@ public final class MechanismComparison {
    */
   public static Mechanism of(String name, SimulationConfig base, int bands) {
     SimulationConfig.Builder b = base.toBuilder();
-    double sqrtRounds = Math.sqrt(base.rounds());
+    // Independent noise reaches the last model through the last row of the workload A.
+    double sqrtRounds =
+        Math.sqrt(BandedToeplitz.identity().loss(base.rounds(), ErrorKind.MAX, workload(base)));
     return switch (name) {
       case "blt" ->
           new Mechanism(
@@ -194,7 +197,8 @@ public final class MechanismComparison {
         // Round t's noise is z C (C^-1 Z)_t; the model after round n carries the prefix sum's,
         // z C sqrt(max error) (unit-norm coefficients: sensitivity 1 per participation).
         double maxError =
-            blt.bandedStrategy().loss((int) spec.privacy().plannedRounds(), ErrorKind.MAX);
+            blt.bandedStrategy()
+                .loss((int) spec.privacy().plannedRounds(), ErrorKind.MAX, workload(m.config()));
         withZ =
             new Mechanism(
                 withZ.name(),
@@ -214,11 +218,19 @@ public final class MechanismComparison {
                 withZ.noiseMultiplier(),
                 withZ.epsilonBound(),
                 blt.plannedSensitivity(),
-                blt.plannedSensitivity() * Math.sqrt(plan.maxError()));
+                // A BLT's error is known for the prefix sums only.
+                workload(m.config()).momentum() == 0
+                    ? blt.plannedSensitivity() * Math.sqrt(plan.maxError())
+                    : Double.NaN);
       }
       planned.add(withZ);
     }
     return planned;
+  }
+
+  /** The models' workload under the config's server optimizer (its momentum, if linear). */
+  private static Workload workload(SimulationConfig config) {
+    return Workload.ofServerMomentum(config.serverOptimizer().linearMomentum());
   }
 
   /** Runs every mechanism for {@code seeds} seeds from each config's seed on. */

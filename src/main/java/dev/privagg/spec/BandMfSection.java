@@ -6,7 +6,6 @@ import dev.privagg.correlated.BandedOptimizer;
 import dev.privagg.correlated.BandedToeplitz;
 import dev.privagg.correlated.ErrorKind;
 import dev.privagg.correlated.Workload;
-import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.privacy.NoisePlanner;
@@ -33,17 +32,6 @@ final class BandMfSection {
   static final long MAX_BLOCK_BUFFERED_VALUES = 1L << 27;
 
   private BandMfSection() {}
-
-  /**
-   * The models the server optimizer releases, whose error the bands are planned for: FedAvgM's
-   * momentum sums the averages through its buffer; SGD's, Adam's and Yogi's models are planned as
-   * prefix sums (Adam's and Yogi's steps are not linear in the averages).
-   */
-  static Workload workload(ServerOptimizer optimizer) {
-    return optimizer.kind() == ServerOptimizer.Kind.AVGM
-        ? new Workload(optimizer.beta1())
-        : Workload.PREFIX_SUMS;
-  }
 
   static JobSpec.Privacy read(
       YamlSection s,

@@ -6,6 +6,7 @@ import dev.privagg.correlated.BltPlan;
 import dev.privagg.correlated.BufferedToeplitz;
 import dev.privagg.correlated.ErrorKind;
 import dev.privagg.correlated.ParticipationSchema;
+import dev.privagg.correlated.Workload;
 import dev.privagg.distributed.DistributedNoisePlan;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
@@ -610,7 +611,7 @@ public final class JobSpecReader {
           adaptive,
           noise,
           dimension,
-          BandMfSection.workload(optimizer));
+          Workload.ofServerMomentum(optimizer.linearMomentum()));
     }
     if (bandSection != null) {
       throw s.fail(

@@ -2,9 +2,11 @@ package dev.privagg.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.privagg.bandmf.BandMfPlan;
 import dev.privagg.correlated.ErrorKind;
+import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
@@ -104,6 +106,39 @@ class MechanismComparisonTest {
                 .bands());
     assertThat(specs.get(0).privacy().noiseMultiplier())
         .isNotEqualTo(specs.get(1).privacy().noiseMultiplier());
+  }
+
+  // FedAvgM: x_n - x_0 = eta sum_s a_(n-s) (avg_s + noise_s), a_k = (1 - beta^(k+1)) / (1 - beta),
+  // so independent noise reaches the last model with std eta z C / m sqrt(sum_k a_k^2); a BLT's
+  // is known for the prefix sums only, and Adam's steps are not linear in the noise.
+  @Test
+  void underServerMomentum_theModelNoiseSumsThroughTheMomentum() {
+    double beta = 0.9;
+    SimulationConfig avgm =
+        base().toBuilder()
+            .noiseSource("seeded")
+            .serverOptimizer(ServerOptimizer.avgm(0.2, beta))
+            .build();
+    List<MechanismComparison.Mechanism> planned =
+        MechanismComparison.plan(
+            List.of(
+                MechanismComparison.of("poisson", avgm, 0),
+                MechanismComparison.of("blt", avgm, 0),
+                MechanismComparison.of("bandmf", avgm, 3)),
+            new ArrayList<>());
+    double squares = 0;
+    for (int k = 0; k < 30; k++) {
+      double a = (1 - Math.pow(beta, k + 1)) / (1 - beta);
+      squares += a * a;
+    }
+    MechanismComparison.Mechanism poisson = planned.get(0);
+    assertThat(poisson.modelNoiseStd())
+        .isCloseTo(0.2 * poisson.noiseMultiplier() * Math.sqrt(squares) / 20, within(1e-12));
+    assertThat(planned.get(1).modelNoiseStd()).isNaN();
+    assertThat(planned.get(2).modelNoiseStd()).isPositive().isFinite();
+    SimulationConfig adam =
+        base().toBuilder().serverOptimizer(ServerOptimizer.adam(0.01, 0.9, 0.99, 1e-3)).build();
+    assertThat(MechanismComparison.of("poisson", adam, 0).modelNoiseStd()).isNaN();
   }
 
   @Test
