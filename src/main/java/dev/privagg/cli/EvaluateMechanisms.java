@@ -250,8 +250,8 @@ final class EvaluateMechanisms {
     out.println(
         "epsilon: the K-participation bound for independent-k, the job's own figure otherwise;"
             + " noise/round and model noise: per-coordinate std of a round's fresh Gaussian on the"
-            + " average and of the noise on the model after the last round (FedAvg or FedAvgM server);"
-            + " sent, used and rejects: per run, mean over seeds (rejects: PARTICIPATION_LIMIT and"
+            + " average and of the noise on the model after the last round (FedAvg or FedAvgM"
+            + " server); sent, used and rejects: per run, mean over seeds (rejects: PARTICIPATION_LIMIT and"
             + " TOO_SOON)");
   }
 }

@@ -343,7 +343,8 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
             cancelBlt,
             restoreBlt,
             tmBand,
-            stopBand)
+            stopBand,
+            cancelBand)
         .stream()
         .filter(j -> j.jobId().equals(spec.jobId()))
         .findFirst()

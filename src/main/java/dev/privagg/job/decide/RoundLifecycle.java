@@ -655,8 +655,8 @@ final class RoundLifecycle {
               + " charged rounds but the state "
               + (chargedInState == 0 ? "is empty (a fresh submit)" : "holds " + chargedInState)
               + (banded
-                  ? ", so nothing shows that the next rounds' noise continues the banded noise those"
-                      + " charges cover."
+                  ? ", so nothing shows that the next rounds' noise continues the banded noise"
+                      + " those charges cover."
                   : ", so the clients of the rounds in between could contribute again past their"
                       + " limits.")
               + " Restore the job from its latest checkpoint or savepoint"
