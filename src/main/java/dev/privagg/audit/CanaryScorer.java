@@ -1,5 +1,6 @@
 package dev.privagg.audit;
 
+import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Locale;
 
@@ -19,6 +20,12 @@ import java.util.Locale;
  *   <li>{@link Statistic#FINAL}: the cosine with x_T - x_0, the paper's final-model statistic,
  *       whose null is known in closed form (a uniform direction's cosine with any fixed vector).
  * </ul>
+ *
+ * <p>Under banded correlated noise (the deltas carry sigma (C^-1 Z)_t) a scorer built with C's
+ * coefficients c_0..c_(b-1) first whitens: w_t = sum_k c_k Delta_(t-k) carries sigma Z_t, and a
+ * canary sent in round s appears as c_k u in w_(s+k); MAX and SUM then read the matched filter
+ * sum_k c_k cos(u, w_(s+k)) of each round s, the test a known C allows (one Gaussian per
+ * participation, as the accounting charges), instead of each noisier delta on its own.
  */
 public final class CanaryScorer {
   /** How a canary's per-round cosines become one score. */
@@ -57,6 +64,19 @@ public final class CanaryScorer {
 
   private final float[][] directions;
   private final int dims;
+
+  /** C's first column when whitening banded noise; {1} scores the deltas as they are. */
+  private final double[] whitening;
+
+  /** The last b - 1 deltas, most recent first, that the next whitened row needs. */
+  private final ArrayDeque<double[]> recentDeltas = new ArrayDeque<>();
+
+  /**
+   * Per canary, the matched filters of the last b rounds still taking terms, by round mod b; round
+   * s is complete once w_(s+b-1) is in.
+   */
+  private final double[][] open;
+
   private final double[] max;
   private final double[] sum;
   private double[] initial;
@@ -74,6 +94,25 @@ public final class CanaryScorer {
 
   /** Scores {@code canaries} (inserted and unseen) on models of {@code dims} parameters. */
   public CanaryScorer(CanarySet canaries, int dims) {
+    this(canaries, dims, new double[] {1});
+  }
+
+  /**
+   * As above, whitening banded correlated noise by C's first column {@code whitening} (unit norm,
+   * {@code {1}} for independent noise) before MAX and SUM read the deltas.
+   *
+   * @throws IllegalArgumentException if the coefficients are empty, not finite or the first is 0
+   */
+  public CanaryScorer(CanarySet canaries, int dims, double[] whitening) {
+    if (whitening.length == 0 || whitening[0] == 0) {
+      throw new IllegalArgumentException("whitening needs C's first column, c_0 != 0");
+    }
+    for (double c : whitening) {
+      if (!Double.isFinite(c)) {
+        throw new IllegalArgumentException("whitening coefficients must be finite, was " + c);
+      }
+    }
+    this.whitening = whitening.clone();
     int n = 2 * canaries.count();
     if ((long) n * dims > Integer.MAX_VALUE) {
       throw new IllegalArgumentException(
@@ -90,7 +129,13 @@ public final class CanaryScorer {
     }
     this.max = new double[n];
     this.sum = new double[n];
+    this.open = new double[n][whitening.length];
     Arrays.fill(max, Double.NEGATIVE_INFINITY);
+  }
+
+  /** Whether MAX and SUM read whitened rows (a banded C was given). */
+  public boolean whitened() {
+    return whitening.length > 1;
   }
 
   /**
@@ -118,15 +163,48 @@ public final class CanaryScorer {
       for (int i = 0; i < dims; i++) {
         delta[i] = model[i] - previous[i];
       }
-      double[] cosines = cosines(delta);
+      double[] cosines = cosines(whiten(delta));
+      int b = whitening.length;
+      // Row t = deltas adds c_(t-s) cos_t to each open round s in (t - b, t]; round t - b + 1 is
+      // then complete and its slot starts round t + 1's.
       for (int j = 0; j < cosines.length; j++) {
-        max[j] = Math.max(max[j], cosines[j]);
-        sum[j] += cosines[j];
+        for (int k = 0; k < b && k <= deltas; k++) {
+          open[j][(deltas - k) % b] += whitening[k] * cosines[j];
+        }
+        if (deltas - b + 1 >= 0) {
+          int slot = (deltas - b + 1) % b;
+          max[j] = Math.max(max[j], open[j][slot]);
+          sum[j] += open[j][slot];
+          open[j][slot] = 0;
+        }
       }
       deltas++;
     }
     previous = model.clone();
     previousRound = round;
+  }
+
+  /** w_t = sum_k c_k Delta_(t-k), keeping the deltas the next rows need. */
+  private double[] whiten(double[] delta) {
+    if (whitening.length == 1) {
+      return delta;
+    }
+    double[] w = new double[dims];
+    for (int i = 0; i < dims; i++) {
+      w[i] = whitening[0] * delta[i];
+    }
+    int k = 1;
+    for (double[] earlier : recentDeltas) {
+      for (int i = 0; i < dims; i++) {
+        w[i] += whitening[k] * earlier[i];
+      }
+      k++;
+    }
+    recentDeltas.addFirst(delta);
+    if (recentDeltas.size() > whitening.length - 1) {
+      recentDeltas.removeLast();
+    }
+    return w;
   }
 
   /** The number of model deltas scored so far. */
@@ -145,10 +223,20 @@ public final class CanaryScorer {
       throw new IllegalStateException(
           "no released round after the base model yet: nothing to score");
     }
+    // Rounds whose later rows have not come yet (the last b - 1) count with the terms they have.
+    double[] maxSoFar = max.clone();
+    double[] sumSoFar = sum.clone();
+    int b = whitening.length;
+    for (int j = 0; j < maxSoFar.length; j++) {
+      for (int s = Math.max(0, deltas - b + 1); s < deltas; s++) {
+        maxSoFar[j] = Math.max(maxSoFar[j], open[j][s % b]);
+        sumSoFar[j] += open[j][s % b];
+      }
+    }
     double[] all =
         switch (statistic) {
-          case MAX -> max.clone();
-          case SUM -> sum.clone();
+          case MAX -> maxSoFar;
+          case SUM -> sumSoFar;
           case FINAL -> {
             double[] total = new double[dims];
             for (int i = 0; i < dims; i++) {

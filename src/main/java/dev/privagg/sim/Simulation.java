@@ -139,6 +139,17 @@ public final class Simulation {
     return local;
   }
 
+  /**
+   * What the audit whitens the released deltas by: a banded C's first column when the server's SGD
+   * steps pass the noise through unchanged; {1} (the deltas as they are) otherwise, a BLT's C not
+   * being banded and a stateful optimizer's steps not being the noisy averages.
+   */
+  static double[] whitening(JobSpec spec) {
+    JobSpec.Correlated c = spec.privacy().correlated();
+    boolean sgd = spec.serverOptimizer().kind() == ServerOptimizer.Kind.SGD;
+    return c != null && c.banded() && sgd ? c.bandCoefficients() : new double[] {1};
+  }
+
   /** The one-run lower bounds' significance in simulations. */
   public static final double AUDIT_SIGNIFICANCE = 0.05;
 
@@ -160,7 +171,9 @@ public final class Simulation {
     CanarySet canaries =
         config.canaries() == 0 ? null : new CanarySet(canarySecret(config), config.canaries());
     CanaryScorer scorer =
-        canaries == null ? null : new CanaryScorer(canaries, Arrays.stream(tensorSizes).sum());
+        canaries == null
+            ? null
+            : new CanaryScorer(canaries, Arrays.stream(tensorSizes).sum(), whitening(spec));
     CanaryUpdates canaryUpdates =
         canaries == null
             ? null

@@ -55,6 +55,77 @@ class CanaryScorerTest {
     return dot / Math.sqrt(norm);
   }
 
+  // Whitened by a banded C: w_t = sum_k c_k Delta_(t-k), and round s's score the matched filter
+  // sum_k c_k cos(u, w_(s+k)) over the rows there are; recomputed here in one pass over all rows.
+  @Test
+  void whitened_maxAndSum_areTheMatchedFiltersOfTheWhitenedRows() {
+    double[] c = {0.8, 0.5, 0.33166247903554};
+    SplittableRandom random = new SplittableRandom(11);
+    int rounds = 7;
+    double[][] steps = new double[rounds][DIMS];
+    for (double[] step : steps) {
+      for (int i = 0; i < DIMS; i++) {
+        step[i] = random.nextGaussian();
+      }
+    }
+    steps[2] = plus(steps[2], along(0, 40));
+    CanaryScorer scorer = new CanaryScorer(canaries, DIMS, c);
+    double[] x = new double[DIMS];
+    scorer.accept(0, x.clone());
+    for (int t = 0; t < rounds; t++) {
+      for (int i = 0; i < DIMS; i++) {
+        x[i] += steps[t][i];
+      }
+      scorer.accept(t + 1, x.clone());
+    }
+    assertThat(scorer.whitened()).isTrue();
+    for (int j = 0; j < 3; j++) {
+      double[] cosines = new double[rounds];
+      for (int t = 0; t < rounds; t++) {
+        double[] w = new double[DIMS];
+        for (int k = 0; k < c.length && k <= t; k++) {
+          for (int i = 0; i < DIMS; i++) {
+            w[i] += c[k] * steps[t - k][i];
+          }
+        }
+        cosines[t] = cosine(w, j);
+      }
+      double max = Double.NEGATIVE_INFINITY;
+      double sum = 0;
+      for (int round = 0; round < rounds; round++) {
+        double matched = 0;
+        for (int k = 0; k < c.length && round + k < rounds; k++) {
+          matched += c[k] * cosines[round + k];
+        }
+        max = Math.max(max, matched);
+        sum += matched;
+      }
+      assertThat(scorer.scores(Statistic.MAX).inserted()[j]).isCloseTo(max, within(1e-6));
+      assertThat(scorer.scores(Statistic.SUM).inserted()[j]).isCloseTo(sum, within(1e-6));
+    }
+    // Float directions in the scorer: agreement to 1e-6. The inserted canary stands out of its
+    // round: its matched filter there is near 1.
+    assertThat(scorer.scores(Statistic.MAX).inserted()[0]).isGreaterThan(0.9);
+  }
+
+  @Test
+  void whiteningByOne_scoresTheDeltasAsTheyAre() {
+    double[] step1 = plus(along(0, 3), along(4, 1));
+    double[] step2 = plus(along(1, 2), along(2, 5));
+    CanaryScorer plain = scored(step1, step2);
+    CanaryScorer byOne = new CanaryScorer(canaries, DIMS, new double[] {1});
+    byOne.accept(0, new double[DIMS]);
+    byOne.accept(1, step1.clone());
+    byOne.accept(2, plus(step1, step2));
+    assertThat(byOne.whitened()).isFalse();
+    for (Statistic statistic : Statistic.values()) {
+      assertThat(byOne.scores(statistic).inserted())
+          .containsExactly(plain.scores(statistic).inserted());
+      assertThat(byOne.scores(statistic).unseen())
+          .containsExactly(plain.scores(statistic).unseen());
+    }
+  }
+
   @Test
   void eachStatistic_isTheCosineWithEachRoundsDelta_maxedSummedOrOfTheTotal() {
     double[] step1 = plus(along(0, 3), along(4, 1));

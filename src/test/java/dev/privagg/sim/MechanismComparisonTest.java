@@ -141,6 +141,29 @@ class MechanismComparisonTest {
     assertThat(MechanismComparison.of("poisson", adam, 0).modelNoiseStd()).isNaN();
   }
 
+  // The audit whitens by C only where the released deltas carry sigma C^-1 Z as they are.
+  @Test
+  void theAuditWhitens_bandedNoiseUnderSgd_only() {
+    SimulationConfig base = base().toBuilder().noiseSource("seeded").build();
+    List<JobSpec> specs = new ArrayList<>();
+    MechanismComparison.plan(
+        List.of(
+            MechanismComparison.of("bandmf", base, 3),
+            MechanismComparison.of(
+                "bandmf",
+                base.toBuilder().serverOptimizer(ServerOptimizer.avgm(0.2, 0.9)).build(),
+                3),
+            MechanismComparison.of("blt", base, 0),
+            MechanismComparison.of("poisson", base, 0)),
+        specs);
+    assertThat(Simulation.whitening(specs.get(0)))
+        .hasSize(3)
+        .containsExactly(specs.get(0).privacy().correlated().bandCoefficients());
+    for (JobSpec other : specs.subList(1, 4)) {
+      assertThat(Simulation.whitening(other)).containsExactly(1.0);
+    }
+  }
+
   @Test
   void anUnknownMechanism_isRefusedWithTheKnownOnes() {
     assertThatThrownBy(() -> MechanismComparison.of("dp-ftrl", base(), 0))
