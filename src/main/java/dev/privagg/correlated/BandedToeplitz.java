@@ -20,10 +20,10 @@ public final class BandedToeplitz implements NoiseCorrelation {
   public static final int MAX_BANDS = 1024;
 
   /**
-   * How far from 1 a squared norm may be and still count as unit: rounding over 1,024 terms, and a
-   * sensitivity at most 1 + 5e-13.
+   * How far from 1 a squared norm may be and still count as unit: a few roundings of a sum of
+   * squares, and a sensitivity at most 1 + 5e-15, below the accountants' own precision.
    */
-  static final double UNIT_NORM_TOLERANCE = 1e-12;
+  static final double UNIT_NORM_TOLERANCE = 1e-14;
 
   private final double[] coefficients;
 
