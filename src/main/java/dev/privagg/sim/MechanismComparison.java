@@ -109,8 +109,9 @@ public final class MechanismComparison {
    */
   public static Mechanism of(String name, SimulationConfig base, int bands) {
     SimulationConfig.Builder b = base.toBuilder();
-    // Independent noise reaches the last model through the last row of the workload A.
-    double sqrtRounds =
+    // Independent noise reaches the last model through the last row of the workload A: sqrt(n)
+    // for the prefix sums (server SGD), more through a momentum buffer.
+    double independentModelFactor =
         Math.sqrt(BandedToeplitz.identity().loss(base.rounds(), ErrorKind.MAX, workload(base)));
     return switch (name) {
       case "blt" ->
@@ -138,7 +139,7 @@ public final class MechanismComparison {
             z,
             bound,
             1,
-            sqrtRounds);
+            independentModelFactor);
       }
       case "poisson" ->
           new Mechanism(
@@ -151,7 +152,7 @@ public final class MechanismComparison {
               Double.NaN,
               Double.NaN,
               1,
-              sqrtRounds);
+              independentModelFactor);
       case "bandmf" ->
           new Mechanism(
               name,
@@ -194,8 +195,8 @@ public final class MechanismComparison {
       Mechanism withZ = m.withNoiseMultiplier(spec.privacy().noiseMultiplier());
       JobSpec.Correlated blt = spec.privacy().correlated();
       if (blt != null && blt.banded()) {
-        // Round t's noise is z C (C^-1 Z)_t; the model after round n carries the prefix sum's,
-        // z C sqrt(max error) (unit-norm coefficients: sensitivity 1 per participation).
+        // Round t's noise is z C (C^-1 Z)_t; the model after round n carries the workload's last
+        // row of it, z C sqrt(max error) (unit-norm coefficients: sensitivity 1 per participation).
         double maxError =
             blt.bandedStrategy()
                 .loss((int) spec.privacy().plannedRounds(), ErrorKind.MAX, workload(m.config()));
