@@ -22,11 +22,12 @@ class ArchitectureTest {
   /**
    * The math packages: privacy (mechanisms, accountants), optimizer (server steps, which only
    * post-process the private average), correlated (BLT matrix factorization) and secagg (the secure
-   * aggregation protocol, shared by clients and job) import no Flink, no Kafka and no other privagg
-   * package.
+   * aggregation protocol, shared by clients and job) and statistics (the bounded sums of a
+   * statistics job and what is read from their release) import no Flink, no Kafka and no other
+   * privagg package.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"privacy", "optimizer", "correlated", "secagg"})
+  @ValueSource(strings = {"privacy", "optimizer", "correlated", "secagg", "statistics"})
   void mathPackage_importsNoFlinkKafkaOrOtherPrivaggPackage(String name) throws IOException {
     assertThat(importsOutside(name, Set.of(name))).isEmpty();
   }
