@@ -9,6 +9,8 @@ import dev.privagg.privacy.AdaptiveClipping;
 import dev.privagg.sim.PersistentKafka;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
+import dev.privagg.statistics.Block;
+import dev.privagg.statistics.StatisticsQuery;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -155,7 +157,11 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
             c.minSeparation(),
             c.maxParticipations());
       }
-      describeTraining(out, job);
+      if (job.statisticsJob()) {
+        describeStatistics(out, job);
+      } else {
+        describeTraining(out, job);
+      }
     }
     // One hook for Ctrl-C, in order: the job stops writing first, then the broker stops cleanly.
     Thread shutdownHook = new Thread(this::stop, "privagg-run-shutdown");
@@ -307,6 +313,22 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
     }
   }
 
+  /** A statistics job's released sums: each one's share of the budget and noise std per round. */
+  private static void describeStatistics(java.io.PrintWriter out, JobSpec job) {
+    StatisticsQuery q = job.statistics();
+    out.printf(
+        "  statistics: at most %d rows per client; each round releases %d noisy sums%n",
+        q.maxRows(), q.blocks().size());
+    for (Block b : q.blocks()) {
+      out.printf(
+          "    %-28s share %-8s sensitivity %-10s noise std %s per value%n",
+          b.name(),
+          Text.number(b.share()),
+          Text.number(b.sensitivity()),
+          Text.number(b.noiseStd(job.privacy().noiseMultiplier())));
+    }
+  }
+
   /** Adaptive clipping and the server optimizer, when the spec sets them. */
   private static void describeTraining(java.io.PrintWriter out, JobSpec job) {
     AdaptiveClipping a = job.privacy().adaptiveClipping();
@@ -328,7 +350,7 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
         o.kind().specName(),
         Text.number(o.learningRate()),
         switch (o.kind()) {
-          case SGD -> "";
+          case SGD, RELEASE -> "";
           case AVGM -> ", momentum " + Text.number(o.beta1());
           case ADAM, YOGI ->
               ", beta1 "

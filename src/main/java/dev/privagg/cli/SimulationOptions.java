@@ -434,6 +434,7 @@ final class SimulationOptions {
             ? ServerOptimizer.adam(rate, beta1, beta2, tau)
             : ServerOptimizer.yogi(rate, beta1, beta2, tau);
       }
+      case RELEASE -> throw flags.fail("--server-optimizer release is a statistics job's");
     };
   }
 

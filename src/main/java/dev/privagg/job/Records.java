@@ -90,7 +90,15 @@ public final class Records {
             .setCorrelatedNoise(correlatedStatement(spec, round))
             .setSecureAggregation(secureStatement(spec, round, epsilon))
             .build();
-    GlobalModel model = new GlobalModel(spec.jobId(), round, tensors, privacy);
+    GlobalModel model =
+        new GlobalModel(
+            spec.jobId(),
+            round,
+            tensors,
+            privacy,
+            spec.statisticsJob() && round > 0
+                ? StatisticsStatement.of(spec, round, weights, charges)
+                : null);
     OutboundRecord record =
         OutboundRecord.release(spec.topics().models(), key(spec), AvroCodec.encode(model), round);
     record.deployment = deployment;

@@ -3,6 +3,7 @@ package dev.privagg.optimizer;
 import java.io.Serial;
 import java.io.Serializable;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -44,12 +45,18 @@ public record ServerOptimizer(
     SGD,
     AVGM,
     ADAM,
-    YOGI;
+    YOGI,
+    /** A statistics job's: the model is the round's noisy average itself. */
+    RELEASE;
 
-    /** The kind named {@code name} ("sgd", "avgm", "adam", "yogi"; case ignored). */
+    /**
+     * The training optimizer named {@code name} ("sgd", "avgm", "adam", "yogi"; case ignored);
+     * {@link #RELEASE} is a statistics job's and is not named.
+     */
     public static Kind parse(String name) {
+      List<Kind> training = List.of(SGD, AVGM, ADAM, YOGI);
       if (name != null) {
-        for (Kind kind : values()) {
+        for (Kind kind : training) {
           if (kind.specName().equals(name.toLowerCase(Locale.ROOT))) {
             return kind;
           }
@@ -57,7 +64,7 @@ public record ServerOptimizer(
       }
       throw new IllegalArgumentException(
           "server optimizer must be one of "
-              + Arrays.stream(values()).map(Kind::specName).toList()
+              + training.stream().map(Kind::specName).toList()
               + ", was "
               + name);
     }
@@ -96,6 +103,14 @@ public record ServerOptimizer(
     return new ServerOptimizer(Kind.AVGM, learningRate, momentum, 0, DEFAULT_TAU);
   }
 
+  /**
+   * A statistics job's step: x = Delta, the round's noisy average replaces the previous release
+   * (each round is a query of its own).
+   */
+  public static ServerOptimizer release() {
+    return new ServerOptimizer(Kind.RELEASE, 1, 0, 0, DEFAULT_TAU);
+  }
+
   /** FedAdam, Reddi et al. 2021, Algorithm 2. */
   public static ServerOptimizer adam(double learningRate, double beta1, double beta2, double tau) {
     return new ServerOptimizer(Kind.ADAM, learningRate, beta1, beta2, tau);
@@ -114,13 +129,13 @@ public record ServerOptimizer(
     return switch (kind) {
       case SGD -> 0;
       case AVGM -> beta1;
-      case ADAM, YOGI -> Double.NaN;
+      case ADAM, YOGI, RELEASE -> Double.NaN;
     };
   }
 
   /** True for avgm, adam and yogi: they keep state between rounds. */
   public boolean stateful() {
-    return kind != Kind.SGD;
+    return kind != Kind.SGD && kind != Kind.RELEASE;
   }
 
   /**
@@ -171,6 +186,7 @@ public record ServerOptimizer(
       double move;
       switch (kind) {
         case SGD -> move = d;
+        case RELEASE -> move = d; // x = Delta below, exactly
         case AVGM -> {
           double mi = beta1 * state.firstMoment[i] + d;
           m[i] = (float) mi;
@@ -190,7 +206,7 @@ public record ServerOptimizer(
         }
         default -> throw new IllegalStateException("unknown kind " + kind);
       }
-      x[i] = (float) (model[i] + learningRate * move);
+      x[i] = kind == Kind.RELEASE ? (float) move : (float) (model[i] + learningRate * move);
       if (!Float.isFinite(x[i])
           || (m.length > 0 && !Float.isFinite(m[i]))
           || (v.length > 0 && !Float.isFinite(v[i]))) {

@@ -73,6 +73,27 @@ public final class ClippingPolicy {
     return new ClippingPolicy(Mode.PER_LAYER, clipNorm, bounds);
   }
 
+  /**
+   * Per-layer clipping with tensor l's bound C sqrt(share_l / sum of shares), so the squared bounds
+   * add up to C^2 as the shares say (a statistics job's budget split).
+   */
+  public static ClippingPolicy perLayer(double clipNorm, double[] shares) {
+    Checks.positiveFinite("clipNorm", clipNorm);
+    if (shares == null || shares.length == 0) {
+      throw new IllegalArgumentException("per-layer clipping needs at least one share");
+    }
+    double total = 0;
+    for (int l = 0; l < shares.length; l++) {
+      Checks.positiveFinite("share of tensor " + l, shares[l]);
+      total += shares[l];
+    }
+    double[] bounds = new double[shares.length];
+    for (int l = 0; l < shares.length; l++) {
+      bounds[l] = clipNorm * Math.sqrt(shares[l] / total);
+    }
+    return new ClippingPolicy(Mode.PER_LAYER, clipNorm, bounds);
+  }
+
   /** The overall L2 bound C. */
   public double clipNorm() {
     return clipNorm;

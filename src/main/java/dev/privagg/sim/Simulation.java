@@ -587,6 +587,8 @@ public final class Simulation {
       case AVGM -> head + ", momentum: " + o.beta1() + "}";
       case ADAM, YOGI ->
           head + ", beta1: " + o.beta1() + ", beta2: " + o.beta2() + ", tau: " + o.tau() + "}";
+      case RELEASE ->
+          throw new IllegalArgumentException("a statistics job has no server section to write");
     };
   }
 

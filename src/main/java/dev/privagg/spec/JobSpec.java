@@ -13,15 +13,20 @@ import dev.privagg.privacy.GaussianMechanism;
 import dev.privagg.privacy.RoundCharge;
 import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.UnmaskingGate;
+import dev.privagg.statistics.Block;
+import dev.privagg.statistics.StatisticsQuery;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
- * A validated training job: model shape, round policy, privacy parameters and topics. Built only by
- * {@link JobSpecReader}, so an instance always satisfies every rule the reader checks; the noise
+ * A validated job: model shape, round policy, privacy parameters and topics. Built only by {@link
+ * JobSpecReader}, so an instance always satisfies every rule the reader checks; the noise
  * multiplier is already resolved (planned from a target epsilon when the spec asked for it).
+ *
+ * @param statistics null for model training; for a statistics job the query whose bounded sums are
+ *     the model's tensors (one per block), released each round as they are
  */
 public record JobSpec(
     String jobId,
@@ -33,7 +38,8 @@ public record JobSpec(
     int maxClientIdBytes,
     int maxMetadataBytes,
     Topics topics,
-    Aggregation aggregation)
+    Aggregation aggregation,
+    StatisticsQuery statistics)
     implements Serializable {
 
   /**
@@ -442,6 +448,10 @@ public record JobSpec(
     if (privacy.clipping().equals("flat")) {
       return ClippingPolicy.flat(clipNorm);
     }
+    if (statistics != null) {
+      return ClippingPolicy.perLayer(
+          clipNorm, statistics.blocks().stream().mapToDouble(Block::share).toArray());
+    }
     ClippingPolicy.LayerSplit split =
         privacy.layerSplit().equals("equal")
             ? ClippingPolicy.LayerSplit.EQUAL
@@ -544,6 +554,11 @@ public record JobSpec(
   /** Whether the noise is correlated across rounds (BLT). */
   public boolean correlated() {
     return privacy.correlated() != null;
+  }
+
+  /** Whether this job releases statistics rather than training a model. */
+  public boolean statisticsJob() {
+    return statistics != null;
   }
 
   /** Whether C moves from round to round (adaptive clipping). */

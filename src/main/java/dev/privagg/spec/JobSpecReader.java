@@ -19,6 +19,7 @@ import dev.privagg.secagg.RoundGraph;
 import dev.privagg.secagg.RoundThresholds;
 import dev.privagg.secagg.ThreatModel;
 import dev.privagg.secagg.UnmaskingGate;
+import dev.privagg.statistics.StatisticsQuery;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -127,16 +128,50 @@ public final class JobSpecReader {
               + jobId
               + "'");
     }
-    JobSpec.Model model =
-        model(
-            spec.section("model", "list the model's tensors under model.tensors"),
-            jobId,
-            initFiles);
+    StatisticsQuery statistics = null;
+    JobSpec.Model model;
+    if (spec.has("statistics")) {
+      if (spec.has("model")) {
+        throw spec.fail(
+            "statistics",
+            "and model are both set: a job either trains a model (model) or releases statistics"
+                + " of its clients' rows (statistics); remove one");
+      }
+      statistics =
+          StatisticsSection.read(spec.section("statistics", "list the features to describe"));
+      model = StatisticsSection.model(statistics);
+    } else {
+      String misspelt = spec.has("model") ? null : spec.misspelling("statistics");
+      if (misspelt != null) {
+        throw spec.fail(misspelt, "is not a known key; did you mean statistics?");
+      }
+      model =
+          model(
+              spec.section(
+                  "model",
+                  "list the model's tensors under model.tensors (or, for a statistics job, the"
+                      + " features under statistics.features)"),
+              jobId,
+              initFiles);
+    }
     JobSpec.Rounds rounds =
         rounds(spec.section("rounds", "set rounds.timeout and rounds.expectedClients"));
     YamlSection privacySection =
         spec.section("privacy", "set privacy.clipNorm, noise, delta and budget");
-    ServerOptimizer optimizer = serverOptimizer(spec);
+    ServerOptimizer optimizer;
+    if (statistics != null) {
+      for (String key : List.of("server", "serverLearningRate")) {
+        if (spec.has(key)) {
+          throw spec.fail(
+              key,
+              "is read only for model training: a statistics job releases each round's noisy sums"
+                  + " as they are, with no server step");
+        }
+      }
+      optimizer = ServerOptimizer.release();
+    } else {
+      optimizer = serverOptimizer(spec);
+    }
     long maxClientIdBytes =
         spec.integerIn(
             "maxClientIdBytes",
@@ -168,7 +203,16 @@ public final class JobSpecReader {
               + maxRecordBytes);
     }
     JobSpec.Topics topics = topics(spec.optionalSection("topics"));
-    JobSpec.Privacy privacy = privacy(privacySection, rounds, model.dimension(), optimizer);
+    JobSpec.Privacy privacy =
+        privacy(
+            privacySection,
+            rounds,
+            model.dimension(),
+            optimizer,
+            statistics == null ? null : statisticsClipping(spec));
+    if (statistics != null) {
+      requireStatisticsMechanism(privacySection, privacy);
+    }
     JobSpec.Aggregation aggregation =
         aggregation(spec.optionalSection("aggregation"), rounds, privacy, model);
     if (privacy.distributed() && !aggregation.secure()) {
@@ -228,7 +272,41 @@ public final class JobSpecReader {
         (int) maxClientIdBytes,
         (int) maxMetadataBytes,
         topics,
-        aggregation);
+        aggregation,
+        statistics);
+  }
+
+  /**
+   * How a statistics job clips: each block to its budget share (per layer) in plaintext, where the
+   * job sees each contribution; flat at 1 under secure aggregation, where clients clip.
+   */
+  private static String statisticsClipping(YamlSection spec) {
+    YamlSection aggregation = spec.optionalSection("aggregation");
+    boolean secure =
+        aggregation != null
+            && aggregation.has("mode")
+            && "secure".equals(aggregation.string("mode", "plaintext or secure"));
+    return secure ? "flat" : "per-layer";
+  }
+
+  /**
+   * A statistics job's rounds are separate queries of one population: noise correlated across
+   * rounds (BLT, banded MF) lowers the error of prefix sums of a model's steps, which a statistics
+   * job does not release, and adaptive clipping has no place where every block has a fixed bound.
+   */
+  private static void requireStatisticsMechanism(YamlSection s, JobSpec.Privacy privacy) {
+    if (privacy.correlated() != null) {
+      throw s.fail(
+          "mechanism",
+          "must be independent or distributed-discrete-gaussian for a statistics job: each round's"
+              + " statistics are released alone, and correlated noise only helps the prefix sums a"
+              + " model trains on");
+    }
+    if (privacy.adaptiveClipping() != null) {
+      throw s.fail(
+          "adaptiveClipping",
+          "is read only for model training: a statistics job's bounds fix each block's clip bound");
+    }
   }
 
   /**
@@ -546,15 +624,40 @@ public final class JobSpecReader {
         timeout, grace, (int) m, closeEarly, nextRoundAtEarlyClose, minimum, countStd, maxClients);
   }
 
+  /**
+   * {@code privacy}. {@code statisticsClipping} is null for model training; for a statistics job it
+   * is the clipping the job uses, at clip norm 1, and the clipping keys are refused.
+   */
   private static JobSpec.Privacy privacy(
-      YamlSection s, JobSpec.Rounds rounds, int dimension, ServerOptimizer optimizer) {
-    double clipNorm = s.number("clipNorm", "the L2 bound each update is clipped to, e.g. 1.0");
-    if (!(clipNorm > 0 && Double.isFinite(clipNorm))) {
-      throw s.fail("clipNorm", "must be > 0 and finite, was " + clipNorm);
+      YamlSection s,
+      JobSpec.Rounds rounds,
+      int dimension,
+      ServerOptimizer optimizer,
+      String statisticsClipping) {
+    double clipNorm;
+    String clipping;
+    String split;
+    if (statisticsClipping != null) {
+      for (String key : List.of("clipNorm", "clipping", "layerSplit")) {
+        if (s.has(key)) {
+          throw s.fail(
+              key,
+              "is set by the statistics section: each client's contribution has norm at most 1,"
+                  + " split over the statistics by statistics.budgetWeights; remove it");
+        }
+      }
+      clipNorm = 1.0;
+      clipping = statisticsClipping;
+      split = "equal";
+    } else {
+      clipNorm = s.number("clipNorm", "the L2 bound each update is clipped to, e.g. 1.0");
+      if (!(clipNorm > 0 && Double.isFinite(clipNorm))) {
+        throw s.fail("clipNorm", "must be > 0 and finite, was " + clipNorm);
+      }
+      requireSummableClipNorm(s, "clipNorm", clipNorm);
+      clipping = s.choice("clipping", "flat", List.of("flat", "per-layer"));
+      split = s.choice("layerSplit", "equal", List.of("equal", "sqrt-size"));
     }
-    requireSummableClipNorm(s, "clipNorm", clipNorm);
-    String clipping = s.choice("clipping", "flat", List.of("flat", "per-layer"));
-    String split = s.choice("layerSplit", "equal", List.of("equal", "sqrt-size"));
     double delta = s.number("delta", "e.g. 1e-5, well below 1 / number of clients");
     if (!(delta > 0 && delta < 1)) {
       throw s.fail("delta", "must be in (0, 1), was " + delta);
@@ -1076,6 +1179,7 @@ public final class JobSpecReader {
                 ? ServerOptimizer.adam(lr, beta1, beta2, tau)
                 : ServerOptimizer.yogi(lr, beta1, beta2, tau);
           }
+          case RELEASE -> throw new IllegalStateException("parse never names release");
         };
     s.finish();
     return optimizer;

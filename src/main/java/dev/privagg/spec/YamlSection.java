@@ -68,6 +68,11 @@ final class YamlSection {
     return node.get(name);
   }
 
+  /** The unread key that resembles {@code name} (a misspelling of it), or null. */
+  String misspelling(String name) {
+    return closest(name, unreadKeys());
+  }
+
   YamlSection section(String name, String hint) {
     return new YamlSection(source, key(name), required(name, hint));
   }
@@ -215,6 +220,22 @@ final class YamlSection {
         throw fail(name, "entries must be finite numbers; " + hint + ", had " + describe(item));
       }
       out[i] = item.asDouble();
+    }
+    return out;
+  }
+
+  /** A non-empty list of non-empty strings. */
+  List<String> stringList(String name, String hint) {
+    JsonNode value = required(name, hint);
+    if (!value.isArray() || value.isEmpty()) {
+      throw fail(name, "must be a non-empty list of names; " + hint + ", was " + describe(value));
+    }
+    List<String> out = new ArrayList<>();
+    for (JsonNode item : value) {
+      if (!item.isTextual() || item.asText().isBlank()) {
+        throw fail(name, "entries must be names; " + hint + ", had " + describe(item));
+      }
+      out.add(item.asText());
     }
     return out;
   }

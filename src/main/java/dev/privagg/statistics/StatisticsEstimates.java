@@ -24,7 +24,7 @@ import java.util.SplittableRandom;
  * @param expectedClients m, the data-independent denominator the job divided the sum by
  */
 public record StatisticsEstimates(
-    int round,
+    long round,
     double noiseMultiplier,
     int expectedClients,
     Estimate count,
@@ -38,7 +38,7 @@ public record StatisticsEstimates(
    */
   public static StatisticsEstimates of(
       StatisticsQuery query,
-      int round,
+      long round,
       float[] averages,
       int expectedClients,
       double noiseMultiplier) {

@@ -75,7 +75,7 @@ public class CodecBenchmark {
             List.of(new PrivacyCharge("POISSON_SAMPLED_GAUSSIAN", 1.0, 0.2, 1L)),
             null,
             null);
-    model = new GlobalModel("bench", 1L, List.of(tensor), privacy);
+    model = new GlobalModel("bench", 1L, List.of(tensor), privacy, null);
   }
 
   /** The job's decode: every declared length checked before allocation (UpdateReader). */

@@ -77,7 +77,8 @@ class ConsumeCommandIT {
         List.of(
             Tensors.of("w", new int[] {2, 2}, 4, values, 0),
             Tensors.of("b", new int[] {2}, 2, values, 4)),
-        privacy);
+        privacy,
+        null);
   }
 
   private Path spec() throws Exception {

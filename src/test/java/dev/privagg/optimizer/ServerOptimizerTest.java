@@ -10,6 +10,7 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
+import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -30,6 +31,19 @@ class ServerOptimizerTest {
   private static final double[] DELTA_1 = {2, -1};
   private static final double[] DELTA_2 = {0.5, 0.5};
   private static final double[] DELTA_3 = {0, -2};
+
+  @Test
+  void release_replacesTheModelByTheDelta_exactly() {
+    ServerOptimizer release = ServerOptimizer.release();
+    float[] model = {1e7f, -1, 0.1f};
+    State state = release.initialState(3);
+
+    release.step(model, new double[] {0.3, 2.5, -4e-8}, state);
+
+    assertThat(model).containsExactly(0.3f, 2.5f, -4e-8f);
+    assertThat(state.firstMoment).isEmpty();
+    assertThat(release.stateful()).isFalse();
+  }
 
   @Test
   void sgd_movesTheModelAlongTheDelta() {
@@ -361,9 +375,12 @@ class ServerOptimizerTest {
 
   @Test
   void kind_parsesSpecNames_andRefusesOthersListingTheAllowed() {
-    for (Kind kind : Kind.values()) {
+    for (Kind kind : List.of(Kind.SGD, Kind.AVGM, Kind.ADAM, Kind.YOGI)) {
       assertThat(Kind.parse(kind.specName())).isEqualTo(kind);
     }
+    // A statistics job's step is not a training optimizer a spec or flag may name.
+    assertThatThrownBy(() -> Kind.parse("release"))
+        .hasMessage("server optimizer must be one of [sgd, avgm, adam, yogi], was release");
     assertThat(Kind.YOGI.specName()).isEqualTo("yogi");
     assertThat(Kind.parse("Adam")).isEqualTo(Kind.ADAM);
     assertThatThrownBy(() -> Kind.parse("adagrad"))

@@ -25,6 +25,7 @@ class EvaluationTest {
               case AVGM -> ServerOptimizer.avgm(lr == null ? 1.0 : lr, 0.9);
               case ADAM -> ServerOptimizer.adam(lr == null ? 0.01 : lr, 0.9, 0.99, 1e-3);
               case YOGI -> ServerOptimizer.yogi(lr == null ? 0.01 : lr, 0.9, 0.99, 1e-3);
+              case RELEASE -> ServerOptimizer.release();
             });
   }
 

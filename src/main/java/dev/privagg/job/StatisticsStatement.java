@@ -1,0 +1,118 @@
+package dev.privagg.job;
+
+import dev.privagg.avro.FeatureStatistics;
+import dev.privagg.avro.QuantileStatistic;
+import dev.privagg.avro.StatisticEstimate;
+import dev.privagg.avro.StatisticsBlock;
+import dev.privagg.avro.StatisticsRelease;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.MechanismKind;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.statistics.Block;
+import dev.privagg.statistics.Estimate;
+import dev.privagg.statistics.FeatureEstimates;
+import dev.privagg.statistics.StatisticsEstimates;
+import dev.privagg.statistics.StatisticsQuery;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The statistics a statistics job's release states next to its tensors: what {@link
+ * StatisticsEstimates} reads from the noisy sums, and each block's share of the budget with the
+ * epsilon it would spend alone.
+ */
+final class StatisticsStatement {
+  private StatisticsStatement() {}
+
+  /**
+   * The statement of round {@code round}'s release {@code weights} (the noisy averages of the
+   * blocks), after the charges {@code charges} (null when unknown: the blocks' epsilon is NaN).
+   */
+  static StatisticsRelease of(JobSpec spec, long round, float[] weights, PrivacyLedger charges) {
+    StatisticsQuery query = spec.statistics();
+    double z = spec.privacy().noiseMultiplier();
+    int m = spec.rounds().expectedClients();
+    StatisticsEstimates e = StatisticsEstimates.of(query, round, weights, m, z);
+    List<FeatureStatistics> features = new ArrayList<>();
+    for (int i = 0; i < e.features().size(); i++) {
+      FeatureEstimates f = e.features().get(i);
+      features.add(
+          FeatureStatistics.newBuilder()
+              .setName(f.name())
+              .setLo(query.features().get(i).lo())
+              .setHi(query.features().get(i).hi())
+              .setSum(estimate(f.sum()))
+              .setMean(estimate(f.mean()))
+              .setVariance(estimate(f.variance()))
+              .setStddev(estimate(f.stddev()))
+              .setBinEdges(f.histogram() == null ? List.of() : doubles(f.binEdges()))
+              .setHistogram(
+                  f.histogram() == null
+                      ? List.of()
+                      : f.histogram().stream().map(StatisticsStatement::estimate).toList())
+              .setQuantiles(
+                  f.quantiles().stream()
+                      .map(q -> new QuantileStatistic(q.level(), q.value(), q.lower(), q.upper()))
+                      .toList())
+              .build());
+    }
+    Map<Double, Double> epsilonByShare = new HashMap<>();
+    List<StatisticsBlock> blocks = new ArrayList<>();
+    for (Block b : query.blocks()) {
+      double epsilon =
+          epsilonByShare.computeIfAbsent(b.share(), share -> blockEpsilon(spec, charges, share));
+      blocks.add(
+          new StatisticsBlock(
+              b.name(),
+              b.sensitivity(),
+              b.share(),
+              b.noiseStd(z),
+              b.blockNoiseMultiplier(z),
+              epsilon));
+    }
+    return new StatisticsRelease(m, query.maxRows(), estimate(e.count()), features, blocks);
+  }
+
+  /**
+   * Epsilon of a block alone: its sum is the same Gaussian on a share of the clip norm, so each
+   * charge's multiplier divided by sqrt(share); NaN for charges without that form.
+   */
+  private static double blockEpsilon(JobSpec spec, PrivacyLedger charges, double share) {
+    if (charges == null) {
+      return Double.NaN;
+    }
+    List<PrivacyEvent> scaled = new ArrayList<>();
+    for (PrivacyEvent event : charges.events()) {
+      if (event.kind() == MechanismKind.DISTRIBUTED_DISCRETE_GAUSSIAN) {
+        return Double.NaN;
+      }
+      scaled.add(
+          event.kind() == MechanismKind.NO_OP
+              ? event
+              : new PrivacyEvent(
+                  event.kind(),
+                  event.noiseMultiplier() / Math.sqrt(share),
+                  event.samplingRate(),
+                  event.count()));
+    }
+    return Accountant.named(spec.privacy().accountant())
+        .epsilon(new PrivacyLedger(scaled), spec.privacy().delta())
+        .epsilon();
+  }
+
+  private static StatisticEstimate estimate(Estimate e) {
+    return e == null ? null : new StatisticEstimate(e.value(), e.std(), e.lower(), e.upper());
+  }
+
+  private static List<Double> doubles(double[] values) {
+    List<Double> out = new ArrayList<>(values.length);
+    for (double v : values) {
+      out.add(v);
+    }
+    return out;
+  }
+}
