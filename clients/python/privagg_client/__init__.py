@@ -59,6 +59,7 @@ from .records import (
     SecureAggregation,
 )
 from .secure_round import SecureRoundResult
+from .statistics import StatisticsQuery, encode_rows
 from .torch_support import from_state_dict, state_dict_delta, to_state_dict
 from .updates import encode_update
 
@@ -67,6 +68,8 @@ __version__ = "0.2.0"
 __all__ = [
     "CorrelatedNoise",
     "PrivaggClient",
+    "StatisticsQuery",
+    "encode_rows",
     "RunResult",
     "SecureRoundResult",
     "TrainFn",

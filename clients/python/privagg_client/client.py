@@ -26,6 +26,7 @@ from .errors import (
 from .job import JobConfig
 from .records import GlobalModel, RoundAnnouncement
 from .secure_round import PHASES, SecureRoundResult, send_secure_update
+from .statistics import encode_rows
 from .updates import check_sender, check_update, encode_update
 
 log = logging.getLogger(__name__)
@@ -409,6 +410,23 @@ class PrivaggClient:
         value = encode_update(self.job, round_number, self.client_id, update, metadata)
         self._produce(value, f"the update of {self.client_id} for round {round_number}", timeout)
         self._last_sent_round = max(self._last_sent_round, round_number)
+
+    def send_statistics(self, round_number: int, rows: Any, timeout: float = 30.0) -> None:
+        """A statistics job only: sends this client's rows for round ``round_number``.
+
+        ``rows`` is a (rows, features) array in the spec's feature order, a mapping of feature
+        names to columns, or a pandas DataFrame with those columns. At most the spec's
+        ``statistics.maxRows`` rows are used (the first ones); values are clipped into their
+        bounds (:func:`privagg_client.statistics.encode_rows`) and the job clips again. Raises
+        :class:`JobConfigError` for a model-training job, :class:`TensorShapeError` for missing
+        or unknown features and :class:`NonFiniteValuesError` for a NaN, before anything is sent.
+        """
+        if self.job.statistics is None:
+            raise JobConfigError(
+                f"job {self.job.job_id} trains a model (its spec has no statistics section): "
+                "call send_update"
+            )
+        self.send_update(round_number, encode_rows(self.job.statistics, rows), timeout=timeout)
 
     def send_secure_update(
         self,

@@ -17,6 +17,7 @@ from typing import Any, Union
 
 from .errors import JobConfigError
 from .secure.thresholds import ADVERSARIES, ThreatModel
+from .statistics import StatisticsQuery
 
 _JOB_ID = re.compile(r"[A-Za-z0-9._-]+")
 
@@ -173,6 +174,9 @@ class JobConfig:
     max_record_bytes: int = 0
     max_client_id_bytes: int = DEFAULT_MAX_CLIENT_ID_BYTES
     max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES
+    statistics: StatisticsQuery | None = None
+    """A statistics job's query (its spec's ``statistics`` section), whose blocks are the
+    tensors; None for model training."""
 
     def __init__(
         self,
@@ -183,6 +187,7 @@ class JobConfig:
         max_client_id_bytes: int = DEFAULT_MAX_CLIENT_ID_BYTES,
         max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES,
         aggregation: Aggregation | None = None,
+        statistics: StatisticsQuery | None = None,
     ) -> None:
         if not isinstance(job_id, str) or not _JOB_ID.fullmatch(job_id):
             raise JobConfigError(
@@ -222,6 +227,7 @@ class JobConfig:
             )
         object.__setattr__(self, "max_client_id_bytes", max_client_id_bytes)
         object.__setattr__(self, "max_metadata_bytes", max_metadata_bytes)
+        object.__setattr__(self, "statistics", statistics)
 
     @property
     def parameters(self) -> int:
@@ -268,10 +274,23 @@ class JobConfig:
         job_id = root.get("jobId")
         if job_id is None:
             raise JobConfigError(f"{source}: jobId is missing")
+        statistics = None
         model = root.get("model")
-        if not isinstance(model, Mapping) or not isinstance(model.get("tensors"), list):
-            raise JobConfigError(f"{source}: model.tensors must be a list of {{name, shape}}")
         specs = []
+        if "statistics" in root:
+            if model is not None:
+                raise JobConfigError(
+                    f"{source}: statistics and model are both set: a job either trains a model "
+                    "or releases statistics; remove one"
+                )
+            statistics = StatisticsQuery.from_spec_section(root["statistics"], source)
+            specs = [TensorSpec(b.name, (b.size,)) for b in statistics.blocks()]
+            model = {"tensors": []}
+        if not isinstance(model, Mapping) or not isinstance(model.get("tensors"), list):
+            raise JobConfigError(
+                f"{source}: model.tensors must be a list of {{name, shape}} "
+                "(or, for a statistics job, statistics.features a list of features)"
+            )
         for i, t in enumerate(model["tensors"]):
             if not isinstance(t, Mapping) or "name" not in t or not isinstance(t.get("shape"), list):
                 raise JobConfigError(
@@ -296,6 +315,7 @@ class JobConfig:
             max_client_id_bytes=root.get("maxClientIdBytes", DEFAULT_MAX_CLIENT_ID_BYTES),
             max_metadata_bytes=root.get("maxMetadataBytes", DEFAULT_MAX_METADATA_BYTES),
             aggregation=_aggregation(root.get("aggregation"), source, root, noise_multiplier),
+            statistics=statistics,
         )
 
 

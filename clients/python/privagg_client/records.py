@@ -140,6 +140,10 @@ class GlobalModel:
     round: int
     tensors: dict[str, npt.NDArray[np.float32]]
     privacy: PrivacyStatement
+    statistics: dict[str, Any] | None = None
+    """A statistics job's release as the record states it (``count``, ``features`` with
+    ``mean``, ``histogram``, ``quantiles`` ..., each ``{value, std, lower, upper}``, and
+    ``blocks``); None for a model."""
 
     @classmethod
     def decode(cls, value: bytes) -> GlobalModel:
@@ -175,7 +179,7 @@ class GlobalModel:
             correlated_noise=_correlated(p.get("correlatedNoise")),
             secure_aggregation=_secure(p.get("secureAggregation")),
         )
-        return cls(d["jobId"], d["round"], tensors, privacy)
+        return cls(d["jobId"], d["round"], tensors, privacy, d.get("statistics"))
 
     def state_dict(self) -> dict[str, Any]:
         """The tensors as a PyTorch ``state_dict`` (needs torch)."""

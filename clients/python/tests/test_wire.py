@@ -18,7 +18,7 @@ from privagg_client import wire
 # written little-endian), for the schemas in schemas/ and schemas/history.
 JAVA_FINGERPRINTS = {
     "ClientUpdate": "4be2da7b5b68adc2",
-    "GlobalModel": "1a650f967a6b781e",
+    "GlobalModel": "89812c09d5fcff68",
     "RoundAnnouncement": "1814e9d431b7362a",
 }
 GLOBAL_MODEL_1 = "9e1a429d700f68a4"

@@ -82,6 +82,9 @@ final class ConsumeCommand implements Callable<Integer>, KafkaCommand {
             printJson(out, m, file);
           } else {
             print(out, m);
+            if (m.getStatistics() != null) {
+              StatisticsTable.print(out, m.getStatistics());
+            }
           }
           printed = r;
         }
@@ -139,6 +142,9 @@ final class ConsumeCommand implements Callable<Integer>, KafkaCommand {
       tensors.add(Output.fields("name", t.getName(), "shape", t.getShape()));
     }
     fields.put("tensors", tensors);
+    if (m.getStatistics() != null) {
+      fields.put("statistics", StatisticsTable.json(m.getStatistics()));
+    }
     fields.put("file", file == null ? null : file.toString());
     Output.print(out, true, fields, null);
   }

@@ -7,6 +7,7 @@ import dev.privagg.io.Float32;
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.io.ProducerSizing;
 import dev.privagg.spec.JobSpec;
+import dev.privagg.statistics.ClientStatistics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -157,6 +158,24 @@ public final class PrivaggClient implements AutoCloseable {
               + e.getMessage(),
           e);
     }
+  }
+
+  /**
+   * A statistics job only: sends this client's rows for {@code round}, one value per feature in the
+   * spec's order. At most {@code statistics.maxRows} rows are used (the first ones); values are
+   * clipped into their bounds ({@link ClientStatistics}), and the job clips each block again.
+   *
+   * @throws IllegalStateException if the job trains a model
+   * @throws IllegalArgumentException for a NaN value or a row of the wrong length, naming it
+   */
+  public void sendStatistics(long round, String clientId, double[][] rows) {
+    if (!spec.statisticsJob()) {
+      throw new IllegalStateException(
+          "job "
+              + spec.jobId()
+              + " trains a model (its spec has no statistics section): call send()");
+    }
+    send(round, clientId, ClientStatistics.encode(spec.statistics(), rows));
   }
 
   private void sendSecure(long round, String clientId, float[][] tensors) {

@@ -22,7 +22,8 @@ public record Feature(
     Set<Statistic> statistics,
     double[] binEdges,
     double[] quantileLevels,
-    double weight) {
+    double weight)
+    implements java.io.Serializable {
 
   /** Most bins one histogram may have. */
   public static final int MAX_BINS = 1 << 16;

@@ -16,7 +16,8 @@ import java.util.Set;
  * @param weights relative weights of the count, sum, sumOfSquares and histogram blocks (a feature's
  *     block weight is its kind's weight times the feature's weight)
  */
-public record StatisticsQuery(int maxRows, List<Feature> features, KindWeights weights) {
+public record StatisticsQuery(int maxRows, List<Feature> features, KindWeights weights)
+    implements java.io.Serializable {
 
   /** Most rows one client may contribute. */
   public static final int MAX_ROWS = 1 << 20;
@@ -25,7 +26,8 @@ public record StatisticsQuery(int maxRows, List<Feature> features, KindWeights w
   public static final int MAX_FEATURES = 4096;
 
   /** The budget weights of the four kinds of bounded sums, each in (0, 1e6]. */
-  public record KindWeights(double count, double sum, double sumOfSquares, double histogram) {
+  public record KindWeights(double count, double sum, double sumOfSquares, double histogram)
+      implements java.io.Serializable {
     /** Equal weights. */
     public static final KindWeights EQUAL = new KindWeights(1, 1, 1, 1);
 

@@ -67,6 +67,22 @@ class StatisticsSpecTest {
   }
 
   @Test
+  void statisticsSpec_travelsToTheTaskManagers_asJavaSerialization() throws Exception {
+    JobSpec spec = parse(STATISTICS);
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    try (java.io.ObjectOutputStream out = new java.io.ObjectOutputStream(bytes)) {
+      out.writeObject(spec);
+    }
+    try (java.io.ObjectInputStream in =
+        new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray()))) {
+      JobSpec copy = (JobSpec) in.readObject();
+      assertThat(copy.statistics().blocks()).isEqualTo(spec.statistics().blocks());
+      assertThat(copy.statistics().feature("texture").binEdges())
+          .containsExactly(spec.statistics().feature("texture").binEdges());
+    }
+  }
+
+  @Test
   void secureStatistics_clipFlatAtOne_asClientsDo() {
     String secure =
         STATISTICS

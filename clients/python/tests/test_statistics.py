@@ -1,0 +1,95 @@
+"""The Python client's statistics encoding: the bounded sums a statistics job releases, checked
+against sums computed directly from the rows (an independent computation)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from privagg_client import JobConfig
+from privagg_client.errors import JobConfigError, NonFiniteValuesError, TensorShapeError
+from privagg_client.statistics import encode_rows
+
+SPEC = {
+    "jobId": "stats",
+    "statistics": {
+        "maxRows": 3,
+        "budgetWeights": {"count": 1, "sum": 1, "sumOfSquares": 2, "histogram": 4},
+        "features": [
+            {"name": "age", "bounds": [20, 80], "statistics": ["mean", "stddev"]},
+            {"name": "score", "bounds": [0, 10], "statistics": ["histogram"], "bins": 2},
+        ],
+    },
+    "rounds": {"timeout": "10s", "expectedClients": 5},
+}
+
+
+def job() -> JobConfig:
+    return JobConfig.from_spec_dict(SPEC)
+
+
+def test_spec_givesTheBlocksAsTensors_inTheJobsOrder_withTheirShares() -> None:
+    j = job()
+    assert j.statistics is not None
+    assert [t.name for t in j.tensors] == ["count", "age.sum", "age.sumOfSquares", "score.histogram"]
+    assert j.shapes["score.histogram"] == (2,)
+    blocks = j.statistics.blocks()
+    assert [b.share for b in blocks] == pytest.approx([1 / 8, 1 / 8, 2 / 8, 4 / 8])
+    # R = 3, age h = 30: sensitivities R, R h, R h^2 / 2, R
+    assert [b.sensitivity for b in blocks] == [3.0, 90.0, 1350.0, 3.0]
+
+
+def test_encode_keepsTheFirstRows_clipsValues_andScalesEachBlockIntoItsShare() -> None:
+    j = job()
+    assert j.statistics is not None
+    rows = np.array([[10.0, 3.0], [50.0, 11.0], [80.0, 5.0], [60.0, 1.0]])  # 4th row left out
+    update = encode_rows(j.statistics, rows)
+    scales = {b.name: (1 - 2.0**-19) * math.sqrt(b.share) / b.sensitivity for b in j.statistics.blocks()}
+    # kept ages clipped: 20, 50, 80 -> centred on 50: -30, 0, 30
+    assert update["count"][0] == pytest.approx(3 * scales["count"], rel=1e-6)
+    assert update["age.sum"][0] == pytest.approx(0.0, abs=1e-9)
+    squares = (900 - 450) + (0 - 450) + (900 - 450)
+    assert update["age.sumOfSquares"][0] == pytest.approx(squares * scales["age.sumOfSquares"], rel=1e-6)
+    # scores 3, 10 (clipped from 11), 5: bins [0, 5) and [5, 10] -> 1, 2
+    assert update["score.histogram"] == pytest.approx(
+        np.array([1, 2]) * scales["score.histogram"], rel=1e-6
+    )
+    norm = math.sqrt(sum(float((v.astype(np.float64) ** 2).sum()) for v in update.values()))
+    assert norm < 1
+
+
+def test_encode_takesColumnsByName_andRefusesWrongFeaturesAndNaN() -> None:
+    j = job()
+    assert j.statistics is not None
+    by_rows = encode_rows(j.statistics, [[30.0, 2.0], [40.0, 7.0]])
+    by_columns = encode_rows(j.statistics, {"score": [2.0, 7.0], "age": [30.0, 40.0]})
+    for name in by_rows:
+        assert np.array_equal(by_rows[name], by_columns[name])
+    with pytest.raises(TensorShapeError, match=r"missing \['score'\], unknown \['height'\]"):
+        encode_rows(j.statistics, {"age": [1.0], "height": [2.0]})
+    with pytest.raises(TensorShapeError, match=r"\(rows, 2\) array"):
+        encode_rows(j.statistics, [[1.0, 2.0, 3.0]])
+    with pytest.raises(NonFiniteValuesError, match="row 1, feature age: value is NaN"):
+        encode_rows(j.statistics, [[30.0, 1.0], [math.nan, 1.0]])
+
+
+def test_encode_ofADataFrame_isThatOfItsColumns() -> None:
+    pandas = pytest.importorskip("pandas")
+    j = job()
+    assert j.statistics is not None
+    frame = pandas.DataFrame({"age": [30.0, 40.0], "score": [2.0, 7.0]})
+    assert np.array_equal(
+        encode_rows(j.statistics, frame)["score.histogram"],
+        encode_rows(j.statistics, [[30.0, 2.0], [40.0, 7.0]])["score.histogram"],
+    )
+
+
+def test_spec_refusesAModelAndStatisticsTogether_andBadBounds() -> None:
+    both = dict(SPEC, model={"tensors": [{"name": "w", "shape": [1]}]})
+    with pytest.raises(JobConfigError, match="statistics and model are both set"):
+        JobConfig.from_spec_dict(both)
+    bad = {"jobId": "x", "statistics": {"features": [{"name": "a", "bounds": [1, 1], "statistics": ["mean"]}]}}
+    with pytest.raises(JobConfigError, match="bounds must be finite with lo < hi"):
+        JobConfig.from_spec_dict(bad)
