@@ -23,6 +23,7 @@ import picocli.CommandLine.Spec;
       SimulateCommand.class,
       DemoCommand.class,
       EvaluateCommand.class,
+      EvaluateStatisticsCommand.class,
       ProduceCommand.class,
       ConsumeCommand.class,
       CanariesCommand.class,

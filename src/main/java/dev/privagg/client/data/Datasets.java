@@ -50,6 +50,14 @@ public final class Datasets {
     };
   }
 
+  /**
+   * Breast Cancer Wisconsin as recorded, in file order: every patient, the features in their own
+   * units (the split that training uses standardizes them).
+   */
+  public static Dataset breastCancerRaw() {
+    return readCsv("breast-cancer", "datasets/breast_cancer.csv", true, 2);
+  }
+
   private static Dataset readCsv(String name, String resource, boolean header, int classes) {
     InputStream raw = Datasets.class.getClassLoader().getResourceAsStream(resource);
     if (raw == null) {

@@ -1,0 +1,364 @@
+package dev.privagg.sim;
+
+import dev.privagg.client.data.Dataset;
+import dev.privagg.client.data.Datasets;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.NoisePlanner;
+import dev.privagg.statistics.ClientStatistics;
+import dev.privagg.statistics.Feature;
+import dev.privagg.statistics.FeatureEstimates;
+import dev.privagg.statistics.Statistic;
+import dev.privagg.statistics.StatisticsEstimates;
+import dev.privagg.statistics.StatisticsQuery;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.Consumer;
+
+/**
+ * How far DP statistics land from the truth on real data: a dataset's rows split IID over N
+ * clients, each client's rows encoded as a statistics job's clients encode them, summed, noised
+ * with N(0, z^2) per coordinate for one release at (epsilon, delta) (z planned as a job plans it)
+ * and read back as the job's release states it. Beside it the same query in central DP on the
+ * pooled rows (each row its own unit, maxRows 1) and, as a reference, the exact values that a
+ * release without noise (NVIDIA FLARE's statistics filters) would give.
+ */
+public final class StatisticsEvaluation {
+  private StatisticsEvaluation() {}
+
+  /** One statistic's relative error, mean and std over seeds. */
+  public record Row(
+      String dataset,
+      int clients,
+      int rowsPerClient,
+      double epsilon,
+      double noiseMultiplier,
+      String feature,
+      String statistic,
+      double truth,
+      double federatedError,
+      double federatedErrorStd,
+      double centralError,
+      double statedStd) {}
+
+  /** A dataset's rows and the public bounds of its features. */
+  record Data(String name, double[][] rows, List<Feature> features) {}
+
+  private static final double[] LEVELS = {0.25, 0.5, 0.75};
+
+  private static Feature feature(String name, double lo, double hi) {
+    double[] edges = new double[11];
+    for (int j = 0; j <= 10; j++) {
+      edges[j] = j == 10 ? hi : lo + (hi - lo) * j / 10;
+    }
+    return new Feature(
+        name,
+        lo,
+        hi,
+        EnumSet.of(Statistic.MEAN, Statistic.STDDEV, Statistic.HISTOGRAM, Statistic.QUANTILES),
+        edges,
+        LEVELS,
+        1);
+  }
+
+  /**
+   * Breast Cancer Wisconsin (all 569 patients): mean radius, texture and area, with bounds from the
+   * feature's definition rather than the data; Fashion-MNIST (the 60,000 training images): an
+   * image's mean pixel intensity and its centre pixel, both in [0, 1].
+   */
+  static Data data(String dataset) {
+    return switch (dataset) {
+      case "breast-cancer" -> {
+        // File order, shuffled once so that the round-robin split is not ordered by anything.
+        double[][] all = Datasets.breastCancerRaw().features();
+        int[] order = Datasets.permutation(all.length, new SplittableRandom(1));
+        double[][] rows = new double[all.length][];
+        for (int i = 0; i < all.length; i++) {
+          double[] x = all[order[i]];
+          rows[i] = new double[] {x[0], x[1], x[3]};
+        }
+        yield new Data(
+            dataset,
+            rows,
+            List.of(feature("radius", 0, 30), feature("texture", 0, 40), feature("area", 0, 2600)));
+      }
+      case "fashion-mnist" -> {
+        Dataset train = Datasets.load("fashion-mnist", 0).train();
+        double[][] rows = new double[train.size()][];
+        for (int i = 0; i < rows.length; i++) {
+          double[] pixels = train.features()[i];
+          rows[i] = new double[] {Arrays.stream(pixels).average().orElse(0), pixels[14 * 28 + 14]};
+        }
+        yield new Data(dataset, rows, List.of(feature("intensity", 0, 1), feature("centre", 0, 1)));
+      }
+      default ->
+          throw new IllegalArgumentException(
+              "--dataset must be breast-cancer or fashion-mnist, was '" + dataset + "'");
+    };
+  }
+
+  /**
+   * Every (clients, epsilon) setting, {@code seeds} noise draws each; {@code progress} gets a line
+   * per setting.
+   */
+  public static List<Row> run(
+      String dataset,
+      int[] clientCounts,
+      double[] epsilons,
+      double delta,
+      int seeds,
+      Consumer<String> progress) {
+    Data data = data(dataset);
+    List<Row> out = new ArrayList<>();
+    for (int clients : clientCounts) {
+      if (clients < 1 || clients > data.rows().length) {
+        throw new IllegalArgumentException(
+            "--clients must be in [1, "
+                + data.rows().length
+                + "] for "
+                + dataset
+                + ", was "
+                + clients);
+      }
+      int perClient = (data.rows().length + clients - 1) / clients;
+      StatisticsQuery federated = new StatisticsQuery(perClient, data.features(), null);
+      StatisticsQuery central = new StatisticsQuery(1, data.features(), null);
+      double[] federatedSum = scaledSum(federated, split(data.rows(), clients));
+      double[] centralSum = scaledSum(central, split(data.rows(), data.rows().length));
+      StatisticsEstimates truth =
+          StatisticsEstimates.of(
+              central, 0, release(centralSum, 0, data.rows().length, null), data.rows().length, 0);
+      for (double epsilon : epsilons) {
+        double z =
+            new NoisePlanner(Accountant.named("pld"))
+                .plan(epsilon, delta, 1, 1.0)
+                .noiseMultiplier();
+        List<StatisticsEstimates> fed = new ArrayList<>();
+        List<StatisticsEstimates> cen = new ArrayList<>();
+        for (int seed = 1; seed <= seeds; seed++) {
+          SplittableRandom random = new SplittableRandom(seed * 1_000_003L + clients);
+          fed.add(
+              StatisticsEstimates.of(
+                  federated, seed, release(federatedSum, z, clients, random), clients, z));
+          cen.add(
+              StatisticsEstimates.of(
+                  central,
+                  seed,
+                  release(centralSum, z, data.rows().length, random),
+                  data.rows().length,
+                  z));
+        }
+        out.addAll(rows(data, clients, perClient, epsilon, z, truth, fed, cen));
+        progress.accept(
+            String.format(
+                "%s: %d clients of %d rows, epsilon %s (z %.4g): %d seeds",
+                dataset, clients, perClient, epsilon, z, seeds));
+      }
+    }
+    return out;
+  }
+
+  /** The rows dealt round-robin into {@code clients} clients (rows are in a shuffled order). */
+  private static double[][][] split(double[][] rows, int clients) {
+    List<List<double[]>> held = new ArrayList<>();
+    for (int c = 0; c < clients; c++) {
+      held.add(new ArrayList<>());
+    }
+    for (int i = 0; i < rows.length; i++) {
+      held.get(i % clients).add(rows[i]);
+    }
+    return held.stream().map(l -> l.toArray(double[][]::new)).toArray(double[][][]::new);
+  }
+
+  /** The job's exact sum of every client's scaled blocks. */
+  private static double[] scaledSum(StatisticsQuery query, double[][][] clients) {
+    double[] sum = new double[query.dimension()];
+    for (double[][] rows : clients) {
+      int offset = 0;
+      for (float[] block : ClientStatistics.encode(query, rows)) {
+        for (int j = 0; j < block.length; j++) {
+          sum[offset + j] += block[j];
+        }
+        offset += block.length;
+      }
+    }
+    return sum;
+  }
+
+  /** What the job releases: (sum + N(0, z^2)) / m, in float. */
+  private static float[] release(double[] sum, double z, int m, SplittableRandom random) {
+    float[] out = new float[sum.length];
+    for (int i = 0; i < sum.length; i++) {
+      out[i] = (float) ((sum[i] + (z == 0 ? 0 : z * random.nextGaussian())) / m);
+    }
+    return out;
+  }
+
+  private static List<Row> rows(
+      Data data,
+      int clients,
+      int perClient,
+      double epsilon,
+      double z,
+      StatisticsEstimates truth,
+      List<StatisticsEstimates> fed,
+      List<StatisticsEstimates> cen) {
+    List<Row> out = new ArrayList<>();
+    double n = data.rows().length; // truth's own count went through float: within 1e-7 of it
+    out.add(
+        row(
+            data,
+            clients,
+            perClient,
+            epsilon,
+            z,
+            "",
+            "count",
+            n,
+            fed.stream().mapToDouble(e -> Math.abs(e.count().value() - n) / n).toArray(),
+            cen.stream().mapToDouble(e -> Math.abs(e.count().value() - n) / n).toArray(),
+            fed.get(0).count().std() / n));
+    for (int f = 0; f < data.features().size(); f++) {
+      final int i = f;
+      FeatureEstimates t = truth.features().get(i);
+      String name = t.name();
+      out.add(
+          relative(
+              data,
+              clients,
+              perClient,
+              epsilon,
+              z,
+              name,
+              "mean",
+              t.mean().value(),
+              fed,
+              cen,
+              e -> e.features().get(i).mean().value(),
+              fed.get(0).features().get(i).mean().std()));
+      out.add(
+          relative(
+              data,
+              clients,
+              perClient,
+              epsilon,
+              z,
+              name,
+              "stddev",
+              t.stddev().value(),
+              fed,
+              cen,
+              e -> e.features().get(i).stddev().value(),
+              fed.get(0).features().get(i).stddev().std()));
+      out.add(
+          relative(
+              data,
+              clients,
+              perClient,
+              epsilon,
+              z,
+              name,
+              "median (10 bins)",
+              median(data.rows(), i),
+              fed,
+              cen,
+              e -> e.features().get(i).quantiles().get(1).value(),
+              Double.NaN));
+      double[] bins = t.histogram().stream().mapToDouble(b -> b.value()).toArray();
+      out.add(
+          row(
+              data,
+              clients,
+              perClient,
+              epsilon,
+              z,
+              name,
+              "histogram (L1 / n)",
+              n,
+              fed.stream().mapToDouble(e -> l1(e.features().get(i), bins) / n).toArray(),
+              cen.stream().mapToDouble(e -> l1(e.features().get(i), bins) / n).toArray(),
+              fed.get(0).features().get(i).histogram().get(0).std() / n));
+    }
+    return out;
+  }
+
+  /** The data's own median of feature {@code i}: what a histogram's median approximates. */
+  private static double median(double[][] rows, int i) {
+    double[] values = Arrays.stream(rows).mapToDouble(r -> r[i]).sorted().toArray();
+    int n = values.length;
+    return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  }
+
+  private static double l1(FeatureEstimates e, double[] truth) {
+    double sum = 0;
+    for (int j = 0; j < truth.length; j++) {
+      sum += Math.abs(e.histogram().get(j).value() - truth[j]);
+    }
+    return sum;
+  }
+
+  private static Row relative(
+      Data data,
+      int clients,
+      int perClient,
+      double epsilon,
+      double z,
+      String feature,
+      String statistic,
+      double truth,
+      List<StatisticsEstimates> fed,
+      List<StatisticsEstimates> cen,
+      java.util.function.ToDoubleFunction<StatisticsEstimates> read,
+      double stdOfFirst) {
+    return row(
+        data,
+        clients,
+        perClient,
+        epsilon,
+        z,
+        feature,
+        statistic,
+        truth,
+        fed.stream()
+            .mapToDouble(e -> Math.abs(read.applyAsDouble(e) - truth) / Math.abs(truth))
+            .toArray(),
+        cen.stream()
+            .mapToDouble(e -> Math.abs(read.applyAsDouble(e) - truth) / Math.abs(truth))
+            .toArray(),
+        stdOfFirst / Math.abs(truth));
+  }
+
+  private static Row row(
+      Data data,
+      int clients,
+      int perClient,
+      double epsilon,
+      double z,
+      String feature,
+      String statistic,
+      double truth,
+      double[] fed,
+      double[] cen,
+      double statedRelativeStd) {
+    double mean = Arrays.stream(fed).average().orElse(Double.NaN);
+    double sd =
+        Math.sqrt(
+            Arrays.stream(fed).map(x -> (x - mean) * (x - mean)).sum()
+                / Math.max(1, fed.length - 1));
+    return new Row(
+        data.name(),
+        clients,
+        perClient,
+        epsilon,
+        z,
+        feature,
+        statistic,
+        truth,
+        mean,
+        sd,
+        Arrays.stream(cen).average().orElse(Double.NaN),
+        statedRelativeStd);
+  }
+}

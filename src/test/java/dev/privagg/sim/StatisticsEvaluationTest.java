@@ -1,0 +1,47 @@
+package dev.privagg.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class StatisticsEvaluationTest {
+  private static StatisticsEvaluation.Row find(
+      List<StatisticsEvaluation.Row> rows,
+      int clients,
+      double epsilon,
+      String feature,
+      String stat) {
+    return rows.stream()
+        .filter(r -> r.clients() == clients && r.epsilon() == epsilon)
+        .filter(r -> r.feature().equals(feature) && r.statistic().equals(stat))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  /**
+   * Breast Cancer's 569 patients: one row per client is the central query itself, so their errors
+   * agree; 30 rows per client scale the count's noise by 30; more epsilon, less error. The mean of
+   * 200 seeds' relative error of a Gaussian count is sqrt(2 / pi) std / n, within 15% (about 3
+   * standard errors of that mean).
+   */
+  @Test
+  void oneRowPerClient_isTheCentralRelease_andMoreRowsPerClientCostNoise() {
+    List<StatisticsEvaluation.Row> rows =
+        StatisticsEvaluation.run(
+            "breast-cancer", new int[] {569, 19}, new double[] {1, 4}, 1e-5, 200, line -> {});
+    StatisticsEvaluation.Row single = find(rows, 569, 1, "", "count");
+    assertThat(single.truth()).isEqualTo(569);
+    assertThat(single.rowsPerClient()).isEqualTo(1);
+    double expected = Math.sqrt(2 / Math.PI) * single.statedStd();
+    assertThat(single.federatedError()).isCloseTo(expected, within(0.15 * expected));
+    assertThat(single.centralError()).isCloseTo(expected, within(0.15 * expected));
+    StatisticsEvaluation.Row thirty = find(rows, 19, 1, "", "count");
+    assertThat(thirty.rowsPerClient()).isEqualTo(30);
+    assertThat(thirty.statedStd()).isCloseTo(30 * single.statedStd(), within(1e-9));
+    assertThat(find(rows, 569, 4, "radius", "mean").federatedError())
+        .isLessThan(find(rows, 569, 1, "radius", "mean").federatedError());
+    assertThat(find(rows, 569, 1, "radius", "mean").truth()).isCloseTo(14.127, within(1e-3));
+  }
+}
