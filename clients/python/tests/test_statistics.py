@@ -75,11 +75,32 @@ def test_encode_takesColumnsByName_andRefusesWrongFeaturesAndNaN() -> None:
         encode_rows(j.statistics, [[30.0, 1.0], [math.nan, 1.0]])
 
 
-def test_encode_ofADataFrame_isThatOfItsColumns() -> None:
-    pandas = pytest.importorskip("pandas")
+class _Column:
+    def __init__(self, values: list[float]) -> None:
+        self.values = values
+
+    def to_numpy(self) -> np.ndarray:  # type: ignore[type-arg]
+        return np.asarray(self.values)
+
+
+class _Frame:
+    """What encode_rows reads of a pandas DataFrame: ``columns``, ``frame[name].to_numpy()``."""
+
+    def __init__(self, columns: dict[str, list[float]]) -> None:
+        self._columns = columns
+        self.columns = list(columns)
+
+    def __getitem__(self, name: str) -> _Column:
+        return _Column(self._columns[name])
+
+    def to_numpy(self) -> np.ndarray:  # type: ignore[type-arg]
+        return np.stack([np.asarray(v) for v in self._columns.values()], axis=1)
+
+
+def test_encode_ofADataFrame_takesItsColumnsByName() -> None:
     j = job()
     assert j.statistics is not None
-    frame = pandas.DataFrame({"age": [30.0, 40.0], "score": [2.0, 7.0]})
+    frame = _Frame({"score": [2.0, 7.0], "age": [30.0, 40.0]})
     assert np.array_equal(
         encode_rows(j.statistics, frame)["score.histogram"],
         encode_rows(j.statistics, [[30.0, 2.0], [40.0, 7.0]])["score.histogram"],

@@ -54,6 +54,34 @@ class PythonClientIT extends KafkaFlinkTestBase {
         .formatted(id, id, id, id, id, id);
   }
 
+  /**
+   * The statistics job test_statistics_integration.py expects, on the training job's topics (one
+   * Flink job serves both): one feature x in [0, 10], its mean.
+   */
+  private static String statisticsYaml(String id) {
+    return """
+        jobId: %s-stats
+        statistics:
+          maxRows: 3
+          features:
+            - {name: x, bounds: [0, 10], statistics: [mean]}
+        rounds:
+          timeout: 3s
+          expectedClients: 3
+        privacy:
+          noiseMultiplier: 0.01
+          delta: 1.0e-5
+          budgetEpsilon: .inf
+        topics:
+          updates: %s.updates
+          models: %s.models
+          rounds: %s.rounds
+          ledger: %s.ledger
+          rejects: %s.rejects
+        """
+        .formatted(id, id, id, id, id, id);
+  }
+
   /** The values test_wire.py encodes too: ((i * 7) % 23 - 11) / 16, exact in float32. */
   private static float[][] crossCheckValues(JobSpec spec) {
     List<JobSpec.TensorSpec> tensors = spec.model().tensors();
@@ -76,11 +104,15 @@ class PythonClientIT extends KafkaFlinkTestBase {
     Path specFile = WORK.resolve(id + ".yaml");
     Files.writeString(specFile, specYaml(id));
     JobSpec spec = JobSpecReader.parse(specFile.toString(), Files.readString(specFile));
+    Path statisticsFile = WORK.resolve(id + "-stats.yaml");
+    Files.writeString(statisticsFile, statisticsYaml(id));
+    JobSpec statistics =
+        JobSpecReader.parse(statisticsFile.toString(), Files.readString(statisticsFile));
     Path javaUpdate = WORK.resolve("java-update.bin");
     Files.write(javaUpdate, ClientUpdates.encode(spec, 7, "cross-check-ü", crossCheckValues(spec)));
     Path report = WORK.resolve("pytest.xml");
     Files.deleteIfExists(report);
-    startJob(spec, 1);
+    startJob(List.of(spec, statistics), 1);
 
     String output =
         PythonEnvironment.run(
@@ -97,6 +129,7 @@ class PythonClientIT extends KafkaFlinkTestBase {
             Map.of(
                 "PRIVAGG_BOOTSTRAP_SERVERS", bootstrap,
                 "PRIVAGG_SPEC", specFile.toString(),
+                "PRIVAGG_STATISTICS_SPEC", statisticsFile.toString(),
                 "PRIVAGG_JAVA_UPDATE", javaUpdate.toString(),
                 "PRIVAGG_REPO_ROOT", Path.of("").toAbsolutePath().toString()),
             WORK.resolve("pytest.log"),
@@ -110,7 +143,8 @@ class PythonClientIT extends KafkaFlinkTestBase {
     assertThat(suite)
         .contains("test_encode_update_is_byte_identical_to_javas_client_updates_encode")
         .contains("test_three_clients_updates_are_averaged_into_the_released_model")
-        .contains("test_run_takes_part_in_rounds_of_the_running_job");
+        .contains("test_run_takes_part_in_rounds_of_the_running_job")
+        .contains("test_three_clients_rows_are_released_as_statistics_within_their_stated_noise");
   }
 
   @Test
