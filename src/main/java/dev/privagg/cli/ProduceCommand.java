@@ -5,21 +5,33 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.privagg.client.PrivaggClient;
 import dev.privagg.io.KafkaConnection;
 import dev.privagg.spec.JobSpec;
+import dev.privagg.statistics.Feature;
+import dev.privagg.statistics.StatisticsQuery;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
+import org.apache.commons.csv.CSVFormat;
+import org.apache.commons.csv.CSVParser;
+import org.apache.commons.csv.CSVRecord;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code privagg produce}: send one client update read from a JSON file. */
+/** {@code privagg produce}: send one client update read from a JSON file, or a client's rows. */
 @Command(
     name = "produce",
     mixinStandardHelpOptions = true,
     description = {
-      "Send one client update for a round, read from a JSON file.",
-      "File format:",
-      "  {\"tensors\": {\"weights\": [...], \"bias\": [...]}}  (float values, row-major, per tensor)"
+      "Send one client update for a round, read from a JSON file (--file), or for a statistics"
+          + " job this client's rows from a CSV file (--rows).",
+      "--file format:",
+      "  {\"tensors\": {\"weights\": [...], \"bias\": [...]}}  (float values, row-major, per tensor)",
+      "--rows format: a header naming every feature of the spec's statistics section (any order),"
+          + " then one row per line; the first statistics.maxRows rows are used, values clipped"
+          + " into their bounds."
     })
 final class ProduceCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
@@ -35,12 +47,14 @@ final class ProduceCommand implements Callable<Integer>, KafkaCommand {
   @Option(names = "--client-id", required = true, description = "This client's id.")
   String clientId;
 
-  @Option(
-      names = "--file",
-      required = true,
-      paramLabel = "UPDATE.json",
-      description = "The update.")
+  @Option(names = "--file", paramLabel = "UPDATE.json", description = "The update.")
   Path file;
+
+  @Option(
+      names = "--rows",
+      paramLabel = "ROWS.csv",
+      description = "A statistics job's rows, with a header of feature names.")
+  Path rows;
 
   @Override
   public Integer call() throws Exception {
@@ -48,7 +62,34 @@ final class ProduceCommand implements Callable<Integer>, KafkaCommand {
     if (round < 1) {
       throw flags.fail("--round must be >= 1 (round 0 is the initial model), was " + round);
     }
+    if ((file == null) == (rows == null)) {
+      throw flags.fail(
+          "give exactly one of --file (an update) and --rows (a statistics job's rows)");
+    }
     JobSpec jobSpec = job.read();
+    if (rows != null) {
+      if (!jobSpec.statisticsJob()) {
+        throw flags.fail(
+            "--rows is for a statistics job; job "
+                + jobSpec.jobId()
+                + " trains a model: use --file");
+      }
+      double[][] values = readRows(flags, jobSpec.statistics());
+      try (PrivaggClient client = job.client(jobSpec, true)) {
+        client.sendStatistics(round, clientId, values);
+      }
+      spec.commandLine()
+          .getOut()
+          .printf(
+              "sent %d rows of %s (at most %d used) for round %d of job %s to %s%n",
+              values.length,
+              clientId,
+              jobSpec.statistics().maxRows(),
+              round,
+              jobSpec.jobId(),
+              jobSpec.topics().updates());
+      return 0;
+    }
     JsonNode tensors = new ObjectMapper().readTree(file.toFile()).get("tensors");
     if (tensors == null || !tensors.isObject()) {
       throw flags.fail(
@@ -76,6 +117,43 @@ final class ProduceCommand implements Callable<Integer>, KafkaCommand {
             "sent the update of %s for round %d of job %s to %s%n",
             clientId, round, jobSpec.jobId(), jobSpec.topics().updates());
     return 0;
+  }
+
+  /** The CSV's rows in the query's feature order; columns by header name. */
+  private double[][] readRows(Flags flags, StatisticsQuery query) throws java.io.IOException {
+    List<String> names = query.features().stream().map(Feature::name).toList();
+    CSVFormat format = CSVFormat.RFC4180.builder().setHeader().setSkipHeaderRecord(true).get();
+    try (CSVParser parser = CSVParser.parse(rows, StandardCharsets.UTF_8, format)) {
+      List<String> header = parser.getHeaderNames();
+      if (!new java.util.HashSet<>(header).equals(new java.util.HashSet<>(names))
+          || header.size() != names.size()) {
+        throw flags.fail(
+            "--rows: the header must name exactly the features " + names + ", was " + header);
+      }
+      List<double[]> out = new ArrayList<>();
+      for (CSVRecord record : parser) {
+        double[] row = new double[names.size()];
+        for (int i = 0; i < row.length; i++) {
+          String text = record.get(names.get(i)).trim();
+          try {
+            row[i] = Double.parseDouble(text);
+          } catch (NumberFormatException e) {
+            throw flags.fail(
+                "--rows: line "
+                    + record.getRecordNumber()
+                    + ", feature "
+                    + names.get(i)
+                    + ": '"
+                    + text
+                    + "' is not a number");
+          }
+        }
+        out.add(row);
+      }
+      return out.toArray(double[][]::new);
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      throw flags.fail("--rows: " + rows + " is not a CSV file with a header: " + e.getMessage());
+    }
   }
 
   @Override

@@ -114,6 +114,67 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
     assertThat(nonZero(secureModel)).as("the round moved the model").isTrue();
   }
 
+  /**
+   * A statistics job in secure mode: 14 clients send rows through the six phases with {@link
+   * PrivaggClient#sendStatistics} (clipped flat at 1 by the clients), and the release's count and
+   * mean land within 6 of their stated noise stds of the truth (false-failure rate 2e-9 each): the
+   * job learns only the sum, and the statistics come out as in plaintext mode.
+   */
+  @Test
+  void secureStatistics_releaseTheSurvivorsStatistics_withinTheirNoise() throws Exception {
+    JobSpec spec =
+        spec(
+            """
+            statistics:
+              maxRows: 2
+              features:
+                - {name: x, bounds: [0, 10], statistics: [mean]}
+            rounds:
+              timeout: 18s
+              startGrace: 4s
+              expectedClients: 10
+              minimumCohort: {count: 5, noiseStd: 0.1}
+            privacy:
+              noiseMultiplier: 0.5
+              delta: 1.0e-5
+              budgetEpsilon: 1000
+              noise: {source: seeded, seed: 12}
+            %s
+            """
+                .formatted(SECURE));
+    assertThat(spec.clippingPolicy().mode())
+        .isEqualTo(dev.privagg.privacy.ClippingPolicy.Mode.FLAT);
+    startJob(spec, 2);
+    awaitRound(spec, 1);
+    ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
+    double sum = 0;
+    try (PrivaggClient client = new PrivaggClient(spec, bootstrap)) {
+      List<Future<?>> done = new ArrayList<>();
+      for (int c = 0; c < CLIENTS; c++) {
+        double[][] rows = {{c % 10}, {(c * 3) % 10}};
+        sum += rows[0][0] + rows[1][0];
+        int id = c;
+        done.add(
+            pool.submit(
+                () -> {
+                  client.sendStatistics(1, "stats-" + id, rows);
+                  return null;
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    dev.privagg.avro.StatisticsRelease released = awaitModel(spec, 1).getStatistics();
+    assertThat(released.getCount().getValue())
+        .isCloseTo(2.0 * CLIENTS, within(6 * released.getCount().getStd()));
+    dev.privagg.avro.StatisticEstimate mean = released.getFeatures().get(0).getMean();
+    assertThat(mean.getValue()).isCloseTo(sum / (2.0 * CLIENTS), within(6 * mean.getStd()));
+    assertThat(rejects(spec)).as("rejected secure messages").isEmpty();
+  }
+
   private static final String DISTRIBUTED =
       """
       model:

@@ -34,11 +34,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A statistics job end to end on a real broker and Flink: 30 Java clients send their rows with
- * {@link PrivaggClient#sendStatistics}, a hostile client sends a wrong shape, and the released
- * round states the count, mean, stddev, histogram and quantiles within their stated noise of the
- * truth, each block's noise and epsilon as an independent computation gives them, and `privagg
- * consume --json` prints it. Each value check allows 5 stated stds (false-failure rate about 6e-7
- * per check).
+ * {@link PrivaggClient#sendStatistics} and one with `privagg produce --rows`, a hostile client
+ * sends a wrong shape, and the released round states the count, mean, stddev, histogram and
+ * quantiles within their stated noise of the truth, each block's noise and epsilon as an
+ * independent computation gives them, and `privagg consume --json` prints it. Each value check
+ * allows 5 stated stds (false-failure rate about 6e-7 per check).
  */
 class StatisticsJobIT extends KafkaFlinkTestBase {
   private static final double Z = 0.7;
@@ -87,6 +87,34 @@ class StatisticsJobIT extends KafkaFlinkTestBase {
         client.sendStatistics(1, "client-" + c, rows);
       }
     }
+    // One more client from the command line: its CSV names the features in another order.
+    Path specFile = dir.resolve("stats.yaml");
+    Files.writeString(specFile, "jobId: " + spec.jobId() + "\n" + body + topics(spec));
+    Path csv = dir.resolve("rows.csv");
+    Files.writeString(csv, "score,age\n2.5,33\n9.5,71\n");
+    kept.add(new double[] {33, 2.5});
+    kept.add(new double[] {71, 9.5});
+    StringWriter produced = new StringWriter();
+    StringWriter produceErr = new StringWriter();
+    int sent =
+        Main.execute(
+            new String[] {
+              "produce",
+              "--spec",
+              specFile.toString(),
+              "--bootstrap-servers",
+              bootstrap,
+              "--round",
+              "1",
+              "--client-id",
+              "cli-client",
+              "--rows",
+              csv.toString()
+            },
+            new PrintWriter(produced),
+            new PrintWriter(produceErr));
+    assertThat(sent).as(produceErr.toString()).isZero();
+    assertThat(produced.toString()).contains("sent 2 rows of cli-client");
     // A hostile client sending only a count of a billion rows: rejected with a reason.
     produce(
         spec.topics().updates(),
@@ -152,8 +180,6 @@ class StatisticsJobIT extends KafkaFlinkTestBase {
     List<RejectedUpdate> rejects = rejectsUntil(spec, l -> !l.isEmpty(), Duration.ofSeconds(60));
     assertThat(rejects.get(0).getReason()).isEqualTo(RejectReason.WRONG_TENSORS);
 
-    Path specFile = dir.resolve("stats.yaml");
-    Files.writeString(specFile, "jobId: " + spec.jobId() + "\n" + body + topics(spec));
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     int code =
