@@ -56,7 +56,17 @@ final class ConsumeCommand implements Callable<Integer>, KafkaCommand {
               + " (float32, privacy statement as metadata) or npz (NumPy, tensors only).")
   String format;
 
+  @Option(
+      names = "--plot",
+      paramLabel = "FILE.png",
+      description =
+          "A statistics job: draw the last release's histograms (with 95% error bars) and"
+              + " quantiles (with intervals) to FILE.png.")
+  Path plot;
+
   @picocli.CommandLine.Mixin JsonOption json;
+
+  private GlobalModel lastStatistics;
 
   @Override
   public Integer call() throws Exception {
@@ -87,7 +97,20 @@ final class ConsumeCommand implements Callable<Integer>, KafkaCommand {
             }
           }
           printed = r;
+          if (m.getStatistics() != null) {
+            lastStatistics = m;
+          }
         }
+      }
+    }
+    if (plot != null) {
+      GlobalModel last = lastStatistics;
+      if (last == null || !StatisticsPlot.write(plot, last.getRound(), last.getStatistics())) {
+        spec.commandLine()
+            .getErr()
+            .println("--plot: no statistics release with a histogram or quantiles to draw");
+      } else {
+        spec.commandLine().getErr().println("plot of round " + last.getRound() + ": " + plot);
       }
     }
     if (printed < 0) {

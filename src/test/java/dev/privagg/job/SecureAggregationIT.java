@@ -130,7 +130,7 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
               features:
                 - {name: x, bounds: [0, 10], statistics: [mean]}
             rounds:
-              timeout: 18s
+              timeout: 30s
               startGrace: 4s
               expectedClients: 10
               minimumCohort: {count: 5, noiseStd: 0.1}
@@ -139,9 +139,13 @@ class SecureAggregationIT extends KafkaFlinkTestBase {
               delta: 1.0e-5
               budgetEpsilon: 1000
               noise: {source: seeded, seed: 12}
-            %s
-            """
-                .formatted(SECURE));
+            aggregation:
+              mode: secure
+              maxDropoutRate: 0.15
+              adversarialClientRate: 0.1
+              # a long first phase: the clients start once round 1 is announced, on a busy machine
+              phases: {advertise: 10s, share: 4s, confirm: 4s, maskedInput: 4s, consistency: 4s}
+            """);
     assertThat(spec.clippingPolicy().mode())
         .isEqualTo(dev.privagg.privacy.ClippingPolicy.Mode.FLAT);
     startJob(spec, 2);
