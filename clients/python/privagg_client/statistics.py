@@ -11,6 +11,7 @@ clips every block again, so none of this is trusted.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ STATISTICS = ("sum", "mean", "variance", "stddev", "histogram", "quantiles")
 
 MAX_ROWS = 1 << 20
 MAX_BINS = 1 << 16
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _HEADROOM = 1.0 - 2.0**-19
 """Keeps an honest block under the job's clip bound after float rounding (as the Java client)."""
 
@@ -43,9 +45,30 @@ class Feature:
     weight: float = 1.0
 
     def __post_init__(self) -> None:
+        if not _NAME.fullmatch(self.name):
+            raise JobConfigError(
+                "a feature name must be 1-100 letters, digits, '.', '_' or '-', starting with a "
+                f"letter or digit, was {self.name!r}"
+            )
         if not (math.isfinite(self.lo) and math.isfinite(self.hi) and self.lo < self.hi):
             raise JobConfigError(
                 f"feature {self.name}: bounds must be finite with lo < hi, was [{self.lo}, {self.hi}]"
+            )
+        if not (abs(self.lo) <= 1e100 and abs(self.hi) <= 1e100 and self.hi - self.lo >= 2e-100):
+            raise JobConfigError(
+                f"feature {self.name}: bounds must lie within +-1e100 and at least 2e-100 apart, "
+                f"was [{self.lo}, {self.hi}]"
+            )
+        if not 0 < self.weight <= 1e6:
+            raise JobConfigError(f"feature {self.name}: weight must be in (0, 1e6], was {self.weight}")
+        if "quantiles" in self.statistics and (
+            not self.levels
+            or any(not 0 < q < 1 for q in self.levels)
+            or any(b <= a for a, b in zip(self.levels, self.levels[1:]))
+        ):
+            raise JobConfigError(
+                f"feature {self.name}: quantile levels must be in (0, 1) and increase strictly, "
+                f"was {list(self.levels)}"
             )
         unknown = sorted(set(self.statistics) - set(STATISTICS))
         if unknown or not self.statistics:
@@ -162,6 +185,12 @@ class StatisticsQuery:
         budget = section.get("budgetWeights") or {}
         if not isinstance(budget, Mapping):
             raise JobConfigError(f"{source}: statistics.budgetWeights must be a mapping")
+        unknown = sorted(set(budget) - {"count", "sum", "sumOfSquares", "histogram"})
+        if unknown:
+            raise JobConfigError(
+                f"{source}: statistics.budgetWeights.{unknown[0]} is not a known key "
+                "(count, sum, sumOfSquares, histogram)"
+            )
         weights = {k: float(budget.get(k, 1.0)) for k in ("count", "sum", "sumOfSquares", "histogram")}
         for k, w in weights.items():
             if not (0 < w <= 1e6):
@@ -174,36 +203,44 @@ class StatisticsQuery:
             key = f"{source}: statistics.features[{i}]"
             if not isinstance(f, Mapping):
                 raise JobConfigError(f"{key} must be a mapping, was {f!r}")
-            bounds = f.get("bounds")
-            if not (isinstance(bounds, list) and len(bounds) == 2):
-                raise JobConfigError(f"{key}.bounds must be two numbers [lo, hi], was {bounds!r}")
-            lo, hi = float(bounds[0]), float(bounds[1])
-            edges: tuple[float, ...] = ()
-            if "binEdges" in f:
-                edges = tuple(float(e) for e in f["binEdges"])
-            elif "bins" in f:
-                bins = int(f["bins"])
-                if not 1 <= bins <= MAX_BINS:
-                    raise JobConfigError(f"{key}.bins must be in [1, {MAX_BINS}], was {bins}")
-                edges = tuple(hi if j == bins else lo + (hi - lo) * j / bins for j in range(bins + 1))
-            stats = f.get("statistics")
-            if not isinstance(stats, list):
-                raise JobConfigError(f"{key}.statistics must be a list, e.g. [mean]")
-            features.append(
-                Feature(
-                    str(f.get("name")),
-                    lo,
-                    hi,
-                    frozenset(str(s).lower() for s in stats),
-                    edges,
-                    tuple(float(q) for q in f.get("quantiles", [])),
-                    float(f.get("weight", 1.0)),
-                )
-            )
+            try:
+                features.append(_feature(f, key))
+            except (TypeError, ValueError) as e:
+                raise JobConfigError(f"{key}: {e}") from e
         names = [f.name for f in features]
         if len(set(names)) != len(names):
             raise JobConfigError(f"{source}: statistics.features name a feature twice: {names}")
         return cls(max_rows, tuple(features), weights)
+
+
+def _feature(f: Mapping[str, Any], key: str) -> Feature:
+    """One entry of ``statistics.features``, read by the job's rules."""
+    bounds = f.get("bounds")
+    if not (isinstance(bounds, list) and len(bounds) == 2):
+        raise JobConfigError(f"{key}.bounds must be two numbers [lo, hi], was {bounds!r}")
+    lo, hi = float(bounds[0]), float(bounds[1])
+    if "binEdges" in f and "bins" in f:
+        raise JobConfigError(f"{key}.bins and binEdges are both set: give one of them")
+    edges: tuple[float, ...] = ()
+    if "binEdges" in f:
+        edges = tuple(float(e) for e in f["binEdges"])
+    elif "bins" in f:
+        bins = int(f["bins"])
+        if not 1 <= bins <= MAX_BINS:
+            raise JobConfigError(f"{key}.bins must be in [1, {MAX_BINS}], was {bins}")
+        edges = tuple(hi if j == bins else lo + (hi - lo) * j / bins for j in range(bins + 1))
+    stats = f.get("statistics")
+    if not isinstance(stats, list):
+        raise JobConfigError(f"{key}.statistics must be a list, e.g. [mean]")
+    return Feature(
+        str(f.get("name")),
+        lo,
+        hi,
+        frozenset(str(s).lower() for s in stats),
+        edges,
+        tuple(float(q) for q in f.get("quantiles", [])),
+        float(f.get("weight", 1.0)),
+    )
 
 
 def _columns(query: StatisticsQuery, rows: Any) -> npt.NDArray[np.float64]:

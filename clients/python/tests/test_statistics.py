@@ -114,3 +114,35 @@ def test_spec_refusesAModelAndStatisticsTogether_andBadBounds() -> None:
     bad = {"jobId": "x", "statistics": {"features": [{"name": "a", "bounds": [1, 1], "statistics": ["mean"]}]}}
     with pytest.raises(JobConfigError, match="bounds must be finite with lo < hi"):
         JobConfig.from_spec_dict(bad)
+    for feature, message in [
+        ({"name": "a", "bounds": [0, "x"], "statistics": ["mean"]}, "could not convert"),
+        ({"name": "a", "bounds": [0, 1], "statistics": ["mean"], "weight": 0}, "weight must be in"),
+        ({"name": "a", "bounds": [0, 1e-101], "statistics": ["mean"]}, "at least 2e-100 apart"),
+        ({"name": "a b", "bounds": [0, 1], "statistics": ["mean"]}, "a feature name must be"),
+        (
+            {"name": "a", "bounds": [0, 1], "statistics": ["quantiles"], "bins": 2, "quantiles": [1.5]},
+            "quantile levels must be in",
+        ),
+        (
+            {"name": "a", "bounds": [0, 1], "statistics": ["histogram"], "bins": 2, "binEdges": [0, 1]},
+            "bins and binEdges are both set",
+        ),
+    ]:
+        spec = {"jobId": "x", "statistics": {"features": [feature]}}
+        with pytest.raises(JobConfigError, match=message):
+            JobConfig.from_spec_dict(spec)
+    with pytest.raises(JobConfigError, match="budgetWeights.sums is not a known key"):
+        JobConfig.from_spec_dict(
+            {"jobId": "x", "statistics": {"budgetWeights": {"sums": 1}, "features": [SPEC["statistics"]["features"][0]]}}  # type: ignore[index]
+        )
+
+
+def test_negativeZero_fallsInTheBinThatStartsAtZero_asInTheJavaClient() -> None:
+    spec = {
+        "jobId": "z",
+        "statistics": {"features": [{"name": "y", "bounds": [-1, 1], "statistics": ["histogram"], "binEdges": [-1, 0, 1]}]},
+    }
+    j = JobConfig.from_spec_dict(spec)
+    assert j.statistics is not None
+    update = encode_rows(j.statistics, [[-0.0]])
+    assert update["y.histogram"][0] == 0 and update["y.histogram"][1] > 0

@@ -49,7 +49,7 @@ final class StatisticsStatement {
               .setMean(estimate(f.mean()))
               .setVariance(estimate(f.variance()))
               .setStddev(estimate(f.stddev()))
-              .setBinEdges(f.histogram() == null ? List.of() : doubles(f.binEdges()))
+              .setBinEdges(doubles(f.binEdges()))
               .setHistogram(
                   f.histogram() == null
                       ? List.of()

@@ -210,9 +210,7 @@ public final class JobSpecReader {
             model.dimension(),
             optimizer,
             statistics == null ? null : statisticsClipping(spec));
-    if (statistics != null) {
-      requireStatisticsMechanism(privacySection, privacy);
-    }
+
     JobSpec.Aggregation aggregation =
         aggregation(spec.optionalSection("aggregation"), rounds, privacy, model);
     if (privacy.distributed() && !aggregation.secure()) {
@@ -287,26 +285,6 @@ public final class JobSpecReader {
             && aggregation.has("mode")
             && "secure".equals(aggregation.string("mode", "plaintext or secure"));
     return secure ? "flat" : "per-layer";
-  }
-
-  /**
-   * A statistics job's rounds are separate queries of one population: noise correlated across
-   * rounds (BLT, banded MF) lowers the error of prefix sums of a model's steps, which a statistics
-   * job does not release, and adaptive clipping has no place where every block has a fixed bound.
-   */
-  private static void requireStatisticsMechanism(YamlSection s, JobSpec.Privacy privacy) {
-    if (privacy.correlated() != null) {
-      throw s.fail(
-          "mechanism",
-          "must be independent or distributed-discrete-gaussian for a statistics job: each round's"
-              + " statistics are released alone, and correlated noise only helps the prefix sums a"
-              + " model trains on");
-    }
-    if (privacy.adaptiveClipping() != null) {
-      throw s.fail(
-          "adaptiveClipping",
-          "is read only for model training: a statistics job's bounds fix each block's clip bound");
-    }
   }
 
   /**
@@ -638,6 +616,7 @@ public final class JobSpecReader {
     String clipping;
     String split;
     if (statisticsClipping != null) {
+      requireStatisticsMechanism(s);
       for (String key : List.of("clipNorm", "clipping", "layerSplit")) {
         if (s.has(key)) {
           throw s.fail(
@@ -808,6 +787,31 @@ public final class JobSpecReader {
         adaptive,
         null,
         distributed);
+  }
+
+  /**
+   * A statistics job's rounds are separate queries of one population: noise correlated across
+   * rounds (BLT, banded MF) lowers the error of the prefix sums a model trains on, which a
+   * statistics job does not release, and adaptive clipping has no place where every block has a
+   * fixed bound. Checked before those sections are read, so the refusal says why.
+   */
+  private static void requireStatisticsMechanism(YamlSection s) {
+    if (s.has("mechanism")) {
+      String mechanism = s.string("mechanism", "independent or distributed-discrete-gaussian");
+      if (mechanism.equals("blt") || mechanism.equals("bandmf")) {
+        throw s.fail(
+            "mechanism",
+            "must be independent or distributed-discrete-gaussian for a statistics job: each"
+                + " round's statistics are released alone, and correlated noise only helps the"
+                + " prefix sums a model trains on, was "
+                + mechanism);
+      }
+    }
+    if (s.has("adaptiveClipping")) {
+      throw s.fail(
+          "adaptiveClipping",
+          "is read only for model training: a statistics job's bounds fix each block's clip bound");
+    }
   }
 
   /**

@@ -47,14 +47,14 @@ final class StatisticsSection {
     }
     s.finish();
     StatisticsQuery query;
+    long dimension = 0;
     try {
       query = new StatisticsQuery((int) maxRows, features, weights);
+      for (Block b : query.blocks()) {
+        dimension += b.size();
+      }
     } catch (IllegalArgumentException e) {
       throw s.fail("features", e.getMessage());
-    }
-    long dimension = 0;
-    for (Block b : query.blocks()) {
-      dimension += b.size();
     }
     if (dimension > JobSpec.MAX_DIMENSION) {
       throw s.fail(

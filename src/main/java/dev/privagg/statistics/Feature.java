@@ -43,10 +43,16 @@ public record Feature(
       throw new IllegalArgumentException(
           "feature " + name + ": bounds must be finite with lo < hi, was [" + lo + ", " + hi + "]");
     }
-    if (!(Math.abs(lo) <= 1e100 && Math.abs(hi) <= 1e100)) {
-      // The sum of squares' sensitivity, maxRows h^2 / 2, must stay finite in double.
+    if (!(Math.abs(lo) <= 1e100 && Math.abs(hi) <= 1e100 && hi - lo >= 2e-100)) {
+      // The sum of squares' sensitivity, maxRows h^2 / 2, and its scale must stay normal doubles.
       throw new IllegalArgumentException(
-          "feature " + name + ": bounds must lie within +-1e100, was [" + lo + ", " + hi + "]");
+          "feature "
+              + name
+              + ": bounds must lie within +-1e100 and at least 2e-100 apart, was ["
+              + lo
+              + ", "
+              + hi
+              + "]");
     }
     if (statistics == null || statistics.isEmpty()) {
       throw new IllegalArgumentException(
@@ -166,7 +172,8 @@ public record Feature(
 
   /** The bin a clipped value falls into: [e_j, e_j+1), the last bin closed at hi. */
   public int bin(double clipped) {
-    int j = Arrays.binarySearch(binEdges, clipped);
+    // + 0.0 turns -0.0 into 0.0, which binarySearch would otherwise order below an edge at 0.
+    int j = Arrays.binarySearch(binEdges, clipped + 0.0);
     int index = j >= 0 ? j : -j - 2;
     return Math.min(index, binEdges.length - 2);
   }

@@ -106,8 +106,15 @@ public record StatisticsEstimates(
         double sdQ = stds[squaresBlock];
         double raw = q / n + h * h / 2 - sq(s / n);
         double v = Math.max(0, Math.min(h * h, raw));
-        double dN = -q / (n * n) + 2 * s * s / (n * n * n);
-        double sdV = Math.sqrt(sq(sdQ / n) + sq(2 * s * sdS / (n * n)) + sq(dN * sdN));
+        // The delta method in units of h^2 (q / h^2, s / h), so that wide bounds cannot overflow.
+        double qh = q / (h * h);
+        double sh = s / h;
+        double dN = -qh / (n * n) + 2 * sh * sh / (n * n * n);
+        double sdV =
+            h
+                * h
+                * Math.sqrt(
+                    sq(sdQ / (h * h) / n) + sq(2 * sh * (sdS / h) / (n * n)) + sq(dN * sdN));
         if (f.statistics().contains(Statistic.VARIANCE)) {
           variance = new Estimate(v, sdV);
         }

@@ -132,18 +132,4 @@ public record StatisticsQuery(int maxRows, List<Feature> features, KindWeights w
   public int dimension() {
     return blocks().stream().mapToInt(Block::size).sum();
   }
-
-  /** The feature named {@code name}. */
-  public Feature feature(String name) {
-    return features.stream()
-        .filter(f -> f.name().equals(name))
-        .findFirst()
-        .orElseThrow(
-            () ->
-                new IllegalArgumentException(
-                    "no feature "
-                        + name
-                        + "; the query has "
-                        + features.stream().map(Feature::name).toList()));
-  }
 }

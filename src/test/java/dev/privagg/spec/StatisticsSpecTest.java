@@ -46,9 +46,9 @@ class StatisticsSpecTest {
         .extracting(JobSpec.TensorSpec::name)
         .containsExactly("count", "radius.sum", "radius.sumOfSquares", "texture.histogram");
     assertThat(spec.model().dimension()).isEqualTo(1 + 1 + 1 + 31);
-    assertThat(spec.statistics().feature("texture").statistics())
+    assertThat(spec.statistics().features().get(1).statistics())
         .containsExactlyInAnyOrder(Statistic.HISTOGRAM, Statistic.QUANTILES);
-    assertThat(spec.statistics().feature("texture").binEdges()[1]).isEqualTo(10);
+    assertThat(spec.statistics().features().get(1).binEdges()[1]).isEqualTo(10);
     assertThat(spec.serverOptimizer()).isEqualTo(ServerOptimizer.release());
     assertThat(spec.privacy().clipNorm()).isEqualTo(1);
     // weights 1, 2, 2 and 3 * 2 = 6 of 11: each block's bound is sqrt of its share.
@@ -77,8 +77,8 @@ class StatisticsSpecTest {
         new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray()))) {
       JobSpec copy = (JobSpec) in.readObject();
       assertThat(copy.statistics().blocks()).isEqualTo(spec.statistics().blocks());
-      assertThat(copy.statistics().feature("texture").binEdges())
-          .containsExactly(spec.statistics().feature("texture").binEdges());
+      assertThat(copy.statistics().features().get(1).binEdges())
+          .containsExactly(spec.statistics().features().get(1).binEdges());
     }
   }
 
@@ -105,11 +105,14 @@ class StatisticsSpecTest {
     assertThatThrownBy(() -> parse(STATISTICS + "server: {optimizer: adam}\n"))
         .hasMessageContaining("server is read only for model training");
     assertThatThrownBy(
+            () -> parse(STATISTICS.replace("delta: 1e-5", "delta: 1e-5\n  mechanism: bandmf")))
+        .hasMessageContaining("privacy.mechanism must be independent or distributed-discrete");
+    assertThatThrownBy(
             () ->
                 parse(
                     STATISTICS.replace(
-                        "delta: 1e-5", "delta: 1e-5\n  mechanism: blt\n  blt: {minSeparation: 1}")))
-        .hasMessageContaining("privacy.mechanism must be independent or distributed-discrete");
+                        "delta: 1e-5", "delta: 1e-5\n  adaptiveClipping: {targetQuantile: 0.5}")))
+        .hasMessageContaining("privacy.adaptiveClipping is read only for model training");
     assertThatThrownBy(
             () -> parse(STATISTICS.replace("statistics: [mean, stddev]", "statistics: [median]")))
         .hasMessageContaining("statistics.features[0].statistics a statistic must be one of");

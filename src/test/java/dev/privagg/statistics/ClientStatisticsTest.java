@@ -73,6 +73,23 @@ class ClientStatisticsTest {
   }
 
   @Test
+  void negativeZero_fallsInTheBinThatStartsAtZero_asInTheDocsAndThePythonClient() {
+    Feature f =
+        new Feature(
+            "y",
+            -1,
+            1,
+            java.util.EnumSet.of(Statistic.HISTOGRAM),
+            new double[] {-1, 0, 1},
+            null,
+            1);
+    assertThat(f.bin(-0.0)).isEqualTo(1);
+    assertThat(f.bin(0.0)).isEqualTo(1);
+    assertThat(f.bin(-Double.MIN_VALUE)).isEqualTo(0);
+    assertThat(f.bin(1)).isEqualTo(1);
+  }
+
+  @Test
   void encode_ofNoRows_isAllZero() {
     float[][] blocks = ClientStatistics.encode(QUERY, new double[0][]);
     for (float[] block : blocks) {

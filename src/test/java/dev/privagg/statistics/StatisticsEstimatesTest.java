@@ -151,6 +151,30 @@ class StatisticsEstimatesTest {
     return Arrays.stream(values).filter(v -> v >= lo && v < hi).count();
   }
 
+  /** Bounds as wide as allowed: the variance's error bar stays finite (it is of order h^2). */
+  @Test
+  void widestBounds_giveFiniteErrorBars() {
+    Feature wide =
+        new Feature(
+            "w", -1e100, 1e100, EnumSet.of(Statistic.VARIANCE, Statistic.STDDEV), null, null, 1);
+    StatisticsQuery query = new StatisticsQuery(2, List.of(wide), null);
+    double[] sum = new double[query.dimension()];
+    int offset = 0;
+    for (float[] block : ClientStatistics.encode(query, new double[][] {{3e99}, {-5e99}})) {
+      for (int j = 0; j < block.length; j++) {
+        sum[offset + j] += block[j];
+      }
+      offset += block.length;
+    }
+    FeatureEstimates e =
+        StatisticsEstimates.of(query, 1, release(sum, 1, new SplittableRandom(9)), M, 1)
+            .features()
+            .get(0);
+    assertThat(e.variance().std()).isFinite().isPositive();
+    assertThat(e.variance().value()).isFinite().isBetween(0.0, 1e200);
+    assertThat(e.stddev().std()).isFinite();
+  }
+
   @Test
   void quantile_interpolatesWithinTheBin_andReadsNegativeCountsAsZero() {
     double[] edges = {0, 1, 2, 4};

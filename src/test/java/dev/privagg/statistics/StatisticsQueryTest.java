@@ -87,6 +87,11 @@ class StatisticsQueryTest {
         .hasMessageContaining("binEdges are read only with the histogram or quantiles");
     assertThatThrownBy(() -> new Feature("x", 0, 1, Set.of(), null, null, 1))
         .hasMessageContaining("statistics must name at least one");
+    assertThatThrownBy(
+            () -> new Feature("x", 0, 1e-101, EnumSet.of(Statistic.VARIANCE), null, null, 1))
+        .hasMessageContaining("at least 2e-100 apart");
+    assertThatThrownBy(() -> new Feature("x", 0, 2e100, EnumSet.of(Statistic.MEAN), null, null, 1))
+        .hasMessageContaining("within +-1e100");
     assertThatThrownBy(() -> new StatisticsQuery(0, List.of(income()), null))
         .hasMessageContaining("maxRows must be in [1, 1048576]");
     assertThatThrownBy(() -> new StatisticsQuery(1, List.of(income(), income()), null))

@@ -236,6 +236,9 @@ public final class CombinedRounds {
 
   /** Whether the model round {@code sealed} trains on is at hand (see {@link #baseModel}). */
   private boolean hasBase(Store store, RoundSignal sealed) {
+    if (spec.statisticsJob()) {
+      return true; // each round's release replaces the last: no base to wait for
+    }
     ModelState state = store.model();
     long base = sealed.baseModelRound;
     return (state != null && state.round == base)
@@ -373,6 +376,11 @@ public final class CombinedRounds {
    */
   private ModelState baseModel(Store store, RoundSignal sealed) {
     long round = sealed.baseModelRound;
+    if (spec.statisticsJob()) {
+      // The release step replaces the model: what came before (of any query's size) is unused.
+      int d = spec.model().dimension();
+      return new ModelState(new float[d], round, spec.serverOptimizer().initialState(d));
+    }
     ModelState state = store.model();
     if (state != null && state.round == round && state.model != null) {
       ServerOptimizer.State moments = state.optimizer;

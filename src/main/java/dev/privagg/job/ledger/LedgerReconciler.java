@@ -194,6 +194,7 @@ public final class LedgerReconciler {
                 + " compacted, never expire), or start the training under a new jobId");
       }
       requireCharged(job, released, modelRound, topics);
+      requireSameQuery(spec, m);
       long chargedThrough = lastRound.containsKey(job) ? lastRound.get(job)[0] : 0;
       LedgerFloor.Announced latest = announced.get(job);
       floors.put(
@@ -215,6 +216,33 @@ public final class LedgerReconciler {
               deployment(job, ledgerDeployment, releasedDeployment)));
     }
     return new Reconciled(floors, latestRun[0]);
+  }
+
+  /**
+   * A job's released rounds were charged for one query: its blocks' shares and sensitivities fix
+   * each statistic's noise and its epsilon alone, and each model's tensors are that query's sums.
+   * Going on under another query (blocks added, bounds, rows or weights changed), or switching
+   * between training and statistics, would state per-statistic epsilons the charges do not bear and
+   * scale a round's sums by another query's factors: refused, naming what differs.
+   */
+  static void requireSameQuery(JobSpec spec, GlobalModel latest) {
+    if (latest == null || latest.getRound() == 0) {
+      return;
+    }
+    String released = StatisticsQueries.describe(latest.getStatistics());
+    String ours = StatisticsQueries.describe(spec);
+    if (!released.equals(ours)) {
+      throw new IllegalStateException(
+          "job "
+              + spec.jobId()
+              + ": its released rounds were charged as "
+              + released
+              + ", but this spec asks for "
+              + ours
+              + "; a job's query cannot change mid-run (each statistic's noise and epsilon"
+              + " alone follow from it). Keep the spec the job started with, or give the new"
+              + " query another jobId");
+    }
   }
 
   /**

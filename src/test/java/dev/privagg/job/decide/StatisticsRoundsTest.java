@@ -91,6 +91,33 @@ class StatisticsRoundsTest {
         .isCloseTo(6, within(1e-4));
   }
 
+  /**
+   * A statistics round needs no base model: after a fresh start whose topics hold a model of
+   * another size (what an earlier query released; a start refuses that, this is the combiner's own
+   * safety), round 3 is still released with this query's sums.
+   */
+  @Test
+  void freshStart_overAModelOfAnotherSize_releasesThisQuerysSums() {
+    JobSpec spec = spec(0);
+    LedgerFloor floor =
+        new LedgerFloor(
+            dev.privagg.job.ledger.LedgerCodec.write(PrivacyLedger.of(PrivacyEvent.gaussian(0, 2))),
+            2,
+            false,
+            2,
+            new float[] {1, 2, 3});
+    job.start(spec, NoiseSource.zero(), floor, 2 * TIMEOUT);
+    job.read(
+        update("a", 3, ClientStatistics.encode(spec.statistics(), new double[][] {{4}})),
+        2 * TIMEOUT + 10);
+    job.advanceTo(3 * TIMEOUT);
+    assertThat(job.decided.models).hasSize(1);
+    GlobalModel third = decoded(spec, 3, job.decided.models.get(0));
+    assertThat(third.getStatistics().getCount().getValue()).isCloseTo(1, within(1e-5));
+    assertThat(third.getStatistics().getFeatures().get(0).getMean().getValue())
+        .isCloseTo(4, within(1e-4));
+  }
+
   @Test
   void release_statesEachBlocksNoiseAndItsEpsilonAlone() {
     JobSpec spec = spec(2);
