@@ -162,6 +162,10 @@ public final class Records {
             .setDeployment(deployment)
             .setCorrelatedNoise(charged == null ? null : correlatedCharge(spec, round))
             .setSecureAggregation(secureCharge(spec, round, epsilonSpent))
+            .setStatisticsSplit(
+                charged == null || !spec.statisticsJob()
+                    ? null
+                    : StatisticsStatement.split(spec, charged.noiseMultiplier()))
             .build();
     return new OutboundRecord(spec.topics().ledger(), key(spec), AvroCodec.encode(entry));
   }

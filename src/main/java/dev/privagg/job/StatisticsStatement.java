@@ -5,6 +5,7 @@ import dev.privagg.avro.QuantileStatistic;
 import dev.privagg.avro.StatisticEstimate;
 import dev.privagg.avro.StatisticsBlock;
 import dev.privagg.avro.StatisticsRelease;
+import dev.privagg.avro.StatisticsShare;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.MechanismKind;
 import dev.privagg.privacy.PrivacyEvent;
@@ -75,6 +76,19 @@ final class StatisticsStatement {
               epsilon));
     }
     return new StatisticsRelease(m, query.maxRows(), estimate(e.count()), features, blocks);
+  }
+
+  /**
+   * How a statistics round's charge of multiplier {@code charged} splits over its sums, for the
+   * ledger: each block's share and its multiplier alone, charged / sqrt(share).
+   */
+  static List<StatisticsShare> split(JobSpec spec, double charged) {
+    return spec.statistics().blocks().stream()
+        .map(
+            b ->
+                new StatisticsShare(
+                    b.name(), b.share(), b.sensitivity(), charged / Math.sqrt(b.share())))
+        .toList();
   }
 
   /**

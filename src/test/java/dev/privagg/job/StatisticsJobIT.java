@@ -177,6 +177,20 @@ class StatisticsJobIT extends KafkaFlinkTestBase {
     assertThat(score.getQuantiles()).hasSize(1);
     assertThat(score.getMean()).isNull();
 
+    // The ledger records how round 1's charge splits over the sums.
+    dev.privagg.avro.LedgerEntry charged =
+        ledgerUntil(
+                spec,
+                l -> l.stream().anyMatch(e -> e.getRound() == 1 && e.getStatisticsSplit() != null),
+                Duration.ofSeconds(60))
+            .stream()
+            .filter(e -> e.getRound() == 1 && e.getStatisticsSplit() != null)
+            .findFirst()
+            .orElseThrow();
+    assertThat(charged.getStatisticsSplit()).hasSize(4);
+    assertThat(charged.getStatisticsSplit().get(3).getShare()).isCloseTo(0.4, within(1e-12));
+    assertThat(charged.getStatisticsSplit().get(3).getNoiseMultiplier())
+        .isCloseTo(Z / Math.sqrt(0.4), within(1e-9));
     List<RejectedUpdate> rejects = rejectsUntil(spec, l -> !l.isEmpty(), Duration.ofSeconds(60));
     assertThat(rejects.get(0).getReason()).isEqualTo(RejectReason.WRONG_TENSORS);
 

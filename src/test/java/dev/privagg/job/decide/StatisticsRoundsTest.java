@@ -149,6 +149,25 @@ class StatisticsRoundsTest {
     assertThat(sum.getEpsilon()).isCloseTo(alone, within(1e-9));
     double whole = Accountant.named("rdp").epsilon(charges, 1e-5).epsilon();
     assertThat(sum.getEpsilon()).isLessThan(whole);
+    // The ledger entry of the round records the same split of its charge.
+    dev.privagg.avro.LedgerEntry entry =
+        AvroCodec.decodeLedgerEntry(
+            Records.ledger(
+                    spec,
+                    3,
+                    dev.privagg.avro.LedgerOutcome.RELEASED,
+                    PrivacyEvent.gaussian(2, 1),
+                    whole,
+                    4,
+                    null,
+                    null,
+                    0,
+                    "d")
+                .value);
+    assertThat(entry.getStatisticsSplit())
+        .extracting(dev.privagg.avro.StatisticsShare::getName)
+        .containsExactly("count", "x.sum", "x.histogram");
+    assertThat(entry.getStatisticsSplit().get(1).getNoiseMultiplier()).isCloseTo(4, within(1e-12));
   }
 
   private static GlobalModel decoded(JobSpec spec, long round, float[] weights) {
