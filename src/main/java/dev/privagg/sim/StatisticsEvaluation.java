@@ -5,6 +5,7 @@ import dev.privagg.client.data.Datasets;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.NoisePlanner;
 import dev.privagg.statistics.ClientStatistics;
+import dev.privagg.statistics.Estimate;
 import dev.privagg.statistics.Feature;
 import dev.privagg.statistics.FeatureEstimates;
 import dev.privagg.statistics.Statistic;
@@ -16,6 +17,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
+import java.util.function.ToDoubleFunction;
 
 /**
  * How far DP statistics land from the truth on real data: a dataset's rows split IID over N
@@ -150,7 +152,7 @@ public final class StatisticsEvaluation {
                   data.rows().length,
                   z));
         }
-        out.addAll(rows(data, clients, perClient, epsilon, z, truth, fed, cen));
+        out.addAll(rows(new Draws(data, clients, perClient, epsilon, z, fed, cen), truth));
         progress.accept(
             String.format(
                 "%s: %d clients of %d rows, epsilon %s (z %.4g): %d seeds",
@@ -196,90 +198,98 @@ public final class StatisticsEvaluation {
     return out;
   }
 
-  private static List<Row> rows(
+  /** One setting's noise draws, federated and central, and how to score them against the truth. */
+  private record Draws(
       Data data,
       int clients,
       int perClient,
       double epsilon,
       double z,
-      StatisticsEstimates truth,
       List<StatisticsEstimates> fed,
       List<StatisticsEstimates> cen) {
+
+    /** |read - truth| / |truth| per draw. */
+    Row relative(
+        String feature,
+        String statistic,
+        double truth,
+        ToDoubleFunction<StatisticsEstimates> read,
+        double statedStd) {
+      return row(
+          feature,
+          statistic,
+          truth,
+          e -> Math.abs(read.applyAsDouble(e) - truth) / Math.abs(truth),
+          statedStd / Math.abs(truth));
+    }
+
+    /** The mean and std over draws of {@code error}, the central draws' mean beside them. */
+    Row row(
+        String feature,
+        String statistic,
+        double truth,
+        ToDoubleFunction<StatisticsEstimates> error,
+        double statedRelativeStd) {
+      double[] f = fed.stream().mapToDouble(error).toArray();
+      double mean = Arrays.stream(f).average().orElse(Double.NaN);
+      double sd =
+          Math.sqrt(
+              Arrays.stream(f).map(x -> (x - mean) * (x - mean)).sum() / Math.max(1, f.length - 1));
+      return new Row(
+          data.name(),
+          clients,
+          perClient,
+          epsilon,
+          z,
+          feature,
+          statistic,
+          truth,
+          mean,
+          sd,
+          cen.stream().mapToDouble(error).average().orElse(Double.NaN),
+          statedRelativeStd);
+    }
+  }
+
+  private static List<Row> rows(Draws d, StatisticsEstimates truth) {
     List<Row> out = new ArrayList<>();
-    double n = data.rows().length; // truth's own count went through float: within 1e-7 of it
+    double n = d.data().rows().length; // truth's own count went through float: within 1e-7 of it
+    StatisticsEstimates first = d.fed().get(0);
     out.add(
-        row(
-            data,
-            clients,
-            perClient,
-            epsilon,
-            z,
-            "",
-            "count",
-            n,
-            fed.stream().mapToDouble(e -> Math.abs(e.count().value() - n) / n).toArray(),
-            cen.stream().mapToDouble(e -> Math.abs(e.count().value() - n) / n).toArray(),
-            fed.get(0).count().std() / n));
-    for (int f = 0; f < data.features().size(); f++) {
+        d.row("", "count", n, e -> Math.abs(e.count().value() - n) / n, first.count().std() / n));
+    for (int f = 0; f < d.data().features().size(); f++) {
       final int i = f;
       FeatureEstimates t = truth.features().get(i);
-      String name = t.name();
+      FeatureEstimates stated = first.features().get(i);
       out.add(
-          relative(
-              data,
-              clients,
-              perClient,
-              epsilon,
-              z,
-              name,
+          d.relative(
+              t.name(),
               "mean",
               t.mean().value(),
-              fed,
-              cen,
               e -> e.features().get(i).mean().value(),
-              fed.get(0).features().get(i).mean().std()));
+              stated.mean().std()));
       out.add(
-          relative(
-              data,
-              clients,
-              perClient,
-              epsilon,
-              z,
-              name,
+          d.relative(
+              t.name(),
               "stddev",
               t.stddev().value(),
-              fed,
-              cen,
               e -> e.features().get(i).stddev().value(),
-              fed.get(0).features().get(i).stddev().std()));
+              stated.stddev().std()));
       out.add(
-          relative(
-              data,
-              clients,
-              perClient,
-              epsilon,
-              z,
-              name,
+          d.relative(
+              t.name(),
               "median (10 bins)",
-              median(data.rows(), i),
-              fed,
-              cen,
+              median(d.data().rows(), i),
               e -> e.features().get(i).quantiles().get(1).value(),
               Double.NaN));
-      double[] bins = t.histogram().stream().mapToDouble(b -> b.value()).toArray();
+      double[] bins = t.histogram().stream().mapToDouble(Estimate::value).toArray();
       out.add(
-          row(
-              data,
-              clients,
-              perClient,
-              epsilon,
-              z,
-              name,
+          d.row(
+              t.name(),
               "histogram (L1 / n)",
               n,
-              fed.stream().mapToDouble(e -> l1(e.features().get(i), bins) / n).toArray(),
-              cen.stream().mapToDouble(e -> l1(e.features().get(i), bins) / n).toArray(),
-              fed.get(0).features().get(i).histogram().get(0).std() / n));
+              e -> l1(e.features().get(i), bins) / n,
+              stated.histogram().get(0).std() / n));
     }
     return out;
   }
@@ -297,68 +307,5 @@ public final class StatisticsEvaluation {
       sum += Math.abs(e.histogram().get(j).value() - truth[j]);
     }
     return sum;
-  }
-
-  private static Row relative(
-      Data data,
-      int clients,
-      int perClient,
-      double epsilon,
-      double z,
-      String feature,
-      String statistic,
-      double truth,
-      List<StatisticsEstimates> fed,
-      List<StatisticsEstimates> cen,
-      java.util.function.ToDoubleFunction<StatisticsEstimates> read,
-      double stdOfFirst) {
-    return row(
-        data,
-        clients,
-        perClient,
-        epsilon,
-        z,
-        feature,
-        statistic,
-        truth,
-        fed.stream()
-            .mapToDouble(e -> Math.abs(read.applyAsDouble(e) - truth) / Math.abs(truth))
-            .toArray(),
-        cen.stream()
-            .mapToDouble(e -> Math.abs(read.applyAsDouble(e) - truth) / Math.abs(truth))
-            .toArray(),
-        stdOfFirst / Math.abs(truth));
-  }
-
-  private static Row row(
-      Data data,
-      int clients,
-      int perClient,
-      double epsilon,
-      double z,
-      String feature,
-      String statistic,
-      double truth,
-      double[] fed,
-      double[] cen,
-      double statedRelativeStd) {
-    double mean = Arrays.stream(fed).average().orElse(Double.NaN);
-    double sd =
-        Math.sqrt(
-            Arrays.stream(fed).map(x -> (x - mean) * (x - mean)).sum()
-                / Math.max(1, fed.length - 1));
-    return new Row(
-        data.name(),
-        clients,
-        perClient,
-        epsilon,
-        z,
-        feature,
-        statistic,
-        truth,
-        mean,
-        sd,
-        Arrays.stream(cen).average().orElse(Double.NaN),
-        statedRelativeStd);
   }
 }
