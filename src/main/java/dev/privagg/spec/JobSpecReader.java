@@ -209,7 +209,7 @@ public final class JobSpecReader {
             rounds,
             model.dimension(),
             optimizer,
-            statistics == null ? null : statisticsClipping(spec));
+            statistics == null ? null : StatisticsSection.clipping(spec));
 
     JobSpec.Aggregation aggregation =
         aggregation(spec.optionalSection("aggregation"), rounds, privacy, model);
@@ -272,19 +272,6 @@ public final class JobSpecReader {
         topics,
         aggregation,
         statistics);
-  }
-
-  /**
-   * How a statistics job clips: each block to its budget share (per layer) in plaintext, where the
-   * job sees each contribution; flat at 1 under secure aggregation, where clients clip.
-   */
-  private static String statisticsClipping(YamlSection spec) {
-    YamlSection aggregation = spec.optionalSection("aggregation");
-    boolean secure =
-        aggregation != null
-            && aggregation.has("mode")
-            && "secure".equals(aggregation.string("mode", "plaintext or secure"));
-    return secure ? "flat" : "per-layer";
   }
 
   /**
@@ -616,15 +603,7 @@ public final class JobSpecReader {
     String clipping;
     String split;
     if (statisticsClipping != null) {
-      requireStatisticsMechanism(s);
-      for (String key : List.of("clipNorm", "clipping", "layerSplit")) {
-        if (s.has(key)) {
-          throw s.fail(
-              key,
-              "is set by the statistics section: each client's contribution has norm at most 1,"
-                  + " split over the statistics by statistics.budgetWeights; remove it");
-        }
-      }
+      StatisticsSection.requireMechanism(s);
       clipNorm = 1.0;
       clipping = statisticsClipping;
       split = "equal";
@@ -787,31 +766,6 @@ public final class JobSpecReader {
         adaptive,
         null,
         distributed);
-  }
-
-  /**
-   * A statistics job's rounds are separate queries of one population: noise correlated across
-   * rounds (BLT, banded MF) lowers the error of the prefix sums a model trains on, which a
-   * statistics job does not release, and adaptive clipping has no place where every block has a
-   * fixed bound. Checked before those sections are read, so the refusal says why.
-   */
-  private static void requireStatisticsMechanism(YamlSection s) {
-    if (s.has("mechanism")) {
-      String mechanism = s.string("mechanism", "independent or distributed-discrete-gaussian");
-      if (mechanism.equals("blt") || mechanism.equals("bandmf")) {
-        throw s.fail(
-            "mechanism",
-            "must be independent or distributed-discrete-gaussian for a statistics job: each"
-                + " round's statistics are released alone, and correlated noise only helps the"
-                + " prefix sums a model trains on, was "
-                + mechanism);
-      }
-    }
-    if (s.has("adaptiveClipping")) {
-      throw s.fail(
-          "adaptiveClipping",
-          "is read only for model training: a statistics job's bounds fix each block's clip bound");
-    }
   }
 
   /**

@@ -113,6 +113,53 @@ final class StatisticsSection {
     return s.number(name, 1.0, "relative budget weight of the " + name + " blocks");
   }
 
+  /**
+   * How a statistics job clips: each block to its budget share (per layer) in plaintext, where the
+   * job sees each contribution; flat at 1 under secure aggregation, where clients clip.
+   */
+  static String clipping(YamlSection spec) {
+    YamlSection aggregation = spec.optionalSection("aggregation");
+    boolean secure =
+        aggregation != null
+            && aggregation.has("mode")
+            && "secure".equals(aggregation.string("mode", "plaintext or secure"));
+    return secure ? "flat" : "per-layer";
+  }
+
+  /**
+   * A statistics job's rounds are separate queries of one population: noise correlated across
+   * rounds (BLT, banded MF) lowers the error of the prefix sums a model trains on, which a
+   * statistics job does not release, and adaptive clipping has no place where every block has a
+   * fixed bound. Checked before those sections are read, so the refusal says why; the clip norm and
+   * its split are the statistics section's.
+   */
+  static void requireMechanism(YamlSection s) {
+    if (s.has("mechanism")) {
+      String mechanism = s.string("mechanism", "independent or distributed-discrete-gaussian");
+      if (mechanism.equals("blt") || mechanism.equals("bandmf")) {
+        throw s.fail(
+            "mechanism",
+            "must be independent or distributed-discrete-gaussian for a statistics job: each"
+                + " round's statistics are released alone, and correlated noise only helps the"
+                + " prefix sums a model trains on, was "
+                + mechanism);
+      }
+    }
+    for (String key : List.of("clipNorm", "clipping", "layerSplit")) {
+      if (s.has(key)) {
+        throw s.fail(
+            key,
+            "is set by the statistics section: each client's contribution has norm at most 1,"
+                + " split over the statistics by statistics.budgetWeights; remove it");
+      }
+    }
+    if (s.has("adaptiveClipping")) {
+      throw s.fail(
+          "adaptiveClipping",
+          "is read only for model training: a statistics job's bounds fix each block's clip bound");
+    }
+  }
+
   /** The model a statistics job releases: one zero-initialized tensor per block. */
   static JobSpec.Model model(StatisticsQuery query) {
     List<JobSpec.TensorSpec> tensors = new ArrayList<>();
