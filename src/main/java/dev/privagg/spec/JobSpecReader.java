@@ -210,7 +210,6 @@ public final class JobSpecReader {
             model.dimension(),
             optimizer,
             statistics == null ? null : StatisticsSection.clipping(spec));
-
     JobSpec.Aggregation aggregation =
         aggregation(spec.optionalSection("aggregation"), rounds, privacy, model);
     if (privacy.distributed() && !aggregation.secure()) {
