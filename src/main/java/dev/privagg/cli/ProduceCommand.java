@@ -81,7 +81,7 @@ final class ProduceCommand implements Callable<Integer>, KafkaCommand {
       spec.commandLine()
           .getOut()
           .printf(
-              "sent %d rows of %s (at most %d used) for round %d of job %s to %s%n",
+              "sent %d rows of %s (statistics.maxRows is %d) for round %d of job %s to %s%n",
               values.length,
               clientId,
               jobSpec.statistics().maxRows(),
@@ -119,42 +119,86 @@ final class ProduceCommand implements Callable<Integer>, KafkaCommand {
     return 0;
   }
 
-  /** The CSV's rows in the query's feature order; columns by header name. */
+  /**
+   * The CSV's rows in the query's feature order, columns by header name (a UTF-8 byte-order mark,
+   * blank lines and spaces around names and values ignored); every row is checked, only the first
+   * maxRows are kept. Every value must be a finite decimal number.
+   */
   private double[][] readRows(Flags flags, StatisticsQuery query) throws java.io.IOException {
     List<String> names = query.features().stream().map(Feature::name).toList();
-    CSVFormat format = CSVFormat.RFC4180.builder().setHeader().setSkipHeaderRecord(true).get();
-    try (CSVParser parser = CSVParser.parse(rows, StandardCharsets.UTF_8, format)) {
+    CSVFormat format =
+        CSVFormat.RFC4180
+            .builder()
+            .setHeader()
+            .setSkipHeaderRecord(true)
+            .setIgnoreEmptyLines(true)
+            .setTrim(true)
+            .get();
+    List<double[]> out = new ArrayList<>();
+    long lines = 0;
+    try (java.io.BufferedReader reader =
+            java.nio.file.Files.newBufferedReader(rows, StandardCharsets.UTF_8);
+        CSVParser parser = CSVParser.parse(skipByteOrderMark(reader), format)) {
       List<String> header = parser.getHeaderNames();
       if (!new java.util.HashSet<>(header).equals(new java.util.HashSet<>(names))
           || header.size() != names.size()) {
         throw flags.fail(
             "--rows: the header must name exactly the features " + names + ", was " + header);
       }
-      List<double[]> out = new ArrayList<>();
       for (CSVRecord record : parser) {
+        lines = parser.getCurrentLineNumber();
+        if (record.size() != header.size()) {
+          throw flags.fail(
+              "--rows: line "
+                  + lines
+                  + " has "
+                  + record.size()
+                  + " values, the header names "
+                  + header.size());
+        }
         double[] row = new double[names.size()];
         for (int i = 0; i < row.length; i++) {
-          String text = record.get(names.get(i)).trim();
-          try {
-            row[i] = Double.parseDouble(text);
-          } catch (NumberFormatException e) {
+          String text = record.get(names.get(i));
+          row[i] = DECIMAL.matcher(text).matches() ? Double.parseDouble(text) : Double.NaN;
+          if (!Double.isFinite(row[i])) {
             throw flags.fail(
                 "--rows: line "
-                    + record.getRecordNumber()
+                    + lines
                     + ", feature "
                     + names.get(i)
                     + ": '"
                     + text
-                    + "' is not a number");
+                    + "' is not a finite decimal number");
           }
         }
-        out.add(row);
+        if (out.size() < query.maxRows()) {
+          out.add(row); // the client uses the first maxRows rows: the rest are only checked
+        }
       }
       return out.toArray(double[][]::new);
-    } catch (IllegalArgumentException | IllegalStateException e) {
-      throw flags.fail("--rows: " + rows + " is not a CSV file with a header: " + e.getMessage());
+    } catch (IllegalArgumentException | IllegalStateException | java.io.UncheckedIOException e) {
+      throw flags.fail(
+          "--rows: "
+              + rows
+              + " is not a CSV file with a header (line "
+              + lines
+              + " or after): "
+              + e.getMessage());
     }
   }
+
+  /** {@code reader} past a UTF-8 byte-order mark, as spreadsheets write one. */
+  private static java.io.Reader skipByteOrderMark(java.io.BufferedReader reader)
+      throws java.io.IOException {
+    reader.mark(1);
+    if (reader.read() != '\uFEFF') {
+      reader.reset();
+    }
+    return reader;
+  }
+
+  private static final java.util.regex.Pattern DECIMAL =
+      java.util.regex.Pattern.compile("[-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?");
 
   @Override
   public KafkaConnection kafka() {

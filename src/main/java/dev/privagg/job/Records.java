@@ -163,7 +163,7 @@ public final class Records {
             .setCorrelatedNoise(charged == null ? null : correlatedCharge(spec, round))
             .setSecureAggregation(secureCharge(spec, round, epsilonSpent))
             .setStatisticsSplit(
-                charged == null || !spec.statisticsJob()
+                charged == null || !spec.statisticsJob() || spec.privacy().distributed()
                     ? null
                     : StatisticsStatement.split(spec, charged.noiseMultiplier()))
             .build();

@@ -10,6 +10,7 @@ import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.MechanismKind;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
+import dev.privagg.privacy.RoundCharge;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.statistics.Block;
 import dev.privagg.statistics.Estimate;
@@ -80,15 +81,41 @@ final class StatisticsStatement {
 
   /**
    * How a statistics round's charge of multiplier {@code charged} splits over its sums, for the
-   * ledger: each block's share and its multiplier alone, charged / sqrt(share).
+   * ledger: each block's share and its multiplier alone ({@link #blockMultiplier}).
    */
   static List<StatisticsShare> split(JobSpec spec, double charged) {
     return spec.statistics().blocks().stream()
         .map(
             b ->
                 new StatisticsShare(
-                    b.name(), b.share(), b.sensitivity(), charged / Math.sqrt(b.share())))
+                    b.name(),
+                    b.share(),
+                    b.sensitivity(),
+                    blockMultiplier(spec, charged, b.share())))
         .toList();
+  }
+
+  /**
+   * The multiplier of one block with whatever else the round publishes about each client: a
+   * charge's precision 1 / charged^2 is the sum's part (the sum's charged multiplier, z or z / 2
+   * under replace-one) plus a noisy count's part (a minimum cohort); a block takes its share of the
+   * sum's part and the whole count's. The count's part is the spec's (a job's query and noise do
+   * not change mid-run, which the start enforces for the query).
+   */
+  static double blockMultiplier(JobSpec spec, double charged, double share) {
+    if (!(charged > 0)) {
+      return charged;
+    }
+    double z = spec.privacy().noiseMultiplier();
+    RoundCharge c = spec.roundCharge();
+    double full = c.chargedNoiseMultiplier(z);
+    double sumOnly =
+        new RoundCharge(c.samplingRate(), c.replaceOne(), c.unbounded(), 0, 0, c.distributed())
+            .chargedNoiseMultiplier(z);
+    double countPrecision =
+        full > 0 && sumOnly > 0 ? Math.max(0, 1 / (full * full) - 1 / (sumOnly * sumOnly)) : 0;
+    double sumPrecision = Math.max(0, 1 / (charged * charged) - countPrecision);
+    return 1 / Math.sqrt(share * sumPrecision + countPrecision);
   }
 
   /**
@@ -109,7 +136,7 @@ final class StatisticsStatement {
               ? event
               : new PrivacyEvent(
                   event.kind(),
-                  event.noiseMultiplier() / Math.sqrt(share),
+                  blockMultiplier(spec, event.noiseMultiplier(), share),
                   event.samplingRate(),
                   event.count()));
     }

@@ -59,7 +59,26 @@ class ProduceRowsTest {
   void rows_withANonNumber_areRefusedNamingLineAndFeature() throws Exception {
     CliTest.Run run = produce("bmi,age\n22.5,30\n24,old\n");
     assertThat(run.exitCode()).isNotZero();
-    assertThat(run.err()).contains("--rows: line 2, feature age: 'old' is not a number");
+    assertThat(run.err())
+        .contains("--rows: line 3, feature age: 'old' is not a finite decimal number");
+  }
+
+  @Test
+  void rows_withNaNInfinityShortRowsOrAnOpenQuote_areRefusedNamingTheLine() throws Exception {
+    assertThat(produce("age,bmi\n30,NaN\n").err())
+        .contains("line 2, feature bmi: 'NaN' is not a finite decimal number");
+    assertThat(produce("age,bmi\n30,1e999\n").err())
+        .contains("line 2, feature bmi: '1e999' is not a finite decimal number");
+    assertThat(produce("age,bmi\n30\n").err()).contains("line 2 has 1 values, the header names 2");
+    assertThat(produce("age,bmi\n\"30,20\n").err()).contains("is not a CSV file with a header");
+  }
+
+  @Test
+  void rows_withAByteOrderMarkSpacesAndBlankLines_readAsWritten() throws Exception {
+    // Past the checks it tries to connect to localhost:1: the error is the broker's, not the
+    // file's.
+    CliTest.Run run = produce("\uFEFFage , bmi\n\n 30 , 20.5 \n\n");
+    assertThat(run.err()).doesNotContain("--rows");
   }
 
   @Test
