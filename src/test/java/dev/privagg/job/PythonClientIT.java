@@ -44,14 +44,9 @@ class PythonClientIT extends KafkaFlinkTestBase {
           delta: 1.0e-5
           budgetEpsilon: .inf
         serverLearningRate: 1.0
-        topics:
-          updates: %s.updates
-          models: %s.models
-          rounds: %s.rounds
-          ledger: %s.ledger
-          rejects: %s.rejects
         """
-        .formatted(id, id, id, id, id, id);
+            .formatted(id)
+        + topicsYaml(id);
   }
 
   /**
@@ -72,14 +67,15 @@ class PythonClientIT extends KafkaFlinkTestBase {
           noiseMultiplier: 0.01
           delta: 1.0e-5
           budgetEpsilon: .inf
-        topics:
-          updates: %s.updates
-          models: %s.models
-          rounds: %s.rounds
-          ledger: %s.ledger
-          rejects: %s.rejects
         """
-        .formatted(id, id, id, id, id, id);
+            .formatted(id)
+        + topicsYaml(id);
+  }
+
+  /** Both jobs' topics: one Flink job serves every spec it runs, on the same topics. */
+  private static String topicsYaml(String id) {
+    return "topics: {updates: %s.updates, models: %s.models, rounds: %s.rounds, ledger: %s.ledger, rejects: %s.rejects}\n"
+        .formatted(id, id, id, id, id);
   }
 
   /** The values test_wire.py encodes too: ((i * 7) % 23 - 11) / 16, exact in float32. */
