@@ -30,6 +30,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -91,6 +92,11 @@ import org.junit.jupiter.api.TestInstance;
  * stop-with-savepoint scenarios: each round's members are the clients its deployment's keyed group
  * and sampling draws take, its noise sigma (C^-1 Z)_t for the banded C is recomputed for both
  * deployments, and its epsilon is that of ceil(t / b) sampled Gaussians.
+ *
+ * <p>A keyed statistics job (a {@code statistics:} spec, its clients sampled) rides along in the
+ * TaskManager and stop-with-savepoint scenarios: each round's release is that round's noisy average
+ * of the clients' encoded sums alone (nothing accumulates), so it must differ from the reference's
+ * by the two deployments' members and noise of that round only.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FaultInjectionIT extends KafkaFlinkTestBase {
@@ -132,6 +138,10 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   private final TrainingJob stopBand = bandJob("stop-band", 12);
   // Its buffers are lost to a fresh submit: refused as BLT is, once the keyed job's check is done.
   private final TrainingJob cancelBand = bandJob("cancel-band", 30);
+  // A statistics job rides along where a restart keeps its state: each round's release is that
+  // round's noisy sums alone, so a round repeated or its members changed would show at once.
+  private final TrainingJob tmStats = statisticsJob("tm-stats", 30);
+  private final TrainingJob stopStats = statisticsJob("stop-stats", 12);
 
   private Path key;
   private LocalCluster cluster;
@@ -157,6 +167,11 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   private TrainingJob bandJob(String name, int timeoutSeconds) {
     return new TrainingJob(
         name + "-" + run, "keyed", false, Placement.ANY, timeoutSeconds, "bandmf");
+  }
+
+  private TrainingJob statisticsJob(String name, int timeoutSeconds) {
+    return new TrainingJob(
+        name + "-" + run, "keyed", false, Placement.ANY, timeoutSeconds, "statistics");
   }
 
   @BeforeAll
@@ -189,6 +204,8 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
     rounds.put(stopBlt, 3L);
     rounds.put(tmBand, 3L);
     rounds.put(stopBand, 3L);
+    rounds.put(tmStats, 3L);
+    rounds.put(stopStats, 3L);
     // Keyed noise derives from the key, the deployment nonce, the models topic, the job and the
     // round: each reference uses its cluster run's topic names (on the in-process broker), so only
     // the nonce differs.
@@ -204,6 +221,8 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
     runs.put(stopBlt, "stop");
     runs.put(tmBand, "tm");
     runs.put(stopBand, "stop");
+    runs.put(tmStats, "tm");
+    runs.put(stopStats, "stop");
     runReferences(rounds, runs);
     started.join();
   }
@@ -344,7 +363,9 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
             restoreBlt,
             tmBand,
             stopBand,
-            cancelBand)
+            cancelBand,
+            tmStats,
+            stopStats)
         .stream()
         .filter(j -> j.jobId().equals(spec.jobId()))
         .findFirst()
@@ -354,7 +375,8 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   @Test
   void killedTaskManagers_leaveOnePublicPayloadPerRound_andKeyedReleasesEqualTheReference()
       throws Exception {
-    try (ClusterRun c = new ClusterRun("tm", 8000, tmKeyed, tmSecure, tmEarly, tmBlt, tmBand)) {
+    try (ClusterRun c =
+        new ClusterRun("tm", 8000, tmKeyed, tmSecure, tmEarly, tmBlt, tmBand, tmStats)) {
       c.sendRound(1);
       c.sendRound(2);
       // Mid-round for the deadline jobs; for the early-close job right after its round 2 was
@@ -367,6 +389,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       c.awaitUncommittedModel(tmSecure, 3);
       c.awaitUncommittedModel(tmBlt, 3);
       c.awaitUncommittedModel(tmBand, 3);
+      c.awaitUncommittedModel(tmStats, 3);
       cluster.killTaskManager();
       c.awaitCommittedModels(3);
       c.check(3);
@@ -463,7 +486,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
 
   @Test
   void stopWithSavepointThenResume_closesTheOpenRoundOnce() throws Exception {
-    try (ClusterRun c = new ClusterRun("stop", 2000, stopKeyed, stopBlt, stopBand)) {
+    try (ClusterRun c = new ClusterRun("stop", 2000, stopKeyed, stopBlt, stopBand, stopStats)) {
       c.sendRound(1);
       c.sendRound(2);
       String savepoint = cluster.savepoint(c.flinkJob, true); // round 2 open, not drained
@@ -702,10 +725,11 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
      * Rounds 0 to {@code rounds} of a keyed job against the reference run's: the difference of the
      * two models is, coordinate by coordinate, the sum over rounds of lr / m times (this run's
      * clipped sum minus the reference's, plus this run's noise minus the reference's), each run's
-     * members and noise drawn with its own nonce. SGD's step moves the float32 model by lr times
-     * the average computed in double, so each release rounds once: the tolerance is half an ulp of
-     * each run's value per round, plus 1e-12 per round for the sums in double. A member more or
-     * less, or other noise, is off by about 0.1 or more.
+     * members and noise drawn with its own nonce (for a statistics job, of that round alone: its
+     * release replaces the last). SGD's step moves the float32 model by lr times the average
+     * computed in double, so each release rounds once: the tolerance is half an ulp of each run's
+     * value per round, plus 1e-12 per round for the sums in double. A member more or less, or other
+     * noise, is off by about 0.1 or more.
      */
     private void checkAgainstReference(
         SoftAssertions soft,
@@ -719,7 +743,9 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
       ServerOptimizer optimizer = spec.serverOptimizer();
       soft.assertThat(optimizer.kind())
           .as("%s: the server step the check below models", id)
-          .isEqualTo(ServerOptimizer.Kind.SGD);
+          .isIn(ServerOptimizer.Kind.SGD, ServerOptimizer.Kind.RELEASE);
+      // A statistics job's release is its round's noisy average alone: nothing accumulates.
+      boolean accumulates = optimizer.kind() == ServerOptimizer.Kind.SGD;
       double lr = optimizer.learningRate();
       int m = spec.rounds().expectedClients();
       int d = spec.model().dimension();
@@ -750,6 +776,10 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
         double[] referenceNoise = DeploymentNoise.sumNoise(reference, referenceDeployment, r);
         double[] sumDifference = sampledSumDifference(spec, deployment, referenceDeployment, r);
         List<String> off = new ArrayList<>();
+        if (!accumulates) {
+          Arrays.fill(drift, 0);
+          Arrays.fill(tolerance, 0);
+        }
         for (int i = 0; i < d; i++) {
           drift[i] += lr * ((sumDifference[i] + noise[i] - referenceNoise[i]) / m);
           tolerance[i] += (Math.ulp(ours[i]) + Math.ulp(theirs[i])) / 2 + 1e-12;
@@ -947,7 +977,7 @@ class FaultInjectionIT extends KafkaFlinkTestBase {
   private static double[] clippedSum(JobSpec spec, List<Integer> clients, long round) {
     ClippedSum sum = new ClippedSum(spec.clippingPolicy(), spec.model().tensorSizes());
     for (int c : clients) {
-      sum.add(new float[][] {FaultScenarios.values(round, c)});
+      sum.add(FaultScenarios.update(spec, round, c));
     }
     return sum.toDoubles();
   }

@@ -6,6 +6,7 @@ import dev.privagg.client.ClientUpdates;
 import dev.privagg.io.AvroCodec;
 import dev.privagg.io.Tensors;
 import dev.privagg.spec.JobSpec;
+import dev.privagg.statistics.ClientStatistics;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Properties;
@@ -41,8 +42,10 @@ final class FaultScenarios {
   /**
    * A training job in a scenario: its noise, round policy and timing on the cluster; {@code
    * mechanism}: {@code independent}, {@code blt} (correlated noise over {@link #BLT_ROUNDS} planned
-   * rounds, every client may send in each of them) or {@code bandmf} (amplified banded MF over as
-   * many rounds: the clients in {@link #BANDS} keyed groups, each round's group sampled at 1/2).
+   * rounds, every client may send in each of them), {@code bandmf} (amplified banded MF over as
+   * many rounds: the clients in {@link #BANDS} keyed groups, each round's group sampled at 1/2) or
+   * {@code statistics} (a statistics job, its clients sampled at 1/2, each round's release its
+   * noisy sums: see {@link #rows}).
    */
   record TrainingJob(
       String jobId,
@@ -85,19 +88,27 @@ final class FaultScenarios {
                     .formatted(BANDS, BLT_ROUNDS);
             default -> closeEarly ? "" : "  sampling: {mode: server-poisson, rate: 0.5}\n";
           };
+      boolean statistics = mechanism.equals("statistics");
+      // A statistics job states no clip norm: each block is clipped to its share of norm 1.
+      String query =
+          statistics
+              ? """
+                statistics:
+                  maxRows: 3
+                  features:
+                    - {name: age, bounds: [20, 80], statistics: [mean, variance]}
+                    - {name: score, bounds: [0, 10], statistics: [histogram], bins: 4}
+                """
+              : "model:\n  tensors:\n    - {name: w, shape: [16]}\n";
       return """
           jobId: %s
-          model:
-            tensors:
-              - {name: w, shape: [16]}
-          rounds:
+          %srounds:
             timeout: %ds
             startGrace: %ds
             expectedClients: 3
             closeEarly: %s
           privacy:
-            clipNorm: 1.0
-            noiseMultiplier: 1.0
+          %s  noiseMultiplier: 1.0
             delta: 1.0e-5
             budgetEpsilon: 1000
           %s  noise: %s
@@ -105,9 +116,11 @@ final class FaultScenarios {
           """
           .formatted(
               jobId,
+              query,
               roundSeconds,
               graceSeconds,
               closeEarly,
+              statistics ? "" : "  clipNorm: 1.0\n",
               privacy,
               source,
               topicPrefix,
@@ -122,9 +135,29 @@ final class FaultScenarios {
   static byte[][] inputs(JobSpec spec, long round) {
     byte[][] out = new byte[CLIENTS][];
     for (int c = 0; c < CLIENTS; c++) {
-      out[c] = ClientUpdates.encode(spec, round, clientId(c), new float[][] {values(round, c)});
+      out[c] = ClientUpdates.encode(spec, round, clientId(c), update(spec, round, c));
     }
     return out;
+  }
+
+  /** Client c's tensors in round r: its rows encoded for a statistics job, else {@link #values}. */
+  static float[][] update(JobSpec spec, long round, int client) {
+    return spec.statisticsJob()
+        ? ClientStatistics.encode(spec.statistics(), rows(round, client))
+        : new float[][] {values(round, client)};
+  }
+
+  /**
+   * Client c's rows (age, score) in round r: 1 to 5 of them, of which the client keeps maxRows = 3,
+   * with ages from 5 to 95 and scores from -3 to 13, so that some are clipped to the bounds.
+   */
+  static double[][] rows(long round, int client) {
+    double[][] rows = new double[1 + (int) ((round + client) % 5)][];
+    for (int r = 0; r < rows.length; r++) {
+      double t = round * 31 + client * 7 + r;
+      rows[r] = new double[] {50 + 45 * Math.sin(t), 5 + 8 * Math.cos(t)};
+    }
+    return rows;
   }
 
   static String clientId(int client) {
