@@ -24,8 +24,9 @@ import java.util.function.ToDoubleFunction;
  * clients, each client's rows encoded as a statistics job's clients encode them, summed, noised
  * with N(0, z^2) per coordinate for one release at (epsilon, delta) (z planned as a job plans it)
  * and read back as the job's release states it. Beside it the same query in central DP on the
- * pooled rows (each row its own unit, maxRows 1) and, as a reference, the exact values that a
- * release without noise (NVIDIA FLARE's statistics filters) would give.
+ * pooled rows (each row its own unit, maxRows 1) and what NVIDIA FLARE's statistics filters release
+ * for the same split: the exact statistics of the clients its cleansers let through ({@link
+ * FlareFilters}), without noise or epsilon.
  */
 public final class StatisticsEvaluation {
   private StatisticsEvaluation() {}
@@ -43,7 +44,13 @@ public final class StatisticsEvaluation {
       double federatedError,
       double federatedErrorStd,
       double centralError,
-      double statedStd) {}
+      double flareError,
+      double statedStd) {
+    /** Whether FLARE's filters dropped this statistic at every client of the split. */
+    public boolean flareSuppressed() {
+      return Double.isNaN(flareError);
+    }
+  }
 
   /** A dataset's rows and the public bounds of its features. */
   record Data(String name, double[][] rows, List<Feature> features) {}
@@ -127,11 +134,11 @@ public final class StatisticsEvaluation {
       int perClient = (data.rows().length + clients - 1) / clients;
       StatisticsQuery federated = new StatisticsQuery(perClient, data.features(), null);
       StatisticsQuery central = new StatisticsQuery(1, data.features(), null);
-      double[] federatedSum = scaledSum(federated, split(data.rows(), clients));
+      double[][][] split = split(data.rows(), clients);
+      double[] federatedSum = scaledSum(federated, split);
       double[] centralSum = scaledSum(central, split(data.rows(), data.rows().length));
-      StatisticsEstimates truth =
-          StatisticsEstimates.of(
-              central, 0, release(centralSum, 0, data.rows().length, null), data.rows().length, 0);
+      StatisticsEstimates truth = exact(central, data.rows());
+      FlareRelease flare = FlareRelease.of(central, split);
       for (double epsilon : epsilons) {
         double z =
             new NoisePlanner(Accountant.named("pld"))
@@ -152,7 +159,7 @@ public final class StatisticsEvaluation {
                   data.rows().length,
                   z));
         }
-        out.addAll(rows(new Draws(data, clients, perClient, epsilon, z, fed, cen), truth));
+        out.addAll(rows(new Draws(data, clients, perClient, epsilon, z, fed, cen, flare), truth));
         progress.accept(
             String.format(
                 "%s: %d clients of %d rows, epsilon %s (z %.4g): %d seeds",
@@ -189,6 +196,44 @@ public final class StatisticsEvaluation {
     return sum;
   }
 
+  /** The noise-free release of {@code rows} (one row per client), or null for no rows. */
+  private static StatisticsEstimates exact(StatisticsQuery central, double[][] rows) {
+    if (rows.length == 0) {
+      return null;
+    }
+    double[] sum = scaledSum(central, split(rows, rows.length));
+    return StatisticsEstimates.of(central, 0, release(sum, 0, rows.length, null), rows.length, 0);
+  }
+
+  /**
+   * What FLARE's filters release for a split: the exact statistics of the clients with enough rows
+   * ({@code kept}, null when none has) and, per feature, the exact histogram of the clients whose
+   * rows also allow its bins (null when none do).
+   */
+  private record FlareRelease(
+      StatisticsEstimates kept, double[][] keptRows, List<StatisticsEstimates> histograms) {
+    static FlareRelease of(StatisticsQuery central, double[][][] clients) {
+      FlareFilters filters = FlareFilters.EXAMPLES;
+      double[][] kept =
+          Arrays.stream(clients)
+              .filter(c -> filters.releases(c.length))
+              .flatMap(Arrays::stream)
+              .toArray(double[][]::new);
+      List<StatisticsEstimates> histograms = new ArrayList<>();
+      for (Feature f : central.features()) {
+        int bins = f.binEdges().length - 1;
+        histograms.add(
+            exact(
+                central,
+                Arrays.stream(clients)
+                    .filter(c -> filters.releasesHistogram(c.length, bins))
+                    .flatMap(Arrays::stream)
+                    .toArray(double[][]::new)));
+      }
+      return new FlareRelease(exact(central, kept), kept, histograms);
+    }
+  }
+
   /** What the job releases: (sum + N(0, z^2)) / m, in float. */
   private static float[] release(double[] sum, double z, int m, SplittableRandom random) {
     float[] out = new float[sum.length];
@@ -206,30 +251,38 @@ public final class StatisticsEvaluation {
       double epsilon,
       double z,
       List<StatisticsEstimates> fed,
-      List<StatisticsEstimates> cen) {
+      List<StatisticsEstimates> cen,
+      FlareRelease flare) {
 
-    /** |read - truth| / |truth| per draw. */
+    /** |read - truth| / |truth| per draw, and of FLARE's kept clients' exact value. */
     Row relative(
         String feature,
         String statistic,
         double truth,
         ToDoubleFunction<StatisticsEstimates> read,
         double statedStd) {
+      ToDoubleFunction<StatisticsEstimates> error =
+          e -> Math.abs(read.applyAsDouble(e) - truth) / Math.abs(truth);
       return row(
           feature,
           statistic,
           truth,
-          e -> Math.abs(read.applyAsDouble(e) - truth) / Math.abs(truth),
-          statedStd / Math.abs(truth));
+          error,
+          statedStd / Math.abs(truth),
+          flare.kept() == null ? Double.NaN : error.applyAsDouble(flare.kept()));
     }
 
-    /** The mean and std over draws of {@code error}, the central draws' mean beside them. */
+    /**
+     * The mean and std over draws of {@code error}, the central draws' mean and FLARE's error (NaN:
+     * suppressed) beside them.
+     */
     Row row(
         String feature,
         String statistic,
         double truth,
         ToDoubleFunction<StatisticsEstimates> error,
-        double statedRelativeStd) {
+        double statedRelativeStd,
+        double flareError) {
       double[] f = fed.stream().mapToDouble(error).toArray();
       double mean = Arrays.stream(f).average().orElse(Double.NaN);
       double sd =
@@ -247,6 +300,7 @@ public final class StatisticsEvaluation {
           mean,
           sd,
           cen.stream().mapToDouble(error).average().orElse(Double.NaN),
+          flareError,
           statedRelativeStd);
     }
   }
@@ -255,8 +309,16 @@ public final class StatisticsEvaluation {
     List<Row> out = new ArrayList<>();
     double n = d.data().rows().length; // truth's own count went through float: within 1e-7 of it
     StatisticsEstimates first = d.fed().get(0);
+    ToDoubleFunction<StatisticsEstimates> countError = e -> Math.abs(e.count().value() - n) / n;
+    FlareRelease flare = d.flare();
     out.add(
-        d.row("", "count", n, e -> Math.abs(e.count().value() - n) / n, first.count().std() / n));
+        d.row(
+            "",
+            "count",
+            n,
+            countError,
+            first.count().std() / n,
+            flare.kept() == null ? Double.NaN : countError.applyAsDouble(flare.kept())));
     for (int f = 0; f < d.data().features().size(); f++) {
       final int i = f;
       FeatureEstimates t = truth.features().get(i);
@@ -275,21 +337,31 @@ public final class StatisticsEvaluation {
               t.stddev().value(),
               e -> e.features().get(i).stddev().value(),
               stated.stddev().std()));
+      double median = median(d.data().rows(), i);
+      ToDoubleFunction<StatisticsEstimates> medianError =
+          e -> Math.abs(e.features().get(i).quantiles().get(1).value() - median) / median;
+      // FLARE's median is its digest's, nearly exact: the kept clients' own median stands for it.
       out.add(
-          d.relative(
+          d.row(
               t.name(),
               "median (10 bins)",
-              median(d.data().rows(), i),
-              e -> e.features().get(i).quantiles().get(1).value(),
-              Double.NaN));
+              median,
+              medianError,
+              Double.NaN,
+              flare.kept() == null
+                  ? Double.NaN
+                  : Math.abs(median(flare.keptRows(), i) - median) / median));
       double[] bins = t.histogram().stream().mapToDouble(Estimate::value).toArray();
+      ToDoubleFunction<StatisticsEstimates> histogramError = e -> l1(e.features().get(i), bins) / n;
+      StatisticsEstimates flareHistogram = flare.histograms().get(i);
       out.add(
           d.row(
               t.name(),
               "histogram (L1 / n)",
               n,
-              e -> l1(e.features().get(i), bins) / n,
-              stated.histogram().get(0).std() / n));
+              histogramError,
+              stated.histogram().get(0).std() / n,
+              flareHistogram == null ? Double.NaN : histogramError.applyAsDouble(flareHistogram)));
     }
     return out;
   }

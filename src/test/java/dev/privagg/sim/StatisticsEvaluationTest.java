@@ -44,4 +44,25 @@ class StatisticsEvaluationTest {
         .isLessThan(find(rows, 569, 1, "radius", "mean").federatedError());
     assertThat(find(rows, 569, 1, "radius", "mean").truth()).isCloseTo(14.127, within(1e-3));
   }
+
+  /**
+   * FLARE's filters on Breast Cancer's 569 patients: one patient per client releases nothing; 57
+   * clients hold 10 rows each but one holds 9, whose rows are dropped (a count 9 short) and no
+   * client has rows enough for 10 bins; 5 clients of 113 or 114 rows release everything, exactly.
+   */
+  @Test
+  void flareFilters_dropSmallClients_andReleaseTheRestExactly() {
+    List<StatisticsEvaluation.Row> rows =
+        StatisticsEvaluation.run(
+            "breast-cancer", new int[] {569, 57, 5}, new double[] {1}, 1e-5, 2, line -> {});
+    assertThat(rows.stream().filter(r -> r.clients() == 569))
+        .isNotEmpty()
+        .allMatch(StatisticsEvaluation.Row::flareSuppressed);
+    assertThat(find(rows, 57, 1, "", "count").flareError()).isCloseTo(9.0 / 569, within(1e-6));
+    assertThat(find(rows, 57, 1, "radius", "mean").flareError()).isGreaterThan(0);
+    assertThat(find(rows, 57, 1, "radius", "histogram (L1 / n)").flareSuppressed()).isTrue();
+    assertThat(rows.stream().filter(r -> r.clients() == 5))
+        .isNotEmpty()
+        .allSatisfy(r -> assertThat(r.flareError()).as(r.toString()).isCloseTo(0, within(1e-6)));
+  }
 }
