@@ -13,6 +13,11 @@ class JobConfigError(PrivaggError, ValueError):
     """A job description (spec YAML or explicit arguments) is missing or has an invalid value."""
 
 
+class PrivacyParameterError(PrivaggError, ValueError):
+    """A client-side privacy parameter (a noise multiplier, an epsilon, a clip norm) out of range;
+    the message names the parameter and what is allowed."""
+
+
 class TensorShapeError(PrivaggError, ValueError):
     """An update's tensors do not match the job's model: a name is missing or unknown, or a shape
     differs. Raised before anything is sent."""

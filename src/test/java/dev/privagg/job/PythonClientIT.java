@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.privagg.client.ClientUpdates;
+import dev.privagg.privacy.Accountant;
+import dev.privagg.privacy.GaussianCalibration;
+import dev.privagg.privacy.PrivacyEvent;
+import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import java.nio.charset.StandardCharsets;
@@ -92,6 +96,47 @@ class PythonClientIT extends KafkaFlinkTestBase {
     return out;
   }
 
+  /**
+   * The Java privacy core's values for test_dp_sgd.py, which the Python accountant and calibration
+   * must reproduce: RDP epsilon of sampled Gaussians over a grid from DP-SGD's small sampling rates
+   * to federated rounds, and the analytic Gaussian's noise multiplier.
+   */
+  private static String javaEpsilons() {
+    StringBuilder rdp = new StringBuilder();
+    double[][] grid = {
+      {1.1, 256.0 / 60000, 14063, 1e-5},
+      {1.5, 0.04, 2250, 1e-5},
+      {0.8, 0.01, 1000, 1e-6},
+      {1.0, 0.1, 50, 1e-5},
+      {2.0, 0.5, 10, 1e-5},
+      {0.6, 0.001, 100000, 1e-5},
+      {5.0, 1.0, 100, 1e-5},
+      {1.0, 1.0, 1, 1e-5},
+      {0.5, 0.02, 300, 1e-3},
+      {3.0, 0.3, 40, 1e-8},
+    };
+    for (double[] g : grid) {
+      double epsilon =
+          Accountant.named("rdp")
+              .epsilon(
+                  PrivacyLedger.of(PrivacyEvent.sampledGaussian(g[0], g[1], (long) g[2])), g[3])
+              .epsilon();
+      rdp.append(rdp.isEmpty() ? "" : ",")
+          .append(
+              "{\"z\": %s, \"q\": %s, \"steps\": %d, \"delta\": %s, \"epsilon\": %s}"
+                  .formatted(g[0], g[1], (long) g[2], g[3], epsilon));
+    }
+    StringBuilder sigma = new StringBuilder();
+    for (double[] g : new double[][] {{1, 1e-5}, {0.1, 1e-5}, {4, 1e-6}, {10, 1e-3}, {0.5, 0.01}}) {
+      sigma
+          .append(sigma.isEmpty() ? "" : ",")
+          .append(
+              "{\"epsilon\": %s, \"delta\": %s, \"sigma\": %s}"
+                  .formatted(g[0], g[1], GaussianCalibration.analyticSigma(g[0], g[1], 1)));
+    }
+    return "{\"rdp\": [" + rdp + "], \"analyticSigma\": [" + sigma + "]}\n";
+  }
+
   @Test
   void pytestSuite_passesAgainstTheRunningJob_withNothingSkipped() throws Exception {
     Path python = PythonEnvironment.python();
@@ -106,6 +151,8 @@ class PythonClientIT extends KafkaFlinkTestBase {
         JobSpecReader.parse(statisticsFile.toString(), Files.readString(statisticsFile));
     Path javaUpdate = WORK.resolve("java-update.bin");
     Files.write(javaUpdate, ClientUpdates.encode(spec, 7, "cross-check-ü", crossCheckValues(spec)));
+    Path javaEpsilons = WORK.resolve("java-epsilons.json");
+    Files.writeString(javaEpsilons, javaEpsilons());
     Path report = WORK.resolve("pytest.xml");
     Files.deleteIfExists(report);
     startJob(List.of(spec, statistics), 1);
@@ -127,6 +174,7 @@ class PythonClientIT extends KafkaFlinkTestBase {
                 "PRIVAGG_SPEC", specFile.toString(),
                 "PRIVAGG_STATISTICS_SPEC", statisticsFile.toString(),
                 "PRIVAGG_JAVA_UPDATE", javaUpdate.toString(),
+                "PRIVAGG_JAVA_EPSILONS", javaEpsilons.toString(),
                 "PRIVAGG_REPO_ROOT", Path.of("").toAbsolutePath().toString()),
             WORK.resolve("pytest.log"),
             240);
@@ -140,7 +188,8 @@ class PythonClientIT extends KafkaFlinkTestBase {
         .contains("test_encode_update_is_byte_identical_to_javas_client_updates_encode")
         .contains("test_three_clients_updates_are_averaged_into_the_released_model")
         .contains("test_run_takes_part_in_rounds_of_the_running_job")
-        .contains("test_three_clients_rows_are_released_as_statistics_within_their_stated_noise");
+        .contains("test_three_clients_rows_are_released_as_statistics_within_their_stated_noise")
+        .contains("test_accountant_and_calibration_agree_with_the_java_privacy_core");
   }
 
   @Test

@@ -1,0 +1,209 @@
+"""Sample-level DP-SGD for a PyTorch model, in plain PyTorch (no Opacus).
+
+Each step samples the client's examples by Poisson sampling at rate q, computes every sampled
+example's gradient (``torch.func``: ``vmap`` over ``grad``; ``functorch`` on torch 1.13), clips
+each to L2 norm C, sums them, adds N(0, (z C)^2) per coordinate from the operating system's
+secure generator, divides by the expected batch q n and takes an SGD step (Abadi et al. 2016,
+Algorithm 1). A step with no example sampled still adds the noise and steps: whether an example
+was sampled must not show.
+
+Each step is one sampled Gaussian (q, z) on the client's examples, composed over every step of
+every round in an RDP ledger (:mod:`.accounting`, the job's Java accountant's orders and
+conversion). This guarantee is about one *example* of this client's data. It composes with, and
+does not replace, the job's client-level guarantee, which covers everything the client sends.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..errors import PrivacyParameterError, PrivaggError
+from . import randomness
+from .accounting import EpsilonSpent, RdpLedger
+
+LossFn = Callable[[Any, Any], Any]
+"""``loss(outputs, labels)`` with mean reduction, e.g. ``torch.nn.functional.cross_entropy``."""
+
+
+@dataclass(frozen=True)
+class DpSgdConfig:
+    """DP-SGD's parameters: validated here, before any training."""
+
+    noise_multiplier: float
+    """z: the noise std over the clip norm."""
+    max_grad_norm: float
+    """C: each example's gradient is clipped to this L2 norm."""
+    sampling_rate: float
+    """q: each example joins a step's batch with this probability."""
+    learning_rate: float
+    steps_per_round: int
+    """DP-SGD steps in one call of :meth:`DpSgd.train` (one federated round)."""
+    delta: float = 1e-5
+    """The delta at which epsilon is reported."""
+
+    def __post_init__(self) -> None:
+        _require(
+            "noise_multiplier", self.noise_multiplier > 0, "finite and > 0", self.noise_multiplier
+        )
+        _require("max_grad_norm", self.max_grad_norm > 0, "finite and > 0", self.max_grad_norm)
+        _require("sampling_rate", 0 < self.sampling_rate <= 1, "in (0, 1]", self.sampling_rate)
+        _require("learning_rate", self.learning_rate > 0, "finite and > 0", self.learning_rate)
+        _require("steps_per_round", self.steps_per_round >= 1, ">= 1", self.steps_per_round)
+        _require("delta", 0 < self.delta < 1, "in (0, 1)", self.delta)
+
+    @staticmethod
+    def for_batch_size(
+        examples: int,
+        batch_size: float,
+        *,
+        noise_multiplier: float,
+        max_grad_norm: float,
+        learning_rate: float,
+        epochs_per_round: float = 1.0,
+        delta: float = 1e-5,
+    ) -> DpSgdConfig:
+        """A config whose expected batch is ``batch_size`` of ``examples``, with as many steps
+        per round as ``epochs_per_round`` passes over the data take: ceil(epochs n / b)."""
+        _require("examples", examples >= 1, ">= 1", examples)
+        _require(
+            "batch_size", 0 < batch_size <= examples, f"in (0, examples = {examples}]", batch_size
+        )
+        _require("epochs_per_round", epochs_per_round > 0, "> 0", epochs_per_round)
+        return DpSgdConfig(
+            noise_multiplier=noise_multiplier,
+            max_grad_norm=max_grad_norm,
+            sampling_rate=batch_size / examples,
+            learning_rate=learning_rate,
+            steps_per_round=math.ceil(epochs_per_round * examples / batch_size),
+            delta=delta,
+        )
+
+
+@dataclass(frozen=True)
+class DpSgdReport:
+    """What one round of DP-SGD spent: this round's epsilon alone and the run's so far."""
+
+    steps: int
+    """Steps this round."""
+    mean_batch: float
+    """Examples per step this round, on average (q n expected)."""
+    round_epsilon: EpsilonSpent
+    run_epsilon: EpsilonSpent
+    """Every step of every round so far, composed."""
+    ledger: RdpLedger = field(repr=False)
+
+
+def _require(name: str, ok: bool, allowed: str, value: object) -> None:
+    if not ok or (isinstance(value, float) and not math.isfinite(value)):
+        raise PrivacyParameterError(f"{name} must be {allowed}, was {value!r}")
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError as e:
+        raise PrivaggError("DP-SGD needs PyTorch (Debian: python3-torch)") from e
+    return torch
+
+
+def _func_api() -> tuple[Any, Any, Any]:
+    """(functional_call, grad, vmap): torch.func on torch 2, functorch on torch 1.13."""
+    try:
+        func = importlib.import_module("torch.func")
+        return func.functional_call, func.grad, func.vmap
+    except ImportError:
+        functorch = importlib.import_module("functorch")
+        stateless = importlib.import_module("torch.nn.utils.stateless")
+        return stateless.functional_call, functorch.grad, functorch.vmap
+
+
+class DpSgd:
+    """Trains ``model`` in place with DP-SGD, one federated round per :meth:`train` call, and
+    keeps the client's sample-level ledger across rounds."""
+
+    def __init__(
+        self,
+        model: Any,
+        loss: LossFn,
+        config: DpSgdConfig,
+        random_bytes: randomness.RandomBytes = randomness.SYSTEM,
+    ) -> None:
+        torch = _torch()
+        for name, module in model.named_modules():
+            # Batch statistics mix examples: a per-example gradient would not be one example's.
+            if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+                raise PrivacyParameterError(
+                    f"model: module {name or type(module).__name__} is a batch norm, which mixes"
+                    " the examples of a batch, so no gradient is one example's; use GroupNorm or"
+                    " LayerNorm"
+                )
+        self.model = model
+        self.loss = loss
+        self.config = config
+        self.random_bytes = random_bytes
+        self._ledger = RdpLedger()
+
+    @property
+    def ledger(self) -> RdpLedger:
+        """Every step so far, as sampled Gaussians on this client's examples."""
+        return self._ledger
+
+    def train(self, features: Any, labels: Any) -> DpSgdReport:
+        """``config.steps_per_round`` DP-SGD steps on this client's examples (``features`` and
+        ``labels``, first dimension n, the same examples every round), then the report."""
+        torch = _torch()
+        n = int(features.shape[0])
+        if n == 0 or int(labels.shape[0]) != n:
+            raise PrivacyParameterError(
+                f"features and labels must hold the same n >= 1 examples, had {n} and"
+                f" {int(labels.shape[0])}"
+            )
+        functional_call, grad, vmap = _func_api()
+        model, c = self.model, self.config
+        names = [name for name, p in model.named_parameters() if p.requires_grad]
+        buffers = dict(model.named_buffers())
+
+        def example_loss(params: Mapping[str, Any], x: Any, y: Any) -> Any:
+            out = functional_call(model, {**params, **buffers}, (x.unsqueeze(0),))
+            return self.loss(out, y.unsqueeze(0))
+
+        per_example = vmap(grad(example_loss), in_dims=(None, 0, 0), randomness="different")
+        model.train()
+        sampled = 0
+        for _ in range(c.steps_per_round):
+            keep = randomness.uniform(n, self.random_bytes) < c.sampling_rate
+            batch = torch.from_numpy(keep.nonzero()[0])
+            sampled += int(batch.numel())
+            params = {name: p.detach() for name, p in model.named_parameters() if name in names}
+            if batch.numel() > 0:
+                grads = per_example(params, features[batch], labels[batch])
+                norms = torch.sqrt(
+                    sum(g.reshape(g.shape[0], -1).pow(2).sum(dim=1) for g in grads.values())
+                )
+                factors = torch.clamp(c.max_grad_norm / (norms + 1e-12), max=1.0)
+                sums = {k: torch.einsum("b,b...->...", factors, g) for k, g in grads.items()}
+            else:
+                sums = {k: torch.zeros_like(p) for k, p in params.items()}
+            with torch.no_grad():
+                for name, p in model.named_parameters():
+                    if name not in sums:
+                        continue
+                    noise = randomness.normal(
+                        p.numel(), c.noise_multiplier * c.max_grad_norm, self.random_bytes
+                    )
+                    noisy = sums[name] + torch.from_numpy(noise).reshape(p.shape).to(p.dtype)
+                    p -= c.learning_rate * noisy / (c.sampling_rate * n)
+        before = self._ledger
+        self._ledger = before.plus(c.noise_multiplier, c.sampling_rate, c.steps_per_round)
+        this_round = RdpLedger().plus(c.noise_multiplier, c.sampling_rate, c.steps_per_round)
+        return DpSgdReport(
+            steps=c.steps_per_round,
+            mean_batch=sampled / c.steps_per_round,
+            round_epsilon=this_round.epsilon(c.delta),
+            run_epsilon=self._ledger.epsilon(c.delta),
+            ledger=self._ledger,
+        )

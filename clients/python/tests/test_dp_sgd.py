@@ -1,0 +1,175 @@
+"""Sample-level DP-SGD (privagg_client.privacy.dp_sgd) and its accountant."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+from privagg_client.errors import PrivacyParameterError
+from privagg_client.privacy import randomness
+from privagg_client.privacy.accounting import (
+    RdpLedger,
+    composed_gaussian_epsilon,
+    gaussian_noise_multiplier,
+)
+from privagg_client.privacy.dp_sgd import DpSgd, DpSgdConfig
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+
+def test_accountant_reproduces_the_mnist_dp_sgd_example() -> None:
+    # Abadi et al. 2016's MNIST setting as TF Privacy's compute_dp_sgd_privacy states it: 60,000
+    # examples, batch 256, z 1.1, 60 epochs: ceil(60 * 60000 / 256) = 14063 steps, eps 2.59665553.
+    config = DpSgdConfig.for_batch_size(
+        60000, 256, noise_multiplier=1.1, max_grad_norm=1.0, learning_rate=0.1, epochs_per_round=60
+    )
+    assert config.steps_per_round == 14063
+    spent = RdpLedger().plus(1.1, config.sampling_rate, 14063).epsilon(1e-5)
+    assert spent.epsilon == pytest.approx(2.59665553, abs=5e-9)
+
+
+def test_accountant_reproduces_opacus_own_test_value() -> None:
+    # Opacus tests/accountants_test.py: z 1.5, q 0.04, 2250 steps, delta 1e-5 -> 7.32911117143.
+    spent = RdpLedger().plus(1.5, 0.04, 2250).epsilon(1e-5)
+    assert spent.epsilon == pytest.approx(7.32911117143, abs=1e-9)
+
+
+@pytest.mark.skipif(
+    "PRIVAGG_JAVA_EPSILONS" not in os.environ,
+    reason="PythonClientIT writes the Java accountant's values to PRIVAGG_JAVA_EPSILONS",
+)
+def test_accountant_and_calibration_agree_with_the_java_privacy_core() -> None:
+    with open(os.environ["PRIVAGG_JAVA_EPSILONS"], encoding="utf-8") as f:
+        java = json.load(f)
+    assert len(java["rdp"]) >= 10 and len(java["analyticSigma"]) >= 4
+    for case in java["rdp"]:
+        ours = RdpLedger().plus(case["z"], case["q"], case["steps"]).epsilon(case["delta"])
+        assert ours.epsilon == pytest.approx(case["epsilon"], rel=1e-9), case
+    for case in java["analyticSigma"]:
+        ours = gaussian_noise_multiplier(case["epsilon"], case["delta"])
+        assert ours == pytest.approx(case["sigma"], rel=1e-9), case
+
+
+def test_equal_gaussians_compose_as_one_with_z_over_sqrt_k() -> None:
+    z = gaussian_noise_multiplier(1.0, 1e-5)
+    assert composed_gaussian_epsilon(z, 1, 1e-5) == pytest.approx(1.0, rel=1e-9)
+    assert composed_gaussian_epsilon(z * 2, 4, 1e-5) == pytest.approx(1.0, rel=1e-9)
+
+
+def _linear(d: int) -> nn.Module:
+    model = nn.Linear(d, 1, bias=False)
+    with torch.no_grad():
+        model.weight.zero_()
+    return model
+
+
+def _sum_loss(outputs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    # d/dw of w . x is x: each example's gradient is its own features.
+    return outputs.sum()
+
+
+def test_a_step_is_the_clipped_sum_of_the_sampled_examples_plus_noise_over_q_n() -> None:
+    n, d, q, z, c, lr = 40, 6, 0.3, 0.5, 1.0, 0.2
+    x = torch.from_numpy(np.random.default_rng(3).normal(0, 1, (n, d)).astype(np.float32))
+    x[::2] *= 10  # every other example is clipped
+    config = DpSgdConfig(z, c, q, lr, steps_per_round=1)
+    model = _linear(d)
+    DpSgd(model, _sum_loss, config, randomness.seeded(9)).train(x, torch.zeros(n))
+
+    # The same draws, in the same order: one uniform per example, then the noise.
+    replay = randomness.seeded(9)
+    sampled = randomness.uniform(n, replay) < q
+    noise = randomness.normal(d, z * c, replay)
+    features = x.numpy().astype(np.float64)
+    clipped = sum(
+        row * min(1.0, c / np.linalg.norm(row)) for row, s in zip(features, sampled) if s
+    )
+    expected = -lr * (clipped + noise) / (q * n)
+    assert 0 < sampled.sum() < n
+    np.testing.assert_allclose(model.weight.detach().numpy()[0], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_noise_std_is_z_c_and_a_step_without_examples_still_adds_it() -> None:
+    # Examples with zero gradient: every step is noise alone, std lr z C / (q n) per coordinate.
+    n, d, q, z, c, lr = 10, 20000, 0.5, 1.3, 2.0, 1.0
+    model = _linear(d)
+    config = DpSgdConfig(z, c, q, lr, steps_per_round=1)
+    DpSgd(model, _sum_loss, config, randomness.seeded(4)).train(torch.zeros(n, d), torch.zeros(n))
+    w = model.weight.detach().numpy()[0].astype(np.float64)
+    expected = lr * z * c / (q * n)
+    # The sample std's standard error is expected / sqrt(2 d); 5 of them: false failure ~6e-7.
+    assert abs(w.std() - expected) < 5 * expected / math.sqrt(2 * d)
+    assert abs(w.mean()) < 5 * expected / math.sqrt(d)
+
+    lonely = _linear(3)
+    DpSgd(lonely, _sum_loss, DpSgdConfig(1.0, 1.0, 1e-9, 1.0, 1), randomness.seeded(5)).train(
+        torch.ones(1, 3), torch.zeros(1)
+    )
+    assert np.all(lonely.weight.detach().numpy() != 0), "an empty batch must still be noised"
+
+
+def test_poisson_batches_average_q_n_and_the_report_composes_rounds() -> None:
+    n, q = 400, 0.1
+    config = DpSgdConfig(1.0, 1.0, q, 0.01, steps_per_round=50)
+    trainer = DpSgd(_linear(2), _sum_loss, config, randomness.seeded(6))
+    first = trainer.train(torch.ones(n, 2), torch.zeros(n))
+    second = trainer.train(torch.ones(n, 2), torch.zeros(n))
+    # 50 steps of Binomial(400, 0.1): mean 40, std of the mean sqrt(36 / 50) = 0.85; 5 of them.
+    assert abs(first.mean_batch - q * n) < 5 * 0.85
+    assert first.round_epsilon.epsilon == pytest.approx(second.round_epsilon.epsilon)
+    assert second.run_epsilon.epsilon == pytest.approx(
+        RdpLedger().plus(1.0, q, 100).epsilon(1e-5).epsilon
+    )
+    assert first.run_epsilon.epsilon < second.run_epsilon.epsilon < 2 * first.run_epsilon.epsilon
+
+
+def test_a_small_network_learns_under_dp_sgd() -> None:
+    rng = np.random.default_rng(0)
+    x = torch.from_numpy(rng.normal(0, 1, (600, 8)).astype(np.float32))
+    y = (x[:, 0] + x[:, 1] > 0).long()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+    config = DpSgdConfig.for_batch_size(
+        600, 60, noise_multiplier=1.0, max_grad_norm=1.0, learning_rate=0.5
+    )
+    trainer = DpSgd(model, nn.functional.cross_entropy, config, randomness.seeded(8))
+    for _ in range(5):
+        report = trainer.train(x, y)
+    accuracy = float((model(x).argmax(1) == y).float().mean())
+    assert accuracy > 0.85, accuracy
+    assert 0 < report.run_epsilon.epsilon < 10
+
+
+@pytest.mark.parametrize(
+    "field, kwargs",
+    [
+        ("noise_multiplier", {"noise_multiplier": 0.0}),
+        ("max_grad_norm", {"max_grad_norm": -1.0}),
+        ("sampling_rate", {"sampling_rate": 1.5}),
+        ("learning_rate", {"learning_rate": float("nan")}),
+        ("steps_per_round", {"steps_per_round": 0}),
+        ("delta", {"delta": 1.0}),
+    ],
+)
+def test_config_errors_name_the_parameter(field: str, kwargs: dict[str, float]) -> None:
+    args: dict[str, float] = {
+        "noise_multiplier": 1.0,
+        "max_grad_norm": 1.0,
+        "sampling_rate": 0.1,
+        "learning_rate": 0.1,
+        "steps_per_round": 1,
+    }
+    args.update(kwargs)
+    with pytest.raises(PrivacyParameterError, match=field):
+        DpSgdConfig(**args)  # type: ignore[arg-type]
+
+
+def test_batch_norm_is_refused_naming_the_module() -> None:
+    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+    with pytest.raises(PrivacyParameterError, match="module 1 is a batch norm"):
+        DpSgd(model, nn.functional.cross_entropy, DpSgdConfig(1.0, 1.0, 0.1, 0.1, 1))
