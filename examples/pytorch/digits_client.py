@@ -4,6 +4,8 @@ through ``PrivaggClient.run``.
 
 Started by federated_digits.py; prints ``READY`` once connected, starts when it reads a line on
 stdin (so that all clients begin in the same round), and prints ``SENT <round>`` per update.
+With DP-SGD (the default) it also prints ``SAMPLE_EPSILON <round> <epsilon>``: the sample-level
+epsilon its own examples have spent over every round so far.
 """
 
 from __future__ import annotations
@@ -17,24 +19,46 @@ import torch
 
 from digits_common import load_digits, model_from, shard, train_locally
 from privagg_client import GlobalModel, PrivaggClient, state_dict_delta
+from privagg_client.privacy.dp_sgd import DpSgd, DpSgdConfig
 from kafka_config import read_kafka_config
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     parser.add_argument("--spec", required=True)
     parser.add_argument("--bootstrap-servers", required=True)
     parser.add_argument("--index", type=int, required=True, help="this client's shard, 0-based")
     parser.add_argument("--clients", type=int, required=True, help="number of shards")
     parser.add_argument("--rounds", type=int, required=True)
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--lr", type=float, default=0.3)
+    parser.add_argument("--epochs", type=int, default=2, help="local epochs per round")
+    parser.add_argument("--lr", type=float, default=1.0, help="local (DP-)SGD learning rate")
+    parser.add_argument("--batch", type=int, default=64, help="(expected) local batch size")
+    parser.add_argument(
+        "--dp-sgd-noise",
+        type=float,
+        default=1.0,
+        help="DP-SGD noise multiplier for sample-level privacy; 0 trains with plain SGD",
+    )
+    parser.add_argument("--dp-sgd-clip", type=float, default=1.0, help="DP-SGD per-example clip")
     parser.add_argument("--kafka-config", help="librdkafka properties file (key=value lines)")
     args = parser.parse_args()
 
     torch.set_num_threads(1)  # several clients share the machine
     train, _ = load_digits()
     data = shard(train, args.index, args.clients)
+    dp_sgd = None
+    if args.dp_sgd_noise > 0:
+        config = DpSgdConfig.for_batch_size(
+            len(data[0]),
+            args.batch,
+            noise_multiplier=args.dp_sgd_noise,
+            max_grad_norm=args.dp_sgd_clip,
+            learning_rate=args.lr,
+            epochs_per_round=args.epochs,
+        )
+        dp_sgd = DpSgd(torch.nn.functional.cross_entropy, config)
     kafka = read_kafka_config(args.kafka_config)
     with PrivaggClient.from_spec(
         args.spec, args.bootstrap_servers, f"digits-client-{args.index}", kafka_config=kafka
@@ -46,7 +70,12 @@ def main() -> int:
         def train_round(base: GlobalModel, round_number: int) -> Dict[str, np.ndarray]:
             """Local epochs from the round's base model; the update is the state_dict delta."""
             model = model_from(base.tensors)
-            train_locally(model, data, args.epochs, args.lr, seed=1000 * round_number + args.index)
+            if dp_sgd is None:
+                seed = 1000 * round_number + args.index
+                train_locally(model, data, args.epochs, args.lr, seed, args.batch)
+            else:
+                report = dp_sgd.train(model, *data)
+                print(f"SAMPLE_EPSILON {round_number} {report.run_epsilon.epsilon}", flush=True)
             return state_dict_delta(model.state_dict(), base.tensors)
 
         # Each round: the next round this client has not sent to, with time left to train; its

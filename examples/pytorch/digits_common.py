@@ -56,14 +56,16 @@ def model_from(tensors: Dict[str, np.ndarray]) -> DigitsMlp:
     return model
 
 
-def train_locally(model: nn.Module, data: Tuple[torch.Tensor, torch.Tensor], epochs: int, lr: float, seed: int) -> None:
-    """Plain minibatch SGD on the client's own shard."""
+def train_locally(
+    model: nn.Module, data: Tuple[torch.Tensor, torch.Tensor], epochs: int, lr: float, seed: int, batch: int = 16
+) -> None:
+    """Plain minibatch SGD on the client's own shard (no sample-level privacy)."""
     x, y = data
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     model.train()
     for _ in range(epochs):
-        for batch in torch.randperm(len(x), generator=generator).split(16):
+        for batch in torch.randperm(len(x), generator=generator).split(batch):
             optimizer.zero_grad()
             nn.functional.cross_entropy(model(x[batch]), y[batch]).backward()
             optimizer.step()

@@ -1,8 +1,10 @@
 """Federated training of a small PyTorch network on the 8x8 Digits through a running privagg job.
 
 Starts ``--clients`` client processes (digits_client.py), each training DigitsMlp on its own
-shard of the training set and sending its state_dict delta every round, and prints the test
-accuracy and the privacy statement's epsilon of every model the job releases for those rounds::
+shard of the training set with DP-SGD (sample-level privacy for its examples; ``--dp-sgd-noise
+0`` for plain SGD) and sending its state_dict delta every round, and prints the test accuracy,
+the privacy statement's (client-level) epsilon of every model the job releases for those rounds
+and the clients' sample-level epsilon::
 
     python3 examples/pytorch/federated_digits.py --bootstrap-servers localhost:9092
 
@@ -36,6 +38,7 @@ class ClientProcesses:
 
     def __init__(self, command: List[List[str]]) -> None:
         self.sent: Dict[int, Set[int]] = defaultdict(set)
+        self.sample_epsilon: Dict[int, float] = {}
         self.ready: Set[int] = set()
         self.lock = threading.Lock()
         self.started = time.time()
@@ -53,6 +56,11 @@ class ClientProcesses:
             if line.startswith("SENT "):
                 with self.lock:
                     self.sent[int(line.split()[1])].add(index)
+            elif line.startswith("SAMPLE_EPSILON "):
+                _, round_text, epsilon = line.split()
+                with self.lock:
+                    r = int(round_text)
+                    self.sample_epsilon[r] = max(self.sample_epsilon.get(r, 0.0), float(epsilon))
             elif line == "READY":
                 with self.lock:
                     self.ready.add(index)
@@ -71,6 +79,12 @@ class ClientProcesses:
     def senders(self, round_number: int) -> int:
         with self.lock:
             return len(self.sent.get(round_number, ()))
+
+    def sample_epsilon_through(self, round_number: int) -> Optional[float]:
+        """The largest sample-level epsilon a client reported for rounds up to this one."""
+        with self.lock:
+            spent = [e for r, e in self.sample_epsilon.items() if r <= round_number]
+            return max(spent) if spent else None
 
     def rounds(self) -> List[int]:
         with self.lock:
@@ -93,14 +107,33 @@ class ClientProcesses:
                 p.kill()
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The description as written, and every option's default."""
+
+
+def sample_level(epsilon: Optional[float]) -> str:
+    """The clients' DP-SGD statement: about one example of a client, not one client."""
+    if epsilon is None:
+        return ""
+    return f"; sample-level epsilon (DP-SGD, one example of a client) {epsilon:.4f}"
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--bootstrap-servers", required=True)
     parser.add_argument("--spec", default=str(HERE / "digits-mlp.yaml"), help="the job's spec YAML")
     parser.add_argument("--clients", type=int, default=4, help="client processes, one shard each")
     parser.add_argument("--rounds", type=int, default=8, help="updates each client sends")
     parser.add_argument("--epochs", type=int, default=2, help="local epochs per round")
-    parser.add_argument("--lr", type=float, default=0.3, help="local SGD learning rate")
+    parser.add_argument("--lr", type=float, default=1.0, help="local (DP-)SGD learning rate")
+    parser.add_argument("--batch", type=int, default=64, help="(expected) local batch size")
+    parser.add_argument(
+        "--dp-sgd-noise",
+        type=float,
+        default=1.0,
+        help="DP-SGD noise multiplier for sample-level privacy; 0 trains with plain SGD",
+    )
+    parser.add_argument("--dp-sgd-clip", type=float, default=1.0, help="DP-SGD per-example clip")
     parser.add_argument("--kafka-config", help="librdkafka properties file (key=value lines)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds before giving up")
     args = parser.parse_args()
@@ -112,6 +145,8 @@ def main() -> int:
         sys.executable, str(HERE / "digits_client.py"), "--spec", args.spec,
         "--bootstrap-servers", args.bootstrap_servers, "--clients", str(args.clients),
         "--rounds", str(args.rounds), "--epochs", str(args.epochs), "--lr", str(args.lr),
+        "--batch", str(args.batch), "--dp-sgd-noise", str(args.dp_sgd_noise),
+        "--dp-sgd-clip", str(args.dp_sgd_clip),
     ] + (["--kafka-config", args.kafka_config] if args.kafka_config else [])
     kafka = read_kafka_config(args.kafka_config)
     print(
@@ -145,7 +180,8 @@ def main() -> int:
                 print(
                     f"round {model.round}: test accuracy {last_accuracy:.3f}, epsilon "
                     f"{model.privacy.epsilon:.4f} (delta {model.privacy.delta:g}), "
-                    f"{clients.senders(model.round)} of {args.clients} clients sent",
+                    f"{clients.senders(model.round)} of {args.clients} clients sent"
+                    + sample_level(clients.sample_epsilon_through(model.round)),
                     flush=True,
                 )
                 next_round += 1
@@ -175,7 +211,8 @@ def main() -> int:
     print(
         f"final: test accuracy {last_accuracy:.3f} after round {last.round} at epsilon "
         f"{p.epsilon:.4f} (delta {p.delta:g}, {p.accountant}; noise multiplier "
-        f"{p.noise_multiplier:g}, clipNorm {p.clip_norm:g}, noise {p.noise_source})",
+        f"{p.noise_multiplier:g}, clipNorm {p.clip_norm:g}, noise {p.noise_source})"
+        + sample_level(clients.sample_epsilon_through(last.round)),
         flush=True,
     )
     return 0
