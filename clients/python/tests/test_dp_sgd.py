@@ -79,7 +79,7 @@ def test_a_step_is_the_clipped_sum_of_the_sampled_examples_plus_noise_over_q_n()
     x[::2] *= 10  # every other example is clipped
     config = DpSgdConfig(z, c, q, lr, steps_per_round=1)
     model = _linear(d)
-    DpSgd(model, _sum_loss, config, randomness.seeded(9)).train(x, torch.zeros(n))
+    DpSgd(_sum_loss, config, randomness.seeded(9)).train(model, x, torch.zeros(n))
 
     # The same draws, in the same order: one uniform per example, then the noise.
     replay = randomness.seeded(9)
@@ -99,7 +99,7 @@ def test_noise_std_is_z_c_and_a_step_without_examples_still_adds_it() -> None:
     n, d, q, z, c, lr = 10, 20000, 0.5, 1.3, 2.0, 1.0
     model = _linear(d)
     config = DpSgdConfig(z, c, q, lr, steps_per_round=1)
-    DpSgd(model, _sum_loss, config, randomness.seeded(4)).train(torch.zeros(n, d), torch.zeros(n))
+    DpSgd(_sum_loss, config, randomness.seeded(4)).train(model, torch.zeros(n, d), torch.zeros(n))
     w = model.weight.detach().numpy()[0].astype(np.float64)
     expected = lr * z * c / (q * n)
     # The sample std's standard error is expected / sqrt(2 d); 5 of them: false failure ~6e-7.
@@ -107,8 +107,8 @@ def test_noise_std_is_z_c_and_a_step_without_examples_still_adds_it() -> None:
     assert abs(w.mean()) < 5 * expected / math.sqrt(d)
 
     lonely = _linear(3)
-    DpSgd(lonely, _sum_loss, DpSgdConfig(1.0, 1.0, 1e-9, 1.0, 1), randomness.seeded(5)).train(
-        torch.ones(1, 3), torch.zeros(1)
+    DpSgd(_sum_loss, DpSgdConfig(1.0, 1.0, 1e-9, 1.0, 1), randomness.seeded(5)).train(
+        lonely, torch.ones(1, 3), torch.zeros(1)
     )
     assert np.all(lonely.weight.detach().numpy() != 0), "an empty batch must still be noised"
 
@@ -116,9 +116,10 @@ def test_noise_std_is_z_c_and_a_step_without_examples_still_adds_it() -> None:
 def test_poisson_batches_average_q_n_and_the_report_composes_rounds() -> None:
     n, q = 400, 0.1
     config = DpSgdConfig(1.0, 1.0, q, 0.01, steps_per_round=50)
-    trainer = DpSgd(_linear(2), _sum_loss, config, randomness.seeded(6))
-    first = trainer.train(torch.ones(n, 2), torch.zeros(n))
-    second = trainer.train(torch.ones(n, 2), torch.zeros(n))
+    trainer = DpSgd(_sum_loss, config, randomness.seeded(6))
+    first = trainer.train(_linear(2), torch.ones(n, 2), torch.zeros(n))
+    # Another round's model (as a client trains each round's base model): one ledger.
+    second = trainer.train(_linear(2), torch.ones(n, 2), torch.zeros(n))
     # 50 steps of Binomial(400, 0.1): mean 40, std of the mean sqrt(36 / 50) = 0.85; 5 of them.
     assert abs(first.mean_batch - q * n) < 5 * 0.85
     assert first.round_epsilon.epsilon == pytest.approx(second.round_epsilon.epsilon)
@@ -137,9 +138,9 @@ def test_a_small_network_learns_under_dp_sgd() -> None:
     config = DpSgdConfig.for_batch_size(
         600, 60, noise_multiplier=1.0, max_grad_norm=1.0, learning_rate=0.5
     )
-    trainer = DpSgd(model, nn.functional.cross_entropy, config, randomness.seeded(8))
+    trainer = DpSgd(nn.functional.cross_entropy, config, randomness.seeded(8))
     for _ in range(5):
-        report = trainer.train(x, y)
+        report = trainer.train(model, x, y)
     accuracy = float((model(x).argmax(1) == y).float().mean())
     assert accuracy > 0.85, accuracy
     assert 0 < report.run_epsilon.epsilon < 10
@@ -172,4 +173,6 @@ def test_config_errors_name_the_parameter(field: str, kwargs: dict[str, float]) 
 def test_batch_norm_is_refused_naming_the_module() -> None:
     model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
     with pytest.raises(PrivacyParameterError, match="module 1 is a batch norm"):
-        DpSgd(model, nn.functional.cross_entropy, DpSgdConfig(1.0, 1.0, 0.1, 0.1, 1))
+        DpSgd(nn.functional.cross_entropy, DpSgdConfig(1.0, 1.0, 0.1, 0.1, 1)).train(
+            model, torch.zeros(2, 4), torch.zeros(2)
+        )

@@ -122,26 +122,16 @@ def _func_api() -> tuple[Any, Any, Any]:
 
 
 class DpSgd:
-    """Trains ``model`` in place with DP-SGD, one federated round per :meth:`train` call, and
-    keeps the client's sample-level ledger across rounds."""
+    """One client's DP-SGD: trains the model it is given in place, one federated round per
+    :meth:`train` call (typically on that round's base model), and keeps the client's
+    sample-level ledger across the rounds."""
 
     def __init__(
         self,
-        model: Any,
         loss: LossFn,
         config: DpSgdConfig,
         random_bytes: randomness.RandomBytes = randomness.SYSTEM,
     ) -> None:
-        torch = _torch()
-        for name, module in model.named_modules():
-            # Batch statistics mix examples: a per-example gradient would not be one example's.
-            if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
-                raise PrivacyParameterError(
-                    f"model: module {name or type(module).__name__} is a batch norm, which mixes"
-                    " the examples of a batch, so no gradient is one example's; use GroupNorm or"
-                    " LayerNorm"
-                )
-        self.model = model
         self.loss = loss
         self.config = config
         self.random_bytes = random_bytes
@@ -152,10 +142,19 @@ class DpSgd:
         """Every step so far, as sampled Gaussians on this client's examples."""
         return self._ledger
 
-    def train(self, features: Any, labels: Any) -> DpSgdReport:
-        """``config.steps_per_round`` DP-SGD steps on this client's examples (``features`` and
-        ``labels``, first dimension n, the same examples every round), then the report."""
+    def train(self, model: Any, features: Any, labels: Any) -> DpSgdReport:
+        """``config.steps_per_round`` DP-SGD steps of ``model`` (a ``torch.nn.Module``, changed
+        in place) on this client's examples (``features`` and ``labels``, first dimension n, the
+        same examples every round), then the report."""
         torch = _torch()
+        for name, module in model.named_modules():
+            # Batch statistics mix examples: a per-example gradient would not be one example's.
+            if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+                raise PrivacyParameterError(
+                    f"model: module {name or type(module).__name__} is a batch norm, which mixes"
+                    " the examples of a batch, so no gradient is one example's; use GroupNorm or"
+                    " LayerNorm"
+                )
         n = int(features.shape[0])
         if n == 0 or int(labels.shape[0]) != n:
             raise PrivacyParameterError(
@@ -163,7 +162,7 @@ class DpSgd:
                 f" {int(labels.shape[0])}"
             )
         functional_call, grad, vmap = _func_api()
-        model, c = self.model, self.config
+        c = self.config
         names = [name for name, p in model.named_parameters() if p.requires_grad]
         buffers = dict(model.named_buffers())
 
