@@ -263,3 +263,16 @@ def test_ledger_isInfinite_afterAnyReleaseWithoutGuarantee() -> None:
     assert ledger.plus(none).epsilon(1e-5) == math.inf
     assert ledger.rounds == 1  # plus returned a new ledger
     assert ledger.epsilon(0.0) == math.inf  # a Gaussian gives no pure DP
+
+
+def test_ledger_metadata_states_the_composed_epsilon_for_send_update() -> None:
+    f = GaussianLocalDp(clip_norm=1.0, epsilon=2.0, delta=1e-5)
+    ledger = LocalDpLedger()
+    for _ in range(3):
+        ledger = ledger.plus(f.apply({"w": np.ones(4)}, randomness.seeded(1)).statement)
+    meta = ledger.metadata(1e-5)
+    assert meta["localDp.mechanism"] == "gaussian" and meta["localDp.rounds"] == "3"
+    assert float(meta["localDp.roundEpsilon"]) == 2.0
+    assert float(meta["localDp.epsilon"]) == pytest.approx(ledger.epsilon(1e-5))
+    assert float(meta["localDp.epsilon"]) < 3 * 2.0  # tighter than adding the rounds up
+    assert all(isinstance(v, str) for v in meta.values())

@@ -337,6 +337,19 @@ class LocalDpLedger:
     def plus(self, statement: LocalDpStatement) -> LocalDpLedger:
         return LocalDpLedger(self.releases + (statement,))
 
+    def metadata(self, delta: float) -> dict[str, str]:
+        """This client's local DP so far, for ``send_update(..., metadata=...)``: the last
+        release's mechanism and epsilon, and the composed epsilon at ``delta`` over its rounds.
+        Sent to the job as it is; the job does not check it."""
+        last = self.releases[-1] if self.releases else None
+        return {
+            "localDp.mechanism": last.mechanism if last else "none",
+            "localDp.roundEpsilon": repr(last.epsilon) if last else "0.0",
+            "localDp.rounds": str(self.rounds),
+            "localDp.epsilon": repr(self.epsilon(delta)),
+            "localDp.delta": repr(delta),
+        }
+
     @property
     def rounds(self) -> int:
         return len(self.releases)
