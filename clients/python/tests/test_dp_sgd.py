@@ -73,25 +73,30 @@ def _sum_loss(outputs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return outputs.sum()
 
 
-def test_a_step_is_the_clipped_sum_of_the_sampled_examples_plus_noise_over_q_n() -> None:
+def test_a_step_is_the_jointly_clipped_sum_of_the_sampled_examples_plus_noise_over_q_n() -> None:
     n, d, q, z, c, lr = 40, 6, 0.3, 0.5, 1.0, 0.2
     x = torch.from_numpy(np.random.default_rng(3).normal(0, 1, (n, d)).astype(np.float32))
     x[::2] *= 10  # every other example is clipped
     config = DpSgdConfig(z, c, q, lr, steps_per_round=1)
-    model = _linear(d)
+    model = nn.Linear(d, 1)  # two tensors: an example's gradient is (x, 1), clipped as one
+    with torch.no_grad():
+        model.weight.zero_()
+        model.bias.zero_()
     DpSgd(_sum_loss, config, randomness.seeded(9)).train(model, x, torch.zeros(n))
 
-    # The same draws, in the same order: one uniform per example, then the noise.
+    # The same draws, in the same order: one uniform per example, then each tensor's noise.
     replay = randomness.seeded(9)
     sampled = randomness.uniform(n, replay) < q
-    noise = randomness.normal(d, z * c, replay)
+    weight_noise = randomness.normal(d, z * c, replay)
+    bias_noise = randomness.normal(1, z * c, replay)
     features = x.numpy().astype(np.float64)
-    clipped = sum(
-        row * min(1.0, c / np.linalg.norm(row)) for row, s in zip(features, sampled) if s
-    )
-    expected = -lr * (clipped + noise) / (q * n)
-    assert 0 < sampled.sum() < n
-    np.testing.assert_allclose(model.weight.detach().numpy()[0], expected, rtol=1e-5, atol=1e-6)
+    factors = [min(1.0, c / math.sqrt(row @ row + 1)) for row in features]
+    chosen = [i for i in range(n) if sampled[i]]
+    weight = -lr * (sum(factors[i] * features[i] for i in chosen) + weight_noise) / (q * n)
+    bias = -lr * (sum(factors[i] for i in chosen) + bias_noise) / (q * n)
+    assert 0 < len(chosen) < n
+    np.testing.assert_allclose(model.weight.detach().numpy()[0], weight, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(model.bias.detach().numpy(), bias, rtol=1e-5, atol=1e-6)
 
 
 def test_noise_std_is_z_c_and_a_step_without_examples_still_adds_it() -> None:
@@ -176,3 +181,59 @@ def test_batch_norm_is_refused_naming_the_module() -> None:
         DpSgd(nn.functional.cross_entropy, DpSgdConfig(1.0, 1.0, 0.1, 0.1, 1)).train(
             model, torch.zeros(2, 4), torch.zeros(2)
         )
+
+
+class _Overflowing(nn.Module):
+    """w . x, but an example whose first feature is 7 gets an infinite loss gradient."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x * self.w).sum(dim=1) * torch.where(x[:, 0] == 7, torch.inf, 1.0)
+
+
+def test_an_example_whose_gradient_is_not_finite_counts_as_zero() -> None:
+    # Were a NaN passed on, the update would be NaN exactly in the steps that sampled it.
+    x = torch.ones(4, 3)
+    x[0, 0] = 7
+    model = _Overflowing()
+    config = DpSgdConfig(1.0, 1.0, 1.0, 0.1, steps_per_round=3)
+    DpSgd(_sum_loss, config, randomness.seeded(2)).train(model, x, torch.zeros(4))
+    assert torch.isfinite(model.w).all()
+
+
+@pytest.mark.parametrize(
+    "features, labels, match",
+    [
+        (np.ones((3, 2), np.float32), torch.zeros(3), "features must be a torch.Tensor"),
+        (torch.ones(3, 2), torch.tensor(0.0), "labels must be a torch.Tensor .* of 0 dimensions"),
+        (torch.ones(3, 2), torch.zeros(2), "the same n >= 1 examples, had 3 and 2"),
+        (torch.tensor([[1.0, float("nan")]] * 3), torch.zeros(3), "features must be finite"),
+    ],
+)
+def test_bad_examples_are_refused_naming_them(features: object, labels: object, match: str) -> None:
+    trainer = DpSgd(_sum_loss, DpSgdConfig(1.0, 1.0, 0.5, 0.1, 1))
+    with pytest.raises(PrivacyParameterError, match=match):
+        trainer.train(_linear(2), features, labels)
+
+
+def test_numpy_and_non_integer_parameters_are_checked_like_floats() -> None:
+    with pytest.raises(PrivacyParameterError, match="noise_multiplier must be finite"):
+        DpSgdConfig(np.float32("inf"), 1.0, 0.1, 0.1, 1)  # type: ignore[arg-type]
+    with pytest.raises(PrivacyParameterError, match="steps_per_round must be an integer"):
+        DpSgdConfig(1.0, 1.0, 0.1, 0.1, 2.5)  # type: ignore[arg-type]
+    numpy_config = DpSgdConfig(np.float64(1.0), 1.0, 0.1, 0.1, np.int64(2))  # type: ignore[arg-type]
+    assert numpy_config.steps_per_round == 2
+
+
+def test_tied_weights_are_refused_and_dropout_trains() -> None:
+    tied = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3))
+    tied[1].weight = tied[0].weight
+    trainer = DpSgd(_sum_loss, DpSgdConfig(1.0, 1.0, 0.5, 0.1, 1))
+    with pytest.raises(PrivacyParameterError, match="ties parameters"):
+        trainer.train(tied, torch.ones(4, 3), torch.zeros(4))
+    dropout = nn.Sequential(nn.Linear(3, 2), nn.Dropout(0.5))
+    trainer.train(dropout, torch.ones(4, 3), torch.zeros(4))
+    assert torch.isfinite(dropout[0].weight).all()

@@ -46,3 +46,13 @@ def test_gumbel_mean_is_euler_gamma_times_its_scale() -> None:
 
 def test_the_system_source_differs_between_calls() -> None:
     assert not np.array_equal(randomness.normal(8), randomness.normal(8))
+
+
+def test_the_two_halves_of_a_normal_draw_are_independent() -> None:
+    # Box-Muller's cos and sin outputs of one pair are independent; were one reused, the noise
+    # of the first half would cancel against the second. Correlation's std is 1 / sqrt(n).
+    x = randomness.normal(N, 1.0, randomness.seeded(5))
+    half = N // 2
+    correlation = float(np.corrcoef(x[:half], x[half:])[0, 1])
+    assert abs(correlation) < 5 / math.sqrt(half)
+    assert abs(float(np.corrcoef(np.abs(x[:half]), np.abs(x[half:]))[0, 1])) < 5 / math.sqrt(half)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import importlib
 import math
+import numbers
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -46,14 +48,18 @@ class DpSgdConfig:
     """The delta at which epsilon is reported."""
 
     def __post_init__(self) -> None:
-        _require(
-            "noise_multiplier", self.noise_multiplier > 0, "finite and > 0", self.noise_multiplier
+        for name in ("noise_multiplier", "max_grad_norm", "learning_rate"):
+            _require(name, _real(getattr(self, name)) > 0, "finite and > 0", getattr(self, name))
+        q = self.sampling_rate
+        _require("sampling_rate", 0 < _real(q) <= 1, "in (0, 1]", q)
+        _require("delta", 0 < _real(self.delta) < 1, "in (0, 1)", self.delta)
+        steps: object = self.steps_per_round
+        ok = (
+            not isinstance(steps, bool)
+            and isinstance(steps, numbers.Integral)
+            and operator.index(steps) >= 1
         )
-        _require("max_grad_norm", self.max_grad_norm > 0, "finite and > 0", self.max_grad_norm)
-        _require("sampling_rate", 0 < self.sampling_rate <= 1, "in (0, 1]", self.sampling_rate)
-        _require("learning_rate", self.learning_rate > 0, "finite and > 0", self.learning_rate)
-        _require("steps_per_round", self.steps_per_round >= 1, ">= 1", self.steps_per_round)
-        _require("delta", 0 < self.delta < 1, "in (0, 1)", self.delta)
+        _require("steps_per_round", ok, "an integer >= 1", steps)
 
     @staticmethod
     def for_batch_size(
@@ -98,8 +104,19 @@ class DpSgdReport:
 
 
 def _require(name: str, ok: bool, allowed: str, value: object) -> None:
-    if not ok or (isinstance(value, float) and not math.isfinite(value)):
+    if not ok:
         raise PrivacyParameterError(f"{name} must be {allowed}, was {value!r}")
+
+
+def _real(value: object) -> float:
+    """``value`` as a finite float (NumPy scalars too), or NaN, which fails every comparison."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return math.nan
+    try:
+        x = float(value)
+    except OverflowError:
+        return math.nan
+    return x if math.isfinite(x) else math.nan
 
 
 def _torch() -> Any:
@@ -155,12 +172,30 @@ class DpSgd:
                     " the examples of a batch, so no gradient is one example's; use GroupNorm or"
                     " LayerNorm"
                 )
+        entries = sum(
+            1 for m in model.modules() for p in m._parameters.values() if p is not None
+        )
+        if entries != len(list(model.parameters())):
+            # torch 1.13's functional_call replaces one alias of a tied weight only.
+            raise PrivacyParameterError(
+                "model: it ties parameters (one tensor under two names), whose per-example"
+                " gradients functional_call cannot compute; untie them"
+            )
+        for name, value in (("features", features), ("labels", labels)):
+            if not isinstance(value, torch.Tensor) or value.dim() == 0:
+                raise PrivacyParameterError(
+                    f"{name} must be a torch.Tensor with the examples along dimension 0,"
+                    f" was {type(value).__name__}"
+                    + (" of 0 dimensions" if isinstance(value, torch.Tensor) else "")
+                )
         n = int(features.shape[0])
         if n == 0 or int(labels.shape[0]) != n:
             raise PrivacyParameterError(
                 f"features and labels must hold the same n >= 1 examples, had {n} and"
                 f" {int(labels.shape[0])}"
             )
+        if features.is_floating_point() and not bool(torch.isfinite(features).all()):
+            raise PrivacyParameterError("features must be finite: they hold NaN or infinity")
         functional_call, grad, vmap = _func_api()
         c = self.config
         names = [name for name, p in model.named_parameters() if p.requires_grad]
@@ -170,8 +205,13 @@ class DpSgd:
             out = functional_call(model, {**params, **buffers}, (x.unsqueeze(0),))
             return self.loss(out, y.unsqueeze(0))
 
-        per_example = vmap(grad(example_loss), in_dims=(None, 0, 0), randomness="different")
+        # "same": one dropout mask per step (torch 1.13's vmap cannot draw one per example);
+        # dropout's randomness is not the privacy noise.
+        per_example = vmap(grad(example_loss), in_dims=(None, 0, 0), randomness="same")
         model.train()
+        # Charged before any step changes the model: a failure mid-round never leaves a step
+        # unaccounted.
+        self._ledger = self._ledger.plus(c.noise_multiplier, c.sampling_rate, c.steps_per_round)
         sampled = 0
         for _ in range(c.steps_per_round):
             keep = randomness.uniform(n, self.random_bytes) < c.sampling_rate
@@ -180,11 +220,26 @@ class DpSgd:
             params = {name: p.detach() for name, p in model.named_parameters() if name in names}
             if batch.numel() > 0:
                 grads = per_example(params, features[batch], labels[batch])
+                # One norm over all of an example's tensors: the clip bounds the whole gradient.
                 norms = torch.sqrt(
                     sum(g.reshape(g.shape[0], -1).pow(2).sum(dim=1) for g in grads.values())
                 )
-                factors = torch.clamp(c.max_grad_norm / (norms + 1e-12), max=1.0)
-                sums = {k: torch.einsum("b,b...->...", factors, g) for k, g in grads.items()}
+                # A non-finite gradient (a loss that overflowed) counts as zero: a NaN passed
+                # on would mark the whole update, and only in the steps that sampled it.
+                finite = torch.isfinite(norms)
+                factors = torch.where(
+                    finite,
+                    torch.clamp(c.max_grad_norm / (norms + 1e-12), max=1.0),
+                    torch.zeros_like(norms),
+                )
+                sums = {
+                    k: torch.einsum(
+                        "b,b...->...",
+                        factors,
+                        torch.where(finite.reshape((-1,) + (1,) * (g.dim() - 1)), g, 0.0),
+                    )
+                    for k, g in grads.items()
+                }
             else:
                 sums = {k: torch.zeros_like(p) for k, p in params.items()}
             with torch.no_grad():
@@ -196,8 +251,6 @@ class DpSgd:
                     )
                     noisy = sums[name] + torch.from_numpy(noise).reshape(p.shape).to(p.dtype)
                     p -= c.learning_rate * noisy / (c.sampling_rate * n)
-        before = self._ledger
-        self._ledger = before.plus(c.noise_multiplier, c.sampling_rate, c.steps_per_round)
         this_round = RdpLedger().plus(c.noise_multiplier, c.sampling_rate, c.steps_per_round)
         return DpSgdReport(
             steps=c.steps_per_round,

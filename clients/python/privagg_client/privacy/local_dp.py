@@ -14,6 +14,7 @@ they are here to compare with what NVIDIA FLARE ships.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -61,6 +62,12 @@ class LocalDpStatement:
         if self.guarantee == "gaussian":
             _positive("noise_scale", self.noise_scale)
             _positive("clip_bound", self.clip_bound)
+            _positive("epsilon", self.epsilon)
+            _require("delta", 0 < self.delta < 1, "in (0, 1) for a Gaussian release", self.delta)
+        if self.guarantee == "pure":
+            ok = math.isfinite(self.epsilon) and self.epsilon >= 0
+            _require("epsilon", ok, "finite and >= 0 for a pure release", self.epsilon)
+            _require("delta", self.delta == 0, "0 for a pure release", self.delta)
 
 
 def _no_guarantee(mechanism: str, noise_scale: float, clip_bound: float) -> LocalDpStatement:
@@ -104,6 +111,11 @@ def _read(update: Mapping[str, Any]) -> dict[str, npt.NDArray[np.float64]]:
             raise NonFiniteValuesError(
                 f"tensor '{name}' holds {bad} NaN or infinite values (as float32); "
                 "no local DP filter can bound them"
+            )
+        if str(name) in arrays:
+            raise TensorShapeError(
+                f"two tensors are named '{name}' (as text): name each tensor once",
+                tensor=str(name),
             )
         arrays[str(name)] = values.astype(np.float64)
     return arrays
@@ -171,8 +183,9 @@ class GaussianLocalDp:
 class KeepLargestNoGuarantee:
     """Keeps the ``fraction`` of coordinates (scalars included) with the largest absolute values
     and zeros the rest. This gives NO differential privacy: the kept values are exact and which
-    ones are kept depends on the data. It is what NVIDIA FLARE's ``PercentilePrivacy`` filter
-    does, a percentile truncation whose parameters suggest privacy but which has none."""
+    ones are kept depends on the data. NVIDIA FLARE's ``PercentilePrivacy`` filter does the like
+    (it keeps the largest 100 - percentile percent, clipped to its gamma, and passes scalars):
+    a percentile truncation whose parameters suggest privacy but which has none."""
 
     fraction: float
 
@@ -209,7 +222,8 @@ class PrivateTopK:
     selection_share: float = 0.5
 
     def __post_init__(self) -> None:
-        integer = isinstance(self.k, int) and not isinstance(self.k, bool)
+        k: object = self.k
+        integer = not isinstance(k, bool) and isinstance(k, numbers.Integral)
         _require("k", integer and self.k >= 1, "an integer >= 1", self.k)
         _positive("bound", self.bound)
         _positive("epsilon", self.epsilon)
@@ -246,23 +260,26 @@ class PrivateTopK:
 
 @dataclass(frozen=True)
 class FlareSvtReplica:
-    """What NVIDIA FLARE's ``SVTPrivacy`` filter does with its defaults, re-implemented here from
-    its description for comparison only. Do not use it for privacy.
+    """What NVIDIA FLARE's ``SVTPrivacy`` filter does with its defaults, as its
+    ``svt_privacy.py`` did through release 2.7, re-implemented from that description for
+    comparison only. Do not use it for privacy.
 
-    Non-scalar tensors are flattened; n_upload = min(ceil(d * fraction), d) coordinates are chosen
-    by a sparse vector technique on |clip(x_i, -gamma, gamma)| against a noisy threshold
-    ``tau`` (repeated over the remaining candidates until n_upload pass), n_upload of those
-    passing are taken uniformly at random, and each is released as clip(x_i + Laplace(2 gamma /
-    noise_var), -gamma, gamma); other coordinates become 0 and 0-d scalars pass through unnoised,
-    as in FLARE. FLARE draws from NumPy's global, predictable generator; this uses the secure one.
+    Every tensor is flattened, 0-d scalars too (d counts them); n_upload = min(ceil(d *
+    fraction), d) coordinates are chosen by a sparse vector technique on |clip(x_i, -gamma,
+    gamma)| against a noisy threshold ``tau`` (repeated over the remaining candidates until
+    n_upload pass), n_upload draws are taken from those passing uniformly with replacement
+    (FLARE's default), and each drawn one is released as clip(x_i + Laplace(2 gamma / noise_var),
+    -gamma, gamma); other coordinates become 0, and 0-d scalars are sent as they were. FLARE draws
+    from NumPy's global, predictable generator; this uses the secure one.
 
     With the defaults each uploaded coordinate costs noise_var = 0.1 epsilon even under FLARE's
     own reading (a Laplace release at sensitivity 2 gamma), so about 70,000 epsilon on a
-    7M-parameter model at fraction 0.1, plus the threshold's and the queries'. And the noise is
-    added before clipping to gamma, to the raw unclipped value, whose sensitivity is unbounded:
-    even that bound assumes more than the code does, and 0-d scalars pass unnoised. Its statement
-    therefore always says "none"; :meth:`claimed_epsilon` gives what FLARE's own parameters
-    would spend, for comparison.
+    7M-parameter model at fraction 0.1, plus the threshold's and the queries'. Through 2.7 the
+    noise is added to the raw, unclipped value, whose sensitivity is unbounded, and scalars pass
+    unnoised, so no finite epsilon holds: the statement always says "none".
+    :meth:`claimed_epsilon` gives what FLARE's own parameters would spend. (FLARE 2.8 clips
+    before adding the noise and splits epsilon otherwise between threshold and queries; the
+    values' 0.1 per uploaded coordinate is unchanged.)
     """
 
     fraction: float = 0.1
@@ -270,6 +287,9 @@ class FlareSvtReplica:
     noise_var: float = 0.1
     gamma: float = 1e-5
     tau: float = 1e-6
+
+    MAX_PASSES = 10_000
+    """Threshold passes before giving up: a tau far above gamma may never let n_upload pass."""
 
     def __post_init__(self) -> None:
         _require("fraction", 0 < self.fraction <= 1, "in (0, 1]", self.fraction)
@@ -284,7 +304,7 @@ class FlareSvtReplica:
 
     def claimed_epsilon(self, dimension: int) -> float:
         """n_upload * noise_var (the values) + epsilon (the threshold) + eps_2 (the queries) for
-        ``dimension`` non-scalar coordinates, without allocating them."""
+        ``dimension`` coordinates, without allocating them."""
         n_upload = _share_count(dimension, self.fraction)
         return n_upload * self.noise_var + self.epsilon + self.query_epsilon(dimension)
 
@@ -292,8 +312,7 @@ class FlareSvtReplica:
         self, update: Mapping[str, Any], random_bytes: randomness.RandomBytes = randomness.SYSTEM
     ) -> LocalRelease:
         arrays = _read(update)
-        vectors = {name: a for name, a in arrays.items() if a.ndim > 0}
-        x = _flatten(vectors.values())
+        x = _flatten(arrays.values())
         d = x.size
         n_upload = _share_count(d, self.fraction)
         out = np.zeros(d)
@@ -304,25 +323,30 @@ class FlareSvtReplica:
             utility = np.abs(np.clip(x, -self.gamma, self.gamma))
             candidates = np.arange(d)
             accepted: list[npt.NDArray[np.intp]] = []
-            # As in FLARE, retried until enough pass: a tau far above gamma makes this long.
+            passes = 0
             while sum(a.size for a in accepted) < n_upload:
+                passes += 1
+                if passes > self.MAX_PASSES:
+                    raise PrivacyParameterError(
+                        f"tau must let coordinates pass the threshold: {self.tau!r} against"
+                        f" gamma {self.gamma!r} passed too few in {self.MAX_PASSES} passes"
+                    )
                 noise = randomness.laplace(candidates.size, query_scale, random_bytes)
                 above = utility[candidates] + noise >= threshold
                 accepted.append(candidates[above])
                 candidates = candidates[~above]
             passed = np.concatenate(accepted)
-            # n_upload of them uniformly without replacement: those drawing the smallest uniforms.
-            order = np.argsort(randomness.uniform(passed.size, random_bytes), kind="stable")
-            chosen = passed[order[:n_upload]]
+            draws = randomness.uniform(n_upload, random_bytes)
+            chosen = passed[(draws * passed.size).astype(np.intp)]
             noise = randomness.laplace(n_upload, 2 * self.gamma / self.noise_var, random_bytes)
             out[chosen] = np.clip(x[chosen] + noise, -self.gamma, self.gamma)
-        released = _unflatten(out, vectors)
+        released = _unflatten(out, arrays)
         filtered = {
-            name: released[name] if name in released else a.astype(np.float32)
+            name: a.astype(np.float32) if a.ndim == 0 else released[name]
             for name, a in arrays.items()
         }
         value_scale = 2 * self.gamma / self.noise_var
-        # Noise on unclipped values (and scalars sent as they are): no finite epsilon holds.
+        # Noise on unclipped values, and scalars sent as they are: no finite epsilon holds.
         statement = _no_guarantee("flare-svt-replica", value_scale, self.gamma)
         return LocalRelease(filtered, statement)
 
