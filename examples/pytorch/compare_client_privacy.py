@@ -198,10 +198,11 @@ def main() -> int:
     print(f"{args.dataset}: {dimension} parameters, {len(chosen)} jobs x {args.clients} clients x "
           f"{args.rounds} rounds; privagg run log {work / 'privagg-run.log'}", flush=True)
     rows: List[Dict[str, Any]] = []
+    observers: List[PrivaggClient] = []
     try:
         wait_for_port(args.port, job, timeout=300)
         configs = [JobConfig.from_spec(str(p)) for p in specs]
-        observers = [PrivaggClient(c, bootstrap, f"evaluator-{i}") for i, c in enumerate(configs)]
+        observers += [PrivaggClient(c, bootstrap, f"evaluator-{i}") for i, c in enumerate(configs)]
         producer = Producer({"bootstrap.servers": bootstrap})
         trainers = [[DpSgd(nn.functional.cross_entropy, DpSgdConfig.for_batch_size(
             len(s[0]), args.batch, noise_multiplier=m.dp_sgd_noise, max_grad_norm=1.0,
@@ -245,6 +246,8 @@ def main() -> int:
             print(f"round {r + 1}/{args.rounds} ({time.time() - started:.0f} s): " +
                   ", ".join(f"{k} {v:.3f}" for k, v in best.items()), flush=True)
     finally:
+        for observer in observers:  # before the broker goes
+            observer.close()
         job.terminate()
         try:
             job.wait(60)
