@@ -25,7 +25,8 @@ import picocli.CommandLine.Spec;
           + " N clients (client-level DP, one release at each epsilon), beside central DP on the"
           + " pooled rows (row-level) at the same epsilon, and what NVIDIA FLARE's statistics"
           + " filters (min_count 10, max_bins_percent 10, as in its examples) release for the"
-          + " same split: exact values of the clients they keep, no noise, no epsilon.",
+          + " same split: exact values, every client's count but only larger clients' sums and"
+          + " histograms, no noise, no epsilon.",
       "Features: breast-cancer: mean radius [0, 30], texture [0, 40], area [0, 2600];"
           + " fashion-mnist: an image's mean pixel intensity and its centre pixel, in [0, 1]."
           + " Each: mean, stddev, a 10-bin histogram and quartiles, the budget split equally."
@@ -129,7 +130,7 @@ final class EvaluateStatisticsCommand implements Callable<Integer> {
       stdout.println(
           "errors: |estimate - truth| / |truth| (histograms: L1 distance / rows), mean +- std over"
               + " seeds; central: row-level DP on the pooled rows; FLARE: its filters' exact"
-              + " release of the clients they keep (no epsilon: one client's sums are exposed);"
+              + " release (no epsilon: one client's sums are exposed);"
               + " stated std: the release's own noise std, relative");
     }
     stdout.flush();

@@ -3,6 +3,7 @@ package dev.privagg.cli;
 import dev.privagg.client.train.TrainingOptions;
 import dev.privagg.optimizer.ServerOptimizer;
 import dev.privagg.privacy.AdaptiveClipping;
+import dev.privagg.privacy.PrivateTopK;
 import dev.privagg.sim.SimulationConfig;
 import picocli.CommandLine.Option;
 
@@ -189,6 +190,20 @@ final class SimulationOptions {
       description =
           "Local DP: Gaussian noise on each update for this epsilon per round (off by default).")
   Double localNoiseEpsilon;
+
+  @Option(
+      names = "--private-top-k",
+      description =
+          "Local DP: each client sends only K coordinates, chosen by the exponential mechanism"
+              + " and Laplace-noised, each within clipNorm / sqrt(K), for --private-top-k-epsilon"
+              + " per round (pure DP; off by default).")
+  Integer privateTopK;
+
+  @Option(
+      names = "--private-top-k-epsilon",
+      defaultValue = "10",
+      description = "Epsilon per round of --private-top-k, indices and values together.")
+  double privateTopKEpsilon;
 
   @Option(
       names = "--sparsify",
@@ -469,6 +484,10 @@ final class SimulationOptions {
             localNoiseEpsilon == null
                 ? null
                 : new TrainingOptions.LocalNoise(localNoiseEpsilon, delta, clipNorm),
+            privateTopK == null
+                ? null
+                : new PrivateTopK(
+                    privateTopK, clipNorm / Math.sqrt(privateTopK), privateTopKEpsilon, 0.5),
             sparsify);
     return SimulationConfig.builder()
         .dataset(dataset)

@@ -25,8 +25,8 @@ import java.util.function.ToDoubleFunction;
  * with N(0, z^2) per coordinate for one release at (epsilon, delta) (z planned as a job plans it)
  * and read back as the job's release states it. Beside it the same query in central DP on the
  * pooled rows (each row its own unit, maxRows 1) and what NVIDIA FLARE's statistics filters release
- * for the same split: the exact statistics of the clients its cleansers let through ({@link
- * FlareFilters}), without noise or epsilon.
+ * for the same split ({@link FlareFilters}): exact, without noise or epsilon, with every client's
+ * count but only the sums and histograms its cleansers let through.
  */
 public final class StatisticsEvaluation {
   private StatisticsEvaluation() {}
@@ -206,18 +206,23 @@ public final class StatisticsEvaluation {
   }
 
   /**
-   * What FLARE's filters release for a split: the exact statistics of the clients with enough rows
-   * ({@code kept}, null when none has) and, per feature, the exact histogram of the clients whose
-   * rows also allow its bins (null when none do).
+   * What FLARE's filters release for a split. Every site's count passes (FLARE's cleanser never
+   * drops a count), so the global count is exact; the sums of sites with too few rows are dropped,
+   * so FLARE's global mean is the kept rows' sum over every row's count, and its variance the kept
+   * rows' squared deviations from that mean over the same count (FLARE divides by count - 1, the
+   * truth here by count: dividing by count keeps what the cleansers drop the only difference). Per
+   * feature, the exact histogram of the sites whose rows also allow its bins (null when none do).
+   * Values are clipped into the bounds, as the truth's are.
    */
   private record FlareRelease(
-      StatisticsEstimates kept, double[][] keptRows, List<StatisticsEstimates> histograms) {
+      int allRows, double[][] keptRows, List<StatisticsEstimates> histograms) {
     static FlareRelease of(StatisticsQuery central, double[][][] clients) {
       FlareFilters filters = FlareFilters.EXAMPLES;
       double[][] kept =
           Arrays.stream(clients)
               .filter(c -> filters.releases(c.length))
               .flatMap(Arrays::stream)
+              .map(row -> clipped(central, row))
               .toArray(double[][]::new);
       List<StatisticsEstimates> histograms = new ArrayList<>();
       for (Feature f : central.features()) {
@@ -230,7 +235,34 @@ public final class StatisticsEvaluation {
                     .flatMap(Arrays::stream)
                     .toArray(double[][]::new)));
       }
-      return new FlareRelease(exact(central, kept), kept, histograms);
+      int all = Arrays.stream(clients).mapToInt(c -> c.length).sum();
+      return new FlareRelease(all, kept, histograms);
+    }
+
+    private static double[] clipped(StatisticsQuery query, double[] row) {
+      double[] out = new double[row.length];
+      for (int i = 0; i < row.length; i++) {
+        Feature f = query.features().get(i);
+        out[i] = Math.max(f.lo(), Math.min(f.hi(), row[i]));
+      }
+      return out;
+    }
+
+    /** FLARE's mean of feature {@code i}; NaN when no site's sums pass. */
+    double mean(int i) {
+      return keptRows.length == 0
+          ? Double.NaN
+          : Arrays.stream(keptRows).mapToDouble(r -> r[i]).sum() / allRows;
+    }
+
+    /** FLARE's stddev of feature {@code i} (over the count, see above); NaN as the mean. */
+    double stddev(int i) {
+      double mean = mean(i);
+      if (Double.isNaN(mean)) {
+        return Double.NaN;
+      }
+      return Math.sqrt(
+          Arrays.stream(keptRows).mapToDouble(r -> (r[i] - mean) * (r[i] - mean)).sum() / allRows);
     }
   }
 
@@ -254,22 +286,21 @@ public final class StatisticsEvaluation {
       List<StatisticsEstimates> cen,
       FlareRelease flare) {
 
-    /** |read - truth| / |truth| per draw, and of FLARE's kept clients' exact value. */
+    /** |read - truth| / |truth| per draw, and of FLARE's value (NaN: suppressed). */
     Row relative(
         String feature,
         String statistic,
         double truth,
         ToDoubleFunction<StatisticsEstimates> read,
-        double statedStd) {
-      ToDoubleFunction<StatisticsEstimates> error =
-          e -> Math.abs(read.applyAsDouble(e) - truth) / Math.abs(truth);
+        double statedStd,
+        double flareValue) {
       return row(
           feature,
           statistic,
           truth,
-          error,
+          e -> Math.abs(read.applyAsDouble(e) - truth) / Math.abs(truth),
           statedStd / Math.abs(truth),
-          flare.kept() == null ? Double.NaN : error.applyAsDouble(flare.kept()));
+          Math.abs(flareValue - truth) / Math.abs(truth));
     }
 
     /**
@@ -309,16 +340,16 @@ public final class StatisticsEvaluation {
     List<Row> out = new ArrayList<>();
     double n = d.data().rows().length; // truth's own count went through float: within 1e-7 of it
     StatisticsEstimates first = d.fed().get(0);
-    ToDoubleFunction<StatisticsEstimates> countError = e -> Math.abs(e.count().value() - n) / n;
     FlareRelease flare = d.flare();
+    // FLARE releases every site's count, exactly.
     out.add(
         d.row(
             "",
             "count",
             n,
-            countError,
+            e -> Math.abs(e.count().value() - n) / n,
             first.count().std() / n,
-            flare.kept() == null ? Double.NaN : countError.applyAsDouble(flare.kept())));
+            Math.abs(flare.allRows() - n) / n));
     for (int f = 0; f < d.data().features().size(); f++) {
       final int i = f;
       FeatureEstimates t = truth.features().get(i);
@@ -329,14 +360,16 @@ public final class StatisticsEvaluation {
               "mean",
               t.mean().value(),
               e -> e.features().get(i).mean().value(),
-              stated.mean().std()));
+              stated.mean().std(),
+              flare.mean(i)));
       out.add(
           d.relative(
               t.name(),
               "stddev",
               t.stddev().value(),
               e -> e.features().get(i).stddev().value(),
-              stated.stddev().std()));
+              stated.stddev().std(),
+              flare.stddev(i)));
       double median = median(d.data().rows(), i);
       ToDoubleFunction<StatisticsEstimates> medianError =
           e -> Math.abs(e.features().get(i).quantiles().get(1).value() - median) / median;
@@ -348,7 +381,7 @@ public final class StatisticsEvaluation {
               median,
               medianError,
               Double.NaN,
-              flare.kept() == null
+              flare.keptRows().length == 0
                   ? Double.NaN
                   : Math.abs(median(flare.keptRows(), i) - median) / median));
       double[] bins = t.histogram().stream().mapToDouble(Estimate::value).toArray();

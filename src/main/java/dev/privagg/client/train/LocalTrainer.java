@@ -57,6 +57,9 @@ public final class LocalTrainer {
     if (options.localNoise() != null) {
       addLocalNoise(update, options.localNoise(), noise);
     }
+    if (options.privateTopK() != null) {
+      options.privateTopK().applyInPlace(update, noise);
+    }
     if (options.sparsifyFraction() < 1) {
       sparsify(update, options.sparsifyFraction());
     }

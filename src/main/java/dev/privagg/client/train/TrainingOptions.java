@@ -1,6 +1,7 @@
 package dev.privagg.client.train;
 
 import dev.privagg.privacy.Checks;
+import dev.privagg.privacy.PrivateTopK;
 
 /**
  * How a client trains locally on the announced base model.
@@ -11,6 +12,9 @@ import dev.privagg.privacy.Checks;
  * @param localNoise Gaussian noise on the clipped update before sending (local DP), or null.
  *     Guarantees (epsilon, delta)-DP for the client's whole dataset in each round even against the
  *     server, at a large cost in accuracy; rounds compose, so the client spends it per round.
+ * @param privateTopK pure epsilon-local DP sparsification of the update ({@link PrivateTopK}: k
+ *     coordinates chosen by the exponential mechanism, their values Laplace-noised), or null. Its
+ *     epsilon covers the whole release, per round; rounds compose.
  * @param sparsifyFraction share of largest-magnitude coordinates kept (Shokri and Shmatikov 2015),
  *     1 = all. Gives no formal DP guarantee; it only reduces what is shared.
  */
@@ -20,6 +24,7 @@ public record TrainingOptions(
     double learningRate,
     DpSgd dpSgd,
     LocalNoise localNoise,
+    PrivateTopK privateTopK,
     double sparsifyFraction) {
 
   /** Per-example clipping to {@code clipNorm} and noise std {@code noiseMultiplier * clipNorm}. */
@@ -53,6 +58,6 @@ public record TrainingOptions(
 
   /** Plain minibatch SGD. */
   public static TrainingOptions sgd(int epochs, int batchSize, double learningRate) {
-    return new TrainingOptions(epochs, batchSize, learningRate, null, null, 1.0);
+    return new TrainingOptions(epochs, batchSize, learningRate, null, null, null, 1.0);
   }
 }

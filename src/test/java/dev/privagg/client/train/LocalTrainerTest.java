@@ -28,7 +28,7 @@ class LocalTrainerTest {
     double clip = 0.5;
     double lr = 0.1;
     TrainingOptions options =
-        new TrainingOptions(1, n, lr, new TrainingOptions.DpSgd(clip, 1.0, 1e-5), null, 1.0);
+        new TrainingOptions(1, n, lr, new TrainingOptions.DpSgd(clip, 1.0, 1e-5), null, null, 1.0);
     LocalTrainer.Result result =
         LocalTrainer.train(
             model,
@@ -53,7 +53,7 @@ class LocalTrainerTest {
   @Test
   void dpSgd_reportsItsStepsToTheLocalAccountant() {
     TrainingOptions options =
-        new TrainingOptions(2, 4, 0.1, new TrainingOptions.DpSgd(1.0, 1.1, 1e-5), null, 1.0);
+        new TrainingOptions(2, 4, 0.1, new TrainingOptions.DpSgd(1.0, 1.1, 1e-5), null, null, 1.0);
     LocalTrainer.Result result =
         LocalTrainer.train(
             model,
@@ -78,7 +78,8 @@ class LocalTrainerTest {
   @Test
   void localNoise_clipsThenAddsCalibratedNoise() {
     TrainingOptions options =
-        new TrainingOptions(1, 4, 1.0, null, new TrainingOptions.LocalNoise(1.0, 1e-5, 0.1), 1.0);
+        new TrainingOptions(
+            1, 4, 1.0, null, new TrainingOptions.LocalNoise(1.0, 1e-5, 0.1), null, 1.0);
     LocalTrainer.Result result =
         LocalTrainer.train(
             model,
