@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.client.data.Dataset;
 import dev.privagg.privacy.NoiseSource;
+import dev.privagg.privacy.PrivateTopK;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -89,6 +90,28 @@ class LocalTrainerTest {
             new SplittableRandom(1),
             NoiseSource.zero().forRound("t", 1));
     assertThat(norm(result.update())).isLessThanOrEqualTo(0.1); // zero noise: only the clip shows
+  }
+
+  @Test
+  void privateTopK_sendsKCoordinatesWithinTheBound() {
+    TrainingOptions options =
+        new TrainingOptions(1, 4, 1.0, null, null, new PrivateTopK(2, 0.05, 5.0, 0.5), 1.0);
+    LocalTrainer.Result result =
+        LocalTrainer.train(
+            model,
+            model.zeros(),
+            huge(4),
+            options,
+            new SplittableRandom(1),
+            NoiseSource.seeded(3).forRound("t", 1));
+    long nonZero = 0;
+    for (float[] t : result.update()) {
+      for (float v : t) {
+        assertThat(Math.abs(v)).isLessThanOrEqualTo(0.05f);
+        nonZero += v != 0 ? 1 : 0;
+      }
+    }
+    assertThat(nonZero).isEqualTo(2);
   }
 
   private static double norm(float[][] update) {
