@@ -17,7 +17,7 @@ from typing import Dict
 import numpy as np
 import torch
 
-from digits_common import load_digits, model_from, shard, train_locally
+from digits_common import add_training_options, load_digits, model_from, shard, train_locally
 from privagg_client import GlobalModel, PrivaggClient, state_dict_delta
 from privagg_client.privacy.dp_sgd import DpSgd, DpSgdConfig
 from kafka_config import read_kafka_config
@@ -32,16 +32,7 @@ def main() -> int:
     parser.add_argument("--index", type=int, required=True, help="this client's shard, 0-based")
     parser.add_argument("--clients", type=int, required=True, help="number of shards")
     parser.add_argument("--rounds", type=int, required=True)
-    parser.add_argument("--epochs", type=int, default=2, help="local epochs per round")
-    parser.add_argument("--lr", type=float, default=1.0, help="local (DP-)SGD learning rate")
-    parser.add_argument("--batch", type=int, default=64, help="(expected) local batch size")
-    parser.add_argument(
-        "--dp-sgd-noise",
-        type=float,
-        default=1.0,
-        help="DP-SGD noise multiplier for sample-level privacy; 0 trains with plain SGD",
-    )
-    parser.add_argument("--dp-sgd-clip", type=float, default=1.0, help="DP-SGD per-example clip")
+    add_training_options(parser)
     parser.add_argument("--kafka-config", help="librdkafka properties file (key=value lines)")
     args = parser.parse_args()
 

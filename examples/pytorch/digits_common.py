@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import gzip
 from pathlib import Path
 from typing import Dict, Tuple
@@ -76,3 +77,17 @@ def accuracy(model: nn.Module, data: Tuple[torch.Tensor, torch.Tensor]) -> float
     with torch.no_grad():
         x, y = data
         return float((model(x).argmax(dim=1) == y).float().mean())
+
+
+def add_training_options(parser: argparse.ArgumentParser) -> None:
+    """Local training's options, the same for the launcher and the client processes."""
+    parser.add_argument("--epochs", type=int, default=2, help="local epochs per round")
+    parser.add_argument("--lr", type=float, default=1.0, help="local (DP-)SGD learning rate")
+    parser.add_argument("--batch", type=int, default=64, help="(expected) local batch size")
+    parser.add_argument(
+        "--dp-sgd-noise",
+        type=float,
+        default=1.0,
+        help="DP-SGD noise multiplier for sample-level privacy; 0 trains with plain SGD",
+    )
+    parser.add_argument("--dp-sgd-clip", type=float, default=1.0, help="DP-SGD per-example clip")

@@ -24,7 +24,7 @@ from typing import Dict, List, Optional, Set
 
 import torch
 
-from digits_common import accuracy, load_digits, model_from
+from digits_common import add_training_options, accuracy, load_digits, model_from
 from kafka_config import read_kafka_config
 from privagg_client import GlobalModel, JobConfig, PrivaggClient
 
@@ -124,16 +124,7 @@ def main() -> int:
     parser.add_argument("--spec", default=str(HERE / "digits-mlp.yaml"), help="the job's spec YAML")
     parser.add_argument("--clients", type=int, default=4, help="client processes, one shard each")
     parser.add_argument("--rounds", type=int, default=8, help="updates each client sends")
-    parser.add_argument("--epochs", type=int, default=2, help="local epochs per round")
-    parser.add_argument("--lr", type=float, default=1.0, help="local (DP-)SGD learning rate")
-    parser.add_argument("--batch", type=int, default=64, help="(expected) local batch size")
-    parser.add_argument(
-        "--dp-sgd-noise",
-        type=float,
-        default=1.0,
-        help="DP-SGD noise multiplier for sample-level privacy; 0 trains with plain SGD",
-    )
-    parser.add_argument("--dp-sgd-clip", type=float, default=1.0, help="DP-SGD per-example clip")
+    add_training_options(parser)
     parser.add_argument("--kafka-config", help="librdkafka properties file (key=value lines)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds before giving up")
     args = parser.parse_args()

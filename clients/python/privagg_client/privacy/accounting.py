@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 from ..errors import PrivacyParameterError
 
@@ -239,23 +240,30 @@ def gaussian_delta(epsilon: float, noise_multiplier: float) -> float:
     return max(0.0, math.exp(a) - math.exp(b)) if a > b else 0.0
 
 
+def _smallest_passing(too_small: Callable[[float], bool], lo: float, hi: float) -> float:
+    """The smallest x in (lo, hi] with too_small(x) False, by bisection to the last bit; ``lo``
+    must be too small and ``hi`` not (both are searched outwards first)."""
+    while too_small(hi):
+        lo, hi = hi, hi * 2
+    while lo > 1e-300 and not too_small(lo):
+        hi, lo = lo, lo / 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        if too_small(mid):
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
 def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
     """The smallest epsilon with gaussian_delta(epsilon, noise_multiplier) <= delta (bisection)."""
     _require("delta", 0 < delta < 1, "in (0, 1)", delta)
     if gaussian_delta(0.0, noise_multiplier) <= delta:
         return 0.0
-    lo, hi = 0.0, 1.0
-    while gaussian_delta(hi, noise_multiplier) > delta:
-        lo, hi = hi, hi * 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if mid in (lo, hi):
-            break
-        if gaussian_delta(mid, noise_multiplier) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return _smallest_passing(lambda e: gaussian_delta(e, noise_multiplier) > delta, 0.0, 1.0)
 
 
 def gaussian_noise_multiplier(epsilon: float, delta: float) -> float:
@@ -263,22 +271,7 @@ def gaussian_noise_multiplier(epsilon: float, delta: float) -> float:
     the analytic Gaussian mechanism (Balle and Wang 2018)."""
     _require("epsilon", math.isfinite(epsilon) and epsilon > 0, "finite and > 0", epsilon)
     _require("delta", 0 < delta < 1, "in (0, 1)", delta)
-    lo = hi = 1.0
-    if gaussian_delta(epsilon, 1.0) > delta:
-        while gaussian_delta(epsilon, hi) > delta:
-            lo, hi = hi, hi * 2
-    else:
-        while lo > 1e-300 and gaussian_delta(epsilon, lo) <= delta:
-            hi, lo = lo, lo / 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if mid in (lo, hi):
-            break
-        if gaussian_delta(epsilon, mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return _smallest_passing(lambda z: gaussian_delta(epsilon, z) > delta, 1.0, 1.0)
 
 
 def composed_gaussian_epsilon(noise_multiplier: float, rounds: int, delta: float) -> float:
