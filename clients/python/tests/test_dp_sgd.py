@@ -237,3 +237,24 @@ def test_tied_weights_are_refused_and_dropout_trains() -> None:
     dropout = nn.Sequential(nn.Linear(3, 2), nn.Dropout(0.5))
     trainer.train(dropout, torch.ones(4, 3), torch.zeros(4))
     assert torch.isfinite(dropout[0].weight).all()
+
+
+def test_dp_sgd_then_a_filter_gives_an_update_the_job_takes() -> None:
+    # Composable: DP-SGD trains, a local filter noises the delta, encode_update (the bytes
+    # send_update and the secure path start from) takes it, with its local DP as metadata.
+    from privagg_client import JobConfig, encode_update, state_dict_delta, wire
+    from privagg_client.privacy.local_dp import GaussianLocalDp, LocalDpLedger
+
+    model = nn.Linear(4, 2)
+    base = {k: v.detach().clone().numpy() for k, v in model.state_dict().items()}
+    trainer = DpSgd(nn.functional.cross_entropy, DpSgdConfig(1.0, 1.0, 0.5, 0.1, 2))
+    trainer.train(model, torch.randn(8, 4), torch.zeros(8, dtype=torch.long))
+    delta = state_dict_delta(model.state_dict(), base)
+    release = GaussianLocalDp(1.0, 4.0, 1e-5).apply(delta, randomness.seeded(1))
+    ledger = LocalDpLedger().plus(release.statement)
+    job = JobConfig("j", {"weight": [2, 4], "bias": [2]})
+    value = encode_update(job, 1, "alice", release.update, ledger.metadata(1e-5))
+    record = wire.decode("ClientUpdate", value)
+    assert record["metadata"]["localDp.mechanism"] == "gaussian"
+    sent = np.frombuffer(record["tensors"][0]["data"], "<f4")
+    np.testing.assert_array_equal(sent, release.update["weight"].ravel())
