@@ -258,3 +258,35 @@ def test_dp_sgd_then_a_filter_gives_an_update_the_job_takes() -> None:
     assert record["metadata"]["localDp.mechanism"] == "gaussian"
     sent = np.frombuffer(record["tensors"][0]["data"], "<f4")
     np.testing.assert_array_equal(sent, release.update["weight"].ravel())
+
+
+def test_a_huge_finite_gradient_is_clipped_not_dropped() -> None:
+    # Its squared norm overflows float32; in double it is clipped to C like any other.
+    model = _linear(2)
+    config = DpSgdConfig(1e-9, 1.0, 1.0, 1.0, steps_per_round=1)
+    DpSgd(_sum_loss, config, randomness.seeded(1)).train(
+        model, torch.tensor([[1e20, 0.0]]), torch.zeros(1)
+    )
+    np.testing.assert_allclose(model.weight.detach().numpy()[0], [-1.0, 0.0], atol=1e-6)
+
+
+def test_a_model_or_input_that_cannot_train_is_refused_before_anything_is_charged() -> None:
+    trainer = DpSgd(_sum_loss, DpSgdConfig(1.0, 1.0, 0.5, 0.1, 1))
+    frozen = _linear(2)
+    frozen.weight.requires_grad_(False)
+    with pytest.raises(PrivacyParameterError, match="no parameter that requires a gradient"):
+        trainer.train(frozen, torch.ones(3, 2), torch.zeros(3))
+    with pytest.raises(PrivacyParameterError, match="features and labels: the model's loss"):
+        trainer.train(_linear(2).double(), torch.ones(3, 2), torch.zeros(3))
+    assert trainer.ledger.steps == 0
+
+
+def test_for_batch_size_checks_its_arguments() -> None:
+    make = DpSgdConfig.for_batch_size
+    kwargs = {"noise_multiplier": 1.0, "max_grad_norm": 1.0, "learning_rate": 0.1}
+    with pytest.raises(PrivacyParameterError, match="examples must be an integer"):
+        make(100.5, 10, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(PrivacyParameterError, match="epochs_per_round must be finite"):
+        make(100, 10, epochs_per_round=math.inf, **kwargs)
+    with pytest.raises(PrivacyParameterError, match="the steps per round must be at most"):
+        make(100, 1e-300, **kwargs)

@@ -62,7 +62,12 @@ def test_gaussian_noiseStd_isTheAnalyticGaussians_atSensitivityTwiceTheClipNorm(
     assert f.sigma == pytest.approx(sigma, rel=1e-9)
     zeros = {"w": np.zeros((400, 500), np.float32), "b": np.zeros(7), "s": np.float32(0)}
     release = f.apply(zeros, randomness.seeded(1))
-    assert release.statement == LocalDpStatement("gaussian", 1.0, 1e-5, f.sigma, 0.5, "gaussian")
+    # 100,008 coordinates: 50,004 Box-Muller radii, each cutting off at most 2^-118.
+    sampler = (1 + math.e) * 50_004 * 2.0**-118
+    assert release.statement == LocalDpStatement(
+        "gaussian", 1.0, 1e-5, f.sigma, 0.5, "gaussian", release.statement.sampler_delta
+    )
+    assert release.statement.sampler_delta == pytest.approx(sampler, rel=1e-12)
     noise = np.concatenate([np.ravel(a) for a in release.update.values()]).astype(np.float64)
     n = noise.size
     assert abs(noise.mean()) < SIGMAS * sigma / math.sqrt(n)
@@ -126,9 +131,10 @@ def test_privateTopK_releasesExactlyKNonZeros_withinBound_atTheGivenEpsilon() ->
     assert _nonzero(release.update) == 20
     assert max(float(np.abs(a).max()) for a in release.update.values()) <= 0.5
     laplace_scale = 2 * 0.5 * 20 / 1.5  # 2 bound k / ((1 - selection_share) epsilon)
-    assert release.statement == LocalDpStatement(
-        "private-top-k", 3.0, 0.0, laplace_scale, 0.5, "pure"
-    )
+    statement = release.statement
+    assert (statement.mechanism, statement.epsilon, statement.delta) == ("private-top-k", 3.0, 0.0)
+    assert (statement.noise_scale, statement.clip_bound) == (pytest.approx(laplace_scale), 0.5)
+    assert statement.guarantee == "pure" and 0 < statement.sampler_delta < 1e-25
 
 
 def test_privateTopK_selectsAsKPeeledExponentialMechanisms() -> None:
@@ -151,13 +157,14 @@ def test_privateTopK_selectsAsKPeeledExponentialMechanisms() -> None:
 
 def test_privateTopK_valueNoise_isLaplaceOfScale2BoundKOverTheValuesEpsilon() -> None:
     d = 100_000
-    f = PrivateTopK(k=d, bound=1.0, epsilon=2e7)  # scale 2 * 1 * 1e5 / 1e7 = 0.02
-    assert f.value_noise_scale == pytest.approx(0.02, rel=1e-12)
-    release = f.apply({"w": np.full(d, 0.5)}, randomness.seeded(6))
-    noise = release.update["w"].astype(np.float64) - 0.5
-    # |Laplace(s)| is exponential: mean s, std s.
-    assert abs(np.abs(noise).mean() - 0.02) < SIGMAS * 0.02 / math.sqrt(d)
-    assert abs(noise.mean()) < SIGMAS * math.sqrt(2) * 0.02 / math.sqrt(d)
+    # scale 2 * 1 * 1e5 / 2e6 = 0.1: each value at epsilon 20, within the sampler's reach.
+    f = PrivateTopK(k=d, bound=1.0, epsilon=4e6)
+    assert f.value_noise_scale == pytest.approx(0.1, rel=1e-12)
+    release = f.apply({"w": np.zeros(d)}, randomness.seeded(6))
+    noise = release.update["w"].astype(np.float64)
+    # |Laplace(s)| is exponential: mean s, std s (clipping at 10 s moves the mean by 5e-6 s).
+    assert abs(np.abs(noise).mean() - 0.1) < SIGMAS * 0.1 / math.sqrt(d)
+    assert abs(noise.mean()) < SIGMAS * math.sqrt(2) * 0.1 / math.sqrt(d)
 
 
 @pytest.mark.parametrize(
@@ -307,3 +314,25 @@ def test_privateTopK_selects_on_the_clipped_values() -> None:
         for _ in range(4000)
     )
     assert abs(first / 4000 - 0.5) < 0.04
+
+
+def test_epsilons_the_noise_sampler_cannot_carry_are_refused() -> None:
+    # At epsilon 100 a round the Gaussian would have to reach past 10 std to hide a neighbour.
+    with pytest.raises(PrivacyParameterError, match="epsilon must be smaller for the noise"):
+        GaussianLocalDp(1.0, 100.0, 1e-5).apply({"w": np.ones(10)})
+    with pytest.raises(PrivacyParameterError, match="epsilon must be smaller for the noise"):
+        PrivateTopK(k=1, bound=1.0, epsilon=200.0).apply({"w": np.ones(10)})
+    release = GaussianLocalDp(1.0, 10.0, 1e-5).apply({"w": np.ones(10)}, randomness.seeded(1))
+    assert 0 < release.statement.sampler_delta < 1e-20
+
+
+def test_the_ledger_takes_the_samplers_delta_first() -> None:
+    g = LocalDpStatement("gaussian", 1.0, 1e-5, 3.0 * 2, 1.0, "gaussian", sampler_delta=4e-6)
+    ledger = LocalDpLedger().plus(g)
+    assert ledger.epsilon(1e-5) == pytest.approx(gaussian_epsilon(3.0, 6e-6))
+    assert ledger.epsilon(3e-6) == math.inf
+
+
+def test_flareSvtReplica_gives_up_after_100_passes_that_accept_nothing() -> None:
+    with pytest.raises(PrivacyParameterError, match="let none pass in 100 passes in a row"):
+        FlareSvtReplica(tau=1.0).apply({"w": np.full(20_000, 1e-5)}, randomness.seeded(4))

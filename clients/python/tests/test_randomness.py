@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from privagg_client.privacy import randomness
 
@@ -56,3 +57,25 @@ def test_the_two_halves_of_a_normal_draw_are_independent() -> None:
     correlation = float(np.corrcoef(x[:half], x[half:])[0, 1])
     assert abs(correlation) < 5 / math.sqrt(half)
     assert abs(float(np.corrcoef(np.abs(x[:half]), np.abs(x[half:]))[0, 1])) < 5 / math.sqrt(half)
+
+
+def test_gumbel_follows_its_cdf_on_both_branches() -> None:
+    # P(G <= g) = exp(-exp(-g / scale)); the draw switches branch at the median, so check both
+    # sides and the tails. Each proportion's std is sqrt(p (1 - p) / N).
+    x = randomness.gumbel(N, 2.0, randomness.seeded(6))
+    for g in (-3.0, -1.0, 0.0, 0.7330, 2.0, 6.0, 12.0):
+        p = math.exp(-math.exp(-g / 2.0))
+        assert abs(float(np.mean(x <= g)) - p) < 5 * math.sqrt(p * (1 - p) / N) + 1e-12, g
+
+
+def test_the_tails_reach_2_to_the_minus_118() -> None:
+    zeros = lambda n: b"\x00" * n  # noqa: E731 - every fine uniform at its smallest
+    assert randomness.normal(1, 1.0, zeros)[0] == pytest.approx(math.sqrt(2 * 118 * math.log(2)))
+    assert abs(randomness.laplace(1, 1.0, zeros)[0]) == pytest.approx(118 * math.log(2))
+    lowest = -math.log(math.log(2) + 118 * math.log(2))
+    assert randomness.gumbel(1, 1.0, zeros)[0] == pytest.approx(lowest)
+    # The Gumbel's upper tail: the coin says "below the median" and w is at its smallest.
+    coin_up = iter([b"\xff" * 8, b"\x00" * 16])
+    upper = randomness.gumbel(1, 1.0, lambda n: next(coin_up))[0]
+    assert upper == pytest.approx(-math.log(2.0**-119), rel=1e-3)
+    assert randomness.sampler_delta(0.0, 1) == 2 * 2.0**-118

@@ -74,17 +74,20 @@ class DpSgdConfig:
     ) -> DpSgdConfig:
         """A config whose expected batch is ``batch_size`` of ``examples``, with as many steps
         per round as ``epochs_per_round`` passes over the data take: ceil(epochs n / b)."""
-        _require("examples", examples >= 1, ">= 1", examples)
-        _require(
-            "batch_size", 0 < batch_size <= examples, f"in (0, examples = {examples}]", batch_size
-        )
-        _require("epochs_per_round", epochs_per_round > 0, "> 0", epochs_per_round)
+        count: object = examples
+        ok = not isinstance(count, bool) and isinstance(count, numbers.Integral)
+        _require("examples", ok and operator.index(examples) >= 1, "an integer >= 1", examples)
+        b, epochs = _real(batch_size), _real(epochs_per_round)
+        _require("batch_size", 0 < b <= examples, f"in (0, examples = {examples}]", batch_size)
+        _require("epochs_per_round", epochs > 0, "finite and > 0", epochs_per_round)
+        steps = math.ceil(epochs * examples / b)
+        _require("the steps per round", steps <= 10**8, "at most 10^8", steps)
         return DpSgdConfig(
             noise_multiplier=noise_multiplier,
             max_grad_norm=max_grad_norm,
             sampling_rate=batch_size / examples,
             learning_rate=learning_rate,
-            steps_per_round=math.ceil(epochs_per_round * examples / batch_size),
+            steps_per_round=steps,
             delta=delta,
         )
 
@@ -199,6 +202,8 @@ class DpSgd:
         functional_call, grad, vmap = _func_api()
         c = self.config
         names = [name for name, p in model.named_parameters() if p.requires_grad]
+        if not names:
+            raise PrivacyParameterError("model: it has no parameter that requires a gradient")
         buffers = dict(model.named_buffers())
 
         def example_loss(params: Mapping[str, Any], x: Any, y: Any) -> Any:
@@ -209,6 +214,16 @@ class DpSgd:
         # dropout's randomness is not the privacy noise.
         per_example = vmap(grad(example_loss), in_dims=(None, 0, 0), randomness="same")
         model.train()
+        try:  # one example's gradient, released nowhere: a model or input error shows here
+            per_example(
+                {name: p.detach() for name, p in model.named_parameters() if name in names},
+                features[:1],
+                labels[:1],
+            )
+        except (RuntimeError, ValueError, TypeError, IndexError) as e:
+            raise PrivacyParameterError(
+                f"features and labels: the model's loss cannot be computed on them: {e}"
+            ) from e
         # Charged before any step changes the model: a failure mid-round never leaves a step
         # unaccounted.
         self._ledger = self._ledger.plus(c.noise_multiplier, c.sampling_rate, c.steps_per_round)
@@ -221,8 +236,12 @@ class DpSgd:
             if batch.numel() > 0:
                 grads = per_example(params, features[batch], labels[batch])
                 # One norm over all of an example's tensors: the clip bounds the whole gradient.
+                # In double: a large finite gradient is clipped, not overflowed to infinity.
                 norms = torch.sqrt(
-                    sum(g.reshape(g.shape[0], -1).pow(2).sum(dim=1) for g in grads.values())
+                    sum(
+                        g.reshape(g.shape[0], -1).double().pow(2).sum(dim=1)
+                        for g in grads.values()
+                    )
                 )
                 # A non-finite gradient (a loss that overflowed) counts as zero: a NaN passed
                 # on would mark the whole update, and only in the steps that sampled it.
@@ -235,7 +254,7 @@ class DpSgd:
                 sums = {
                     k: torch.einsum(
                         "b,b...->...",
-                        factors,
+                        factors.to(g.dtype),
                         torch.where(finite.reshape((-1,) + (1,) * (g.dim() - 1)), g, 0.0),
                     )
                     for k, g in grads.items()

@@ -55,10 +55,17 @@ class LocalDpStatement:
     clip_bound: float
     """The L2 norm ("gaussian") or per-coordinate bound values are clipped to; inf if none."""
     guarantee: Guarantee
+    sampler_delta: float = 0.0
+    """What the noise sampler's cut-off tails add to delta (:func:`randomness.sampler_delta`)."""
 
     def __post_init__(self) -> None:
         ok = self.guarantee in _GUARANTEES
         _require("guarantee", ok, f"one of {_GUARANTEES}", self.guarantee)
+        ok = math.isfinite(self.sampler_delta) and 0 <= self.sampler_delta < 1
+        _require("sampler_delta", ok, "in [0, 1)", self.sampler_delta)
+        if self.guarantee == "none":
+            ok = self.epsilon == math.inf and self.delta == 1
+            _require("epsilon and delta", ok, "inf and 1 without a guarantee", self.epsilon)
         if self.guarantee == "gaussian":
             _positive("noise_scale", self.noise_scale)
             _positive("clip_bound", self.clip_bound)
@@ -68,6 +75,8 @@ class LocalDpStatement:
             ok = math.isfinite(self.epsilon) and self.epsilon >= 0
             _require("epsilon", ok, "finite and >= 0 for a pure release", self.epsilon)
             _require("delta", self.delta == 0, "0 for a pure release", self.delta)
+            ok = self.noise_scale >= 0 and self.clip_bound > 0
+            _require("noise_scale and clip_bound", ok, ">= 0 and > 0", self.noise_scale)
 
 
 def _no_guarantee(mechanism: str, noise_scale: float, clip_bound: float) -> LocalDpStatement:
@@ -136,6 +145,17 @@ def _unflatten(
     return out
 
 
+def _within_sampler(extra: float, limit: float, epsilon: float) -> float:
+    """``extra``, the sampler's addition to delta, refused above ``limit``: at a large epsilon
+    the noise must reach far into its tails to hide a neighbour."""
+    if extra > limit:
+        raise PrivacyParameterError(
+            f"epsilon must be smaller for the noise sampler: at {epsilon!r} its cut-off tails"
+            f" (2^-118 per draw) would add {extra:.3g} to delta, above {limit:.3g}"
+        )
+    return extra
+
+
 def _share_count(dimension: int, fraction: float) -> int:
     """min(ceil(dimension * fraction), dimension): FLARE's count of coordinates to upload."""
     return min(math.ceil(dimension * fraction), dimension)
@@ -173,8 +193,12 @@ class GaussianLocalDp:
         if norm > self.clip_norm:
             flat = flat * (self.clip_norm / norm)
         noisy = flat + randomness.normal(flat.size, self.sigma, random_bytes)
+        radii = (flat.size + 1) // 2
+        extra = _within_sampler(
+            randomness.sampler_delta(self.epsilon, radii), self.delta / 1000, self.epsilon
+        )
         statement = LocalDpStatement(
-            "gaussian", self.epsilon, self.delta, self.sigma, self.clip_norm, "gaussian"
+            "gaussian", self.epsilon, self.delta, self.sigma, self.clip_norm, "gaussian", extra
         )
         return LocalRelease(_unflatten(noisy, arrays), statement)
 
@@ -252,8 +276,14 @@ class PrivateTopK:
         noise = randomness.laplace(self.k, self.value_noise_scale, random_bytes)
         # Clipping the noisy values again is post-processing: it costs nothing.
         out[chosen] = np.clip(x[chosen] + noise, -self.bound, self.bound)
+        # Per draw, at that draw's own epsilon: each value is a Laplace release at epsilon_v / k,
+        # each peel an exponential mechanism at eps_each over d Gumbel draws (basic composition).
+        values_epsilon = (1 - self.selection_share) * self.epsilon / self.k
+        extra = self.k * randomness.sampler_delta(values_epsilon, 1)
+        extra += self.k * randomness.sampler_delta(eps_each, d)
+        extra = _within_sampler(extra, 1e-9, self.epsilon)
         statement = LocalDpStatement(
-            "private-top-k", self.epsilon, 0.0, self.value_noise_scale, self.bound, "pure"
+            "private-top-k", self.epsilon, 0.0, self.value_noise_scale, self.bound, "pure", extra
         )
         return LocalRelease(_unflatten(out, arrays), statement)
 
@@ -288,8 +318,9 @@ class FlareSvtReplica:
     gamma: float = 1e-5
     tau: float = 1e-6
 
-    MAX_PASSES = 10_000
-    """Threshold passes before giving up: a tau far above gamma may never let n_upload pass."""
+    MAX_IDLE_PASSES = 100
+    """Passes in a row that accept nothing before giving up: a tau far above gamma may never let
+    n_upload pass."""
 
     def __post_init__(self) -> None:
         _require("fraction", 0 < self.fraction <= 1, "in (0, 1]", self.fraction)
@@ -323,18 +354,18 @@ class FlareSvtReplica:
             utility = np.abs(np.clip(x, -self.gamma, self.gamma))
             candidates = np.arange(d)
             accepted: list[npt.NDArray[np.intp]] = []
-            passes = 0
+            idle = 0
             while sum(a.size for a in accepted) < n_upload:
-                passes += 1
-                if passes > self.MAX_PASSES:
-                    raise PrivacyParameterError(
-                        f"tau must let coordinates pass the threshold: {self.tau!r} against"
-                        f" gamma {self.gamma!r} passed too few in {self.MAX_PASSES} passes"
-                    )
                 noise = randomness.laplace(candidates.size, query_scale, random_bytes)
                 above = utility[candidates] + noise >= threshold
                 accepted.append(candidates[above])
                 candidates = candidates[~above]
+                idle = 0 if above.any() else idle + 1
+                if idle == self.MAX_IDLE_PASSES:
+                    raise PrivacyParameterError(
+                        f"tau must let coordinates pass the threshold: {self.tau!r} against"
+                        f" gamma {self.gamma!r} let none pass in {idle} passes in a row"
+                    )
             passed = np.concatenate(accepted)
             draws = randomness.uniform(n_upload, random_bytes)
             chosen = passed[(draws * passed.size).astype(np.intp)]
@@ -368,10 +399,10 @@ class LocalDpLedger:
         last = self.releases[-1] if self.releases else None
         return {
             "localDp.mechanism": last.mechanism if last else "none",
-            "localDp.roundEpsilon": repr(last.epsilon) if last else "0.0",
+            "localDp.roundEpsilon": repr(float(last.epsilon)) if last else "0.0",
             "localDp.rounds": str(self.rounds),
-            "localDp.epsilon": repr(self.epsilon(delta)),
-            "localDp.delta": repr(delta),
+            "localDp.epsilon": repr(float(self.epsilon(delta))),
+            "localDp.delta": repr(float(delta)),
         }
 
     @property
@@ -383,6 +414,10 @@ class LocalDpLedger:
         any release has no guarantee (or delta is 0 and there is a Gaussian release)."""
         _require("delta", 0 <= delta < 1, "in [0, 1)", delta)
         if any(s.guarantee == "none" for s in self.releases):
+            return math.inf
+        # The samplers' cut-off tails take their share of delta first.
+        delta -= math.fsum(s.sampler_delta for s in self.releases)
+        if delta < 0:
             return math.inf
         pure = math.fsum(s.epsilon for s in self.releases if s.guarantee == "pure")
         # 1 / z^2 per Gaussian release, z = std / sensitivity 2C.
