@@ -309,6 +309,16 @@ final class SimulationOptions {
           "--local-noise-epsilon clips each update to the fixed --clip-norm, which --adaptive-clipping"
               + " moves every round: drop one of them");
     }
+    if (privateTopK != null && (localNoiseEpsilon != null || adaptive != null)) {
+      throw flags.fail(
+          "--private-top-k bounds each coordinate by the fixed --clip-norm and states its own"
+              + " epsilon; with --local-noise-epsilon or --adaptive-clipping the two would not"
+              + " compose into one statement: drop one of them");
+    }
+    if (privateTopK != null) {
+      flags.atLeastOne("--private-top-k", privateTopK);
+      flags.positive("--private-top-k-epsilon", privateTopKEpsilon);
+    }
     ServerOptimizer.Kind kind = serverOptimizerKind(flags);
     ServerOptimizer optimizer = serverOptimizer(flags, kind, serverLr);
     if (minSeparation != null) {

@@ -13,8 +13,14 @@ import java.util.Arrays;
  * The same construction as the Python client's {@code privacy.local_dp.PrivateTopK}.
  */
 public record PrivateTopK(int k, double bound, double epsilon, double selectionShare) {
-  /** Uniforms strictly inside (0, 1): the inverse CDFs below take logs of u and of 1 - u. */
-  private static final double HALF_GRID = 0x1p-54;
+  /**
+   * What each Laplace or Gumbel draw cuts off of its exact distribution's tails at most: their
+   * tails come from uniforms two stream draws fine, down to 2^-106 (73 scales).
+   */
+  static final double TAIL_MASS = 0x1p-106;
+
+  /** The most the cut-off tails may add to delta before a release is refused. */
+  static final double MAX_SAMPLER_DELTA = 1e-9;
 
   public PrivateTopK {
     Checks.atLeastOne("privateTopK.k", k);
@@ -36,12 +42,34 @@ public record PrivateTopK(int k, double bound, double epsilon, double selectionS
     return 2 * bound * k / (selectionShare * epsilon);
   }
 
+  /**
+   * What the cut-off tails add to delta for an update of {@code d} coordinates: within total
+   * variation tau of the exact mechanism, an epsilon-DP draw is (epsilon, (1 + e^epsilon) tau)-DP;
+   * per draw at its own epsilon (each value at (1 - share) epsilon / k, each of the k peels over d
+   * Gumbel draws at share epsilon / k), composed.
+   */
+  public double samplerDelta(int d) {
+    double values = k * (1 + Math.exp((1 - selectionShare) * epsilon / k)) * TAIL_MASS;
+    double selection = (double) k * d * (1 + Math.exp(selectionShare * epsilon / k)) * TAIL_MASS;
+    return values + selection;
+  }
+
   /** Replaces {@code update} in place by its private top-k release, drawing from {@code noise}. */
   public void applyInPlace(float[][] update, NoiseStream noise) {
     int d = Arrays.stream(update).mapToInt(t -> t.length).sum();
     if (k > d) {
       throw new IllegalArgumentException(
           "privateTopK.k must be in [1, " + d + "] (the update's dimension), was " + k);
+    }
+    double samplerDelta = samplerDelta(d);
+    if (!(samplerDelta <= MAX_SAMPLER_DELTA)) {
+      throw new IllegalArgumentException(
+          "privateTopK.epsilon must be smaller for the noise sampler: at "
+              + epsilon
+              + " its cut-off tails would add "
+              + samplerDelta
+              + " to delta, above "
+              + MAX_SAMPLER_DELTA);
     }
     double[] x = new double[d];
     double[] noisyUtility = new double[d];
@@ -74,16 +102,32 @@ public record PrivateTopK(int k, double bound, double epsilon, double selectionS
     }
   }
 
+  /** A uniform in (0, 1) on the stream's 2^-52 grid, never 0 or 1. */
   private static double uniform(NoiseStream noise) {
-    return noise.nextUniform() + HALF_GRID;
+    return (Math.floor(noise.nextUniform() * 0x1p52) + 0.5) * 0x1p-52;
   }
 
+  /** A uniform in (0, 1] from two stream draws, spaced 2^-106 near 0 (for the tails). */
+  private static double fineUniform(NoiseStream noise) {
+    double high = Math.floor(noise.nextUniform() * 0x1p53);
+    double low = (Math.floor(noise.nextUniform() * 0x1p53) + 0.5) * 0x1p-53;
+    return (high + low) * 0x1p-53;
+  }
+
+  /**
+   * -scale ln(E), E ~ Exp(1) with both tails fine: ln 2 - ln(w) above its median, else -ln(1 - w /
+   * 2).
+   */
   private static double gumbel(NoiseStream noise, double scale) {
-    return -scale * Math.log(-Math.log(uniform(noise)));
+    boolean above = uniform(noise) < 0.5;
+    double w = fineUniform(noise);
+    double exponential = above ? Math.log(2) - Math.log(w) : -Math.log1p(-w / 2);
+    return -scale * Math.log(exponential);
   }
 
+  /** A random sign times -scale ln(w), w a fine uniform. */
   private static double laplace(NoiseStream noise, double scale) {
-    double u = uniform(noise) - 0.5;
-    return -scale * Math.signum(u) * Math.log1p(-2 * Math.abs(u));
+    double sign = uniform(noise) < 0.5 ? -1 : 1;
+    return -scale * sign * Math.log(fineUniform(noise));
   }
 }

@@ -51,18 +51,33 @@ class PrivateTopKTest {
   /** A selected value's noise is Laplace of scale 2 b k / ((1 - share) epsilon): E|L| = scale. */
   @Test
   void values_carryLaplaceNoiseOfTheStatedScale() {
-    PrivateTopK topK = new PrivateTopK(1, 1.0, 4000.0, 0.5);
-    assertThat(topK.valueNoiseScale()).isEqualTo(2 * 1.0 * 1 / (0.5 * 4000.0));
+    // Each value at epsilon 20: scale 0.1, within the sampler's reach.
+    PrivateTopK topK = new PrivateTopK(1, 1.0, 40.0, 0.5);
+    assertThat(topK.valueNoiseScale()).isEqualTo(2 * 1.0 * 1 / (0.5 * 40.0));
     NoiseStream noise = NoiseSource.seeded(3).forRound("t", 1);
     double sum = 0;
     for (int t = 0; t < TRIALS; t++) {
-      float[][] update = {{0.25f}};
+      float[][] update = {{0f}};
       topK.applyInPlace(update, noise);
-      sum += Math.abs(update[0][0] - 0.25);
+      sum += Math.abs(update[0][0]);
     }
     double scale = topK.valueNoiseScale();
-    // |L| is exponential with mean and std equal to the scale; float32 output adds ~1e-8.
-    assertThat(sum / TRIALS).isCloseTo(scale, within(5 * scale / Math.sqrt(TRIALS) + 1e-7));
+    // |L| is exponential with mean and std equal to the scale; the clip at 10 scales moves the
+    // mean by 5e-6 of it, float32 output by ~1e-8.
+    assertThat(sum / TRIALS).isCloseTo(scale, within(5 * scale / Math.sqrt(TRIALS) + 1e-6));
+  }
+
+  /** At epsilon 200 for one value the noise would have to reach 200 scales: refused. */
+  @Test
+  void refusesAnEpsilonTheSamplerCannotCarry() {
+    PrivateTopK topK = new PrivateTopK(1, 1.0, 200.0, 0.5);
+    assertThat(topK.samplerDelta(10)).isGreaterThan(PrivateTopK.MAX_SAMPLER_DELTA);
+    assertThatThrownBy(
+            () ->
+                topK.applyInPlace(
+                    new float[][] {new float[10]}, NoiseSource.zero().forRound("t", 1)))
+        .hasMessageContaining("privateTopK.epsilon must be smaller for the noise sampler");
+    assertThat(new PrivateTopK(2, 1.0, 10.0, 0.5).samplerDelta(1000)).isLessThan(1e-20);
   }
 
   @Test
