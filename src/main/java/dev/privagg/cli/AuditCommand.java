@@ -78,11 +78,12 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
 
   @Option(
       names = "--idle",
-      defaultValue = "PT5S",
+      defaultValue = "5s",
       paramLabel = "DURATION",
+      converter = DurationConverter.class,
       description =
-          "Stop reading when no new model arrived for this long (default PT5S); the audit covers"
-              + " the rounds read by then.")
+          "Stop reading when no new model arrived for this long, e.g. 5s or 2m (default 5s); the"
+              + " audit covers the rounds read by then.")
   Duration idle;
 
   @Option(
@@ -105,7 +106,7 @@ final class AuditCommand implements Callable<Integer>, KafkaCommand {
       flags.nonNegative("--claimed-epsilon", claimedEpsilon);
     }
     if (!(idle.compareTo(Duration.ZERO) > 0)) {
-      throw flags.fail("--idle must be a positive duration, e.g. PT30S, was " + idle);
+      throw flags.fail("--idle must be a positive duration, e.g. 30s, was " + idle);
     }
     CanaryScorer.Statistic chosen = null;
     if (!statistic.equals("auto")) {

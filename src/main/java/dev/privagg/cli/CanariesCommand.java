@@ -67,8 +67,9 @@ final class CanariesCommand implements Callable<Integer>, KafkaCommand {
   @Option(
       names = "--idle",
       paramLabel = "DURATION",
+      converter = DurationConverter.class,
       description =
-          "Stop when no new round is announced for this long, e.g. PT2M (default: three round"
+          "Stop when no new round is announced for this long, e.g. 2m (default: three round"
               + " timeouts plus a minute).")
   Duration idle;
 

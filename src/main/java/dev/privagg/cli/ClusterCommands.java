@@ -39,8 +39,8 @@ final class ClusterCommands {
       mixinStandardHelpOptions = true,
       description = {
         "Validate the spec(s), upload the shaded job jar to a Flink session cluster and run it.",
-        "The spec text (and a model.initFile's values) travel with the job, so neither need exist",
-        "on the cluster's machines."
+        "The spec text (and a model.initFile's values) travel with the job, so neither need"
+            + " exist on the cluster's machines."
       })
   static final class Submit implements Callable<Integer> {
     @Spec CommandSpec spec;
@@ -186,7 +186,7 @@ final class ClusterCommands {
   @Command(
       name = "cancel",
       mixinStandardHelpOptions = true,
-      description = "Cancel a job (use privagg savepoint --cancel to keep its state).")
+      description = "Cancel a job (use privagg savepoint --stop to keep its state).")
   static final class Cancel implements Callable<Integer> {
     @Spec CommandSpec spec;
 

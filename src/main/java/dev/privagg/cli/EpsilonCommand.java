@@ -51,7 +51,10 @@ final class EpsilonCommand implements Callable<Integer> {
             Text.number(delta),
             rounds,
             acc.name(),
-            spent.hasOrder() ? ", best order " + Text.number(spent.order()) : "");
+            // An infinite epsilon (no noise) has no best order to speak of.
+            spent.hasOrder() && Double.isFinite(spent.epsilon())
+                ? ", best order " + Text.number(spent.order())
+                : "");
     Output.print(
         spec.commandLine().getOut(),
         json.enabled,

@@ -75,15 +75,30 @@ public final class Main implements Runnable {
           }
           throw ex;
         });
+    // The error and where to look, not the whole usage text that would bury it.
+    cli.setParameterExceptionHandler(
+        (ex, given) -> {
+          CommandLine c = ex.getCommandLine();
+          c.getErr().println(ex.getMessage());
+          CommandLine.UnmatchedArgumentException.printSuggestions(ex, c.getErr());
+          c.getErr()
+              .println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for the options.");
+          return c.getCommandSpec().exitCodeOnInvalidInput();
+        });
     return cli.execute(args);
   }
 
-  /** Reports the version from the jar manifest, or "dev" when run from classes. */
+  /** Reports the project's version (the build writes it into privagg-version.properties). */
   static final class Version implements CommandLine.IVersionProvider {
     @Override
-    public String[] getVersion() {
-      String version = Main.class.getPackage().getImplementationVersion();
-      return new String[] {"privagg " + (version == null ? "dev" : version)};
+    public String[] getVersion() throws java.io.IOException {
+      java.util.Properties p = new java.util.Properties();
+      try (java.io.InputStream in = Main.class.getResourceAsStream("/privagg-version.properties")) {
+        if (in != null) {
+          p.load(in);
+        }
+      }
+      return new String[] {"privagg " + p.getProperty("version", "dev")};
     }
   }
 }

@@ -17,14 +17,14 @@ import picocli.CommandLine.Spec;
     name = "secagg-cost",
     mixinStandardHelpOptions = true,
     description = {
-      "What secure aggregation costs against plaintext mode, measured side by side in this",
-      "process (no Kafka, no Flink): a roster of m clients on the graph the job would choose",
-      "runs the six phases, --dropout-rate of them dropping out after phase 2; the same",
-      "updates go through plaintext mode's encode and the job's clip and sum. Reports the",
-      "Avro bytes each client sends and reads, its CPU per phase, and the job's CPU on the",
-      "round's values (sum, reconstruction, mask correction), each a median over clients",
-      "and --rounds; fails if the unmasked sum differs from the plaintext sum of the",
-      "survivors. Progress goes to stderr."
+      "What secure aggregation costs against plaintext mode, measured side by side in one process.",
+      "No Kafka, no Flink: a roster of m clients on the graph the job would choose runs the six"
+          + " phases, --dropout-rate of them dropping out after phase 2; the same updates go"
+          + " through plaintext mode's encode and the job's clip and sum. Reports the Avro bytes"
+          + " each client sends and reads, its CPU per phase, and the job's CPU on the round's"
+          + " values (sum, reconstruction, mask correction), each a median over clients and"
+          + " --rounds; fails if the unmasked sum differs from the plaintext sum of the"
+          + " survivors. Progress goes to stderr."
     })
 final class SecAggCostCommand implements Callable<Integer> {
   @Spec CommandSpec spec;

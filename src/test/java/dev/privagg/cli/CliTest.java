@@ -566,4 +566,57 @@ class CliTest {
     }
     assertThat(run("--help").out()).contains("epsilon", "plan", "sigma", "status");
   }
+
+  @Test
+  void aWrongOption_printsTheErrorAndWhereToLook_notTheUsage() {
+    Run run = run("epsilon", "--noise-multiplier", "x");
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err())
+        .startsWith("Invalid value for option '--noise-multiplier': 'x' is not a double")
+        .contains("Try 'privagg epsilon --help' for the options.")
+        .doesNotContain("Usage:");
+    assertThat(run.err().lines().count()).isLessThanOrEqualTo(3);
+  }
+
+  @Test
+  void version_isTheProjects() {
+    Run run = run("--version");
+    assertThat(run.out()).startsWith("privagg 0.").doesNotContain("dev");
+  }
+
+  @Test
+  void epsilonWithoutNoise_namesNoBestOrder() {
+    Run run =
+        run(
+            "epsilon",
+            "--noise-multiplier",
+            "0",
+            "--sampling-rate",
+            "0.1",
+            "--rounds",
+            "10",
+            "--delta",
+            "1e-5");
+    assertThat(run.out()).contains("epsilon Infinity").doesNotContain("order");
+  }
+
+  @Test
+  void helpTexts_endTheirSentences_andCancelPointsToSavepointStop() {
+    String top = run("--help").out();
+    // The summary in the command list is the description's first line: a whole sentence.
+    assertThat(top).contains("side by side in one process.\n");
+    assertThat(run("secagg-cost", "--help").out()).contains("one process.\nNo Kafka, no Flink");
+    assertThat(run("cancel", "--help").out()).contains("savepoint --stop");
+  }
+
+  @Test
+  void durations_takeTheSpecSyntax_andIso() {
+    DurationConverter c = new DurationConverter();
+    assertThat(c.convert("5s")).isEqualTo(java.time.Duration.ofSeconds(5));
+    assertThat(c.convert("250ms")).isEqualTo(java.time.Duration.ofMillis(250));
+    assertThat(c.convert("2m")).isEqualTo(java.time.Duration.ofMinutes(2));
+    assertThat(c.convert("PT5S")).isEqualTo(java.time.Duration.ofSeconds(5));
+    Run run = run("audit", "--idle", "5x", "--spec", "nowhere.yaml");
+    assertThat(run.err()).contains("'5x' is not a duration: use 500ms, 30s, 2m or 1h");
+  }
 }
