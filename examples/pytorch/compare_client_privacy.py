@@ -39,7 +39,7 @@ import torch
 from confluent_kafka import Producer
 from torch import nn
 
-from digits_common import DigitsMlp, accuracy, load_digits, shard
+from digits_common import DigitsMlp, accuracy, load_digits, shard, train_locally
 from privagg_client import JobConfig, PrivaggClient, encode_update, state_dict_delta, to_state_dict
 from privagg_client.privacy import local_dp
 from privagg_client.privacy.dp_sgd import DpSgd, DpSgdConfig
@@ -112,16 +112,6 @@ def spec_yaml(job_id: str, tensors: Dict[str, Tuple[int, ...]], init: str, clien
               f"topics: {{updates: {topics}.updates, models: {topics}.models, rounds: {topics}.rounds,"
               f" ledger: {topics}.ledger, rejects: {topics}.rejects}}"]
     return "\n".join(lines) + "\n"
-
-
-def plain_sgd(model: nn.Module, data: Data, lr: float, batch: int, seed: int) -> None:
-    x, y = data
-    generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-    for chunk in torch.randperm(len(x), generator=generator).split(batch):
-        optimizer.zero_grad()
-        nn.functional.cross_entropy(model(x[chunk]), y[chunk]).backward()
-        optimizer.step()
 
 
 def client_epsilon(m: Mechanism, ledger: local_dp.LocalDpLedger, dp_sgd_epsilon: float,
@@ -219,7 +209,7 @@ def main() -> int:
                     model.load_state_dict(to_state_dict(base.tensors))
                     trainer = trainers[i][c]
                     if trainer is None:
-                        plain_sgd(model, data, args.lr, args.batch, seed=1000 * a.round + c)
+                        train_locally(model, data, 1, args.lr, 1000 * a.round + c, args.batch)
                     else:
                         trainer.train(model, *data)
                     update = state_dict_delta(model.state_dict(), base.tensors)

@@ -66,9 +66,9 @@ def train_locally(
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     model.train()
     for _ in range(epochs):
-        for batch in torch.randperm(len(x), generator=generator).split(batch):
+        for chunk in torch.randperm(len(x), generator=generator).split(batch):
             optimizer.zero_grad()
-            nn.functional.cross_entropy(model(x[batch]), y[batch]).backward()
+            nn.functional.cross_entropy(model(x[chunk]), y[chunk]).backward()
             optimizer.step()
 
 

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import PrivacyParameterError
+from .checks import require as _require
 
 DEFAULT_ORDERS: tuple[float, ...] = (
     tuple(t / 10 for t in range(11, 110))
@@ -24,11 +24,6 @@ DEFAULT_ORDERS: tuple[float, ...] = (
 
 _SERIES_CUTOFF = -30.0  # terms below exp(-30) no longer change A_alpha in double
 _MAX_SERIES_TERMS = 100_000
-
-
-def _require(name: str, ok: bool, allowed: str, value: object) -> None:
-    if not ok:
-        raise PrivacyParameterError(f"{name} must be {allowed}, was {value!r}")
 
 
 def _log_add(a: float, b: float) -> float:

@@ -26,6 +26,8 @@ from typing import Any, Callable
 from ..errors import PrivacyParameterError, PrivaggError
 from . import randomness
 from .accounting import EpsilonSpent, RdpLedger
+from .checks import real as _real
+from .checks import require as _require
 
 LossFn = Callable[[Any, Any], Any]
 """``loss(outputs, labels)`` with mean reduction, e.g. ``torch.nn.functional.cross_entropy``."""
@@ -104,22 +106,6 @@ class DpSgdReport:
     run_epsilon: EpsilonSpent
     """Every step of every round so far, composed."""
     ledger: RdpLedger = field(repr=False)
-
-
-def _require(name: str, ok: bool, allowed: str, value: object) -> None:
-    if not ok:
-        raise PrivacyParameterError(f"{name} must be {allowed}, was {value!r}")
-
-
-def _real(value: object) -> float:
-    """``value`` as a finite float (NumPy scalars too), or NaN, which fails every comparison."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return math.nan
-    try:
-        x = float(value)
-    except OverflowError:
-        return math.nan
-    return x if math.isfinite(x) else math.nan
 
 
 def _torch() -> Any:

@@ -24,21 +24,14 @@ import numpy as np
 from ..errors import NonFiniteValuesError, PrivacyParameterError, TensorShapeError
 from . import randomness
 from .accounting import gaussian_epsilon, gaussian_noise_multiplier
+from .checks import positive as _positive
+from .checks import require as _require
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
 Guarantee = Literal["gaussian", "pure", "none"]
 _GUARANTEES = ("gaussian", "pure", "none")
-
-
-def _require(name: str, ok: bool, allowed: str, value: object) -> None:
-    if not ok:
-        raise PrivacyParameterError(f"{name} must be {allowed}, was {value!r}")
-
-
-def _positive(name: str, value: float) -> None:
-    _require(name, math.isfinite(value) and value > 0, "finite and > 0", value)
 
 
 @dataclass(frozen=True)

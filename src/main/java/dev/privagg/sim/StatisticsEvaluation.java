@@ -242,8 +242,7 @@ public final class StatisticsEvaluation {
     private static double[] clipped(StatisticsQuery query, double[] row) {
       double[] out = new double[row.length];
       for (int i = 0; i < row.length; i++) {
-        Feature f = query.features().get(i);
-        out[i] = Math.max(f.lo(), Math.min(f.hi(), row[i]));
+        out[i] = query.features().get(i).clip(row[i]);
       }
       return out;
     }
