@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import privagg_client
 
 PACKAGE_SCHEMAS = Path(privagg_client.__file__).parent / "schemas"
@@ -22,17 +24,20 @@ def test_package_schemas_equal_the_repositorys(repo_root: Path) -> None:
         assert package[name] == repo[name], f"{name} differs from schemas/{name}: copy it again"
 
 
-def test_package_history_holds_every_released_global_model_schema(repo_root: Path) -> None:
-    """Every released GlobalModel schema (schemas/history/GlobalModel/vN.avsc) is in the package,
-    so that models written by an older job still decode (clients read no other record type)."""
-    repo = _files(repo_root / "schemas" / "history" / "GlobalModel")
-    package = _files(PACKAGE_SCHEMAS / "history" / "GlobalModel")
-    assert repo, "schemas/history/GlobalModel/ holds no version"
+@pytest.mark.parametrize("record", ["GlobalModel", "RoundAnnouncement"])
+def test_package_history_holds_every_released_version_of_what_clients_read(
+    repo_root: Path, record: str
+) -> None:
+    """Every released schema of a record clients read (schemas/history/<record>/vN.avsc) is in the
+    package, so that models and announcements written by an older job still decode."""
+    repo = _files(repo_root / "schemas" / "history" / record)
+    package = _files(PACKAGE_SCHEMAS / "history" / record)
+    assert repo, f"schemas/history/{record}/ holds no version"
     assert sorted(package) == sorted(repo), (
-        "copy schemas/history/GlobalModel/*.avsc to privagg_client/schemas/history/GlobalModel/"
+        f"copy schemas/history/{record}/*.avsc to privagg_client/schemas/history/{record}/"
     )
     for name in repo:
-        assert package[name] == repo[name], f"history/GlobalModel/{name} differs from the repository's"
+        assert package[name] == repo[name], f"history/{record}/{name} differs from the repository's"
 
 
 def test_the_secure_schemas_are_the_newest_recorded_versions(repo_root: Path) -> None:

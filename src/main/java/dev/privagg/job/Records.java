@@ -117,12 +117,28 @@ public final class Records {
       long deadlineMillis,
       String deployment) {
     RoundAnnouncement a =
-        new RoundAnnouncement(spec.jobId(), round, baseModelRound, deadlineMillis);
+        new RoundAnnouncement(spec.jobId(), round, baseModelRound, deadlineMillis, false);
     OutboundRecord record =
         OutboundRecord.release(spec.topics().rounds(), key(spec), AvroCodec.encode(a), round);
     record.openedMillis = openedMillis;
     record.deployment = deployment;
     record.fixedSchedule = !spec.rounds().nextRoundAtEarlyClose();
+    return record;
+  }
+
+  /**
+   * The public word that the budget is spent: round {@code firstUnopened} and every later one never
+   * open, and {@code finalModelRound} is the last model. Its bytes hold nothing time-dependent
+   * (deadline 0), so a replay that decides the same exhaustion writes the same bytes.
+   */
+  public static OutboundRecord budgetSpent(
+      JobSpec spec, long firstUnopened, long finalModelRound, String deployment) {
+    RoundAnnouncement a =
+        new RoundAnnouncement(spec.jobId(), firstUnopened, finalModelRound, 0L, true);
+    OutboundRecord record =
+        OutboundRecord.release(
+            spec.topics().rounds(), key(spec), AvroCodec.encode(a), firstUnopened);
+    record.deployment = deployment;
     return record;
   }
 

@@ -17,6 +17,7 @@ import static org.assertj.core.api.Assertions.within;
 import dev.privagg.avro.LedgerEntry;
 import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.avro.RejectReason;
+import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.job.decide.DecideFunction;
 import dev.privagg.job.decode.UpdateValidator;
 import dev.privagg.job.ledger.LedgerCodec;
@@ -373,7 +374,19 @@ class DecideFunctionTest {
               assertThat(e.getOutcome()).isEqualTo(LedgerOutcome.BUDGET_EXHAUSTED);
               assertThat(e.getEpsilonSpent()).isLessThanOrEqualTo(6.0);
             });
-    assertThat(announcements(out)).hasSize((int) fit);
+    // Every round that fit is announced, then one public record says the budget is spent: the
+    // next round never opens and the last model is final.
+    List<RoundAnnouncement> announced = announcements(out);
+    assertThat(announced).hasSize((int) fit + 1);
+    assertThat(announced.subList(0, (int) fit)).noneMatch(RoundAnnouncement::getBudgetSpent);
+    assertThat(announced.get((int) fit))
+        .satisfies(
+            a -> {
+              assertThat(a.getBudgetSpent()).isTrue();
+              assertThat(a.getRound()).isEqualTo(fit + 1);
+              assertThat(a.getBaseModelRound()).isEqualTo(fit);
+              assertThat(a.getDeadlineMillis()).isZero();
+            });
     assertThat(harness.numEventTimeTimers()).isZero();
     // Only the job progress (ledger, model) and its mechanism remain: round accumulator and seen
     // clients are gone.

@@ -62,7 +62,10 @@ class RejectsIT extends KafkaFlinkTestBase {
 
     byte[] garbage = "hello, not avro".getBytes(StandardCharsets.UTF_8);
     produce(topic, "x", garbage);
-    produce(topic, "x", AvroCodec.encode(new RoundAnnouncement("x", 1L, 0L, 0L))); // other schema
+    produce(
+        topic,
+        "x",
+        AvroCodec.encode(new RoundAnnouncement("x", 1L, 0L, 0L, false))); // other schema
     produce(
         topic,
         "x",

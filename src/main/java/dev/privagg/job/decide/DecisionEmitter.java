@@ -288,7 +288,8 @@ final class DecisionEmitter implements RoundDecisions {
   }
 
   @Override
-  public void exhaust(long round, double epsilonSpent, long atMillis) {
+  public void exhaust(
+      long round, long firstUnopened, long finalModelRound, double epsilonSpent, long atMillis) {
     LOG.warn(
         "job {}: privacy budget spent (epsilon {} of {}): round {} and later are refused",
         spec.jobId(),
@@ -307,6 +308,7 @@ final class DecisionEmitter implements RoundDecisions {
             null,
             atMillis,
             deployment));
+    out.collect(Records.budgetSpent(spec, firstUnopened, finalModelRound, deployment));
   }
 
   @Override

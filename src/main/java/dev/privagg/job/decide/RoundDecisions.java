@@ -66,8 +66,14 @@ interface RoundDecisions {
   /** Some clients of {@code round} were turned away with ROUND_FULL. */
   void reportFull(long round, long clientsSeen);
 
-  /** The budget cannot pay for {@code round}: no more rounds run. */
-  void exhaust(long round, double epsilonSpent, long atMillis);
+  /**
+   * The budget cannot pay for {@code round}: no more rounds run. {@code firstUnopened} is the first
+   * round never announced as open ({@code round}, or the one after it when {@code round} was
+   * announced before its charge failed); the public budget-spent record names it, with the final
+   * model's round.
+   */
+  void exhaust(
+      long round, long firstUnopened, long finalModelRound, double epsilonSpent, long atMillis);
 
   /** The ledger topic showed more spending than the state: the job continues from it. */
   void adopt(LedgerFloor floor, long roundsInState);

@@ -865,7 +865,7 @@ final class RoundLifecycle {
     PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
     if (charge == null || !fits(ledger, charge)) {
       progress.currentRound = round;
-      exhaust(store, progress, ledger, nowMillis, out);
+      exhaust(store, progress, ledger, true, nowMillis, out);
       return;
     }
     ledger = ledger.append(charge);
@@ -894,7 +894,7 @@ final class RoundLifecycle {
     PrivacyLedger ledger = LedgerCodec.read(progress.ledger);
     PrivacyEvent next = chargeOf(progress.currentRound);
     if (next == null || !fits(ledger, next)) {
-      exhaust(store, progress, ledger, opensAt, out);
+      exhaust(store, progress, ledger, false, opensAt, out);
       return;
     }
     OpenRound round = OpenRound.empty();
@@ -1002,7 +1002,7 @@ final class RoundLifecycle {
     PrivacyEvent charge = chargeOf(r, round);
     // Budget before release (invariant 4): checked again here, whatever was checked at opening.
     if (charge == null || !fits(ledger, charge)) {
-      exhaust(store, progress, ledger, closedAt, out);
+      exhaust(store, progress, ledger, true, closedAt, out);
       return;
     }
     ledger = ledger.append(charge);
@@ -1067,16 +1067,21 @@ final class RoundLifecycle {
     store.clearRound();
   }
 
-  /** The budget cannot cover another round: record it once, stop announcing, drop round state. */
+  /**
+   * The budget cannot cover another round: record it once, say so publicly, stop announcing, drop
+   * round state. {@code announced}: the current round was announced before its charge failed.
+   */
   private void exhaust(
       RoundStore store,
       JobProgress progress,
       PrivacyLedger ledger,
+      boolean announced,
       long atMillis,
       RoundDecisions out) {
     progress.exhausted = true;
     double epsilon = accountant().epsilon(ledger, spec.privacy().delta()).epsilon();
-    out.exhaust(progress.currentRound, epsilon, atMillis);
+    long firstUnopened = progress.currentRound + (announced ? 1 : 0);
+    out.exhaust(progress.currentRound, firstUnopened, progress.modelRound, epsilon, atMillis);
     discardOpenRound(store, progress, out);
   }
 

@@ -134,8 +134,9 @@ public final class LedgerReconciler {
             RoundAnnouncement a = AvroCodec.decodeAnnouncement(release.value);
             LedgerFloor.Announced previous = announced.get(release.jobId);
             // The first committed announcement of a round wins: a later one (another job's) was
-            // withheld from the public topic.
-            if (previous == null || a.getRound() > previous.round()) {
+            // withheld from the public topic. A budget-spent record opens nothing: the ledger's
+            // BUDGET_EXHAUSTED entry is what a start reads the exhaustion from.
+            if (!a.getBudgetSpent() && (previous == null || a.getRound() > previous.round())) {
               announced.put(
                   release.jobId,
                   new LedgerFloor.Announced(
@@ -155,7 +156,10 @@ public final class LedgerReconciler {
         topics.rounds(),
         (key, value) -> {
           if (key != null && jobIds.contains(key)) {
-            announcedPublicly.merge(key, AvroCodec.decodeAnnouncement(value).getRound(), Math::max);
+            RoundAnnouncement a = AvroCodec.decodeAnnouncement(value);
+            if (!a.getBudgetSpent()) {
+              announcedPublicly.merge(key, a.getRound(), Math::max);
+            }
           }
         });
     // The public models topic too: versions before the releases topic published there directly,

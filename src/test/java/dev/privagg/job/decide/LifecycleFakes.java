@@ -403,7 +403,8 @@ final class LifecycleFakes {
     }
 
     @Override
-    public void exhaust(long round, double epsilonSpent, long atMillis) {
+    public void exhaust(
+        long round, long firstUnopened, long finalModelRound, double epsilonSpent, long atMillis) {
       exhausted.add(round);
     }
 
