@@ -18,6 +18,7 @@ import picocli.CommandLine.Spec;
       PlanCommand.class,
       MechanismCommand.class,
       SigmaCommand.class,
+      BudgetCalcCommand.class,
       StatusCommand.class,
       RunCommand.class,
       SimulateCommand.class,

@@ -11,8 +11,10 @@ import dev.privagg.spec.JobSpec;
 import dev.privagg.spec.JobSpecReader;
 import dev.privagg.statistics.Block;
 import dev.privagg.statistics.StatisticsQuery;
+import dev.privagg.status.StatusFollower;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -110,6 +112,9 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
   /** Set once the job is being stopped: its cancellation is then no failure. */
   private volatile boolean stopping;
 
+  /** The per-round lines, once the job runs. */
+  private volatile RunProgress progress;
+
   /** The embedded broker, when {@code --bootstrap-servers} is not given. */
   private volatile PersistentKafka broker;
 
@@ -191,6 +196,7 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
     if (sourcePlan.parallelism() < parallelism) {
       out.println(sourcePlan.describe());
     }
+    progress = new RunProgress(out, jobs, followers(out, jobs));
     out.flush();
     StreamExecutionEnvironment env = PrivaggJob.localEnvironment(stateDir);
     out.println("checkpoints: " + stateDir.toAbsolutePath().resolve("checkpoints"));
@@ -203,6 +209,7 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
     job = client;
     out.println("running as Flink job " + client.getJobID() + "; Ctrl-C stops it");
     out.flush();
+    progress.start();
     try {
       client.getJobExecutionResult().get();
     } catch (java.util.concurrent.ExecutionException e) {
@@ -212,6 +219,21 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
       throw e;
     }
     return 0;
+  }
+
+  /**
+   * Reads each job's topics as they stand before the start and says how long its budget lasts, or
+   * that it is spent; the followers then print each round as the job decides it.
+   */
+  private List<StatusFollower> followers(java.io.PrintWriter out, List<JobSpec> jobs) {
+    List<StatusFollower> followers = new java.util.ArrayList<>();
+    for (JobSpec spec : jobs) {
+      StatusFollower follower = new StatusFollower(kafka(), spec, Duration.ofSeconds(30));
+      followers.add(follower);
+      follower.catchUp(Duration.ofSeconds(30), r -> {});
+      out.println(RunProgress.startLine(spec, follower.tracker().snapshot()));
+    }
+    return followers;
   }
 
   /** The embedded broker's port, after checking it goes with the other Kafka flags. */
@@ -297,6 +319,10 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
   /** Cancels the job, then stops the embedded broker; safe to call twice and from the hook. */
   private void stop() {
     stopping = true;
+    RunProgress lines = progress;
+    if (lines != null) {
+      lines.close();
+    }
     JobClient running = job;
     if (running != null) {
       try {

@@ -1,108 +1,115 @@
 package dev.privagg.cli;
 
-import dev.privagg.privacy.Accountant;
-import dev.privagg.privacy.BudgetStatus;
-import dev.privagg.privacy.MechanismKind;
-import dev.privagg.privacy.PrivacyEvent;
-import dev.privagg.privacy.PrivacyLedger;
-import java.util.ArrayList;
-import java.util.List;
+import dev.privagg.io.KafkaAccess;
+import dev.privagg.spec.JobSpec;
+import dev.privagg.status.JobStatus;
+import dev.privagg.status.RoundRecord;
+import dev.privagg.status.StatusFollower;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import org.apache.kafka.common.acl.AclOperation;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code privagg status}: budget spent and remaining under each accountant, side by side. */
+/** {@code privagg status}: where a running job stands, read from its topics. */
 @Command(
     name = "status",
     mixinStandardHelpOptions = true,
     description = {
-      "Budget spent and remaining, and how many more rounds fit.",
-      "Shown under RDP, PLD and basic and advanced composition, with how much looser than RDP each is."
+      "Where a running job stands, read from its ledger, rounds and rejects topics"
+          + " (read_committed): rounds released, withheld, skipped; epsilon spent and remaining;"
+          + " how many more rounds the budget pays for; the open round and its deadline; updates"
+          + " summed per round; rejected updates by reason.",
+      "With --follow it then prints a line per round as the job decides it, until the budget is"
+          + " spent or Ctrl-C.",
+      "It needs READ on those topics (operator-internal: the ledger holds exact counts). To"
+          + " forecast a budget without a job, use privagg budget-calc."
     })
-final class StatusCommand implements Callable<Integer> {
-
+final class StatusCommand implements Callable<Integer>, KafkaCommand {
   @Spec CommandSpec spec;
 
-  @Mixin MechanismOptions mechanism;
-
-  @Option(names = "--rounds-done", required = true, description = "Rounds already released (>= 0).")
-  long roundsDone;
+  @Mixin JobOptions job;
 
   @Option(
-      names = "--budget-epsilon",
-      required = true,
-      description = "Epsilon budget (> 0, may be Infinity).")
-  double budgetEpsilon;
+      names = "--follow",
+      description =
+          "After the status, print each round as the job decides it, until the budget is spent"
+              + " or Ctrl-C.")
+  boolean follow;
 
-  @Option(names = "--delta", required = true, description = "Delta in (0, 1).")
-  double delta;
+  @Option(
+      names = "--timeout",
+      defaultValue = "30s",
+      paramLabel = "DURATION",
+      converter = DurationConverter.class,
+      description =
+          "How long to wait for the broker and to read the topics to their end (default 30s).")
+  Duration timeout;
 
   @Mixin JsonOption json;
 
   @Override
   public Integer call() {
-    Flags flags = new Flags(spec);
-    PrivacyEvent round = mechanism.rounds(flags, 1);
-    if (roundsDone < 0) {
-      throw flags.fail("--rounds-done must be >= 0, was " + roundsDone);
+    JobSpec jobSpec = job.read();
+    JobSpec.Topics t = jobSpec.topics();
+    Map<String, Set<AclOperation>> needs = new LinkedHashMap<>();
+    for (String topic : new String[] {t.ledger(), t.rounds(), t.rejects()}) {
+      needs.put(topic, Set.of(AclOperation.READ));
     }
-    if (!(budgetEpsilon > 0)) {
-      throw flags.fail("--budget-epsilon must be > 0 (Infinity allowed), was " + budgetEpsilon);
-    }
-    flags.delta("--delta", delta);
-
-    PrivacyLedger ledger =
-        roundsDone == 0 ? PrivacyLedger.EMPTY : PrivacyLedger.of(round.times(roundsDone));
-    List<Map<String, Object>> rows = new ArrayList<>();
-    StringBuilder text = new StringBuilder();
-    text.append(
-        String.format(
-            "%-9s %12s %12s %16s %14s%n",
-            "accountant", "spent", "remaining", "rounds that fit", "vs rdp"));
-    double rdpSpent = Double.NaN;
-    // Distributed-noise rounds are known only as a Renyi bound: the other accountants refuse them.
-    List<String> accountants =
-        round.kind() == MechanismKind.DISTRIBUTED_DISCRETE_GAUSSIAN
-            ? List.of("rdp")
-            : Accountant.NAMES;
-    for (String name : accountants) {
-      BudgetStatus status =
-          BudgetStatus.of(Accountant.named(name), ledger, budgetEpsilon, delta, round);
-      if (name.equals("rdp")) {
-        rdpSpent = status.epsilonSpent();
+    KafkaAccess.require(kafka(), KafkaAccess.Needs.topics(needs));
+    PrintWriter out = spec.commandLine().getOut();
+    try (StatusFollower follower = new StatusFollower(kafka(), jobSpec, timeout)) {
+      if (!follower.catchUp(timeout, r -> {})) {
+        throw new IllegalStateException(
+            "could not read the topics of job "
+                + jobSpec.jobId()
+                + " to their end within "
+                + timeout.toSeconds()
+                + " s; fix: check the broker, or give a longer --timeout");
       }
-      double looser = status.epsilonSpent() / rdpSpent;
-      rows.add(
-          Output.fields(
-              "accountant", name,
-              "epsilonSpent", Output.number(status.epsilonSpent()),
-              "epsilonRemaining", Output.number(status.epsilonRemaining()),
-              "roundsRemaining", status.roundsRemaining(),
-              "looserThanRdp", Output.number(looser)));
-      text.append(
-          String.format(
-              "%-9s %12s %12s %16s %14s%n",
-              name,
-              Text.number(status.epsilonSpent()),
-              Text.number(status.epsilonRemaining()),
-              status.roundsRemaining() == Long.MAX_VALUE
-                  ? "unbounded"
-                  : Long.toString(status.roundsRemaining()),
-              Double.isFinite(looser) ? Text.number(looser) + "x" : "-"));
+      long now = System.currentTimeMillis();
+      JobStatus status = follower.tracker().snapshot();
+      Output.print(
+          out,
+          json.enabled,
+          StatusText.fields(status, now),
+          StatusText.text(status, jobSpec.rounds().timeoutMillis(), now));
+      while (follow && !follower.tracker().exhausted()) {
+        follower.poll(Duration.ofMillis(500), r -> printRound(out, jobSpec, follower, r));
+      }
     }
-    Output.print(
-        spec.commandLine().getOut(),
-        json.enabled,
-        Output.fields(
-            "budgetEpsilon", Output.number(budgetEpsilon),
-            "delta", delta,
-            "roundsDone", roundsDone,
-            "accountants", rows),
-        text.toString().stripTrailing());
     return 0;
+  }
+
+  private void printRound(
+      PrintWriter out, JobSpec jobSpec, StatusFollower follower, RoundRecord r) {
+    if (json.enabled) {
+      Output.line(out, StatusText.roundFields(jobSpec.jobId(), r));
+    } else {
+      out.println(
+          StatusText.round(
+              jobSpec.jobId(),
+              r,
+              jobSpec.privacy().budgetEpsilon(),
+              follower.tracker().snapshot().finalModelRound()));
+    }
+    out.flush();
+  }
+
+  @Override
+  public dev.privagg.io.KafkaConnection kafka() {
+    return job.connection();
+  }
+
+  @Override
+  public String attempt() {
+    return "read the job's topics";
   }
 }

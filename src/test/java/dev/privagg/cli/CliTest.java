@@ -67,7 +67,7 @@ class CliTest {
         .isEqualTo(json.readTree(gaussian.out()).get("epsilon").asDouble());
     Run status =
         run(
-            "status",
+            "budget-calc",
             "--noise-multiplier",
             "6.682",
             "--sampling-rate",
@@ -510,10 +510,10 @@ class CliTest {
   }
 
   @Test
-  void status_showsEachAccountant_andHowMuchLooserThanRdp() throws Exception {
+  void budgetCalc_showsEachAccountant_andHowMuchLooserThanRdp() throws Exception {
     Run run =
         run(
-            "status",
+            "budget-calc",
             "--noise-multiplier",
             "1.1",
             "--sampling-rate",
@@ -545,7 +545,7 @@ class CliTest {
           "epsilon",
           "plan",
           "sigma",
-          "status",
+          "budget-calc",
           "jobs",
           "submit",
           "savepoint",
@@ -559,12 +559,12 @@ class CliTest {
 
   @Test
   void everyCommand_hasHelp() {
-    for (String command : new String[] {"epsilon", "plan", "sigma", "status"}) {
+    for (String command : new String[] {"epsilon", "plan", "sigma", "budget-calc"}) {
       Run run = run(command, "--help");
       assertThat(run.exitCode()).isZero();
       assertThat(run.out()).contains("Usage: privagg " + command);
     }
-    assertThat(run("--help").out()).contains("epsilon", "plan", "sigma", "status");
+    assertThat(run("--help").out()).contains("epsilon", "plan", "sigma", "budget-calc", "status");
   }
 
   @Test

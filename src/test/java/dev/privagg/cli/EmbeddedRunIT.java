@@ -141,6 +141,132 @@ class EmbeddedRunIT {
   }
 
   /**
+   * A budget for three rounds: {@code privagg run} says how long it lasts, prints each round and
+   * the spent budget; {@code privagg status} reads the same from the topics (rejects too); a
+   * restart on the spent budget says so at once.
+   */
+  @Test
+  void progressLines_status_andARestartOnASpentBudget_sayWhereTheBudgetStands() throws Exception {
+    double threeRounds =
+        Accountant.named("rdp")
+            .epsilon(
+                PrivacyLedger.of(
+                    JobSpecReader.parse("x", SPEC)
+                        .roundCharge()
+                        .event(NOISE_MULTIPLIER, 1)
+                        .times(3)),
+                DELTA)
+            .epsilon();
+    double budget = threeRounds * (1 + 1e-9);
+    String text =
+        SPEC.replace("jobId: embedded-run", "jobId: embedded-budget")
+            .replace("budgetEpsilon: 100", "budgetEpsilon: " + budget);
+    Path specFile = Files.writeString(dir.resolve("embedded-budget.yaml"), text);
+    JobSpec spec = JobSpecReader.parse("embedded-budget", text);
+    Path state = dir.resolve("state");
+    int port = freePort();
+    String kafka = "localhost:" + port;
+
+    Process first = startRun(specFile, port, state, "budget-first");
+    assertThat(output("budget-first"))
+        .contains(
+            "job embedded-budget: 3 more rounds fit the budget: about 6 s at one round per 2 s,"
+                + " charged whether or not any client sends; a job without clients spends its"
+                + " budget too");
+    long round = releaseWithTwoUpdates(spec, kafka);
+    try (KafkaProducer<byte[], byte[]> producer = producer(kafka)) {
+      byte[] late = ClientUpdates.encode(spec, round, "late", new float[][] {{0.1f, 0f, 0f}});
+      producer
+          .send(
+              new ProducerRecord<>(
+                  spec.topics().updates(), "late".getBytes(StandardCharsets.UTF_8), late))
+          .get();
+    }
+    awaitOutput("budget-first", "privacy budget spent");
+    String spentLine =
+        "job embedded-budget: privacy budget spent (epsilon "
+            + Text.number(threeRounds)
+            + " of "
+            + Text.number(budget)
+            + "): round 4 and later never open; the final model is round 3.";
+    assertThat(output("budget-first"))
+        .contains(
+            "job embedded-budget round "
+                + round
+                + ": released, 2 updates, epsilon "
+                + Text.number(
+                    Accountant.named("rdp")
+                        .epsilon(
+                            PrivacyLedger.of(
+                                spec.roundCharge().event(NOISE_MULTIPLIER, 1).times(round)),
+                            DELTA)
+                        .epsilon()))
+        .contains("job embedded-budget round 3: released, ")
+        .contains(spentLine);
+
+    // privagg status reads the same from the topics; the late update is a STALE_ROUND reject.
+    awaitStatus(spec, kafka, "STALE_ROUND");
+    CliTestAccess.Result status =
+        CliTestAccess.execute(
+            "status", "--spec", specFile.toString(), "--bootstrap-servers", kafka, "--json");
+    assertThat(status.exitCode()).as(status.err()).isZero();
+    var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(status.out());
+    assertThat(json.get("roundsReleased").asLong()).isEqualTo(3);
+    assertThat(json.get("exhausted").asBoolean()).isTrue();
+    assertThat(json.get("finalModelRound").asLong()).isEqualTo(3);
+    assertThat(json.get("epsilonSpent").asDouble()).isEqualTo(threeRounds);
+    assertThat(json.get("roundsRemaining").asLong()).isZero();
+    assertThat(json.get("openRound").isNull()).isTrue();
+    assertThat(json.get("rejects").get("STALE_ROUND").asLong()).isEqualTo(1);
+    assertThat(json.get("rounds").get((int) round - 1).get("contributions").asLong()).isEqualTo(2);
+    CliTestAccess.Result follow =
+        CliTestAccess.execute(
+            "status", "--spec", specFile.toString(), "--bootstrap-servers", kafka, "--follow");
+    assertThat(follow.exitCode()).as("--follow ends once the budget is spent").isZero();
+    assertThat(follow.out())
+        .contains("job embedded-budget: 3 rounds charged (3 released, 0 withheld")
+        .contains("budget spent: no round opens any more; the final model is round 3")
+        .contains("rejected updates: STALE_ROUND 1");
+    stop(first);
+
+    startRun(specFile, port, state, "budget-second");
+    assertThat(output("budget-second"))
+        .contains(
+            "job embedded-budget: the privacy budget is already spent (epsilon "
+                + Text.number(threeRounds)
+                + " of "
+                + Text.number(budget)
+                + "): no round will open and the final model is round 3.");
+  }
+
+  /** Until {@code privagg status} counts a reject of {@code reason} (the rejects topic commits). */
+  private static void awaitStatus(JobSpec spec, String kafka, String reason) throws Exception {
+    long end = System.currentTimeMillis() + 30_000;
+    while (System.currentTimeMillis() < end) {
+      try (var follower =
+          new dev.privagg.status.StatusFollower(
+              dev.privagg.io.KafkaConnection.to(kafka), spec, Duration.ofSeconds(10))) {
+        follower.catchUp(Duration.ofSeconds(10), r -> {});
+        if (follower.tracker().snapshot().rejects().containsKey(reason)) {
+          return;
+        }
+      }
+      Thread.sleep(300);
+    }
+    throw new AssertionError("no " + reason + " reject within 30 s");
+  }
+
+  private void awaitOutput(String name, String text) throws Exception {
+    long end = System.currentTimeMillis() + 60_000;
+    while (!output(name).contains(text)) {
+      if (System.currentTimeMillis() > end) {
+        throw new AssertionError("no '" + text + "' within 60 s:\n" + output(name));
+      }
+      Thread.sleep(200);
+    }
+  }
+
+  /**
    * Sends two clients' updates to the next round that is open long enough, as a client would (a
    * plain Kafka producer, keyed by client id), and waits for that round's model; returns the round.
    */

@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 /**
  * A round charged as unbounded (rounds.nextRoundAtEarlyClose, RoundCharge.unbounded) gives epsilon
  * Infinity in every accountant, alone and composed with bounded rounds, and the budget gate and
- * status say so without NaN.
+ * budget-calc say so without NaN.
  */
 class UnboundedChargeTest {
   private static final double DELTA = 1e-5;
@@ -43,7 +43,9 @@ class UnboundedChargeTest {
     }
   }
 
-  /** privagg status --noise-multiplier 0 --budget-epsilon Infinity: remaining must not be NaN. */
+  /**
+   * privagg budget-calc --noise-multiplier 0 --budget-epsilon Infinity: remaining must not be NaN.
+   */
   @Test
   void budgetStatus_unboundedLedgerUnderAnInfiniteBudget_remainingIsInfinite() {
     for (String name : Accountant.NAMES) {

@@ -1,8 +1,6 @@
 package dev.privagg.job.decide;
 
 import dev.privagg.avro.RejectReason;
-import dev.privagg.bandmf.AmplifiedBandMf;
-import dev.privagg.correlated.BltPlan;
 import dev.privagg.job.ClosedRound;
 import dev.privagg.job.DecodedUpdate;
 import dev.privagg.job.JobProgress;
@@ -16,12 +14,11 @@ import dev.privagg.job.combine.NoiseStreams;
 import dev.privagg.job.decode.ClientKeys;
 import dev.privagg.job.ledger.LedgerCodec;
 import dev.privagg.job.ledger.LedgerFloor;
+import dev.privagg.job.ledger.RoundCharges;
 import dev.privagg.job.shard.ShardPlan;
 import dev.privagg.job.shard.ShardSums;
 import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.AdaptiveClipping;
-import dev.privagg.privacy.BudgetStatus;
-import dev.privagg.privacy.CorrelatedNoiseAccounting;
 import dev.privagg.privacy.NoiseSource;
 import dev.privagg.privacy.NoiseStream;
 import dev.privagg.privacy.PrivacyEvent;
@@ -78,7 +75,7 @@ final class RoundLifecycle {
   private final JobSpec spec;
   private final NoiseSource noiseSource;
   private final LedgerFloor floor;
-  private BltPlan bltPlan;
+  private final RoundCharges charges;
   private final ShardPlan shards;
   private final ClientKeys clientKeys = new ClientKeys();
   // Whether the state was compared with the ledger topic's floor since this instance was made, that
@@ -110,6 +107,7 @@ final class RoundLifecycle {
     this.secure =
         spec.secureAggregation() ? new SecurePhases(spec, new java.security.SecureRandom()) : null;
     this.spec = spec;
+    this.charges = new RoundCharges(spec);
     this.noiseSource = noiseSource;
     this.floor = floor;
     this.shards = shards;
@@ -930,36 +928,9 @@ final class RoundLifecycle {
     return Math.min(adaptive.maxClipNorm(), Math.max(adaptive.minClipNorm(), progress.clipNorm));
   }
 
-  /**
-   * What round {@code round} costs: the same event every round with independent noise; with
-   * correlated noise the round's increment of the run's one Gaussian mechanism, or null (never
-   * runs) past the planned rounds, for which the sensitivity holds no bound.
-   */
+  /** What round {@code round} costs when it opens; null past a planned run. */
   private PrivacyEvent chargeOf(long round) {
-    if (!spec.correlated()) {
-      return spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1);
-    }
-    if (round < 1 || round > spec.privacy().plannedRounds()) {
-      return null;
-    }
-    if (spec.roundCharge().unbounded()) {
-      return spec.roundCharge().event(spec.privacy().noiseMultiplier(), 1); // a throughput run
-    }
-    JobSpec.Correlated c = spec.privacy().correlated();
-    if (c.banded()) {
-      AmplifiedBandMf run =
-          new AmplifiedBandMf(
-              spec.privacy().noiseMultiplier(),
-              spec.privacy().sampling().rate(),
-              spec.privacy().plannedRounds(),
-              c.minSeparation());
-      return run.charges(round) ? run.roundEvent() : PrivacyEvent.noOp(1);
-    }
-    return CorrelatedNoiseAccounting.roundCharge(
-        spec.privacy().noiseMultiplier(),
-        spec.privacy().correlated().plannedSensitivity(),
-        round == 1 ? 0 : bltPlan().sensitivityOfFirstRounds(round - 1),
-        bltPlan().sensitivityOfFirstRounds(round));
+    return charges.of(round);
   }
 
   /**
@@ -976,18 +947,8 @@ final class RoundLifecycle {
         .event(spec.privacy().noiseMultiplier(), 1);
   }
 
-  /** The BLT plan of a correlated spec, built on first use. */
-  private BltPlan bltPlan() {
-    if (bltPlan == null) {
-      JobSpec.Correlated c = spec.privacy().correlated();
-      bltPlan = BltPlan.of(c.schema(spec.privacy().plannedRounds()), c.strategy());
-    }
-    return bltPlan;
-  }
-
   private boolean fits(PrivacyLedger ledger, PrivacyEvent next) {
-    return BudgetStatus.fits(
-        accountant(), ledger, spec.privacy().budgetEpsilon(), spec.privacy().delta(), next);
+    return charges.fits(ledger, next);
   }
 
   private Accountant accountant() {

@@ -10,7 +10,6 @@ import dev.privagg.io.Tensors;
 import dev.privagg.job.InternalRelease;
 import dev.privagg.job.PublicRounds;
 import dev.privagg.job.publish.PublishFunction;
-import dev.privagg.privacy.MechanismKind;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
@@ -95,13 +94,8 @@ public final class LedgerReconciler {
           }
           if (e.getOutcome() == LedgerOutcome.BUDGET_EXHAUSTED) {
             exhausted.put(job, true);
-          } else if (e.getMechanismKind() != null) {
-            PrivacyEvent event =
-                new PrivacyEvent(
-                    MechanismKind.parse(e.getMechanismKind()),
-                    e.getChargedNoiseMultiplier(),
-                    e.getChargedSamplingRate(),
-                    1);
+          } else if (RoundCharges.charged(e) != null) {
+            PrivacyEvent event = RoundCharges.charged(e);
             charged.add(job, event);
             lastCharge.put(job, event);
             // The latest charged round's says what C comes next; none (0) when it clipped fixed.

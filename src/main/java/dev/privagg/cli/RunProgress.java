@@ -1,0 +1,108 @@
+package dev.privagg.cli;
+
+import dev.privagg.spec.JobSpec;
+import dev.privagg.status.JobStatus;
+import dev.privagg.status.RoundRecord;
+import dev.privagg.status.StatusFollower;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * {@code privagg run}'s progress: a line per round of each job as the job decides it (read from the
+ * ledger, read_committed), on a thread of its own until closed.
+ */
+final class RunProgress implements AutoCloseable {
+  private final PrintWriter out;
+  private final List<JobSpec> jobs;
+  private final List<StatusFollower> followers;
+  private final Thread thread;
+  private volatile boolean running = true;
+
+  RunProgress(PrintWriter out, List<JobSpec> jobs, List<StatusFollower> followers) {
+    this.out = out;
+    this.jobs = List.copyOf(jobs);
+    this.followers = List.copyOf(followers);
+    this.thread = new Thread(this::follow, "privagg-run-progress");
+    thread.setDaemon(true);
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  /**
+   * What a start finds: how long the budget lasts (and that an idle job spends it), or that it is
+   * already spent.
+   */
+  static String startLine(JobSpec spec, JobStatus s) {
+    String job = "job " + spec.jobId() + ": ";
+    if (s.exhausted()) {
+      return job
+          + "the privacy budget is already spent (epsilon "
+          + Text.number(s.epsilonSpent())
+          + " of "
+          + Text.number(s.budgetEpsilon())
+          + "): no round will open and the final model is round "
+          + s.finalModelRound()
+          + ". A new budget needs a new job id.";
+    }
+    String from =
+        s.roundsCharged() == 0
+            ? ""
+            : " (after "
+                + s.roundsCharged()
+                + " rounds charged, epsilon "
+                + Text.number(s.epsilonSpent())
+                + " of "
+                + Text.number(s.budgetEpsilon())
+                + ")";
+    return job
+        + StatusText.lasting(s.roundsRemaining(), spec.rounds().timeoutMillis(), from)
+        + (s.roundsRemaining() == Long.MAX_VALUE
+            ? ""
+            : "; a job without clients spends its budget too");
+  }
+
+  private void follow() {
+    while (running) {
+      for (int i = 0; i < followers.size() && running; i++) {
+        JobSpec spec = jobs.get(i);
+        StatusFollower follower = followers.get(i);
+        try {
+          follower.poll(Duration.ofMillis(200), r -> print(spec, follower, r));
+        } catch (RuntimeException e) {
+          if (running) {
+            out.println("progress of job " + spec.jobId() + " stopped: " + e.getMessage());
+            out.flush();
+            return;
+          }
+        }
+      }
+    }
+  }
+
+  private void print(JobSpec spec, StatusFollower follower, RoundRecord r) {
+    out.println(
+        StatusText.round(
+            spec.jobId(),
+            r,
+            spec.privacy().budgetEpsilon(),
+            follower.tracker().snapshot().finalModelRound()));
+    out.flush();
+  }
+
+  /** Stops the thread and closes the followers' consumers (before an embedded broker stops). */
+  @Override
+  public void close() {
+    running = false;
+    try {
+      thread.join(5_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    for (StatusFollower f : followers) {
+      f.close();
+    }
+  }
+}
