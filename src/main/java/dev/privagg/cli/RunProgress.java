@@ -57,7 +57,14 @@ final class RunProgress implements AutoCloseable {
                 + " of "
                 + Text.number(s.budgetEpsilon())
                 + ")";
+    String start =
+        s.scheduledStartMillis() > System.currentTimeMillis()
+            ? "round 1 opens at "
+                + java.time.Instant.ofEpochMilli(s.scheduledStartMillis())
+                + " (rounds.startAt); then "
+            : "";
     return job
+        + start
         + StatusText.lasting(s.roundsRemaining(), spec.rounds().timeoutMillis(), from)
         + (s.roundsRemaining() == Long.MAX_VALUE
             ? ""

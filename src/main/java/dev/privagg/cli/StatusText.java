@@ -106,6 +106,12 @@ final class StatusText {
                   left >= 0
                       ? "in " + seconds(left)
                       : "passed " + seconds(-left) + " ago, closing"));
+    } else if (s.scheduledStartMillis() > nowMillis) {
+      b.append(
+          "  round 1 opens at %s (rounds.startAt), in %s%n"
+              .formatted(
+                  Instant.ofEpochMilli(s.scheduledStartMillis()),
+                  duration(Duration.ofMillis(s.scheduledStartMillis() - nowMillis))));
     } else if (!s.exhausted()) {
       b.append("  no round open\n");
     }
@@ -173,6 +179,7 @@ final class StatusText {
         "finalModelRound", s.exhausted() ? s.finalModelRound() : null,
         "openRound", s.openRound() < 0 ? null : s.openRound(),
         "openDeadlineMillis", s.openRound() < 0 ? null : s.openDeadlineMillis(),
+        "scheduledStartMillis", s.scheduledStartMillis() == 0 ? null : s.scheduledStartMillis(),
         "nowMillis", nowMillis,
         "rounds", rounds,
         "rejects", s.rejects());

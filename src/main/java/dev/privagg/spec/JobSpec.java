@@ -159,6 +159,8 @@ public record JobSpec(
    * takes at most {@code maxClients} clients. {@code nextRoundAtEarlyClose} opens the next round
    * when one closes early instead of at its deadline, which makes the schedule depend on the data:
    * the reader only allows it with an infinite budget, and every round is charged as unbounded.
+   * {@code startAtMillis} (0: none) is when a new job's round 1 opens if that is after its first
+   * start: nothing is announced or charged before, so a job can be deployed before its clients.
    */
   public record Rounds(
       long timeoutMillis,
@@ -168,7 +170,8 @@ public record JobSpec(
       boolean nextRoundAtEarlyClose,
       double minimumCohort,
       double minimumCohortNoiseStd,
-      long maxClients)
+      long maxClients,
+      long startAtMillis)
       implements Serializable {}
 
   /** How updates are sampled and what rate the accountant may use. */

@@ -528,6 +528,12 @@ public final class JobSpecReader {
     return new JobSpec.Model(List.copyOf(tensors), init, seed, std, initFile, initValues);
   }
 
+  // rounds.startAt's range: a typo in the year fails here rather than parking a job for centuries.
+  private static final long EARLIEST_START =
+      java.time.Instant.parse("2000-01-01T00:00:00Z").toEpochMilli();
+  private static final long LATEST_START =
+      java.time.Instant.parse("2100-01-01T00:00:00Z").toEpochMilli();
+
   private static JobSpec.Rounds rounds(YamlSection s) {
     long timeout = s.durationMillis("timeout", "how long each round stays open, e.g. 30s");
     if (timeout < 100 || timeout > MAX_TIMEOUT_MILLIS) {
@@ -539,6 +545,16 @@ public final class JobSpecReader {
             : 5_000;
     if (grace < 0 || grace > MAX_TIMEOUT_MILLIS) {
       throw s.fail("startGrace", "must be in [0ms, 30 days], was " + grace + "ms");
+    }
+    long startAt =
+        s.has("startAt")
+            ? s.instantMillis("startAt", "when round 1 opens, announced to no one in advance")
+            : 0;
+    if (s.has("startAt") && !(startAt >= EARLIEST_START && startAt < LATEST_START)) {
+      throw s.fail(
+          "startAt",
+          "must be in [2000-01-01T00:00:00Z, 2100-01-01T00:00:00Z), was "
+              + java.time.Instant.ofEpochMilli(startAt));
     }
     long maxClients =
         s.integerIn(
@@ -585,7 +601,15 @@ public final class JobSpecReader {
     }
     s.finish();
     return new JobSpec.Rounds(
-        timeout, grace, (int) m, closeEarly, nextRoundAtEarlyClose, minimum, countStd, maxClients);
+        timeout,
+        grace,
+        (int) m,
+        closeEarly,
+        nextRoundAtEarlyClose,
+        minimum,
+        countStd,
+        maxClients,
+        startAt);
   }
 
   /**

@@ -178,6 +178,30 @@ final class YamlSection {
     }
   }
 
+  /**
+   * An instant in UTC as epoch milliseconds: an ISO-8601 string such as 2026-12-01T09:00:00Z, or
+   * the same unquoted (a YAML timestamp, which the YAML reader turns into epoch milliseconds).
+   */
+  long instantMillis(String name, String hint) {
+    JsonNode value = required(name, hint);
+    if (value.isIntegralNumber()) {
+      return value.asLong();
+    }
+    try {
+      if (value.isTextual()) {
+        return java.time.Instant.parse(value.asText().trim()).toEpochMilli();
+      }
+    } catch (java.time.format.DateTimeParseException e) {
+      // Falls through to the message below.
+    }
+    throw fail(
+        name,
+        "must be an instant in UTC such as 2026-12-01T09:00:00Z; "
+            + hint
+            + ", was "
+            + describe(value));
+  }
+
   List<YamlSection> sections(String name, String hint) {
     JsonNode value = required(name, hint);
     if (!value.isArray() || value.isEmpty()) {

@@ -13,6 +13,8 @@ import java.util.Map;
  *     budget is spent)
  * @param openDeadlineMillis the open round's deadline; -1 without an open round
  * @param rejects updates the job turned away, by reason (rejects topic)
+ * @param scheduledStartMillis the spec's {@code rounds.startAt} while nothing shows the job started
+ *     (no round announced or charged); 0 otherwise
  */
 public record JobStatus(
     String jobId,
@@ -29,7 +31,8 @@ public record JobStatus(
     long openDeadlineMillis,
     long finalModelRound,
     List<RoundRecord> rounds,
-    Map<String, Long> rejects) {
+    Map<String, Long> rejects,
+    long scheduledStartMillis) {
 
   public JobStatus {
     rounds = List.copyOf(rounds);

@@ -135,6 +135,7 @@ public final class StatusTracker {
         open ? deadlines.get(latestAnnounced) : -1,
         finalModelRound,
         new ArrayList<>(rounds),
-        rejects);
+        rejects,
+        latestAnnounced < 0 && lastDecided == 0 ? spec.rounds().startAtMillis() : 0);
   }
 }

@@ -85,6 +85,7 @@ class StatusTextTest {
         -1,
         released,
         java.util.List.of(),
-        java.util.Map.of());
+        java.util.Map.of(),
+        0);
   }
 }

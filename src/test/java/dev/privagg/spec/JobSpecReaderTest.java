@@ -101,6 +101,39 @@ class JobSpecReaderTest {
   }
 
   @Test
+  void startAt_takesAnIsoInstant_quotedOrAsAYamlTimestamp_andRefusesAnythingElse() {
+    long expected = java.time.Instant.parse("2030-06-01T09:30:00Z").toEpochMilli();
+    for (String value : new String[] {"'2030-06-01T09:30:00Z'", "2030-06-01T09:30:00Z"}) {
+      JobSpec spec =
+          JobSpecReader.parse(
+              "t",
+              MINIMAL.replace("expectedClients: 4", "expectedClients: 4\n  startAt: " + value));
+      assertThat(spec.rounds().startAtMillis()).as(value).isEqualTo(expected);
+    }
+    assertThat(JobSpecReader.parse("t", MINIMAL).rounds().startAtMillis()).isZero();
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t",
+                    MINIMAL.replace(
+                        "expectedClients: 4", "expectedClients: 4\n  startAt: tomorrow 9am")))
+        .isInstanceOf(SpecException.class)
+        .hasMessageContaining("rounds.startAt")
+        .hasMessageContaining("2026-12-01T09:00:00Z")
+        .hasMessageContaining("tomorrow 9am");
+    assertThatThrownBy(
+            () ->
+                JobSpecReader.parse(
+                    "t",
+                    MINIMAL.replace(
+                        "expectedClients: 4",
+                        "expectedClients: 4\n  startAt: '2230-06-01T09:30:00Z'")))
+        .isInstanceOf(SpecException.class)
+        .hasMessageContaining("rounds.startAt")
+        .hasMessageContaining("2100-01-01");
+  }
+
+  @Test
   void releasesTopic_followsTheModelsTopic_andMustDifferFromTheOthers() {
     JobSpec spec = JobSpecReader.parse("t", MINIMAL + "topics: {models: team.models}\n");
     assertThat(spec.topics().releases()).isEqualTo("team.models.releases");

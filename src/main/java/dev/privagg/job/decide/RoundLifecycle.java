@@ -137,11 +137,18 @@ final class RoundLifecycle {
       // continue from the ledger topic's spending, after its last announced round, from the
       // latest released model, instead of starting over.
       adopt(store, progress, nowMillis, out);
+    } else if (spec.rounds().startAtMillis() > nowMillis) {
+      out.publishInitialModel(spec.initialWeights());
+      // The operator's start time, fixed before any client exists: wait as after an early close,
+      // with round 1 opening at that "deadline" and nothing announced or charged before.
+      progress.closedEarly = true;
+      progress.deadlineMillis = spec.rounds().startAtMillis();
+      armCloseTimer(progress, out);
     } else {
       out.publishInitialModel(spec.initialWeights());
-      // Round 1 opens at the submission, which the updates source reads from, and lasts at least
-      // a timeout after the job is up.
-      long opensAt = Math.min(nowMillis, runStartMillis);
+      // Round 1 opens at the submission, which the updates source reads from, or at the operator's
+      // start time if that passed since; it lasts at least a timeout after the job is up.
+      long opensAt = Math.max(Math.min(nowMillis, runStartMillis), spec.rounds().startAtMillis());
       openRound(
           store,
           progress,
@@ -254,6 +261,15 @@ final class RoundLifecycle {
       return;
     }
     long open = progress.currentRound;
+    if (progress.closedEarly && open == 0) {
+      out.reject(
+          update,
+          RejectReason.FUTURE_ROUND,
+          "the job's rounds start at "
+              + java.time.Instant.ofEpochMilli(progress.deadlineMillis)
+              + " (rounds.startAt); round 1 opens then");
+      return;
+    }
     if (progress.closedEarly && update.round <= open + 1) {
       out.reject(
           update,
@@ -563,7 +579,8 @@ final class RoundLifecycle {
       }
       closed = true;
       if (!progress.exhausted && !waitForReanchor(progress)) {
-        long extraMillis = 0;
+        // Round 1 after a scheduled start (rounds.startAt) gets the start grace, as at a start.
+        long extraMillis = progress.currentRound == 0 ? spec.rounds().startGraceMillis() : 0;
         if (!progress.fixedSchedule && progress.reanchorMillis > 0) {
           // The re-anchored round opens at the restore time, announced with the restored job's
           // first checkpoint: the start grace, as for a new job's first round.

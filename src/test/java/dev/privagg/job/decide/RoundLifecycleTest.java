@@ -63,6 +63,46 @@ class RoundLifecycleTest {
     assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(0L, 1L);
   }
 
+  /**
+   * rounds.startAt ahead of the first start: round 0's model is out, but no round is announced or
+   * charged until the start; an update before it is FUTURE_ROUND naming the start; round 1 then
+   * opens at the start exactly, with the start grace.
+   */
+  @Test
+  void aScheduledStart_opensRoundOneThere_andNothingBefore() {
+    long startAt = java.time.Instant.parse("2030-01-01T00:00:00Z").toEpochMilli();
+    JobSpec spec =
+        spec(
+            "noiseMultiplier: 0\nbudgetEpsilon: .inf",
+            "startAt: '2030-01-01T00:00:00Z'\nstartGrace: 300ms");
+    start(spec, startAt - 60_000);
+    assertThat(decided.initialModels).isEqualTo(1);
+    assertThat(decided.announced).isEmpty();
+    read(update("too-early", 1, 0.1f, 0f, 0f), startAt - 10);
+    advanceTo(startAt - 2);
+    assertThat(decided.rejects).containsExactly("too-early FUTURE_ROUND");
+    assertThat(decided.rejectDetails.get(0))
+        .contains("rounds start at 2030-01-01T00:00:00Z (rounds.startAt)");
+    assertThat(decided.announced).isEmpty();
+    assertThat(decided.closed).isEmpty();
+
+    advanceTo(startAt - 1);
+    assertThat(decided.announced).containsExactly("1 until " + (startAt + TIMEOUT + 300));
+    read(update("on-time", 1, 0.1f, 0f, 0f), startAt);
+    advanceTo(startAt + TIMEOUT + 300);
+    assertThat(decided.admitted).containsExactly("on-time");
+    assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(1L);
+  }
+
+  @Test
+  void aStartAtThatPassed_opensRoundOneAtTheFirstStart() {
+    long startAt = java.time.Instant.parse("2030-01-01T00:00:00Z").toEpochMilli();
+    JobSpec spec =
+        spec("noiseMultiplier: 0\nbudgetEpsilon: .inf", "startAt: '2030-01-01T00:00:00Z'");
+    start(spec, startAt + 5_000);
+    assertThat(decided.announced).hasSize(1);
+  }
+
   @Test
   void updateStampedBeforeItsRoundOpened_isFutureRound_evenIfDecidedLater() {
     start(exactSpec(""), 0);
