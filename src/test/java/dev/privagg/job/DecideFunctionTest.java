@@ -350,6 +350,41 @@ class DecideFunctionTest {
     assertThat(models(out)).hasSize(2);
   }
 
+  /**
+   * rounds.startAt through the operator: the start publishes round 0 only, the start-time timer
+   * survives a snapshot and restore, and round 1 opens at the start time when event time gets
+   * there.
+   */
+  @Test
+  void scheduledStart_announcesRoundOneAtTheStartTime_acrossARestore() throws Exception {
+    JobSpec spec =
+        spec(
+            "noiseMultiplier: 0\nbudgetEpsilon: .inf\nnoise: {source: seeded, seed: 5}",
+            "startAt: 2030-01-01T00:00:00Z\nstartGrace: 0ms");
+    long opens = spec.rounds().startAtMillis();
+    start(spec, null);
+    harness.processElement2(JOB, 0);
+    List<OutboundRecord> out = drain();
+    assertThat(models(out)).hasSize(1);
+    assertThat(announcements(out)).isEmpty();
+    advanceTo(opens - 1000);
+    assertThat(announcements(drain())).isEmpty();
+    RoundsHarness.Snapshot snapshot = harness.snapshot(1, opens - 1000);
+    harness.close();
+
+    start(spec, snapshot);
+    advanceTo(opens - 2);
+    assertThat(announcements(drain())).isEmpty();
+    advanceTo(opens - 1);
+    assertThat(announcements(drain()))
+        .singleElement()
+        .satisfies(
+            a -> {
+              assertThat(a.getRound()).isEqualTo(1);
+              assertThat(a.getDeadlineMillis()).isEqualTo(opens + TIMEOUT);
+            });
+  }
+
   @Test
   void exhaustedBudget_publishesNothingMore_andRejectsLaterUpdates() throws Exception {
     JobSpec spec =
