@@ -134,11 +134,16 @@ final class ClusterCommands {
           Output.fields(
               "flinkJobId", jobId, "jobIds", jobIds, "fromSavepoint", savepoint, "rest", rest.url),
           "submitted %s as Flink job %s%s (%s)"
-              .formatted(
-                  jobIds,
-                  jobId,
-                  savepoint == null ? "" : " from savepoint " + savepoint,
-                  rest.url));
+                  .formatted(
+                      jobIds,
+                      jobId,
+                      savepoint == null ? "" : " from savepoint " + savepoint,
+                      rest.url)
+              + System.lineSeparator()
+              + "how long each job's budget lasts, and its rounds as they come: privagg status"
+              + " --spec FILE --bootstrap-servers "
+              + bootstrapServers
+              + " --follow");
       return 0;
     }
   }

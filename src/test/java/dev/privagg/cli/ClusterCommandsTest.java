@@ -159,7 +159,11 @@ class ClusterCommandsTest {
             "--rest",
             rest);
     assertThat(run.out())
-        .isEqualTo("submitted [digits-softmax] as Flink job %s (%s)%n".formatted(FLINK_JOB, rest));
+        .isEqualTo(
+            ("submitted [digits-softmax] as Flink job %s (%s)%nhow long each job's budget lasts,"
+                    + " and its rounds as they come: privagg status --spec FILE"
+                    + " --bootstrap-servers localhost:9092 --follow%n")
+                .formatted(FLINK_JOB, rest));
   }
 
   @Test
