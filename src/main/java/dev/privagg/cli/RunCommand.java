@@ -227,11 +227,21 @@ final class RunCommand implements Callable<Integer>, KafkaCommand {
    */
   private List<StatusFollower> followers(java.io.PrintWriter out, List<JobSpec> jobs) {
     List<StatusFollower> followers = new java.util.ArrayList<>();
-    for (JobSpec spec : jobs) {
-      StatusFollower follower = new StatusFollower(kafka(), spec, Duration.ofSeconds(30));
-      followers.add(follower);
-      follower.catchUp(Duration.ofSeconds(30), r -> {});
-      out.println(RunProgress.startLine(spec, follower.tracker().snapshot()));
+    try {
+      for (JobSpec spec : jobs) {
+        StatusFollower follower = new StatusFollower(kafka(), spec, Duration.ofSeconds(30));
+        followers.add(follower);
+        out.println(
+            follower.catchUp(Duration.ofSeconds(30), r -> {})
+                ? RunProgress.startLine(spec, follower.tracker().snapshot())
+                : "job "
+                    + spec.jobId()
+                    + ": its ledger could not be read to the end within 30 s, so how long its"
+                    + " budget lasts is unknown here (the job reads it again before any round)");
+      }
+    } catch (RuntimeException e) {
+      followers.forEach(StatusFollower::close);
+      throw e;
     }
     return followers;
   }

@@ -72,6 +72,14 @@ final class RunProgress implements AutoCloseable {
   }
 
   private void follow() {
+    try {
+      followAll();
+    } finally {
+      closeFollowers();
+    }
+  }
+
+  private void followAll() {
     while (running) {
       for (int i = 0; i < followers.size() && running; i++) {
         JobSpec spec = jobs.get(i);
@@ -92,24 +100,36 @@ final class RunProgress implements AutoCloseable {
   private void print(JobSpec spec, StatusFollower follower, RoundRecord r) {
     out.println(
         StatusText.round(
-            spec.jobId(),
-            r,
-            spec.privacy().budgetEpsilon(),
-            follower.tracker().snapshot().finalModelRound()));
+            spec.jobId(), r, spec.privacy().budgetEpsilon(), follower.tracker().finalModelRound()));
     out.flush();
   }
 
-  /** Stops the thread and closes the followers' consumers (before an embedded broker stops). */
+  /**
+   * Stops the thread and closes the followers' consumers (before an embedded broker stops). A
+   * consumer is closed by the thread that polls it, once woken; here only if that thread never ran.
+   */
   @Override
   public void close() {
     running = false;
+    if (!thread.isAlive()) {
+      closeFollowers();
+      return;
+    }
+    followers.forEach(StatusFollower::wakeup);
     try {
-      thread.join(5_000);
+      thread.join(10_000);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  private void closeFollowers() {
     for (StatusFollower f : followers) {
-      f.close();
+      try {
+        f.close();
+      } catch (RuntimeException e) {
+        // Closing anyway, the broker may be gone: nothing left to do with this consumer.
+      }
     }
   }
 }

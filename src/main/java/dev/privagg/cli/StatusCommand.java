@@ -98,7 +98,7 @@ final class StatusCommand implements Callable<Integer>, KafkaCommand {
               jobSpec.jobId(),
               r,
               jobSpec.privacy().budgetEpsilon(),
-              follower.tracker().snapshot().finalModelRound()));
+              follower.tracker().finalModelRound()));
     }
     out.flush();
   }

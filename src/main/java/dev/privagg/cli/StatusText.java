@@ -81,6 +81,12 @@ final class StatusText {
                 s.roundsReleased(),
                 s.roundsWithheld(),
                 s.roundsSkipped()));
+    if (s.duplicateCharges() > 0) {
+      b.append(
+          ("  %d charges are for rounds charged already: a second Flink job served this job id;"
+                  + " epsilon counts every charge%n")
+              .formatted(s.duplicateCharges()));
+    }
     b.append(
         "  epsilon %s of %s spent (delta %s, %s), %s remaining%n"
             .formatted(
@@ -126,7 +132,11 @@ final class StatusText {
                     r.round(), r.outcome(), r.contributions(), Text.number(r.epsilonSpent())));
       }
     }
-    b.append("  rejected updates: ");
+    b.append("  rejected updates");
+    if (s.rejectsWindow() > 0) {
+      b.append(" (the latest " + s.rejectsWindow() + " per partition of the rejects topic)");
+    }
+    b.append(": ");
     if (s.rejects().isEmpty()) {
       b.append("none");
     } else {
@@ -174,6 +184,7 @@ final class StatusText {
         "roundsReleased", s.roundsReleased(),
         "roundsWithheld", s.roundsWithheld(),
         "roundsSkipped", s.roundsSkipped(),
+        "duplicateCharges", s.duplicateCharges(),
         "exhausted", s.exhausted(),
         "roundsRemaining", s.roundsRemaining() == Long.MAX_VALUE ? null : s.roundsRemaining(),
         "finalModelRound", s.exhausted() ? s.finalModelRound() : null,
@@ -182,7 +193,8 @@ final class StatusText {
         "scheduledStartMillis", s.scheduledStartMillis() == 0 ? null : s.scheduledStartMillis(),
         "nowMillis", nowMillis,
         "rounds", rounds,
-        "rejects", s.rejects());
+        "rejects", s.rejects(),
+        "rejectsWindow", s.rejectsWindow() == 0 ? null : s.rejectsWindow());
   }
 
   static String seconds(long millis) {

@@ -28,8 +28,29 @@ public final class AvroCodec {
     return bytes(() -> GlobalModel.getEncoder().encode(record));
   }
 
+  /**
+   * An open round is written with RoundAnnouncement v1, as before v2 existed: clients of every
+   * version read it, and a round an upgraded job announces again has the bytes an earlier version
+   * made public. Only the budget-spent record, which v1 cannot say, is written with v2.
+   */
   public static byte[] encode(RoundAnnouncement record) {
-    return bytes(() -> RoundAnnouncement.getEncoder().encode(record));
+    return record.getBudgetSpent()
+        ? bytes(() -> RoundAnnouncement.getEncoder().encode(record))
+        : bytes(() -> OPEN_ROUND_ENCODER.encode(record));
+  }
+
+  /** Whether {@code bytes} are a budget-spent record (the only records of RoundAnnouncement v2). */
+  public static boolean isBudgetSpent(byte[] bytes) {
+    if (bytes.length < 10
+        || !java.util.Arrays.equals(
+            bytes, 0, 10, BUDGET_SPENT_HEADER, 0, BUDGET_SPENT_HEADER.length)) {
+      return false;
+    }
+    try {
+      return decodeAnnouncement(bytes).getBudgetSpent();
+    } catch (RuntimeException e) {
+      return false;
+    }
   }
 
   public static byte[] encode(LedgerEntry record) {
@@ -83,6 +104,16 @@ public final class AvroCodec {
   public static RejectedUpdate decodeReject(byte[] bytes) {
     return read(() -> REJECT_DECODER.decode(bytes));
   }
+
+  private static final org.apache.avro.message.BinaryMessageEncoder<RoundAnnouncement>
+      OPEN_ROUND_ENCODER =
+          new org.apache.avro.message.BinaryMessageEncoder<>(
+              org.apache.avro.specific.SpecificData.get(),
+              SchemaHistory.versions("RoundAnnouncement").get(0));
+
+  // The single-object header (marker and fingerprint) of RoundAnnouncement's current schema.
+  private static final byte[] BUDGET_SPENT_HEADER =
+      java.util.Arrays.copyOf(encode(new RoundAnnouncement("", 0L, 0L, 0L, true)), 10);
 
   // Avro's message decoders keep one resolving reader per writer fingerprint once it was seen.
   private static final BinaryMessageDecoder<GlobalModel> MODEL_DECODER =

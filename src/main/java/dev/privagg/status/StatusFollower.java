@@ -12,8 +12,10 @@ import java.util.UUID;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
@@ -40,6 +42,8 @@ public final class StatusFollower implements AutoCloseable {
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 64 << 20);
+    // A mistyped spec or a job not started yet must not create its topics with broker defaults.
+    props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
     consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     try {
       JobSpec.Topics t = spec.topics();
@@ -61,10 +65,37 @@ public final class StatusFollower implements AutoCloseable {
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
       endAtStart = consumer.endOffsets(partitions, timeout);
+      countLatestRejectsOnly(t.rejects(), timeout);
     } catch (RuntimeException e) {
       consumer.close();
       throw e;
     }
+  }
+
+  /**
+   * Clients decide how much the rejects topic holds: only its latest {@link #REJECTS_COUNTED}
+   * records per partition are counted, so that a flood cannot stop an operator from reading the
+   * ledger.
+   */
+  private void countLatestRejectsOnly(String topic, Duration timeout) {
+    List<TopicPartition> rejects =
+        partitions.stream().filter(p -> p.topic().equals(topic)).toList();
+    Map<TopicPartition, Long> begin = consumer.beginningOffsets(rejects, timeout);
+    for (TopicPartition p : rejects) {
+      long from = endAtStart.get(p) - REJECTS_COUNTED;
+      if (from > begin.get(p)) {
+        consumer.seek(p, from);
+        tracker.rejectsFromLatestOnly(REJECTS_COUNTED);
+      }
+    }
+  }
+
+  /** Rejects counted per partition of the rejects topic, the latest ones. */
+  public static final long REJECTS_COUNTED = 100_000;
+
+  /** Makes a {@link #poll} waiting in another thread return at once (to stop it). */
+  public void wakeup() {
+    consumer.wakeup();
   }
 
   public StatusTracker tracker() {
@@ -87,7 +118,13 @@ public final class StatusFollower implements AutoCloseable {
    * own, and a status view must not stop on one bad record.
    */
   public void poll(Duration wait, Consumer<RoundRecord> onRound) {
-    for (ConsumerRecord<byte[], byte[]> r : consumer.poll(wait)) {
+    ConsumerRecords<byte[], byte[]> records;
+    try {
+      records = consumer.poll(wait);
+    } catch (WakeupException e) {
+      return; // woken to stop
+    }
+    for (ConsumerRecord<byte[], byte[]> r : records) {
       try {
         read(r, onRound);
       } catch (RuntimeException e) {

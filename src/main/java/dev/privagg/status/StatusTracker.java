@@ -5,6 +5,7 @@ import dev.privagg.avro.LedgerOutcome;
 import dev.privagg.avro.RejectedUpdate;
 import dev.privagg.avro.RoundAnnouncement;
 import dev.privagg.job.ledger.RoundCharges;
+import dev.privagg.privacy.Accountant;
 import dev.privagg.privacy.PrivacyEvent;
 import dev.privagg.privacy.PrivacyLedger;
 import dev.privagg.spec.JobSpec;
@@ -15,9 +16,11 @@ import java.util.TreeMap;
 
 /**
  * Folds one job's ledger entries, round announcements and rejects, in topic order, into its {@link
- * JobStatus}. Records of other jobs sharing the topics are ignored. Memory is bounded: the latest
- * {@link #ROUNDS_KEPT} rounds, the deadlines of as many announced rounds, and a count per reject
- * reason.
+ * JobStatus}. Records of other jobs sharing the topics are ignored. Epsilon is the accountant's on
+ * every charge the ledger holds, as a start adopts it, never an entry's own figure. Memory: the
+ * latest {@link #ROUNDS_KEPT} rounds, the deadlines of as many announced rounds, a count per reject
+ * reason, and the numbers of the charged rounds (8 bytes each and some, to find a second job's
+ * charges for the same round).
  */
 public final class StatusTracker {
   /** Rounds a snapshot lists. */
@@ -32,7 +35,9 @@ public final class StatusTracker {
   private long withheld;
   private long skipped;
   private boolean exhausted;
-  private double epsilonSpent;
+  private final java.util.Set<Long> chargedRounds = new java.util.HashSet<>();
+  private long duplicateCharges;
+  private long rejectsWindow;
   private long finalModelRound;
   private long latestAnnounced = -1;
   private final TreeMap<Long, Long> deadlines = new TreeMap<>();
@@ -58,8 +63,12 @@ public final class StatusTracker {
     }
     PrivacyEvent charge = RoundCharges.charged(e);
     if (charge != null) {
+      // Every charge counts, a second job's for the same round too: the next start adopts them all.
       ledger = ledger.append(charge);
       lastCharged = Math.max(lastCharged, e.getRound());
+      if (!chargedRounds.add(e.getRound())) {
+        duplicateCharges++;
+      }
     }
     switch (e.getOutcome()) {
       case RELEASED -> {
@@ -71,7 +80,6 @@ public final class StatusTracker {
       case BUDGET_EXHAUSTED -> exhausted = true;
     }
     lastDecided = Math.max(lastDecided, e.getRound());
-    epsilonSpent = Math.max(epsilonSpent, e.getEpsilonSpent());
     RoundRecord record =
         new RoundRecord(
             e.getRound(),
@@ -111,6 +119,16 @@ public final class StatusTracker {
     }
   }
 
+  /** The latest released model's round (0: the initial model), or the final one once spent. */
+  public long finalModelRound() {
+    return finalModelRound;
+  }
+
+  /** The rejects topic is read from its latest {@code perPartition} records per partition only. */
+  public void rejectsFromLatestOnly(long perPartition) {
+    rejectsWindow = perPartition;
+  }
+
   /** Whether the records seen say the budget is spent. */
   public boolean exhausted() {
     return exhausted;
@@ -120,6 +138,10 @@ public final class StatusTracker {
   public JobStatus snapshot() {
     boolean open = !exhausted && latestAnnounced > lastDecided;
     long remaining = exhausted ? 0 : charges.roundsThatFit(ledger, lastCharged);
+    double epsilonSpent =
+        Accountant.named(spec.privacy().accountant())
+            .epsilon(ledger, spec.privacy().delta())
+            .epsilon();
     return new JobStatus(
         spec.jobId(),
         spec.privacy().budgetEpsilon(),
@@ -128,6 +150,7 @@ public final class StatusTracker {
         released,
         withheld,
         skipped,
+        duplicateCharges,
         exhausted,
         epsilonSpent,
         remaining,
@@ -136,6 +159,7 @@ public final class StatusTracker {
         finalModelRound,
         new ArrayList<>(rounds),
         rejects,
+        rejectsWindow,
         latestAnnounced < 0 && lastDecided == 0 ? spec.rounds().startAtMillis() : 0);
   }
 }

@@ -78,6 +78,7 @@ class StatusTextTest {
         released,
         0,
         0,
+        0,
         exhausted,
         epsilon,
         remaining,
@@ -86,6 +87,7 @@ class StatusTextTest {
         released,
         java.util.List.of(),
         java.util.Map.of(),
+        0,
         0);
   }
 }

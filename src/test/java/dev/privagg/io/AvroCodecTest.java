@@ -3,6 +3,7 @@ package dev.privagg.io;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.privagg.avro.GlobalModel;
+import dev.privagg.avro.RoundAnnouncement;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.apache.avro.Schema;
@@ -99,5 +100,33 @@ class AvroCodecTest {
     assertThat(read.getOutcome()).isEqualTo(dev.privagg.avro.LedgerOutcome.RELEASED);
     assertThat(read.getRound()).isEqualTo(4);
     assertThat(read.getChargedNoiseMultiplier()).isEqualTo(1.5);
+  }
+
+  /**
+   * Open rounds keep RoundAnnouncement v1's bytes, which clients of every version read and which an
+   * upgraded job's re-announcement must repeat; only the budget-spent record needs v2.
+   */
+  @Test
+  void openRounds_areWrittenWithV1_andOnlyTheBudgetSpentRecordWithV2() throws Exception {
+    RoundAnnouncement open = new RoundAnnouncement("j", 4L, 3L, 12_345L, false);
+    byte[] bytes = AvroCodec.encode(open);
+    org.apache.avro.Schema v1 = SchemaHistory.versions("RoundAnnouncement").get(0);
+    var v1Only =
+        new org.apache.avro.message.BinaryMessageDecoder<org.apache.avro.generic.GenericRecord>(
+            org.apache.avro.generic.GenericData.get(), v1);
+    org.apache.avro.generic.GenericRecord read = v1Only.decode(bytes);
+    assertThat(read.get("round")).isEqualTo(4L);
+    assertThat(read.get("deadlineMillis")).isEqualTo(12_345L);
+    assertThat(AvroCodec.decodeAnnouncement(bytes)).isEqualTo(open);
+    assertThat(AvroCodec.isBudgetSpent(bytes)).isFalse();
+
+    RoundAnnouncement spent = new RoundAnnouncement("j", 5L, 4L, 0L, true);
+    byte[] spentBytes = AvroCodec.encode(spent);
+    assertThat(AvroCodec.decodeAnnouncement(spentBytes)).isEqualTo(spent);
+    assertThat(AvroCodec.isBudgetSpent(spentBytes)).isTrue();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> v1Only.decode(spentBytes))
+        .as("a v1-only reader refuses it rather than reading an open round");
+    assertThat(AvroCodec.isBudgetSpent(new byte[] {(byte) 0xC3, 1})).isFalse();
+    assertThat(AvroCodec.isBudgetSpent(AvroCodec.encode(open))).isFalse();
   }
 }

@@ -121,6 +121,21 @@ class StatusTrackerTest {
         .containsExactly("RELEASED", "BUDGET_EXHAUSTED");
   }
 
+  /**
+   * A second Flink job for the job id charged the same rounds again: epsilon is the accountant's on
+   * every charge (what the next start adopts), not the largest epsilon one entry states.
+   */
+  @Test
+  void aSecondJobsChargesForTheSameRounds_countInEpsilon_andAreNamed() {
+    StatusTracker t = new StatusTracker(SPEC);
+    t.ledger(entry(SPEC, 1, LedgerOutcome.RELEASED, 2), 1);
+    t.ledger(entry(SPEC, 1, LedgerOutcome.RELEASED, 3), 2); // the other job's entry: epsilon(1)
+    t.ledger(entry(SPEC, 2, LedgerOutcome.RELEASED, 2), 3);
+    JobStatus s = t.snapshot();
+    assertThat(s.duplicateCharges()).isEqualTo(1);
+    assertThat(s.epsilonSpent()).isEqualTo(epsilon(3)).isGreaterThan(epsilon(2));
+  }
+
   @Test
   void anAnnouncedRound_staysOpenUntilTheLedgerDecidesIt() {
     StatusTracker t = new StatusTracker(SPEC);

@@ -644,7 +644,27 @@ final class RoundLifecycle {
       adopt(store, progress, nowMillis, out);
     }
     reanchor(store, progress, nowMillis, out);
+    rescheduleStart(store, progress, nowMillis, out);
     store.saveProgress(progress);
+  }
+
+  /**
+   * A state still waiting for its scheduled start (nothing announced or charged yet) takes the
+   * spec's start time as it is now: a changed {@code rounds.startAt}, or none, or one that passed
+   * while the job was down, which opens round 1 now rather than in the past (its windows would have
+   * closed before any client could see them, and been charged).
+   */
+  private void rescheduleStart(
+      RoundStore store, JobProgress progress, long nowMillis, RoundDecisions out) {
+    if (progress.currentRound != 0 || !progress.closedEarly || progress.exhausted) {
+      return;
+    }
+    long opensAt = Math.max(spec.rounds().startAtMillis(), nowMillis);
+    if (opensAt != progress.deadlineMillis) {
+      deleteCloseTimer(store, progress, out);
+      progress.deadlineMillis = opensAt;
+      armCloseTimer(progress, out);
+    }
   }
 
   /**
@@ -1058,7 +1078,10 @@ final class RoundLifecycle {
       RoundDecisions out) {
     progress.exhausted = true;
     double epsilon = accountant().epsilon(ledger, spec.privacy().delta()).epsilon();
-    long firstUnopened = progress.currentRound + (announced ? 1 : 0);
+    // Never a number that is public already: an earlier run may have announced rounds up to the
+    // floor's last one (a take-over or skipped rounds that the budget then refuses).
+    long firstUnopened =
+        Math.max(progress.currentRound + (announced ? 1 : 0), floor.lastRound() + 1);
     out.exhaust(progress.currentRound, firstUnopened, progress.modelRound, epsilon, atMillis);
     discardOpenRound(store, progress, out);
   }

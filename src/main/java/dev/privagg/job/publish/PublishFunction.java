@@ -1,5 +1,6 @@
 package dev.privagg.job.publish;
 
+import dev.privagg.io.AvroCodec;
 import dev.privagg.job.InternalRelease;
 import dev.privagg.job.OutboundRecord;
 import dev.privagg.job.PublicRounds;
@@ -78,6 +79,15 @@ public final class PublishFunction
       // Restored from an older savepoint: the public topic moved on since.
       at.round = onTopic.round;
       at.digest = onTopic.digest;
+    }
+    if (at.round >= release.round && AvroCodec.isBudgetSpent(release.value)) {
+      // Says only that no later round opens: never worth a conflict over a public round number.
+      LOG.info(
+          "job {}: budget-spent record for round {} not published: round {} is public already",
+          release.jobId,
+          release.round,
+          at.round);
+      return;
     }
     PublicRounds.Run writer = PublicRounds.Run.parse(release.run);
     PublicRounds.Verdict verdict =

@@ -265,6 +265,7 @@ final class LifecycleFakes {
     final List<Long> withheld = new ArrayList<>();
     final List<Long> full = new ArrayList<>();
     final List<Long> exhausted = new ArrayList<>();
+    final List<Long> firstUnopenedRounds = new ArrayList<>();
     final List<Long> drained = new ArrayList<>();
     final TreeSet<Long> timers = new TreeSet<>();
 
@@ -406,6 +407,7 @@ final class LifecycleFakes {
     public void exhaust(
         long round, long firstUnopened, long finalModelRound, double epsilonSpent, long atMillis) {
       exhausted.add(round);
+      firstUnopenedRounds.add(firstUnopened);
     }
 
     @Override

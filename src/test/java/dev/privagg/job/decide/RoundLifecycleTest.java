@@ -94,6 +94,36 @@ class RoundLifecycleTest {
     assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(1L);
   }
 
+  /**
+   * A job still waiting for its start, restarted with another rounds.startAt, waits for the new
+   * one; restarted after its start passed while it was down, it opens round 1 at the restart rather
+   * than in the past.
+   */
+  @Test
+  void aWaitingJobRestarted_takesTheSpecsStartTime_andNeverOpensRoundOneInThePast() {
+    long first = java.time.Instant.parse("2030-01-01T00:00:00Z").toEpochMilli();
+    long later = first + 30_000;
+    String rounds = "startGrace: 300ms\nstartAt: ";
+    JobSpec early =
+        spec("noiseMultiplier: 0\nbudgetEpsilon: .inf", rounds + "2030-01-01T00:00:00Z");
+    JobSpec moved =
+        spec("noiseMultiplier: 0\nbudgetEpsilon: .inf", rounds + "2030-01-01T00:00:30Z");
+    start(early, first - 60_000);
+    start(moved, first - 50_000);
+    advanceTo(first);
+    assertThat(decided.announced).as("the old start time no longer opens it").isEmpty();
+    advanceTo(later - 1);
+    assertThat(decided.announced).containsExactly("1 until " + (later + TIMEOUT + 300));
+
+    LifecycleDriver down = LifecycleDriver.recording();
+    down.start(new RoundLifecycle(moved, NoiseSources.forSpec(moved), LedgerFloor.NONE), first);
+    long restart = later + 600_000; // down across the start time for ten minutes
+    down.start(new RoundLifecycle(moved, NoiseSources.forSpec(moved), LedgerFloor.NONE), restart);
+    down.advanceTo(restart);
+    assertThat(down.decided.announced).containsExactly("1 until " + (restart + TIMEOUT + 300));
+    assertThat(down.decided.closed).isEmpty();
+  }
+
   @Test
   void aStartAtThatPassed_opensRoundOneAtTheFirstStart() {
     long startAt = java.time.Instant.parse("2030-01-01T00:00:00Z").toEpochMilli();
@@ -141,6 +171,19 @@ class RoundLifecycleTest {
     assertThat(decided.rejects).containsExactly("before FUTURE_ROUND");
     assertThat(decided.closed).extracting(ClosedRound::round).containsExactly(1L);
     assertThat(decided.closed).extracting(ClosedRound::contributions).containsExactly(1L);
+  }
+
+  /**
+   * A fresh start whose budget cannot pay for the round an earlier run announced: the budget-spent
+   * record names the round after it, never the public round 1 (whose bytes it would contradict).
+   */
+  @Test
+  void freshStartThatCannotPayForTheAnnouncedRound_saysSoAfterIt() {
+    JobSpec spec = spec("noiseMultiplier: 0.1\nbudgetEpsilon: 0.01", "");
+    start(spec, announcedOnly(spec), 600);
+    assertThat(decided.exhausted).containsExactly(1L);
+    assertThat(decided.firstUnopenedRounds).containsExactly(2L);
+    assertThat(decided.announced).isEmpty();
   }
 
   @Test

@@ -107,6 +107,26 @@ class PublishFunctionTest {
   }
 
   @Test
+  void aBudgetSpentRecordForAPublicRound_isLeftOut_withoutStoppingTheJob() throws Exception {
+    byte[] open =
+        dev.privagg.io.AvroCodec.encode(
+            new dev.privagg.avro.RoundAnnouncement("j", 3L, 2L, 3_000L, false));
+    byte[] spent =
+        dev.privagg.io.AvroCodec.encode(
+            new dev.privagg.avro.RoundAnnouncement("j", 3L, 2L, 0L, true));
+    try (var h = harness(Map.of(), null)) {
+      h.processElement(release("privagg.rounds", "j", 3, open, RUN));
+      h.processElement(release("privagg.rounds", "j", 3, spent, RUN));
+      h.processElement(release("privagg.rounds", "j", 2, spent, RUN));
+      assertThat(h.extractOutputValues()).hasSize(1);
+      h.processElement(release("privagg.rounds", "j", 4, spent, RUN));
+      assertThat(h.extractOutputValues()).hasSize(2);
+      h.processElement(release("privagg.rounds", "j", 4, spent, RUN)); // replayed: same bytes
+      assertThat(h.extractOutputValues()).hasSize(2);
+    }
+  }
+
+  @Test
   void thisRunRecomputingAPublicRoundWithOtherBytes_stopsThisJobForGood() throws Exception {
     Map<String, PublicRounds.Position> onTopic =
         Map.of(
