@@ -8,7 +8,7 @@ base model) for each round, and reads the released private model with its privac
     with PrivaggClient.from_spec("jobs/digits-softmax.yaml", "localhost:9092", "alice") as client:
         announcement = client.wait_for_round()
         base = client.wait_for_model(announcement.base_model_round)
-        client.send_update(announcement.round, {"weights": dw, "bias": db})
+        client.send_update(announcement.round, {"weights": dw, "bias": db})  # raises if late
         model = client.wait_for_model(announcement.round)
         print(model.privacy.epsilon)
 
@@ -24,10 +24,11 @@ For a job whose spec says ``aggregation: {mode: secure}`` the same calls take pa
 aggregation (:mod:`privagg_client.secure`): the job learns only the round's sum.
 """
 
-from .client import PrivaggClient, RunResult, TrainFn
+from .client import PrivaggClient, RunResult, TrainFn, UpdateReceipt
 from .errors import (
     JobConfigError,
     KafkaClientError,
+    LateUpdateError,
     ModelFileError,
     ModelUnavailableError,
     NonFiniteValuesError,
@@ -71,6 +72,7 @@ __all__ = [
     "StatisticsQuery",
     "encode_rows",
     "RunResult",
+    "UpdateReceipt",
     "SecureRoundResult",
     "TrainFn",
     "JobConfig",
@@ -100,6 +102,7 @@ __all__ = [
     "ModelFileError",
     "KafkaClientError",
     "SendError",
+    "LateUpdateError",
     "PrivaggTimeout",
     "ModelUnavailableError",
     "SecureProtocolError",

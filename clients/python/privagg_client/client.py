@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer
-from confluent_kafka import TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_LOG_APPEND_TIME, Consumer, KafkaError
+from confluent_kafka import KafkaException, Producer, TopicPartition
 
 from .errors import (
     JobConfigError,
     KafkaClientError,
+    LateUpdateError,
     ModelUnavailableError,
     PrivaggTimeout,
     SendError,
@@ -57,9 +58,8 @@ class RunResult:
     """What :meth:`PrivaggClient.run` did.
 
     ``rounds``: the rounds it sent an update for, in order (the broker acknowledged each).
-    ``late_rounds``: those of ``rounds`` whose deadline had passed by this machine's clock when
-    the update was sent (training took longer than the round had left); the job takes an update
-    by the broker's append time, so it most likely rejected them as stale.
+    ``late_rounds``: those of ``rounds`` whose update the broker appended at or after the round's
+    deadline (training took longer than the round had left): the job rejected them as stale.
     ``model``: the newest model read when it returned (with ``wait_for_last_model``, the model
     of the last round it sent to, unless that round was not released), or None.
     ``job_ended``: True when it stopped because the job opened no more rounds: no round was
@@ -71,6 +71,38 @@ class RunResult:
     late_rounds: tuple[int, ...]
     model: GlobalModel | None
     job_ended: bool
+
+
+@dataclass(frozen=True)
+class UpdateReceipt:
+    """The broker's acknowledgement of an update :meth:`PrivaggClient.send_update` sent.
+
+    ``partition`` and ``offset``: where the updates topic holds it. ``appended_millis``: the
+    broker's append time in epoch milliseconds (``LogAppendTime``, by which the job decides
+    which round an update belongs to), or None when the broker did not stamp it (an updates
+    topic not set to ``LogAppendTime``, which the job refuses). ``deadline_millis``: the
+    deadline of the round's announcement this client had read, which the append time was checked
+    against, or None when it had read none (then nothing was checked).
+
+    A receipt says the update arrived before the deadline the client knew, not that the job
+    took it: a round with ``rounds.closeEarly`` closes once enough updates arrived, before its
+    announced deadline and unseen by clients, and the job also rejects duplicates, updates after
+    its budget is spent and unsampled ones, on its operator-only rejects topic.
+    """
+
+    round_number: int
+    partition: int
+    offset: int
+    appended_millis: int | None
+    deadline_millis: int | None
+
+    @property
+    def seconds_before_deadline(self) -> float | None:
+        """How long before the known deadline the broker appended the update (zero or negative:
+        at or after it, so late), or None when either time is unknown."""
+        if self.appended_millis is None or self.deadline_millis is None:
+            return None
+        return (self.deadline_millis - self.appended_millis) / 1000
 
 
 def is_secret_key(key: str) -> bool:
@@ -386,18 +418,25 @@ class PrivaggClient:
         update: Mapping[str, Any],
         metadata: Mapping[str, str] | None = None,
         timeout: float = 30.0,
-    ) -> None:
-        """Sends this client's update for round ``round_number``; returns when the broker
-        acknowledged it.
+    ) -> UpdateReceipt | None:
+        """Sends this client's update for round ``round_number``; returns the broker's
+        acknowledgement (:class:`UpdateReceipt`).
 
         ``update`` maps every tensor name of the model to its delta from the announced base
         model: NumPy arrays, anything array-like, or PyTorch tensors (a ``state_dict`` delta).
         Wrong names or shapes and non-finite values raise before anything is sent.
 
+        Raises :class:`LateUpdateError` when the broker appended the update at or after the
+        deadline of the round's announcement this client read (the job rejects it as stale; the
+        error's ``receipt`` says by how much); :class:`SendError` when the broker refuses it or
+        does not acknowledge it within ``timeout`` seconds.
+
         For a job in secure mode (the spec's ``aggregation.mode: secure``) it takes part in the
-        round's secure aggregation instead (docs/secure-aggregation.md) and returns once the
-        round's last phase is done: see :meth:`send_secure_update`, to which it passes
-        ``timeout``. Secure mode sends no metadata.
+        round's secure aggregation instead (docs/secure-aggregation.md), returns None once the
+        round's last phase is done, and raises :class:`SecureRoundError` if a message missed its
+        phase's deadline or the job did not count this client's masked input: see
+        :meth:`send_secure_update`, to which it passes ``timeout``, for the round's result.
+        Secure mode sends no metadata.
         """
         if self.job.aggregation.secure:
             if metadata is not None:
@@ -406,13 +445,40 @@ class PrivaggClient:
                     "pass metadata=None"
                 )
             self.send_secure_update(round_number, update, timeout=timeout)
-            return
+            return None
         value = encode_update(self.job, round_number, self.client_id, update, metadata)
-        self._produce(value, f"the update of {self.client_id} for round {round_number}", timeout)
+        what = f"the update of {self.client_id} for round {round_number}"
+        receipt = self._receipt(round_number, self._produce(value, what, timeout))
         self._last_sent_round = max(self._last_sent_round, round_number)
+        left = receipt.seconds_before_deadline
+        if left is not None and left <= 0:
+            raise LateUpdateError(
+                f"{what} reached the broker {-left:.3f} s after the round's deadline (by the "
+                "broker's clock, which the job decides by): the job rejects it as stale. Train "
+                "faster, or skip rounds with too little time left (min_seconds_left of "
+                "wait_for_round and run)",
+                receipt,
+            )
+        return receipt
 
-    def send_statistics(self, round_number: int, rows: Any, timeout: float = 30.0) -> None:
-        """A statistics job only: sends this client's rows for round ``round_number``.
+    def _receipt(self, round_number: int, delivered: Any) -> UpdateReceipt:
+        """The receipt of the update for ``round_number`` whose delivery report is ``delivered``,
+        with the deadline of the round's announcement if this client read it."""
+        kind, millis = delivered.timestamp()
+        announcement = self._rounds.get(round_number)
+        return UpdateReceipt(
+            round_number,
+            delivered.partition(),
+            delivered.offset(),
+            millis if kind == TIMESTAMP_LOG_APPEND_TIME else None,
+            announcement.deadline_millis if announcement is not None else None,
+        )
+
+    def send_statistics(
+        self, round_number: int, rows: Any, timeout: float = 30.0
+    ) -> UpdateReceipt | None:
+        """A statistics job only: sends this client's rows for round ``round_number`` and returns
+        what :meth:`send_update` returns (and raises what it raises).
 
         ``rows`` is a (rows, features) array in the spec's feature order, a mapping of feature
         names to columns, or a pandas DataFrame with those columns. At most the spec's
@@ -426,7 +492,9 @@ class PrivaggClient:
                 f"job {self.job.job_id} trains a model (its spec has no statistics section): "
                 "call send_update"
             )
-        self.send_update(round_number, encode_rows(self.job.statistics, rows), timeout=timeout)
+        return self.send_update(
+            round_number, encode_rows(self.job.statistics, rows), timeout=timeout
+        )
 
     def send_secure_update(
         self,
@@ -488,23 +556,26 @@ class PrivaggClient:
         )
         return result
 
-    def _produce(self, value: bytes, what: str, timeout: float) -> None:
-        """Writes ``value`` to the updates topic, keyed by the client id; returns once the broker
+    def _produce(self, value: bytes, what: str, timeout: float) -> Any:
+        """Writes ``value`` to the updates topic, keyed by the client id; returns the delivery
+        report (a confluent-kafka ``Message``: partition, offset, timestamp) once the broker
         acknowledged it."""
         producer = self._producer_()
-        outcome: list[KafkaError | None] = []
+        outcome: list[tuple[KafkaError | None, Any]] = []
         producer.produce(
             self.job.topics.updates,
             value=value,
             key=self.client_id.encode("utf-8"),
-            on_delivery=lambda err, _msg: outcome.append(err),
+            on_delivery=lambda err, msg: outcome.append((err, msg)),
         )
         remaining = producer.flush(timeout)
         self._check_fatal()
         if remaining > 0 or not outcome:
             raise SendError(f"{what} was not acknowledged within {timeout:g} s")
-        if outcome[0] is not None:
-            raise SendError(f"{what} was refused: {redact(outcome[0].str(), self._extra)}")
+        error, delivered = outcome[0]
+        if error is not None:
+            raise SendError(f"{what} was refused: {redact(error.str(), self._extra)}")
+        return delivered
 
     def _secure_consumer_(self, timeout: float) -> Consumer | None:
         """The consumer of the secure topic from its start; None while its metadata cannot be
@@ -563,8 +634,10 @@ class PrivaggClient:
 
         The round is the newest open round after the last one this client sent to, with more
         than ``min_seconds_left`` seconds left by this machine's clock; rounds that close first
-        are skipped. An update whose round closed while ``train_fn`` ran is still sent (the job
-        decides by the broker's append time) and listed in :attr:`RunResult.late_rounds`.
+        are skipped. An update whose round closed while ``train_fn`` ran is still sent; when
+        the broker appended it at or after the deadline (:class:`LateUpdateError`), the job
+        rejects it as stale: a warning is logged, the round is listed in
+        :attr:`RunResult.late_rounds`, and the loop goes on with the next round.
         ``on_sent(round_number)`` is called after each update the broker acknowledged.
 
         It stops after ``rounds`` updates, then (``wait_for_last_model``) waits for the model
@@ -608,27 +681,21 @@ class PrivaggClient:
                 break
             base = self.wait_for_model(announcement.base_model_round, timeout=model_timeout)
             update = train_fn(base, announcement.round)
-            left = announcement.seconds_left()
-            self.send_update(announcement.round, update, timeout=send_timeout)
+            try:
+                receipt = self.send_update(announcement.round, update, timeout=send_timeout)
+            except LateUpdateError as e:
+                late.append(announcement.round)
+                log.warning("job %s round %d: %s", self.job.job_id, announcement.round, e)
+            else:
+                left = receipt.seconds_before_deadline if receipt is not None else None
+                log.info(
+                    "job %s round %d: update sent%s",
+                    self.job.job_id,
+                    announcement.round,
+                    "" if left is None else f", {left:.1f} s before the deadline",
+                )
             sent.append(announcement.round)
             last = announcement
-            if left <= 0:
-                late.append(announcement.round)
-                log.warning(
-                    "job %s round %d: the update was sent %.1f s after the round's deadline; "
-                    "the job most likely rejects it as stale (train faster, or raise "
-                    "min_seconds_left)",
-                    self.job.job_id,
-                    announcement.round,
-                    -left,
-                )
-            else:
-                log.info(
-                    "job %s round %d: update sent, %.1f s before the deadline",
-                    self.job.job_id,
-                    announcement.round,
-                    left,
-                )
             if on_sent is not None:
                 on_sent(announcement.round)
         if wait_for_last_model and last is not None and not job_ended:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .client import UpdateReceipt
 
 
 class PrivaggError(Exception):
@@ -58,6 +62,16 @@ class KafkaClientError(PrivaggError):
 
 class SendError(KafkaClientError):
     """The broker did not acknowledge an update."""
+
+
+class LateUpdateError(PrivaggError):
+    """The broker appended an update at or after the deadline of its round's announcement: the
+    job, which decides by the broker's append time, rejects it as stale. ``receipt`` says where
+    and when it landed (:class:`~privagg_client.UpdateReceipt`)."""
+
+    def __init__(self, message: str, receipt: UpdateReceipt) -> None:
+        super().__init__(message)
+        self.receipt = receipt
 
 
 class PrivaggTimeout(PrivaggError, TimeoutError):

@@ -13,18 +13,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-from confluent_kafka import KafkaError
+from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, KafkaError
 
 import privagg_client.client
 import privagg_client.records
 from privagg_client import (
     GlobalModel,
     JobConfig,
+    LateUpdateError,
     PrivaggClient,
     PrivaggTimeout,
     RunResult,
     SendError,
     TensorShapeError,
+    UpdateReceipt,
     wire,
 )
 
@@ -240,14 +242,43 @@ class FakeConsumer:
         pass
 
 
-class FakeProducer:
-    """Appends to the job at the fake clock's time. ``refuse``: the broker refuses the record;
-    ``unacknowledged``: no acknowledgement arrives."""
+@dataclass
+class FakeDelivered:
+    """A delivery report: where the broker appended a record, and its timestamp."""
 
-    def __init__(self, job: FakeJob, refuse: bool = False, unacknowledged: bool = False) -> None:
+    appended_at: float
+    offset_: int
+    timestamp_type: int = TIMESTAMP_LOG_APPEND_TIME
+
+    def timestamp(self) -> tuple[int, int]:
+        return self.timestamp_type, round(self.appended_at * 1000)
+
+    def partition(self) -> int:
+        return 0
+
+    def offset(self) -> int:
+        return self.offset_
+
+
+class FakeProducer:
+    """Appends to the job ``append_delay`` seconds after the fake clock's time (a slow network, or
+    a broker whose clock is ahead; negative: behind). ``refuse``: the broker refuses the record;
+    ``unacknowledged``: no acknowledgement arrives; ``create_time``: the topic keeps the producer's
+    timestamps (CreateTime) instead of stamping its append time."""
+
+    def __init__(
+        self,
+        job: FakeJob,
+        refuse: bool = False,
+        unacknowledged: bool = False,
+        append_delay: float = 0.0,
+        create_time: bool = False,
+    ) -> None:
         self.job = job
         self.refuse = refuse
         self.unacknowledged = unacknowledged
+        self.append_delay = append_delay
+        self.create_time = create_time
         self.pending: list[tuple[bytes, Callable[[KafkaError | None, object], None]]] = []
         self.sent: list[bytes] = []
 
@@ -270,14 +301,16 @@ class FakeProducer:
                 on_delivery(KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, "too large"), None)
             else:
                 self.sent.append(value)
-                self.job.receive(value, self.job.clock.now)
-                on_delivery(None, None)
+                appended_at = self.job.clock.now + self.append_delay
+                self.job.receive(value, appended_at)
+                kind = TIMESTAMP_CREATE_TIME if self.create_time else TIMESTAMP_LOG_APPEND_TIME
+                on_delivery(None, FakeDelivered(appended_at, len(self.sent) - 1, kind))
         self.pending.clear()
         return 0
 
 
 def make_client(
-    job: FakeJob, topics_exist: bool = True, **producer: bool
+    job: FakeJob, topics_exist: bool = True, **producer: Any
 ) -> tuple[PrivaggClient, FakeProducer]:
     client = PrivaggClient(JOB, "fake:9092", "c")
     client._consumer = FakeConsumer(job, topics_exist)
@@ -434,7 +467,115 @@ def test_an_update_that_missed_its_deadline_is_sent_and_reported_late(
     assert job.rejected == [(1, "STALE")] and sorted(job.accepted) == [2]
     # Round 2 opened while round 1 trained: it trained on the model of round 1, released empty.
     assert train.calls[1] == (1, 2, [0, 0])
-    assert "round 1: the update was sent 1.0 s after the round's deadline" in caplog.text
+    assert "round 1: the update of c for round 1 reached the broker 1.000 s after" in caplog.text
+
+
+def test_run_judges_lateness_by_the_brokers_append_time_not_this_machines_clock(
+    clock: FakeClock,
+) -> None:
+    # The client sends 0.5 s before round 1's deadline by its clock; the broker appends 1 s later.
+    job = FakeJob(clock)
+    client, _ = make_client(job, append_delay=1.0)
+    train = Trainer(clock, seconds=[ROUND_SECONDS - 0.5])
+
+    result = client.run(train, rounds=2)
+
+    assert result.rounds == (1, 2) and result.late_rounds == (1,)
+    assert job.rejected == [(1, "STALE")] and sorted(job.accepted) == [2]
+
+
+def test_run_does_not_call_an_update_late_that_the_broker_appended_in_time(
+    clock: FakeClock,
+) -> None:
+    # This machine's clock is 1 s ahead of the broker's: its deadline has passed, the broker's not.
+    job = FakeJob(clock)
+    client, _ = make_client(job, append_delay=-1.0)
+    train = Trainer(clock, seconds=[ROUND_SECONDS + 0.5])
+
+    result = client.run(train, rounds=1, wait_for_last_model=False)
+
+    assert result.rounds == (1,) and result.late_rounds == ()
+    assert sorted(job.accepted) == [1] and job.rejected == []
+
+
+# -- send_update's receipt ------------------------------------------------------------------
+
+
+def test_send_update_returns_the_brokers_receipt_with_the_deadline_it_checked(
+    clock: FakeClock,
+) -> None:
+    job = FakeJob(clock)
+    client, _ = make_client(job)
+    announcement = client.wait_for_round()
+    clock.sleep(2.0)
+
+    receipt = client.send_update(announcement.round, {"w": np.zeros(2)})
+
+    deadline = round(job.deadline(1) * 1000)
+    assert receipt == UpdateReceipt(1, 0, 0, deadline - 3000, deadline)
+    assert receipt.seconds_before_deadline == 3.0
+    assert sorted(job.accepted) == [1]
+
+
+def test_an_update_the_broker_appends_after_the_deadline_raises_saying_by_how_much(
+    clock: FakeClock,
+) -> None:
+    """The issue's case: wait_for_round, train too long, send_update."""
+    job = FakeJob(clock)
+    client, _ = make_client(job)
+    announcement = client.wait_for_round()
+    clock.sleep(ROUND_SECONDS + 2.0)
+
+    with pytest.raises(
+        LateUpdateError,
+        match=r"the update of c for round 1 reached the broker 2.000 s after the round's deadline "
+        r"\(by the broker's clock, which the job decides by\): the job rejects it as stale. "
+        "Train faster",
+    ) as raised:
+        client.send_update(announcement.round, {"w": np.zeros(2)})
+
+    deadline = round(job.deadline(1) * 1000)
+    assert raised.value.receipt == UpdateReceipt(1, 0, 0, deadline + 2000, deadline)
+    assert job.rejected == [(1, "STALE")]
+    # It was sent: the next open round is a later one.
+    assert client.wait_for_round().round == 2
+
+
+def test_an_update_appended_at_the_deadline_is_late(clock: FakeClock) -> None:
+    # A round takes the updates appended in [open, deadline).
+    job = FakeJob(clock)
+    client, _ = make_client(job)
+    client.wait_for_round()
+    clock.now = job.deadline(1)
+
+    with pytest.raises(LateUpdateError, match="0.000 s after the round's deadline"):
+        client.send_update(1, {"w": np.zeros(2)})
+    assert job.rejected == [(1, "STALE")]
+
+
+def test_without_the_rounds_announcement_nothing_is_checked(clock: FakeClock) -> None:
+    job = FakeJob(clock)
+    client, _ = make_client(job)
+    clock.sleep(ROUND_SECONDS + 2.0)  # round 1 closed, and this client never read it
+
+    receipt = client.send_update(1, {"w": np.zeros(2)})
+
+    assert receipt is not None and receipt.deadline_millis is None
+    assert receipt.seconds_before_deadline is None
+
+
+def test_a_timestamp_the_broker_did_not_stamp_is_not_taken_for_its_append_time(
+    clock: FakeClock,
+) -> None:
+    # On a CreateTime topic the delivery report carries this client's own time.
+    job = FakeJob(clock)
+    client, _ = make_client(job, create_time=True)
+    client.wait_for_round()
+    clock.sleep(ROUND_SECONDS + 2.0)
+
+    receipt = client.send_update(1, {"w": np.zeros(2)})
+
+    assert receipt is not None and receipt.appended_millis is None
 
 
 def test_without_any_round_announced_run_raises_the_wait_for_rounds_timeout(
