@@ -23,6 +23,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -128,26 +129,33 @@ public final class PrivaggClient implements AutoCloseable {
   }
 
   /**
-   * Sends an update for {@code round} (tensors in the spec's order); returns when acknowledged. For
-   * a job with {@code aggregation.mode: secure} it takes part in the round's six phases instead
-   * (docs/secure-aggregation.md), clipping and masking the update here, and returns once its last
-   * message is acknowledged (or at once if the job left it off the round's roster, as sampling
-   * may).
+   * Sends an update for {@code round} (tensors in the spec's order); returns the broker's
+   * acknowledgement once it arrived, checked against the deadline of the round's announcement this
+   * client read ({@link #poll}, {@link #awaitRound}). For a job with {@code aggregation.mode:
+   * secure} it takes part in the round's six phases instead (docs/secure-aggregation.md), clipping
+   * and masking the update here, and returns null once its last message is acknowledged (or at once
+   * if the job left it off the round's roster, as sampling may): the protocol itself says whether
+   * the job counted its masked input, and throws otherwise.
    *
+   * @return where and when the broker appended the update, or null in secure mode
+   * @throws LateUpdateException if the broker appended it at or after the round's deadline (the job
+   *     rejects it as stale)
    * @throws IllegalStateException if the update cannot be sent, naming the phase in secure mode
    */
-  public void send(long round, String clientId, float[][] tensors) {
+  public UpdateReceipt send(long round, String clientId, float[][] tensors) {
     if (spec.secureAggregation()) {
       sendSecure(round, clientId, tensors);
-      return;
+      return null;
     }
     byte[] value = ClientUpdates.encode(spec, round, clientId, tensors);
+    RecordMetadata metadata;
     try {
-      producer
-          .send(
-              new ProducerRecord<>(
-                  spec.topics().updates(), clientId.getBytes(StandardCharsets.UTF_8), value))
-          .get();
+      metadata =
+          producer
+              .send(
+                  new ProducerRecord<>(
+                      spec.topics().updates(), clientId.getBytes(StandardCharsets.UTF_8), value))
+              .get();
     } catch (Exception e) {
       throw new IllegalStateException(
           "could not send the update of "
@@ -158,6 +166,7 @@ public final class PrivaggClient implements AutoCloseable {
               + e.getMessage(),
           e);
     }
+    return UpdateReceipt.of(round, metadata, rounds.get(round)).requireInTime(clientId);
   }
 
   /**
@@ -165,17 +174,19 @@ public final class PrivaggClient implements AutoCloseable {
    * spec's order. At most {@code statistics.maxRows} rows are used (the first ones); values are
    * clipped into their bounds ({@link ClientStatistics}), and the job clips each block again.
    *
+   * @return what {@link #send} returns
    * @throws IllegalStateException if the job trains a model
    * @throws IllegalArgumentException for a NaN value or a row of the wrong length, naming it
+   * @throws LateUpdateException as {@link #send}
    */
-  public void sendStatistics(long round, String clientId, double[][] rows) {
+  public UpdateReceipt sendStatistics(long round, String clientId, double[][] rows) {
     if (!spec.statisticsJob()) {
       throw new IllegalStateException(
           "job "
               + spec.jobId()
               + " trains a model (its spec has no statistics section): call send()");
     }
-    send(round, clientId, ClientStatistics.encode(spec.statistics(), rows));
+    return send(round, clientId, ClientStatistics.encode(spec.statistics(), rows));
   }
 
   private void sendSecure(long round, String clientId, float[][] tensors) {
@@ -205,7 +216,8 @@ public final class PrivaggClient implements AutoCloseable {
 
   /**
    * Sends without waiting; call {@link #flush()} to wait for all. Plaintext jobs only: a secure
-   * round needs the job's answers between phases ({@link #send}).
+   * round needs the job's answers between phases ({@link #send}). Nothing checks the broker's
+   * append time against the deadline here: {@link #send} does.
    */
   public void sendAsync(long round, String clientId, float[][] tensors) {
     if (spec.secureAggregation()) {
