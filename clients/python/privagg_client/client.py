@@ -44,6 +44,8 @@ _FATAL_CODES = {
     KafkaError.CLUSTER_AUTHORIZATION_FAILED,
     KafkaError.GROUP_AUTHORIZATION_FAILED,
 }
+# How long a flush waits between looks at what the error callback reported.
+_FLUSH_SLICE_SECONDS = 0.2
 
 
 TrainFn = Callable[[GlobalModel, int], Mapping[str, Any]]
@@ -129,6 +131,13 @@ class PrivaggClient:
     ``kafka_config`` holds extra librdkafka properties (``security.protocol``, ``sasl.*``,
     ``ssl.*``, ...) for every producer and consumer it creates; secret values are never shown.
 
+    Until some broker answered it, the client fails at once when librdkafka finds every broker
+    of ``bootstrap_servers`` down (an address that does not resolve, a port nobody listens on,
+    a listener of another protocol): a :class:`KafkaClientError` naming the servers, instead of
+    each call's full timeout. Once a broker answered, an outage (a broker restart) is waited
+    out, as librdkafka reconnects, up to each call's timeout. Broker failures are logged once,
+    by librdkafka (on stderr, or through the ``logger`` given in ``kafka_config``).
+
     ``masked_rounds``, in secure mode: a file that remembers across restarts the session each
     round's update was masked in, so that a restarted client never masks a round's update in a
     second session the job opened after a restore (without it the guard is per call only).
@@ -165,6 +174,9 @@ class PrivaggClient:
         self._latest_model_round = -1
         self._last_sent_round = 0
         self._fatal: str | None = None
+        self._reached = False
+        self._unreachable: str | None = None
+        self._broker_error: str | None = None
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
         self._assigned = False
@@ -202,10 +214,31 @@ class PrivaggClient:
     # -- Kafka clients -----------------------------------------------------------------------
 
     def _on_error(self, error: KafkaError) -> None:
+        """librdkafka's error callback (called while a client polls or flushes)."""
+        message = self._note(error)
+        if error.code() == KafkaError._ALL_BROKERS_DOWN and self._reached:
+            log.warning("kafka: %s; waiting for them to come back", message)
+        else:
+            # librdkafka has logged each broker failure itself (its FAIL lines); logging it here
+            # again showed every line twice. Failures for good are raised with their text.
+            log.debug("kafka: %s", message)
+
+    def _on_record_error(self, error: KafkaError) -> None:
+        """An error a consumer returned in place of a record."""
+        log.warning("kafka: %s", self._note(error))
+
+    def _note(self, error: KafkaError) -> str:
+        """Remembers what ``error`` means for this client (Kafka failed for good, or no broker
+        was ever reached) and returns its text, secrets redacted."""
         message = redact(error.str(), self._extra)
         if error.fatal() or error.code() in _FATAL_CODES:
             self._fatal = message
-        log.warning("kafka: %s", message)
+        elif error.code() != KafkaError._ALL_BROKERS_DOWN:
+            self._broker_error = message
+        elif not self._reached:
+            # Nothing ever answered: a wrong address, not an outage, so no wait will help.
+            self._unreachable = self._broker_error or message
+        return message
 
     def _make(self, kind: type, config: dict[str, Any]) -> Any:
         config.update(self._extra)
@@ -263,6 +296,12 @@ class PrivaggClient:
     def _check_fatal(self) -> None:
         if self._fatal is not None:
             raise KafkaClientError(f"Kafka failed for good: {self._fatal}")
+        if self._unreachable is not None:
+            raise KafkaClientError(
+                f"no Kafka broker at {self.bootstrap_servers} could be reached "
+                f"({self._unreachable}); check bootstrap_servers (host:port of a listener this "
+                "machine can reach, the broker started) and kafka_config's security settings"
+            )
 
     def _try_assign(self, timeout: float) -> bool:
         """Reads both public topics from the start of every partition (no consumer group: a
@@ -279,7 +318,10 @@ class PrivaggClient:
             metadata = consumer.list_topics(timeout=max(0.1, timeout))
         except KafkaException as e:
             log.debug("metadata: %s", redact(str(e), self._extra))
+            consumer.poll(0)  # serves the error callback, which list_topics does not
             return False
+        self._reached = True
+        self._unreachable = None
         found = metadata.topics
         if not all(t in found and found[t].error is None and found[t].partitions for t in topics):
             return False
@@ -311,7 +353,7 @@ class PrivaggClient:
             error = msg.error()
             if error is not None:
                 if error.code() != KafkaError._PARTITION_EOF:
-                    self._on_error(error)
+                    self._on_record_error(error)
                 continue
             key = msg.key()
             if key is None or key.decode("utf-8", "replace") != self.job.job_id:
@@ -568,13 +610,18 @@ class PrivaggClient:
             key=self.client_id.encode("utf-8"),
             on_delivery=lambda err, msg: outcome.append((err, msg)),
         )
-        remaining = producer.flush(timeout)
-        self._check_fatal()
-        if remaining > 0 or not outcome:
+        end = time.time() + timeout
+        while not outcome and time.time() < end:
+            producer.flush(min(_FLUSH_SLICE_SECONDS, max(0.0, end - time.time())))
+            if not outcome:
+                self._check_fatal()
+        if not outcome:
             raise SendError(f"{what} was not acknowledged within {timeout:g} s")
         error, delivered = outcome[0]
         if error is not None:
             raise SendError(f"{what} was refused: {redact(error.str(), self._extra)}")
+        self._reached = True
+        self._unreachable = None
         return delivered
 
     def _secure_consumer_(self, timeout: float) -> Consumer | None:
@@ -603,7 +650,7 @@ class PrivaggClient:
             error = msg.error()
             if error is not None:
                 if error.code() != KafkaError._PARTITION_EOF:
-                    self._on_error(error)
+                    self._on_record_error(error)
                 continue
             values.append(msg.value())
         self._check_fatal()
@@ -655,7 +702,8 @@ class PrivaggClient:
         the broker does not acknowledge an update; :class:`TensorShapeError`,
         :class:`NonFiniteValuesError` or :class:`RecordTooLargeError` for an update the job
         would reject (before anything is sent); :class:`KafkaClientError` when Kafka fails for
-        good; and whatever ``train_fn`` raises.
+        good, or at once when no broker can be reached and none ever answered; and whatever
+        ``train_fn`` raises.
         """
         if rounds is not None and (
             not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1
@@ -762,8 +810,11 @@ class PrivaggClient:
             self.poll(min(0.5, remaining))
 
     def close(self) -> None:
-        """Closes the Kafka clients (waits for unsent updates up to 10 s)."""
+        """Closes the Kafka clients (waits for unsent updates up to 10 s; drops them at once when
+        no broker could be reached)."""
         if self._producer is not None:
+            if self._unreachable is not None:
+                self._producer.purge()
             self._producer.flush(10)
             self._producer = None
         if self._consumer is not None:

@@ -578,6 +578,24 @@ def test_a_timestamp_the_broker_did_not_stamp_is_not_taken_for_its_append_time(
     assert receipt is not None and receipt.appended_millis is None
 
 
+def test_once_a_broker_answered_all_brokers_down_is_an_outage_that_is_waited_out(
+    clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A client that never reached a broker fails at once on the same report
+    # (test_client_offline.py): here the broker answered before it restarted.
+    job = FakeJob(clock)
+    client, _ = make_client(job)
+    client.poll(0.1)
+
+    with caplog.at_level(logging.WARNING, logger="privagg_client.client"):
+        client._on_error(KafkaError(KafkaError._ALL_BROKERS_DOWN, "1/1 brokers are down"))
+        client.poll(0.1)
+        result = client.run(Trainer(clock), rounds=2)
+
+    assert result.rounds == (1, 2)
+    assert "kafka: 1/1 brokers are down; waiting for them to come back" in caplog.text
+
+
 def test_without_any_round_announced_run_raises_the_wait_for_rounds_timeout(
     clock: FakeClock,
 ) -> None:
