@@ -17,6 +17,7 @@ from typing import Any, Union
 
 from .errors import JobConfigError
 from .secure.thresholds import ADVERSARIES, ThreatModel
+from .spec_keys import check_spec_keys
 from .statistics import StatisticsQuery
 
 _JOB_ID = re.compile(r"[A-Za-z0-9._-]+")
@@ -244,8 +245,11 @@ class JobConfig:
         """Reads the job id, tensors, topics, record limits and aggregation mode from a privagg
         job spec (YAML).
 
-        Other keys (rounds, privacy, ...) are the job's business and are not checked here, but
-        for distributed noise: ``noise_multiplier`` is what the job's announced noise shares are
+        A key the job's spec reader does not know is refused as ``privagg run`` refuses it,
+        naming the key, its section and the known key it resembles (a misspelt
+        ``rounds.expectedClient`` would otherwise pass here and stop the job). The values of the
+        sections a client does not use (rounds, privacy, ...) are the job's to check, but for
+        distributed noise: ``noise_multiplier`` is what the job's announced noise shares are
         checked against when the spec plans from ``targetEpsilon`` (else its
         ``privacy.noiseMultiplier``).
         """
@@ -271,6 +275,7 @@ class JobConfig:
         """Like :meth:`from_spec`, from an already parsed spec."""
         if not isinstance(root, Mapping):
             raise JobConfigError(f"{source}: a job spec must be a YAML mapping")
+        check_spec_keys(root, source)
         job_id = root.get("jobId")
         if job_id is None:
             raise JobConfigError(f"{source}: jobId is missing")
