@@ -80,6 +80,16 @@ def main() -> int:
             wait_for_last_model=False,
             on_sent=lambda round_number: print(f"SENT {round_number}", flush=True),
         )
+    spent = client.budget_spent
+    if spent is not None:
+        print(
+            f"the job's privacy budget is spent: no round opens from round {spent.round} on "
+            f"(final model: round {spent.base_model_round}), after {len(result.rounds)} of "
+            f"{args.rounds} rounds here; to train again, start the job with another --state-dir "
+            "or jobId",
+            file=sys.stderr,
+        )
+        return 1
     if result.job_ended:
         print(
             f"the job opened no more rounds after {len(result.rounds)} of {args.rounds} "

@@ -26,6 +26,7 @@ aggregation (:mod:`privagg_client.secure`): the job learns only the round's sum.
 
 from .client import PrivaggClient, RunResult, TrainFn, UpdateReceipt
 from .errors import (
+    BudgetSpentError,
     JobConfigError,
     KafkaClientError,
     LateUpdateError,
@@ -102,6 +103,7 @@ __all__ = [
     "ModelFileError",
     "KafkaClientError",
     "SendError",
+    "BudgetSpentError",
     "LateUpdateError",
     "PrivaggTimeout",
     "ModelUnavailableError",

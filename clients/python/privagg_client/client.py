@@ -16,6 +16,7 @@ from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_LOG_APPEND_TIME, Consume
 from confluent_kafka import KafkaException, Producer, TopicPartition
 
 from .errors import (
+    BudgetSpentError,
     JobConfigError,
     KafkaClientError,
     LateUpdateError,
@@ -64,15 +65,19 @@ class RunResult:
     deadline (training took longer than the round had left): the job rejected them as stale.
     ``model``: the newest model read when it returned (with ``wait_for_last_model``, the model
     of the last round it sent to, unless that round was not released), or None.
-    ``job_ended``: True when it stopped because the job opened no more rounds: no round was
-    announced within ``round_timeout`` seconds after the newest one closed (the job's privacy
-    budget is spent, or the job was stopped; a client cannot tell the two apart).
+    ``job_ended``: True when it stopped because the job opened no more rounds: the job said its
+    privacy budget is spent (``budget_spent``), or no round was announced within
+    ``round_timeout`` seconds after the newest one closed (the job was stopped, or its budget ran
+    out before it could say so).
+    ``budget_spent``: the job said publicly that its budget is spent; ``model`` is then its final
+    model once read.
     """
 
     rounds: tuple[int, ...]
     late_rounds: tuple[int, ...]
     model: GlobalModel | None
     job_ended: bool
+    budget_spent: bool = False
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,7 @@ class PrivaggClient:
         self._keep_models = keep_models
         self._masked_rounds = masked_rounds
         self._rounds: dict[int, RoundAnnouncement] = {}
+        self._budget_spent: RoundAnnouncement | None = None
         self._models: dict[int, GlobalModel] = {}
         self._latest_model_round = -1
         self._last_sent_round = 0
@@ -361,7 +367,10 @@ class PrivaggClient:
             try:
                 if msg.topic() == self.job.topics.rounds:
                     a = RoundAnnouncement.decode(msg.value())
-                    self._rounds[a.round] = a
+                    if a.budget_spent:
+                        self._budget_spent = a
+                    else:
+                        self._rounds[a.round] = a
                 else:
                     self._remember(GlobalModel.decode(msg.value()))
             except WireFormatError as e:
@@ -392,9 +401,14 @@ class PrivaggClient:
         than ``min_seconds_left`` seconds away by this machine's clock.
         """
         deadline = time.time() + timeout
+        starts = self.job.start_at_millis
+        if starts is not None and not self._rounds:
+            # Deployed before its clients: round 1 opens at the spec's rounds.startAt.
+            deadline = max(deadline, starts / 1000 + timeout)
         while True:
             if round_number is not None and round_number in self._rounds:
                 return self._rounds[round_number]
+            self._raise_if_budget_spent(round_number, "round")
             if round_number is None:
                 open_rounds = [
                     a
@@ -409,6 +423,7 @@ class PrivaggClient:
                 raise PrivaggTimeout(
                     f"{what} of job {self.job.job_id} was not announced within {timeout:g} s"
                     + self._not_found()
+                    + self._latest_statement()
                 )
             self.poll(min(0.5, remaining))
 
@@ -420,6 +435,7 @@ class PrivaggClient:
         """
         deadline = time.time() + timeout
         while round_number not in self._models:
+            self._raise_if_budget_spent(round_number, "model")
             if self._latest_model_round > round_number:
                 raise ModelUnavailableError(
                     f"the model of round {round_number} of job {self.job.job_id} is not available: "
@@ -437,6 +453,44 @@ class PrivaggClient:
                 )
             self.poll(min(0.5, remaining))
         return self._models[round_number]
+
+    @property
+    def budget_spent(self) -> RoundAnnouncement | None:
+        """The job's public budget-spent record once read (:attr:`RoundAnnouncement.budget_spent`):
+        no round from its ``round`` on opens; its ``base_model_round`` is the final model."""
+        return self._budget_spent
+
+    def _raise_if_budget_spent(self, round_number: int | None, what: str) -> None:
+        """Raises :class:`BudgetSpentError` when the job said that round ``round_number`` (None:
+        any next round) never opens, or (``what`` "model") that its model never comes."""
+        spent = self._budget_spent
+        if spent is None:
+            return
+        # Rounds from spent.round on never open; no model after the final one is released.
+        first_missing = spent.base_model_round + 1 if what == "model" else spent.round
+        if round_number is not None and round_number < first_missing:
+            return
+        asked = f"round {round_number}" if round_number is not None else "another round"
+        raise BudgetSpentError(
+            f"job {self.job.job_id}: the privacy budget is spent, so {asked} never opens"
+            + (f" and its {what} never comes" if what == "model" else "")
+            + f"; rounds from {spent.round} on never open and the final model is round "
+            f"{spent.base_model_round} (wait_for_model({spent.base_model_round}) reads it)",
+            spent.round,
+            spent.base_model_round,
+        )
+
+    def _latest_statement(self) -> str:
+        """What the latest model read says of the budget, for a timeout's message: a job whose
+        budget ran out before it said so publicly (an older privagg) shows it there."""
+        model = self.latest_model
+        if model is None or model.round == 0:
+            return ""
+        p = model.privacy
+        return (
+            f"; the latest model (round {model.round}) states epsilon {p.epsilon:g} of budget "
+            f"{p.budget_epsilon:g}: if that is near the budget, it is most likely spent"
+        )
 
     @property
     def latest_round(self) -> RoundAnnouncement | None:
@@ -748,7 +802,18 @@ class PrivaggClient:
                 on_sent(announcement.round)
         if wait_for_last_model and last is not None and not job_ended:
             job_ended = not self._wait_for_release(last, round_timeout)
-        if job_ended:
+        spent = self._budget_spent
+        if spent is not None:
+            job_ended = True
+            log.info(
+                "job %s: its privacy budget is spent; rounds from %d on never open and the final "
+                "model is round %d; %d updates sent",
+                self.job.job_id,
+                spent.round,
+                spent.base_model_round,
+                len(sent),
+            )
+        elif job_ended:
             newest = self.latest_round
             log.info(
                 "job %s announced no round within %g s after round %s closed: its budget is "
@@ -758,7 +823,7 @@ class PrivaggClient:
                 newest.round if newest is not None else "?",
                 len(sent),
             )
-        return RunResult(tuple(sent), tuple(late), self.latest_model, job_ended)
+        return RunResult(tuple(sent), tuple(late), self.latest_model, job_ended, spent is not None)
 
     def _next_round(
         self, round_timeout: float, min_seconds_left: float
@@ -769,6 +834,8 @@ class PrivaggClient:
         timeout = round_timeout + (max(0.0, newest.seconds_left()) if newest is not None else 0.0)
         try:
             return self.wait_for_round(timeout=timeout, min_seconds_left=min_seconds_left)
+        except BudgetSpentError:
+            return None
         except PrivaggTimeout:
             latest = self.latest_round
             if latest is None or latest.seconds_left() > 0:
@@ -791,6 +858,9 @@ class PrivaggClient:
         while True:
             if self.model(round_number) is not None or self._latest_model_round > round_number:
                 return True
+            spent = self._budget_spent
+            if spent is not None and round_number > spent.base_model_round:
+                return False  # after the final model: refused at its close, for want of budget
             newest = self.latest_round
             if (
                 newest is not None

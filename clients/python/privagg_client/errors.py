@@ -74,6 +74,17 @@ class LateUpdateError(PrivaggError):
         self.receipt = receipt
 
 
+class BudgetSpentError(PrivaggError):
+    """The job's privacy budget is spent: the round or model waited for will never come. The job
+    said so publicly (``final_model_round`` is its last model; rounds from ``first_unopened`` on
+    never open)."""
+
+    def __init__(self, message: str, first_unopened: int, final_model_round: int) -> None:
+        super().__init__(message)
+        self.first_unopened = first_unopened
+        self.final_model_round = final_model_round
+
+
 class PrivaggTimeout(PrivaggError, TimeoutError):
     """A round announcement or model did not arrive in time."""
 

@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any, Union
@@ -178,6 +179,9 @@ class JobConfig:
     statistics: StatisticsQuery | None = None
     """A statistics job's query (its spec's ``statistics`` section), whose blocks are the
     tensors; None for model training."""
+    start_at_millis: int | None = None
+    """The spec's ``rounds.startAt`` (epoch milliseconds): when a new job's round 1 opens, which
+    :meth:`PrivaggClient.wait_for_round` waits for; None without one."""
 
     def __init__(
         self,
@@ -189,6 +193,7 @@ class JobConfig:
         max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES,
         aggregation: Aggregation | None = None,
         statistics: StatisticsQuery | None = None,
+        start_at_millis: int | None = None,
     ) -> None:
         if not isinstance(job_id, str) or not _JOB_ID.fullmatch(job_id):
             raise JobConfigError(
@@ -229,6 +234,7 @@ class JobConfig:
         object.__setattr__(self, "max_client_id_bytes", max_client_id_bytes)
         object.__setattr__(self, "max_metadata_bytes", max_metadata_bytes)
         object.__setattr__(self, "statistics", statistics)
+        object.__setattr__(self, "start_at_millis", start_at_millis)
 
     @property
     def parameters(self) -> int:
@@ -321,7 +327,31 @@ class JobConfig:
             max_metadata_bytes=root.get("maxMetadataBytes", DEFAULT_MAX_METADATA_BYTES),
             aggregation=_aggregation(root.get("aggregation"), source, root, noise_multiplier),
             statistics=statistics,
+            start_at_millis=_start_at(root.get("rounds"), source),
         )
+
+
+def _start_at(rounds: Any, source: str) -> int | None:
+    """``rounds.startAt`` as epoch milliseconds: an ISO-8601 instant, quoted or a YAML timestamp
+    (which YAML readers turn into a datetime; one without a zone is UTC, as in the job)."""
+    if not isinstance(rounds, Mapping) or "startAt" not in rounds:
+        return None
+    value = rounds["startAt"]
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            pass
+    if isinstance(value, date) and not isinstance(value, datetime):
+        value = datetime(value.year, value.month, value.day)
+    if not isinstance(value, datetime):
+        raise JobConfigError(
+            f"{source}: rounds.startAt must be an instant in UTC such as 2026-12-01T09:00:00Z, "
+            f"was {value!r}"
+        )
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return round(value.timestamp() * 1000)
 
 
 def _aggregation(

@@ -21,12 +21,17 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class RoundAnnouncement:
     """Round ``round`` is open: train on the model of ``base_model_round`` and send the update
-    before ``deadline_millis`` (epoch milliseconds, the broker's append time counts)."""
+    before ``deadline_millis`` (epoch milliseconds, the broker's append time counts).
+
+    With ``budget_spent`` it is the job's last record instead: the privacy budget cannot pay for
+    ``round``, so neither it nor any later round opens, and ``base_model_round`` is the final
+    model (``deadline_millis`` is 0)."""
 
     job_id: str
     round: int
     base_model_round: int
     deadline_millis: int
+    budget_spent: bool = False
 
     @property
     def deadline(self) -> datetime:
@@ -41,7 +46,13 @@ class RoundAnnouncement:
     def decode(cls, value: bytes) -> RoundAnnouncement:
         """Reads a single-object-encoded ``RoundAnnouncement``."""
         d = wire.decode("RoundAnnouncement", value)
-        return cls(d["jobId"], d["round"], d["baseModelRound"], d["deadlineMillis"])
+        return cls(
+            d["jobId"],
+            d["round"],
+            d["baseModelRound"],
+            d["deadlineMillis"],
+            bool(d.get("budgetSpent", False)),
+        )
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from privagg_client import JobConfig, JobConfigError, TensorSpec, Topics
 
@@ -63,3 +64,33 @@ def test_explicit_config_keeps_the_tensor_order() -> None:
 def test_a_model_over_2_to_27_parameters_is_refused() -> None:
     with pytest.raises(JobConfigError, match="at most 134217728"):
         JobConfig("j", {"w": [1 << 14, 1 << 14]})
+
+
+@pytest.mark.parametrize(
+    "value", ["'2030-06-01T09:30:00Z'", "2030-06-01T09:30:00Z", "2030-06-01T09:30:00+00:00"]
+)
+def test_rounds_start_at_is_read_as_the_job_reads_it(value: str) -> None:
+    """rounds.startAt, quoted or a YAML timestamp, is epoch milliseconds in UTC, as in the job
+    (JobSpecReaderTest reads the same instant)."""
+    root = {
+        "jobId": "a",
+        "model": {"tensors": [{"name": "w", "shape": [1]}]},
+        "rounds": {"timeout": "2s", "expectedClients": 2},
+    }
+    root["rounds"]["startAt"] = yaml.safe_load(f"v: {value}")["v"]
+    assert JobConfig.from_spec_dict(root).start_at_millis == 1_906_536_600_000
+
+
+def test_without_rounds_start_at_there_is_no_start_time() -> None:
+    root = {"jobId": "a", "model": {"tensors": [{"name": "w", "shape": [1]}]}}
+    assert JobConfig.from_spec_dict(root).start_at_millis is None
+
+
+def test_a_rounds_start_at_that_is_no_instant_is_refused_naming_the_key() -> None:
+    root = {
+        "jobId": "a",
+        "model": {"tensors": [{"name": "w", "shape": [1]}]},
+        "rounds": {"startAt": "tomorrow 9am"},
+    }
+    with pytest.raises(JobConfigError, match=r"rounds.startAt must be an instant in UTC"):
+        JobConfig.from_spec_dict(root)

@@ -18,6 +18,7 @@ from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Ka
 import privagg_client.client
 import privagg_client.records
 from privagg_client import (
+    BudgetSpentError,
     GlobalModel,
     JobConfig,
     LateUpdateError,
@@ -86,13 +87,16 @@ class FakeJob:
 
     ``last_round``: the last round the budget allows (None: no end); ``release_last``: False
     when the budget runs out at the release of ``last_round`` rather than before opening the
-    next; ``unreleased``: rounds a minimum cohort keeps from being released."""
+    next; ``unreleased``: rounds a minimum cohort keeps from being released; ``says_spent``: the
+    job then writes its public budget-spent record, as privagg does since RoundAnnouncement v2
+    (False: as an older job, which only stops announcing)."""
 
     clock: FakeClock
     last_round: int | None = None
     release_last: bool = True
     unreleased: frozenset[int] = frozenset()
     announce_delay: float = 0.0
+    says_spent: bool = False
     publish_models: bool = True
     length: float = ROUND_SECONDS
     published: list[Published] = field(default_factory=list)
@@ -119,9 +123,25 @@ class FakeJob:
                 "round": round_number,
                 "baseModelRound": self.model_round,
                 "deadlineMillis": round(self.deadline(round_number) * 1000),
+                "budgetSpent": False,
             },
         )
         self.published.append(Published(at, JOB.topics.rounds, b"j", value))
+
+    def _end(self, first_unopened: int, at: float) -> None:
+        self.ended = True
+        if self.says_spent:
+            value = wire.encode(
+                "RoundAnnouncement",
+                {
+                    "jobId": JOB.job_id,
+                    "round": first_unopened,
+                    "baseModelRound": self.model_round,
+                    "deadlineMillis": 0,
+                    "budgetSpent": True,
+                },
+            )
+            self.published.append(Published(at, JOB.topics.rounds, b"j", value))
 
     def _release(self, round_number: int, at: float) -> None:
         self.model_round = round_number
@@ -150,13 +170,13 @@ class FakeJob:
             at = self.deadline(r) + self.announce_delay
             exhausted_now = self.last_round is not None and r >= self.last_round
             if exhausted_now and not self.release_last:
-                self.ended = True
+                self._end(r + 1, at)
                 return
             if r not in self.unreleased:
                 self.model = self.model + sum(self.accepted.get(r, []), np.zeros(2, np.float32))
                 self._release(r, at)
             if exhausted_now:
-                self.ended = True
+                self._end(r + 1, at)
                 return
             self._announce(r + 1, at)
 
@@ -228,15 +248,20 @@ class FakeConsumer:
     def consume(self, num_messages: int, timeout: float) -> list[FakeMessage]:
         clock = self.job.clock
         self.job.advance_to(clock.now)
-        if self.read == len(self.job.published):
-            clock.now = min(clock.now + timeout, max(clock.now, self.job.next_event()))
+        if not self._due(clock.now):
+            pending = [p.time for p in self.job.published[self.read :]]
+            next_event = min([self.job.next_event(), *pending])
+            clock.now = min(clock.now + timeout, max(clock.now, next_event))
             self.job.advance_to(clock.now)
-        out = [
-            FakeMessage(p, i)
-            for i, p in enumerate(self.job.published[self.read : self.read + num_messages], self.read)
-        ]
+        due = [p for p in self.job.published[self.read : self.read + num_messages]]
+        due = due[: next((i for i, p in enumerate(due) if p.time > clock.now), len(due))]
+        out = [FakeMessage(p, i) for i, p in enumerate(due, self.read)]
         self.read += len(out)
         return out
+
+    def _due(self, now: float) -> bool:
+        """Whether a published record not read yet is public by ``now``."""
+        return self.read < len(self.job.published) and self.job.published[self.read].time <= now
 
     def close(self) -> None:
         pass
@@ -310,9 +335,9 @@ class FakeProducer:
 
 
 def make_client(
-    job: FakeJob, topics_exist: bool = True, **producer: Any
+    job: FakeJob, topics_exist: bool = True, job_config: JobConfig = JOB, **producer: Any
 ) -> tuple[PrivaggClient, FakeProducer]:
-    client = PrivaggClient(JOB, "fake:9092", "c")
+    client = PrivaggClient(job_config, "fake:9092", "c")
     client._consumer = FakeConsumer(job, topics_exist)
     fake_producer = FakeProducer(job, **producer)
     client._producer = fake_producer
@@ -414,6 +439,62 @@ def test_run_stops_when_the_budget_is_spent(clock: FakeClock) -> None:
     assert len(producer.sent) == 2 and job.rejected == []
     # It waited round_timeout after round 2's deadline for round 3.
     assert clock.now == pytest.approx(job.deadline(2) + 10, abs=0.6)
+
+
+def test_a_job_that_says_its_budget_is_spent_ends_run_at_once(clock: FakeClock) -> None:
+    job = FakeJob(clock, last_round=2, says_spent=True)
+    client, producer = make_client(job)
+
+    result = client.run(Trainer(clock), rounds=5, round_timeout=10)
+
+    assert result.rounds == (1, 2) and result.job_ended and result.budget_spent
+    assert result.model is not None and result.model.round == 2
+    # No round_timeout spent waiting for round 3: the record came with round 2's release.
+    assert clock.now < job.deadline(2) + 1
+    spent = client.budget_spent
+    assert spent is not None and (spent.round, spent.base_model_round) == (3, 2)
+    assert client.latest_round is not None and client.latest_round.round == 2
+
+
+def test_after_the_budget_spent_record_waits_for_rounds_and_models_that_never_come_raise(
+    clock: FakeClock,
+) -> None:
+    job = FakeJob(clock, last_round=2, release_last=False, says_spent=True)
+    client, _ = make_client(job)
+    result = client.run(Trainer(clock), rounds=2, round_timeout=10)
+    assert result.rounds == (1, 2) and result.budget_spent
+    with pytest.raises(BudgetSpentError, match=r"rounds from 3 on never open and the final model "
+                       r"is round 1 \(wait_for_model\(1\) reads it\)") as e:
+        client.wait_for_round(timeout=30)
+    assert (e.value.first_unopened, e.value.final_model_round) == (3, 1)
+    with pytest.raises(BudgetSpentError, match="its model never comes"):
+        client.wait_for_model(2, timeout=30)  # refused at its close
+    assert client.wait_for_model(1, timeout=1).round == 1
+    assert client.wait_for_round(2, timeout=1).round == 2  # announced before: still readable
+    assert clock.now < job.deadline(2) + 1
+
+
+def test_an_older_job_that_only_stops_names_the_latest_models_budget_in_the_timeout(
+    clock: FakeClock,
+) -> None:
+    job = FakeJob(clock, last_round=2)
+    client, _ = make_client(job)
+    client.run(Trainer(clock), rounds=2, round_timeout=10)
+    with pytest.raises(PrivaggTimeout, match=r"the latest model \(round 2\) states epsilon 1 of "
+                       r"budget 10"):
+        client.wait_for_round(timeout=5)
+
+
+def test_before_the_specs_start_time_wait_for_round_waits_for_it(clock: FakeClock) -> None:
+    job = FakeJob(clock, length=1000.0)
+    starts = START + 120  # rounds.startAt: the job announces round 1 then, not at its start
+    job.published[:] = [p for p in job.published if p.topic != JOB.topics.rounds]
+    job._announce(1, starts)
+    scheduled = JobConfig("j", {"w": [2]}, start_at_millis=round(starts * 1000))
+    client, _ = make_client(job, job_config=scheduled)
+
+    assert client.wait_for_round(timeout=5).round == 1
+    assert clock.now == pytest.approx(starts, abs=0.6)
 
 
 def test_without_a_round_limit_run_goes_on_until_the_job_ends(clock: FakeClock) -> None:

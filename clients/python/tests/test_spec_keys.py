@@ -62,7 +62,7 @@ def test_every_spec_of_the_repository_is_accepted(repo_root: Path) -> None:
          r"did you mean model.tensors\[0\].shape\?"),
         ("  timeout: 2s", "  timeout: 2s\n  speed: 3", r"rounds.speed is not a known key of "
          r"rounds, whose keys are \[closeEarly, expectedClients, maxClients, minimumCohort, "
-         r"nextRoundAtEarlyClose, startGrace, timeout\] \(remove it or fix its spelling\)"),
+         r"nextRoundAtEarlyClose, startAt, startGrace, timeout\] \(remove it or fix its spelling\)"),
         ("privacy:", "privacy:\n  noise: {source: seeded, sed: 3}",
          r"privacy.noise.sed is not a known key of privacy.noise; did you mean "
          r"privacy.noise.seed\?"),

@@ -19,7 +19,7 @@ from privagg_client import wire
 JAVA_FINGERPRINTS = {
     "ClientUpdate": "4be2da7b5b68adc2",
     "GlobalModel": "89812c09d5fcff68",
-    "RoundAnnouncement": "1814e9d431b7362a",
+    "RoundAnnouncement": "a4d26bf85438da0c",
 }
 GLOBAL_MODEL_1 = "9e1a429d700f68a4"
 
@@ -33,8 +33,12 @@ def test_fingerprints_equal_javas(record: str) -> None:
     assert wire.fingerprint(wire.schema(record)).hex() == JAVA_FINGERPRINTS[record]
 
 
+ROUND_ANNOUNCEMENT_1 = "1814e9d431b7362a"  # what the job writes for every open round
+
+
 def test_history_fingerprint_equals_javas() -> None:
     assert GLOBAL_MODEL_1 in [fp.hex() for fp in wire._writer_schemas("GlobalModel")]
+    assert ROUND_ANNOUNCEMENT_1 in [fp.hex() for fp in wire._writer_schemas("RoundAnnouncement")]
 
 
 def test_encode_update_writes_marker_fingerprint_and_the_avro_body_byte_for_byte() -> None:
@@ -97,7 +101,13 @@ def test_encode_update_is_byte_identical_to_javas_client_updates_encode() -> Non
 def test_round_announcement_decodes() -> None:
     value = wire.encode(
         "RoundAnnouncement",
-        {"jobId": "j", "round": 4, "baseModelRound": 3, "deadlineMillis": 1_700_000_000_123},
+        {
+            "jobId": "j",
+            "round": 4,
+            "baseModelRound": 3,
+            "deadlineMillis": 1_700_000_000_123,
+            "budgetSpent": False,
+        },
     )
     a = RoundAnnouncement.decode(value)
     assert (a.job_id, a.round, a.base_model_round, a.deadline_millis) == ("j", 4, 3, 1_700_000_000_123)
@@ -201,6 +211,9 @@ def test_decode_of_a_truncated_body_is_refused() -> None:
 
 
 def test_decode_with_trailing_bytes_is_refused() -> None:
-    value = wire.encode("RoundAnnouncement", {"jobId": "j", "round": 1, "baseModelRound": 0, "deadlineMillis": 0})
+    value = wire.encode(
+        "RoundAnnouncement",
+        {"jobId": "j", "round": 1, "baseModelRound": 0, "deadlineMillis": 0, "budgetSpent": False},
+    )
     with pytest.raises(WireFormatError, match="1 bytes after its body"):
         RoundAnnouncement.decode(value + b"\x00")

@@ -41,6 +41,10 @@ public final class PrivaggClient implements AutoCloseable {
   private final KafkaProducer<byte[], byte[]> producer;
   private final KafkaConsumer<byte[], byte[]> consumer;
   private final Map<Long, RoundAnnouncement> rounds = new ConcurrentHashMap<>();
+
+  /** The job's public budget-spent record, once read; null before. */
+  private volatile RoundAnnouncement budgetSpent;
+
   private final Map<Long, GlobalModel> models = new ConcurrentHashMap<>();
   private volatile long latestModelRound = -1;
   private final java.util.Set<String> followed = new java.util.HashSet<>();
@@ -302,7 +306,11 @@ public final class PrivaggClient implements AutoCloseable {
       }
       if (record.topic().equals(spec.topics().rounds())) {
         RoundAnnouncement a = AvroCodec.decodeAnnouncement(record.value());
-        rounds.put(a.getRound(), a);
+        if (a.getBudgetSpent()) {
+          budgetSpent = a;
+        } else {
+          rounds.put(a.getRound(), a);
+        }
       } else {
         GlobalModel m = AvroCodec.decodeModel(record.value());
         models.put(m.getRound(), m);
@@ -311,10 +319,26 @@ public final class PrivaggClient implements AutoCloseable {
     }
   }
 
-  /** Waits until round {@code round} is announced. */
+  /**
+   * The job's public record that its privacy budget is spent ({@code getBudgetSpent()}): rounds
+   * from its round on never open, and its base model round is the final model; null until read.
+   */
+  public RoundAnnouncement budgetSpent() {
+    return budgetSpent;
+  }
+
+  /**
+   * Waits until round {@code round} is announced.
+   *
+   * @throws BudgetSpentException once the job said the round never opens
+   */
   public RoundAnnouncement awaitRound(long round, Duration timeout) throws TimeoutException {
     long end = System.nanoTime() + timeout.toNanos();
     while (!rounds.containsKey(round)) {
+      RoundAnnouncement spent = budgetSpent;
+      if (spent != null && round >= spent.getRound()) {
+        throw new BudgetSpentException(spec.jobId(), "round " + round + " never opens", spent);
+      }
       if (System.nanoTime() > end) {
         throw new TimeoutException(
             "round " + round + " of job " + spec.jobId() + " was not announced within " + timeout);
@@ -324,10 +348,19 @@ public final class PrivaggClient implements AutoCloseable {
     return rounds.get(round);
   }
 
-  /** Waits until the model of round {@code round} is released. */
+  /**
+   * Waits until the model of round {@code round} is released.
+   *
+   * @throws BudgetSpentException once the job said that model never comes (after its final one)
+   */
   public GlobalModel awaitModel(long round, Duration timeout) throws TimeoutException {
     long end = System.nanoTime() + timeout.toNanos();
     while (!models.containsKey(round)) {
+      RoundAnnouncement spent = budgetSpent;
+      if (spent != null && round > spent.getBaseModelRound()) {
+        throw new BudgetSpentException(
+            spec.jobId(), "the model of round " + round + " never comes", spent);
+      }
       if (System.nanoTime() > end) {
         throw new TimeoutException(
             "the model of round "

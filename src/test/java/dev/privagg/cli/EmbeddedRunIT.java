@@ -227,6 +227,21 @@ class EmbeddedRunIT {
         .contains("job embedded-budget: 3 rounds charged (3 released, 0 withheld")
         .contains("budget spent: no round opens any more; the final model is round 3")
         .contains("rejected updates: STALE_ROUND 1");
+    // A client reads the public budget-spent record and stops waiting at once.
+    try (PrivaggClient client = new PrivaggClient(spec, kafka)) {
+      client.awaitModel(3, Duration.ofSeconds(30));
+      long asked = System.nanoTime();
+      org.assertj.core.api.Assertions.assertThatThrownBy(
+              () -> client.awaitRound(4, Duration.ofSeconds(60)))
+          .isInstanceOf(dev.privagg.client.BudgetSpentException.class)
+          .hasMessageContaining("rounds from 4 on never open and the final model is round 3");
+      org.assertj.core.api.Assertions.assertThatThrownBy(
+              () -> client.awaitModel(4, Duration.ofSeconds(60)))
+          .isInstanceOf(dev.privagg.client.BudgetSpentException.class);
+      assertThat(Duration.ofNanos(System.nanoTime() - asked)).isLessThan(Duration.ofSeconds(30));
+      assertThat(client.budgetSpent().getBaseModelRound()).isEqualTo(3);
+      assertThat(client.latestRound().getRound()).as("the record is no round").isEqualTo(3);
+    }
     stop(first);
 
     startRun(specFile, port, state, "budget-second");

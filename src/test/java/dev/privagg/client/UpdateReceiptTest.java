@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
  */
 class UpdateReceiptTest {
   private static final long DEADLINE = 1_700_000_030_000L;
-  private static final RoundAnnouncement ROUND_3 = new RoundAnnouncement("job", 3L, 2L, DEADLINE);
+  private static final RoundAnnouncement ROUND_3 =
+      new RoundAnnouncement("job", 3L, 2L, DEADLINE, false);
 
   private static RecordMetadata appendedAt(long millis) {
     return new RecordMetadata(new TopicPartition("privagg.updates", 1), 41, 1, millis, 5, 900);
