@@ -81,7 +81,7 @@ def main() -> int:
             on_sent=lambda round_number: print(f"SENT {round_number}", flush=True),
         )
     spent = client.budget_spent
-    if spent is not None:
+    if spent is not None and len(result.rounds) < args.rounds:
         print(
             f"the job's privacy budget is spent: no round opens from round {spent.round} on "
             f"(final model: round {spent.base_model_round}), after {len(result.rounds)} of "

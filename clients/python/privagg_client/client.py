@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -136,10 +137,11 @@ class PrivaggClient:
     ``kafka_config`` holds extra librdkafka properties (``security.protocol``, ``sasl.*``,
     ``ssl.*``, ...) for every producer and consumer it creates; secret values are never shown.
 
-    Until some broker answered it, the client fails at once when librdkafka finds every broker
-    of ``bootstrap_servers`` down (an address that does not resolve, a port nobody listens on,
-    a listener of another protocol): a :class:`KafkaClientError` naming the servers, instead of
-    each call's full timeout. Once a broker answered, an outage (a broker restart) is waited
+    Until some broker answered it, the client fails when librdkafka has found every broker of
+    ``bootstrap_servers`` down (an address that does not resolve, a port nobody listens on, a
+    listener of another protocol) for ``connect_timeout`` seconds (default 10, for a broker that
+    is still starting): a :class:`KafkaClientError` naming the servers, instead of each call's
+    full timeout. Once a broker answered, an outage (a broker restart) is waited
     out, as librdkafka reconnects, up to each call's timeout. Broker failures are logged once,
     by librdkafka (on stderr, or through the ``logger`` given in ``kafka_config``).
 
@@ -163,11 +165,15 @@ class PrivaggClient:
         kafka_config: Mapping[str, Any] | None = None,
         keep_models: int = 3,
         masked_rounds: str | os.PathLike[str] | None = None,
+        connect_timeout: float = 10.0,
     ) -> None:
         if not bootstrap_servers:
             raise KafkaClientError("bootstrap_servers is empty; give host:port[,host:port]")
         if keep_models < 1:
             raise ValueError(f"keep_models must be >= 1, was {keep_models}")
+        if not connect_timeout >= 0:
+            raise ValueError(f"connect_timeout must be >= 0 seconds, was {connect_timeout!r}")
+        self._connect_timeout = connect_timeout
         self.job = job
         self.client_id = client_id
         self.bootstrap_servers = bootstrap_servers
@@ -182,6 +188,7 @@ class PrivaggClient:
         self._fatal: str | None = None
         self._reached = False
         self._unreachable: str | None = None
+        self._unreachable_since = 0.0
         self._broker_error: str | None = None
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
@@ -198,6 +205,7 @@ class PrivaggClient:
         kafka_config: Mapping[str, Any] | None = None,
         masked_rounds: str | os.PathLike[str] | None = None,
         noise_multiplier: float | None = None,
+        connect_timeout: float = 10.0,
     ) -> PrivaggClient:
         """A client of the job the spec YAML at ``spec`` describes. ``noise_multiplier``: with
         distributed noise and a spec planned from ``targetEpsilon``, the multiplier the job
@@ -208,6 +216,7 @@ class PrivaggClient:
             client_id,
             kafka_config,
             masked_rounds=masked_rounds,
+            connect_timeout=connect_timeout,
         )
 
     def __repr__(self) -> str:
@@ -242,7 +251,10 @@ class PrivaggClient:
         elif error.code() != KafkaError._ALL_BROKERS_DOWN:
             self._broker_error = message
         elif not self._reached:
-            # Nothing ever answered: a wrong address, not an outage, so no wait will help.
+            # Nothing ever answered: a wrong address, or a broker still starting, which
+            # connect_timeout waits for.
+            if self._unreachable is None:
+                self._unreachable_since = time.time()
             self._unreachable = self._broker_error or message
         return message
 
@@ -302,7 +314,10 @@ class PrivaggClient:
     def _check_fatal(self) -> None:
         if self._fatal is not None:
             raise KafkaClientError(f"Kafka failed for good: {self._fatal}")
-        if self._unreachable is not None:
+        if (
+            self._unreachable is not None
+            and time.time() - self._unreachable_since >= self._connect_timeout
+        ):
             raise KafkaClientError(
                 f"no Kafka broker at {self.bootstrap_servers} could be reached "
                 f"({self._unreachable}); check bootstrap_servers (host:port of a listener this "
@@ -402,9 +417,15 @@ class PrivaggClient:
         """
         deadline = time.time() + timeout
         starts = self.job.start_at_millis
-        if starts is not None and not self._rounds:
+        if starts is not None and not self._rounds and starts / 1000 > time.time():
             # Deployed before its clients: round 1 opens at the spec's rounds.startAt.
+            log.info(
+                "job %s: round 1 opens at %s (rounds.startAt); waiting for it",
+                self.job.job_id,
+                datetime.fromtimestamp(starts / 1000, tz=timezone.utc).isoformat(),
+            )
             deadline = max(deadline, starts / 1000 + timeout)
+        waited = deadline - time.time()
         while True:
             if round_number is not None and round_number in self._rounds:
                 return self._rounds[round_number]
@@ -421,7 +442,7 @@ class PrivaggClient:
             if remaining <= 0:
                 what = f"round {round_number}" if round_number is not None else "an open round"
                 raise PrivaggTimeout(
-                    f"{what} of job {self.job.job_id} was not announced within {timeout:g} s"
+                    f"{what} of job {self.job.job_id} was not announced within {waited:g} s"
                     + self._not_found()
                     + self._latest_statement()
                 )
@@ -803,7 +824,7 @@ class PrivaggClient:
         if wait_for_last_model and last is not None and not job_ended:
             job_ended = not self._wait_for_release(last, round_timeout)
         spent = self._budget_spent
-        if spent is not None:
+        if spent is not None and (rounds is None or len(sent) < rounds):
             job_ended = True
             log.info(
                 "job %s: its privacy budget is spent; rounds from %d on never open and the final "
@@ -883,7 +904,7 @@ class PrivaggClient:
         """Closes the Kafka clients (waits for unsent updates up to 10 s; drops them at once when
         no broker could be reached)."""
         if self._producer is not None:
-            if self._unreachable is not None:
+            if self._unreachable is not None and not self._reached:
                 self._producer.purge()
             self._producer.flush(10)
             self._producer = None

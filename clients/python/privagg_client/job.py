@@ -332,26 +332,45 @@ class JobConfig:
 
 
 def _start_at(rounds: Any, source: str) -> int | None:
-    """``rounds.startAt`` as epoch milliseconds: an ISO-8601 instant, quoted or a YAML timestamp
-    (which YAML readers turn into a datetime; one without a zone is UTC, as in the job)."""
-    if not isinstance(rounds, Mapping) or "startAt" not in rounds:
+    """``rounds.startAt`` as epoch milliseconds, read as the job reads it: an ISO-8601 instant
+    with its zone in quotes, or unquoted (a YAML timestamp; one without a zone is UTC), in
+    [2000, 2100); none when absent or empty."""
+    if not isinstance(rounds, Mapping) or rounds.get("startAt") is None:
         return None
     value = rounds["startAt"]
-    if isinstance(value, str):
+    millis: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        millis = value  # what the job's YAML reader makes of a timestamp
+    elif isinstance(value, datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        millis = round(aware.timestamp() * 1000)
+    elif isinstance(value, date):
+        millis = round(datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+                       .timestamp() * 1000)
+    elif isinstance(value, str):
         try:
-            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
-            pass
-    if isinstance(value, date) and not isinstance(value, datetime):
-        value = datetime(value.year, value.month, value.day)
-    if not isinstance(value, datetime):
+            parsed = None
+        if parsed is not None and parsed.tzinfo is not None:
+            millis = round(parsed.timestamp() * 1000)
+    if millis is None:
         raise JobConfigError(
-            f"{source}: rounds.startAt must be an instant in UTC such as 2026-12-01T09:00:00Z, "
-            f"was {value!r}"
+            f"{source}: rounds.startAt must be an instant in UTC such as 2026-12-01T09:00:00Z "
+            f"(a quoted one needs its zone), was {value!r}"
         )
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return round(value.timestamp() * 1000)
+    if not _EARLIEST_START <= millis < _LATEST_START:
+        raise JobConfigError(
+            f"{source}: rounds.startAt must be in [2000-01-01T00:00:00Z, 2100-01-01T00:00:00Z), "
+            f"was {datetime.fromtimestamp(millis / 1000, tz=timezone.utc).isoformat()}"
+        )
+    return millis
+
+
+# rounds.startAt's range, the job's: a typo in the year fails rather than parking clients.
+_EARLIEST_START = 946_684_800_000  # 2000-01-01T00:00:00Z
+_LATEST_START = 4_102_444_800_000  # 2100-01-01T00:00:00Z
+
 
 
 def _aggregation(

@@ -23,7 +23,7 @@ UNREACHABLE = (
 
 
 def test_a_wait_for_a_round_fails_at_once_when_no_broker_can_be_reached() -> None:
-    with PrivaggClient(JOB, CLOSED_PORT, "c") as client:
+    with PrivaggClient(JOB, CLOSED_PORT, "c", connect_timeout=1) as client:
         start = time.monotonic()
         with pytest.raises(KafkaClientError, match=UNREACHABLE):
             client.wait_for_round(1, timeout=30)
@@ -31,7 +31,7 @@ def test_a_wait_for_a_round_fails_at_once_when_no_broker_can_be_reached() -> Non
 
 
 def test_a_wait_for_a_model_fails_at_once_when_no_broker_can_be_reached() -> None:
-    with PrivaggClient(JOB, CLOSED_PORT, "c") as client:
+    with PrivaggClient(JOB, CLOSED_PORT, "c", connect_timeout=1) as client:
         start = time.monotonic()
         with pytest.raises(KafkaClientError, match=UNREACHABLE):
             client.wait_for_model(0, timeout=30)
@@ -41,10 +41,18 @@ def test_a_wait_for_a_model_fails_at_once_when_no_broker_can_be_reached() -> Non
 
 def test_an_update_fails_at_once_when_no_broker_can_be_reached_and_close_does_not_wait() -> None:
     start = time.monotonic()
-    with PrivaggClient(JOB, CLOSED_PORT, "c") as client:
+    with PrivaggClient(JOB, CLOSED_PORT, "c", connect_timeout=1) as client:
         with pytest.raises(KafkaClientError, match=UNREACHABLE):
             client.send_update(1, {"w": [0.0]}, timeout=30)
     assert time.monotonic() - start < 5
+
+
+def test_a_broker_still_starting_gets_connect_timeout_before_the_client_gives_up() -> None:
+    with PrivaggClient(JOB, CLOSED_PORT, "c", connect_timeout=3) as client:
+        start = time.monotonic()
+        with pytest.raises(KafkaClientError, match=UNREACHABLE):
+            client.wait_for_round(1, timeout=30)
+        assert 3 <= time.monotonic() - start < 8
 
 
 def test_each_broker_failure_is_shown_once(
@@ -52,7 +60,7 @@ def test_each_broker_failure_is_shown_once(
 ) -> None:
     """librdkafka prints its own line for each failure; the client's log does not repeat it."""
     with caplog.at_level(logging.DEBUG, logger="privagg_client"):
-        with PrivaggClient(JOB, CLOSED_PORT, "c") as client:
+        with PrivaggClient(JOB, CLOSED_PORT, "c", connect_timeout=1) as client:
             with pytest.raises(KafkaClientError):
                 client.wait_for_round(1, timeout=30)
     assert "Connection refused" in capfd.readouterr().err

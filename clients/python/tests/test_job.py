@@ -84,6 +84,29 @@ def test_rounds_start_at_is_read_as_the_job_reads_it(value: str) -> None:
 def test_without_rounds_start_at_there_is_no_start_time() -> None:
     root = {"jobId": "a", "model": {"tensors": [{"name": "w", "shape": [1]}]}}
     assert JobConfig.from_spec_dict(root).start_at_millis is None
+    root["rounds"] = {"startAt": None}  # an empty key, as the job reads it
+    assert JobConfig.from_spec_dict(root).start_at_millis is None
+    root["rounds"] = {"startAt": 1_906_536_600_000}  # what a YAML timestamp is to the job
+    assert JobConfig.from_spec_dict(root).start_at_millis == 1_906_536_600_000
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("'2030-06-01T09:30:00'", "a quoted one needs its zone"),
+        ("'2030-06-01'", "a quoted one needs its zone"),
+        ("9999-01-01T00:00:00Z", r"must be in \[2000-01-01T00:00:00Z, 2100-01-01T00:00:00Z\)"),
+        ("1970-01-02T00:00:00Z", r"must be in \[2000"),
+    ],
+)
+def test_a_start_time_the_job_refuses_is_refused_here_too(value: str, message: str) -> None:
+    root = {
+        "jobId": "a",
+        "model": {"tensors": [{"name": "w", "shape": [1]}]},
+        "rounds": {"startAt": yaml.safe_load(f"v: {value}")["v"]},
+    }
+    with pytest.raises(JobConfigError, match=message):
+        JobConfig.from_spec_dict(root)
 
 
 def test_a_rounds_start_at_that_is_no_instant_is_refused_naming_the_key() -> None:

@@ -456,13 +456,22 @@ def test_a_job_that_says_its_budget_is_spent_ends_run_at_once(clock: FakeClock) 
     assert client.latest_round is not None and client.latest_round.round == 2
 
 
+def test_a_run_that_sent_every_round_asked_has_not_ended_early_though_the_budget_is_spent(
+    clock: FakeClock,
+) -> None:
+    job = FakeJob(clock, last_round=2, says_spent=True)
+    client, _ = make_client(job)
+    result = client.run(Trainer(clock), rounds=2, round_timeout=10)
+    assert result.rounds == (1, 2) and not result.job_ended and result.budget_spent
+
+
 def test_after_the_budget_spent_record_waits_for_rounds_and_models_that_never_come_raise(
     clock: FakeClock,
 ) -> None:
     job = FakeJob(clock, last_round=2, release_last=False, says_spent=True)
     client, _ = make_client(job)
     result = client.run(Trainer(clock), rounds=2, round_timeout=10)
-    assert result.rounds == (1, 2) and result.budget_spent
+    assert result.rounds == (1, 2) and result.budget_spent and result.job_ended  # 2 unreleased
     with pytest.raises(BudgetSpentError, match=r"rounds from 3 on never open and the final model "
                        r"is round 1 \(wait_for_model\(1\) reads it\)") as e:
         client.wait_for_round(timeout=30)

@@ -7,7 +7,7 @@ import dev.privagg.avro.RoundAnnouncement;
  * comes. Carries the job's record: rounds from its round on never open, and its base model round is
  * the final model.
  */
-public final class BudgetSpentException extends IllegalStateException {
+public final class BudgetSpentException extends RuntimeException {
   private final transient RoundAnnouncement record;
 
   BudgetSpentException(String jobId, String what, RoundAnnouncement record) {

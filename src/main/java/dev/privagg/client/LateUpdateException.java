@@ -5,7 +5,7 @@ package dev.privagg.client;
  * which decides by the broker's append time, rejects it as stale. {@link #receipt()} says where and
  * when it landed.
  */
-public final class LateUpdateException extends IllegalStateException {
+public final class LateUpdateException extends RuntimeException {
   private final transient UpdateReceipt receipt;
 
   LateUpdateException(String message, UpdateReceipt receipt) {

@@ -11,9 +11,11 @@ import org.apache.kafka.clients.producer.RecordMetadata;
  *
  * <p>{@code appendedMillis} is the record's timestamp as the broker acknowledged it: its append
  * time on an updates topic with {@code message.timestamp.type=LogAppendTime}, which the job
- * requires and by which it decides which round an update belongs to (empty when the broker gave
- * none). {@code deadlineMillis} is the deadline of the round's announcement the client had read,
- * empty when it had read none (then nothing was checked).
+ * requires and by which it decides which round an update belongs to. On a topic of another type the
+ * Java producer reports its own create time here (the job then rejects every update as
+ * CLIENT_TIMESTAMP, and lateness is judged by this machine's clock); empty when no timestamp came.
+ * {@code deadlineMillis} is the deadline of the round's announcement the client had read, empty
+ * when it had read none (then nothing was checked).
  *
  * <p>A receipt says the update arrived before the deadline the client knew, not that the job took
  * it: a round with {@code rounds.closeEarly} closes once enough updates arrived, before its
