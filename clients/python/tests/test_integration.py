@@ -18,8 +18,8 @@ from confluent_kafka import Consumer, TopicPartition
 from privagg_client import (
     GlobalModel,
     JobConfig,
+    KafkaClientError,
     PrivaggClient,
-    PrivaggTimeout,
     TensorShapeError,
     encode_update,
     load_model,
@@ -164,7 +164,8 @@ def test_extra_kafka_config_is_used_and_its_secrets_never_printed(
     job: JobConfig, bootstrap: str, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     secret = "hunter2-do-not-print"
-    # The broker listens in plaintext: a SASL client cannot talk to it, so nothing arrives.
+    # The broker listens in plaintext: a SASL client cannot talk to it. The handshake's failure
+    # is final, and says so at once, naming SASL, without the secret.
     sasl = {
         "security.protocol": "SASL_PLAINTEXT",
         "sasl.mechanism": "PLAIN",
@@ -172,7 +173,7 @@ def test_extra_kafka_config_is_used_and_its_secrets_never_printed(
         "sasl.password": secret,
     }
     with PrivaggClient(job, bootstrap, "py-sasl", kafka_config=sasl) as client:
-        with pytest.raises(PrivaggTimeout, match="were not found"):
+        with pytest.raises(KafkaClientError, match="Kafka failed for good: .*SASL"):
             client.wait_for_round(timeout=4)
     with PrivaggClient(job, bootstrap, "py-plain", kafka_config={"security.protocol": "PLAINTEXT"}) as client:
         assert client.wait_for_round(timeout=60).round >= 1
