@@ -98,9 +98,7 @@ final class RunProgress implements AutoCloseable {
   }
 
   private void print(JobSpec spec, StatusFollower follower, RoundRecord r) {
-    out.println(
-        StatusText.round(
-            spec.jobId(), r, spec.privacy().budgetEpsilon(), follower.tracker().finalModelRound()));
+    out.println(StatusText.round(spec, follower.tracker(), r));
     out.flush();
   }
 

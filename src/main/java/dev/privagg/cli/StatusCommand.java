@@ -93,12 +93,7 @@ final class StatusCommand implements Callable<Integer>, KafkaCommand {
     if (json.enabled) {
       Output.line(out, StatusText.roundFields(jobSpec.jobId(), r));
     } else {
-      out.println(
-          StatusText.round(
-              jobSpec.jobId(),
-              r,
-              jobSpec.privacy().budgetEpsilon(),
-              follower.tracker().finalModelRound()));
+      out.println(StatusText.round(jobSpec, follower.tracker(), r));
     }
     out.flush();
   }

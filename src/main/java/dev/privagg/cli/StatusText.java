@@ -1,7 +1,9 @@
 package dev.privagg.cli;
 
+import dev.privagg.spec.JobSpec;
 import dev.privagg.status.JobStatus;
 import dev.privagg.status.RoundRecord;
+import dev.privagg.status.StatusTracker;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -15,6 +17,11 @@ final class StatusText {
 
   /** Rounds a text status lists; JSON carries every round the tracker keeps. */
   static final int ROUNDS_SHOWN = 10;
+
+  /** A round of {@code spec}'s job just read into {@code tracker}, as the followers print it. */
+  static String round(JobSpec spec, StatusTracker tracker, RoundRecord r) {
+    return round(spec.jobId(), r, spec.privacy().budgetEpsilon(), tracker.finalModelRound());
+  }
 
   /** One round as {@code privagg run} and {@code privagg status --follow} print it. */
   static String round(String jobId, RoundRecord r, double budgetEpsilon, long finalModelRound) {
